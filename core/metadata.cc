@@ -1,0 +1,487 @@
+// metadata.cc — the metadata blob codec: TranslationUnit <-> bytes.
+//
+// The plugin compiles one blob per TU into the object; the runtime copies it
+// verbatim into the profile; ballarus-reconstruct decodes it.  The header is
+// the fixed struct of runtime/ballarus_format.h; this file owns the body.
+//
+// Body grammar, version 1 (BALLARUS_META_VERSION).  `u` is an unsigned
+// LEB128 varint in its shortest form (at most 10 bytes, value < 2^64; fields
+// documented as u32 must be < 2^32); `str` is `u length` then that many raw
+// bytes (no terminator); `[x]` is `u count` then count x's.
+//
+//   body      := str source  str cwd  str compiler
+//                u flags                  (== header.flags)
+//                u n_counters             (== header.n_counters)
+//                [str] files
+//                [function] functions
+//   function  := str name  str demangled
+//                u32 file  u32 line  u32 end_line
+//                u32 cfg_checksum  u32 lineno_checksum  u32 flags
+//                [block] blocks           (>= 2: ENTRY, EXIT, ...)
+//                [edge] edges
+//                [extension] extensions
+//   block     := [location] lines
+//   location  := u32 file  u32 line
+//   edge      := u32 src  u32 dst  u32 flags  u counter_plus_1  (0 = none)
+//   extension := u32 tag  str bytes
+//
+// Header fields: stamp = ballarus_hash64(body), identity =
+// ballarus_hash64(cwd + '\0' + source), size = header + body, reserved = 0.
+// flags and n_counters appear in both header and body so that a corrupted
+// header field is detected rather than silently believed.
+//
+// The encoder is deterministic (vector order only, no pointers or hashes).
+// The decoder trusts nothing: every count is bounded by the bytes left before
+// allocating, every index is range-checked (file indices < |files|, edge
+// endpoints < |blocks|, edges grouped by source in index order, no edge out
+// of EXIT or into ENTRY, counter indices < n_counters and unique across the
+// TU, no counter on EH/abnormal/fake/ignored edges, known flag bits only),
+// no bytes may trail, and the stamp must match.  Errors read
+// "offset N: problem" with N the byte offset within the blob.
+#include "core/metadata.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "runtime/ballarus_format.h"
+
+namespace ballarus {
+namespace {
+
+constexpr uint32_t kKnownEdgeFlags = (1u << 10) - 1;
+constexpr uint32_t kKnownFunctionFlags = kFunctionComdat | kFunctionArtificial;
+constexpr uint32_t kKnownMetaFlags = BALLARUS_META_F_NAIVE |
+                                     BALLARUS_META_F_EDGE |
+                                     BALLARUS_META_F_PATH |
+                                     BALLARUS_META_F_ATOMIC;
+constexpr uint32_t kNoCounterEdgeFlags =
+    kEdgeEh | kEdgeAbnormal | kEdgeFake | kEdgeIgnored;
+
+// ---------------------------------------------------------------- encoding
+
+void PutU(std::vector<uint8_t>* out, uint64_t v) {
+  do {
+    uint8_t byte = v & 0x7f;
+    v >>= 7;
+    if (v != 0) byte |= 0x80;
+    out->push_back(byte);
+  } while (v != 0);
+}
+
+void PutStr(std::vector<uint8_t>* out, const std::string& s) {
+  PutU(out, s.size());
+  out->insert(out->end(), s.begin(), s.end());
+}
+
+void PutLE(uint8_t* p, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+uint64_t GetLE(const uint8_t* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
+uint64_t Identity(const std::string& cwd, const std::string& source) {
+  uint64_t h = ballarus_hash64_update(BALLARUS_HASH_INIT, cwd.data(),
+                                      cwd.size());
+  const char nul = '\0';
+  h = ballarus_hash64_update(h, &nul, 1);
+  return ballarus_hash64_update(h, source.data(), source.size());
+}
+
+// Header field offsets (ballarus_meta_header, little-endian, packed naturally).
+constexpr size_t kOffMagic = 0;
+constexpr size_t kOffVersion = 8;
+constexpr size_t kOffHeaderSize = 12;
+constexpr size_t kOffStamp = 16;
+constexpr size_t kOffSize = 24;
+constexpr size_t kOffNCounters = 32;
+constexpr size_t kOffIdentity = 40;
+constexpr size_t kOffFlags = 48;
+constexpr size_t kOffReserved = 52;
+static_assert(sizeof(ballarus_meta_header) == BALLARUS_META_HEADER_SIZE,
+              "header layout");
+
+// ---------------------------------------------------------------- decoding
+
+// A bounds-checked cursor over the blob; the first error sticks.
+class Reader {
+ public:
+  Reader(const uint8_t* data, size_t size, size_t pos)
+      : data_(data), size_(size), pos_(pos) {}
+
+  bool failed() const { return failed_; }
+  size_t pos() const { return pos_; }
+  size_t left() const { return size_ - pos_; }
+
+  // Records the first error at `offset`.
+  bool Fail(size_t offset, std::string msg) {
+    if (!failed_) {
+      failed_ = true;
+      err_offset_ = offset;
+      err_ = std::move(msg);
+    }
+    return false;
+  }
+  size_t err_offset() const { return err_offset_; }
+  const std::string& err() const { return err_; }
+
+  bool U(uint64_t* v, const char* what) {
+    if (failed_) return false;
+    const size_t start = pos_;
+    uint64_t result = 0;
+    for (int shift = 0;; shift += 7) {
+      if (pos_ >= size_)
+        return Fail(start, std::string(what) + ": varint runs past the end");
+      const uint8_t byte = data_[pos_++];
+      if (shift == 63 && (byte & 0x7e) != 0)
+        return Fail(start, std::string(what) + ": varint exceeds 64 bits");
+      result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) {
+        if (byte == 0 && shift != 0)
+          return Fail(start, std::string(what) + ": varint not minimal");
+        break;
+      }
+      if (shift == 63)
+        return Fail(start, std::string(what) + ": varint exceeds 64 bits");
+    }
+    *v = result;
+    return true;
+  }
+
+  bool U32(uint32_t* v, const char* what) {
+    const size_t start = pos_;
+    uint64_t w;
+    if (!U(&w, what)) return false;
+    if (w > UINT32_MAX)
+      return Fail(start, std::string(what) + " " + std::to_string(w) +
+                             " exceeds 32 bits");
+    *v = static_cast<uint32_t>(w);
+    return true;
+  }
+
+  // A count of items each needing at least `min_bytes` bytes.
+  bool Count(uint64_t* n, const char* what, uint64_t min_bytes) {
+    const size_t start = pos_;
+    if (!U(n, what)) return false;
+    if (*n > left() / min_bytes)
+      return Fail(start, std::string(what) + " " + std::to_string(*n) +
+                             " exceeds the " + std::to_string(left()) +
+                             " bytes left");
+    return true;
+  }
+
+  bool Str(std::string* s, const char* what) {
+    const size_t start = pos_;
+    uint64_t n;
+    if (!U(&n, what)) return false;
+    if (n > left())
+      return Fail(start, std::string(what) + ": length " + std::to_string(n) +
+                             " exceeds the " + std::to_string(left()) +
+                             " bytes left");
+    s->assign(reinterpret_cast<const char*>(data_ + pos_), n);
+    pos_ += n;
+    return true;
+  }
+
+  bool Bytes(std::vector<uint8_t>* b, const char* what) {
+    std::string s;
+    if (!Str(&s, what)) return false;
+    b->assign(s.begin(), s.end());
+    return true;
+  }
+
+ private:
+  const uint8_t* data_;
+  size_t size_;
+  size_t pos_;
+  bool failed_ = false;
+  size_t err_offset_ = 0;
+  std::string err_;
+};
+
+std::string Quote(const std::string& s) { return "'" + s + "'"; }
+
+std::string Hex(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%016" PRIx64, v);
+  return buf;
+}
+
+bool DecodeFunction(Reader* r, const TranslationUnit& tu,
+                    std::unordered_set<uint64_t>* counter_used, Function* f) {
+  if (!r->Str(&f->name, "function name") ||
+      !r->Str(&f->demangled, "demangled name"))
+    return false;
+  const std::string fn = "function " + Quote(f->name);
+  size_t at = r->pos();
+  if (!r->U32(&f->file, "function file")) return false;
+  if (f->file >= tu.files.size())
+    return r->Fail(at, fn + ": file index " + std::to_string(f->file) +
+                           " out of range (" +
+                           std::to_string(tu.files.size()) + " files)");
+  if (!r->U32(&f->line, "function line") ||
+      !r->U32(&f->end_line, "function end line") ||
+      !r->U32(&f->cfg_checksum, "cfg checksum") ||
+      !r->U32(&f->lineno_checksum, "lineno checksum"))
+    return false;
+  at = r->pos();
+  if (!r->U32(&f->flags, "function flags")) return false;
+  if (f->flags & ~kKnownFunctionFlags)
+    return r->Fail(at, fn + ": unknown function flags " + Hex(f->flags));
+
+  uint64_t n_blocks;
+  at = r->pos();
+  if (!r->Count(&n_blocks, "block count", 1)) return false;
+  if (n_blocks < 2)
+    return r->Fail(at, fn + ": " + std::to_string(n_blocks) +
+                           " blocks, ENTRY and EXIT are required");
+  f->blocks.resize(n_blocks);
+  for (uint64_t b = 0; b < n_blocks; ++b) {
+    uint64_t n_lines;
+    if (!r->Count(&n_lines, "line count", 2)) return false;
+    f->blocks[b].lines.resize(n_lines);
+    for (Location& loc : f->blocks[b].lines) {
+      at = r->pos();
+      if (!r->U32(&loc.file, "line file")) return false;
+      if (loc.file >= tu.files.size())
+        return r->Fail(at, fn + ": block " + std::to_string(b) +
+                               ": file index " + std::to_string(loc.file) +
+                               " out of range (" +
+                               std::to_string(tu.files.size()) + " files)");
+      if (!r->U32(&loc.line, "line")) return false;
+    }
+  }
+
+  uint64_t n_edges;
+  if (!r->Count(&n_edges, "edge count", 4)) return false;
+  f->edges.resize(n_edges);
+  uint32_t prev_src = 0;
+  for (uint64_t i = 0; i < n_edges; ++i) {
+    Edge& e = f->edges[i];
+    const std::string en = fn + ": edge " + std::to_string(i);
+    at = r->pos();
+    if (!r->U32(&e.src, "edge source")) return false;
+    if (e.src >= n_blocks)
+      return r->Fail(at, en + " leaves block " + std::to_string(e.src) +
+                             " of " + std::to_string(n_blocks));
+    if (e.src == kExitBlock)
+      return r->Fail(at, en + " leaves EXIT");
+    if (e.src < prev_src)
+      return r->Fail(at, en + " leaves block " + std::to_string(e.src) +
+                             " after an edge of block " +
+                             std::to_string(prev_src) +
+                             " (edges must be grouped by source in order)");
+    prev_src = e.src;
+    at = r->pos();
+    if (!r->U32(&e.dst, "edge target")) return false;
+    if (e.dst >= n_blocks)
+      return r->Fail(at, en + " names block " + std::to_string(e.dst) +
+                             " of " + std::to_string(n_blocks));
+    if (e.dst == kEntryBlock) return r->Fail(at, en + " enters ENTRY");
+    at = r->pos();
+    if (!r->U32(&e.flags, "edge flags")) return false;
+    if (e.flags & ~kKnownEdgeFlags)
+      return r->Fail(at, en + ": unknown edge flags " + Hex(e.flags));
+    at = r->pos();
+    uint64_t c;
+    if (!r->U(&c, "edge counter")) return false;
+    if (c == 0) {
+      e.counter = kNoCounter;
+    } else {
+      const uint64_t idx = c - 1;
+      if (idx >= tu.n_counters)
+        return r->Fail(at, en + ": counter " + std::to_string(idx) +
+                               " out of range (" +
+                               std::to_string(tu.n_counters) + " counters)");
+      if (counter_used->count(idx) != 0)
+        return r->Fail(at, en + ": counter " + std::to_string(idx) +
+                               " already used by another edge");
+      if (e.flags & kNoCounterEdgeFlags)
+        return r->Fail(at, en + ": EH/abnormal/fake/ignored edge has a counter");
+      counter_used->insert(idx);
+      e.counter = static_cast<int64_t>(idx);
+    }
+  }
+
+  uint64_t n_ext;
+  if (!r->Count(&n_ext, "extension count", 2)) return false;
+  f->extensions.resize(n_ext);
+  for (Extension& x : f->extensions) {
+    if (!r->U32(&x.tag, "extension tag") ||
+        !r->Bytes(&x.bytes, "extension bytes"))
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu) {
+  std::vector<uint8_t> out(BALLARUS_META_HEADER_SIZE, 0);
+  PutStr(&out, tu.source);
+  PutStr(&out, tu.cwd);
+  PutStr(&out, tu.compiler);
+  PutU(&out, tu.flags);
+  PutU(&out, tu.n_counters);
+  PutU(&out, tu.files.size());
+  for (const std::string& f : tu.files) PutStr(&out, f);
+  PutU(&out, tu.functions.size());
+  for (const Function& f : tu.functions) {
+    PutStr(&out, f.name);
+    PutStr(&out, f.demangled);
+    PutU(&out, f.file);
+    PutU(&out, f.line);
+    PutU(&out, f.end_line);
+    PutU(&out, f.cfg_checksum);
+    PutU(&out, f.lineno_checksum);
+    PutU(&out, f.flags);
+    PutU(&out, f.blocks.size());
+    for (const Block& b : f.blocks) {
+      PutU(&out, b.lines.size());
+      for (const Location& l : b.lines) {
+        PutU(&out, l.file);
+        PutU(&out, l.line);
+      }
+    }
+    PutU(&out, f.edges.size());
+    for (const Edge& e : f.edges) {
+      PutU(&out, e.src);
+      PutU(&out, e.dst);
+      PutU(&out, e.flags);
+      PutU(&out, e.counter < 0 ? 0 : static_cast<uint64_t>(e.counter) + 1);
+    }
+    PutU(&out, f.extensions.size());
+    for (const Extension& x : f.extensions) {
+      PutU(&out, x.tag);
+      PutU(&out, x.bytes.size());
+      out.insert(out.end(), x.bytes.begin(), x.bytes.end());
+    }
+  }
+  uint8_t* h = out.data();
+  std::memcpy(h + kOffMagic, BALLARUS_META_MAGIC, 8);
+  PutLE(h + kOffVersion, BALLARUS_META_VERSION, 4);
+  PutLE(h + kOffHeaderSize, BALLARUS_META_HEADER_SIZE, 4);
+  PutLE(h + kOffStamp,
+        ballarus_hash64(out.data() + BALLARUS_META_HEADER_SIZE,
+                        out.size() - BALLARUS_META_HEADER_SIZE),
+        8);
+  PutLE(h + kOffSize, out.size(), 8);
+  PutLE(h + kOffNCounters, tu.n_counters, 8);
+  PutLE(h + kOffIdentity, Identity(tu.cwd, tu.source), 8);
+  PutLE(h + kOffFlags, tu.flags, 4);
+  PutLE(h + kOffReserved, 0, 4);
+  return out;
+}
+
+DecodeResult DecodeMetadata(const uint8_t* data, size_t size,
+                            TranslationUnit* tu) {
+  DecodeResult res;
+  auto fail = [&](size_t offset, const std::string& msg) {
+    res.ok = false;
+    res.offset = offset;
+    res.error = "offset " + std::to_string(offset) + ": " + msg;
+    return res;
+  };
+  *tu = TranslationUnit();
+  if (data == nullptr && size != 0) return fail(0, "no data");
+  if (size < BALLARUS_META_HEADER_SIZE)
+    return fail(size, "metadata truncated: " + std::to_string(size) +
+                          " bytes, the header alone needs " +
+                          std::to_string(BALLARUS_META_HEADER_SIZE));
+  if (std::memcmp(data + kOffMagic, BALLARUS_META_MAGIC, 8) != 0)
+    return fail(kOffMagic, "bad metadata magic (not a ballarus metadata blob)");
+  const uint64_t version = GetLE(data + kOffVersion, 4);
+  if (version != BALLARUS_META_VERSION)
+    return fail(kOffVersion, "metadata version " + std::to_string(version) +
+                                 " unsupported (this build reads " +
+                                 std::to_string(BALLARUS_META_VERSION) + ")");
+  const uint64_t header_size = GetLE(data + kOffHeaderSize, 4);
+  if (header_size != BALLARUS_META_HEADER_SIZE)
+    return fail(kOffHeaderSize, "metadata header size " +
+                                    std::to_string(header_size) +
+                                    ", expected " +
+                                    std::to_string(BALLARUS_META_HEADER_SIZE));
+  const uint64_t blob_size = GetLE(data + kOffSize, 8);
+  if (blob_size > size)
+    return fail(size, "metadata truncated: header says " +
+                          std::to_string(blob_size) + " bytes, only " +
+                          std::to_string(size) + " present");
+  if (blob_size < size)
+    return fail(blob_size, std::to_string(size - blob_size) +
+                               " trailing bytes after the " +
+                               std::to_string(blob_size) +
+                               "-byte metadata blob");
+  const uint64_t reserved = GetLE(data + kOffReserved, 4);
+  if (reserved != 0)
+    return fail(kOffReserved, "reserved header field is " +
+                                  std::to_string(reserved) + ", expected 0");
+  const uint64_t header_flags = GetLE(data + kOffFlags, 4);
+  if (header_flags & ~static_cast<uint64_t>(kKnownMetaFlags))
+    return fail(kOffFlags, "unknown metadata flags " + Hex(header_flags));
+  const uint64_t header_counters = GetLE(data + kOffNCounters, 8);
+
+  TranslationUnit out;
+  Reader r(data, size, BALLARUS_META_HEADER_SIZE);
+  uint64_t flags = 0, n_files = 0, n_functions = 0;
+  size_t at_flags = 0, at_counters = 0;
+  r.Str(&out.source, "source name");
+  r.Str(&out.cwd, "compilation directory");
+  r.Str(&out.compiler, "compiler");
+  at_flags = r.pos();
+  r.U(&flags, "TU flags");
+  if (!r.failed() && flags != header_flags)
+    r.Fail(at_flags, "TU flags " + Hex(flags) + " disagree with header flags " +
+                         Hex(header_flags));
+  out.flags = static_cast<uint32_t>(flags);
+  at_counters = r.pos();
+  r.U(&out.n_counters, "counter count");
+  if (!r.failed() && out.n_counters != header_counters)
+    r.Fail(at_counters, "body says " + std::to_string(out.n_counters) +
+                            " counters, header says " +
+                            std::to_string(header_counters));
+  if (r.Count(&n_files, "file count", 1)) {
+    out.files.resize(n_files);
+    for (std::string& f : out.files)
+      if (!r.Str(&f, "file name")) break;
+  }
+  // n_counters is not bounded by the blob's size (path mode may own large
+  // counter arrays), so used indices go into a set, not an n_counters array.
+  std::unordered_set<uint64_t> counter_used;
+  if (r.Count(&n_functions, "function count", 10)) {
+    out.functions.resize(n_functions);
+    for (Function& f : out.functions)
+      if (!DecodeFunction(&r, out, &counter_used, &f)) break;
+  }
+  if (!r.failed() && r.left() != 0)
+    r.Fail(r.pos(), std::to_string(r.left()) +
+                        " trailing bytes after the last function");
+  if (r.failed()) return fail(r.err_offset(), r.err());
+
+  const uint64_t stamp = GetLE(data + kOffStamp, 8);
+  const uint64_t body_hash =
+      ballarus_hash64(data + BALLARUS_META_HEADER_SIZE,
+                      size - BALLARUS_META_HEADER_SIZE);
+  if (stamp != body_hash)
+    return fail(kOffStamp, "stamp " + Hex(stamp) +
+                               " does not match the body's hash " +
+                               Hex(body_hash) + " (corrupt metadata)");
+  const uint64_t identity = GetLE(data + kOffIdentity, 8);
+  const uint64_t want_identity = Identity(out.cwd, out.source);
+  if (identity != want_identity)
+    return fail(kOffIdentity, "identity " + Hex(identity) +
+                                  " does not match hash of cwd and source " +
+                                  Hex(want_identity));
+  *tu = std::move(out);
+  res.ok = true;
+  return res;
+}
+
+}  // namespace ballarus

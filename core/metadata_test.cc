@@ -1,0 +1,425 @@
+// metadata_test.cc — round trips, determinism and rejection of damaged blobs
+// for the metadata codec (core/metadata.cc).
+#include "core/metadata.h"
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/ballarus_format.h"
+
+namespace ballarus {
+namespace {
+
+// A TU with two functions: a diamond with counters on every countable edge,
+// and a function with an EH edge, a fake edge, an ignored abnormal edge and
+// an extension record.
+TranslationUnit SampleTu() {
+  TranslationUnit tu;
+  tu.source = "src/a.c";
+  tu.cwd = "/home/u/proj";
+  tu.compiler = "gcc 12.2.0";
+  tu.flags = BALLARUS_META_F_NAIVE | BALLARUS_META_F_ATOMIC;
+  tu.files = {"src/a.c", "src/a.h"};
+  tu.n_counters = 7;
+
+  Function d;
+  d.name = "_Z7diamondi";
+  d.demangled = "diamond(int)";
+  d.file = 0;
+  d.line = 3;
+  d.end_line = 9;
+  d.cfg_checksum = 0xdeadbeef;
+  d.lineno_checksum = 12345;
+  d.flags = 0;
+  d.blocks.resize(6);
+  d.blocks[2].lines = {{0, 3}, {0, 4}};
+  d.blocks[3].lines = {{0, 5}};
+  d.blocks[4].lines = {{1, 200}};
+  d.blocks[5].lines = {{0, 8}, {0, 9}};
+  d.edges = {{0, 2, kEdgeFallthru, 0},
+             {2, 3, kEdgeTrue, 1},
+             {2, 4, kEdgeFalse, 2},
+             {3, 5, kEdgeFallthru, 3},
+             {4, 5, kEdgeFallthru, 4},
+             {5, 1, kEdgeFallthru, 5}};
+
+  Function g;
+  g.name = "_Z1gv";
+  g.demangled = "g()";
+  g.file = 1;
+  g.line = 20;
+  g.end_line = 30;
+  g.cfg_checksum = 1;
+  g.lineno_checksum = 2;
+  g.flags = kFunctionComdat;
+  g.blocks.resize(5);
+  g.blocks[2].lines = {{1, 21}};
+  g.blocks[3].lines = {{1, 22}};
+  g.blocks[4].lines = {};
+  g.edges = {{0, 2, kEdgeFallthru, 6},
+             {0, 4, kEdgeFake, kNoCounter},
+             {2, 3, kEdgeFallthru, kNoCounter},
+             {2, 4, kEdgeEh | kEdgeAbnormal, kNoCounter},
+             {2, 1, kEdgeFake, kNoCounter},
+             {3, 1, kEdgeFallthru, kNoCounter},
+             {3, 4, kEdgeAbnormal | kEdgeIgnored, kNoCounter},
+             {4, 1, kEdgeFallthru, kNoCounter}};
+  g.extensions = {{7, {1, 2, 3, 0, 255}}, {9, {}}};
+  tu.functions = {d, g};
+  return tu;
+}
+
+bool SameTu(const TranslationUnit& a, const TranslationUnit& b) {
+  if (a.source != b.source || a.cwd != b.cwd || a.compiler != b.compiler ||
+      a.flags != b.flags || a.n_counters != b.n_counters ||
+      a.files != b.files || a.functions.size() != b.functions.size())
+    return false;
+  for (size_t i = 0; i < a.functions.size(); ++i) {
+    const Function& f = a.functions[i];
+    const Function& g = b.functions[i];
+    if (f.name != g.name || f.demangled != g.demangled || f.file != g.file ||
+        f.line != g.line || f.end_line != g.end_line ||
+        f.cfg_checksum != g.cfg_checksum ||
+        f.lineno_checksum != g.lineno_checksum || f.flags != g.flags ||
+        f.blocks.size() != g.blocks.size() ||
+        f.edges.size() != g.edges.size() ||
+        f.extensions.size() != g.extensions.size())
+      return false;
+    for (size_t k = 0; k < f.blocks.size(); ++k)
+      if (!(f.blocks[k].lines == g.blocks[k].lines)) return false;
+    for (size_t k = 0; k < f.edges.size(); ++k)
+      if (f.edges[k].src != g.edges[k].src ||
+          f.edges[k].dst != g.edges[k].dst ||
+          f.edges[k].flags != g.edges[k].flags ||
+          f.edges[k].counter != g.edges[k].counter)
+        return false;
+    for (size_t k = 0; k < f.extensions.size(); ++k)
+      if (f.extensions[k].tag != g.extensions[k].tag ||
+          f.extensions[k].bytes != g.extensions[k].bytes)
+        return false;
+  }
+  return true;
+}
+
+uint64_t Le64(const std::vector<uint8_t>& b, size_t off) {
+  uint64_t v;
+  std::memcpy(&v, b.data() + off, 8);
+  return v;
+}
+
+TEST(Metadata, RoundTrip) {
+  const TranslationUnit tu = SampleTu();
+  const std::vector<uint8_t> blob = EncodeMetadata(tu);
+  TranslationUnit back;
+  DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_TRUE(SameTu(tu, back));
+  EXPECT_EQ(back.functions[1].extensions[0].bytes,
+            (std::vector<uint8_t>{1, 2, 3, 0, 255}));
+  EXPECT_EQ(back.functions[1].edges[1].counter, kNoCounter);
+  EXPECT_EQ(back.functions[0].edges[5].counter, 5);
+}
+
+TEST(Metadata, HeaderFields) {
+  const TranslationUnit tu = SampleTu();
+  const std::vector<uint8_t> blob = EncodeMetadata(tu);
+  ballarus_meta_header h;
+  ASSERT_GE(blob.size(), sizeof h);
+  std::memcpy(&h, blob.data(), sizeof h);
+  EXPECT_EQ(std::memcmp(h.magic, "BLRSMETA", 8), 0);
+  EXPECT_EQ(h.version, 1u);
+  EXPECT_EQ(h.header_size, 56u);
+  EXPECT_EQ(h.size, blob.size());
+  EXPECT_EQ(h.n_counters, 7u);
+  EXPECT_EQ(h.flags, BALLARUS_META_F_NAIVE | BALLARUS_META_F_ATOMIC);
+  EXPECT_EQ(h.reserved, 0u);
+  EXPECT_EQ(h.stamp, ballarus_hash64(blob.data() + 56, blob.size() - 56));
+  const std::string id = std::string("/home/u/proj") + '\0' + "src/a.c";
+  EXPECT_EQ(h.identity, ballarus_hash64(id.data(), id.size()));
+  // The body starts with the source name, length-prefixed.
+  EXPECT_EQ(blob[56], 7);
+  EXPECT_EQ(std::string(blob.begin() + 57, blob.begin() + 64), "src/a.c");
+}
+
+TEST(Metadata, EmptyTuRoundTrips) {
+  TranslationUnit tu;
+  const std::vector<uint8_t> blob = EncodeMetadata(tu);
+  // 3 empty strings, flags, n_counters, no files, no functions.
+  EXPECT_EQ(blob.size(), 56u + 7u);
+  TranslationUnit back;
+  DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_TRUE(SameTu(tu, back));
+}
+
+TEST(Metadata, LargeValuesUseLongVarints) {
+  TranslationUnit tu = SampleTu();
+  tu.n_counters = (uint64_t{1} << 40) + 3;
+  tu.functions[0].cfg_checksum = 0xffffffffu;
+  tu.functions[0].edges[0].counter = (int64_t{1} << 40) + 2;
+  tu.functions[0].line = 0x7fffffff;
+  const std::vector<uint8_t> blob = EncodeMetadata(tu);
+  TranslationUnit back;
+  DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_TRUE(SameTu(tu, back));
+}
+
+TEST(Metadata, Deterministic) {
+  const std::vector<uint8_t> a = EncodeMetadata(SampleTu());
+  const std::vector<uint8_t> b = EncodeMetadata(SampleTu());
+  EXPECT_EQ(a, b);
+  // Re-encoding a decoded TU gives the same bytes.
+  TranslationUnit back;
+  ASSERT_TRUE(DecodeMetadata(a.data(), a.size(), &back).ok);
+  EXPECT_EQ(EncodeMetadata(back), a);
+  // Any change changes the stamp; the identity depends on cwd+source only.
+  TranslationUnit t = SampleTu();
+  t.functions[0].edges[1].flags = kEdgeFalse;
+  const std::vector<uint8_t> c = EncodeMetadata(t);
+  EXPECT_NE(Le64(a, 16), Le64(c, 16));
+  EXPECT_EQ(Le64(a, 40), Le64(c, 40));
+  t.cwd = "/elsewhere";
+  EXPECT_NE(Le64(a, 40), Le64(EncodeMetadata(t), 40));
+}
+
+TEST(Metadata, EveryTruncationRejected) {
+  const std::vector<uint8_t> blob = EncodeMetadata(SampleTu());
+  for (size_t n = 0; n < blob.size(); ++n) {
+    TranslationUnit tu;
+    DecodeResult r = DecodeMetadata(blob.data(), n, &tu);
+    EXPECT_FALSE(r.ok) << "prefix " << n;
+    EXPECT_LE(r.offset, n);
+    EXPECT_NE(r.error.find("truncated"), std::string::npos) << r.error;
+    EXPECT_EQ(r.error.rfind("offset " + std::to_string(r.offset) + ": ", 0),
+              0u)
+        << r.error;
+  }
+}
+
+TEST(Metadata, TrailingBytesRejected) {
+  std::vector<uint8_t> blob = EncodeMetadata(SampleTu());
+  const size_t size = blob.size();
+  blob.push_back(0);
+  TranslationUnit tu;
+  DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &tu);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.offset, size);
+  EXPECT_NE(r.error.find("trailing"), std::string::npos) << r.error;
+}
+
+// Every single-bit flip is detected: header fields are cross-checked against
+// the body, and the body is covered by the stamp.
+TEST(Metadata, EveryBitFlipRejected) {
+  const std::vector<uint8_t> blob = EncodeMetadata(SampleTu());
+  for (size_t byte = 0; byte < blob.size(); ++byte) {
+    for (int bit = 0; bit < 8; ++bit) {
+      std::vector<uint8_t> bad = blob;
+      bad[byte] ^= static_cast<uint8_t>(1u << bit);
+      TranslationUnit tu;
+      DecodeResult r = DecodeMetadata(bad.data(), bad.size(), &tu);
+      ASSERT_FALSE(r.ok) << "flip of byte " << byte << " bit " << bit;
+      EXPECT_LE(r.offset, bad.size());
+      EXPECT_EQ(r.error.rfind("offset ", 0), 0u) << r.error;
+      EXPECT_TRUE(tu.functions.empty());  // no half-decoded output
+    }
+  }
+}
+
+TEST(Metadata, HeaderFlipsNameTheField) {
+  const std::vector<uint8_t> blob = EncodeMetadata(SampleTu());
+  struct Case {
+    size_t byte;
+    uint64_t offset;
+    const char* text;
+  } cases[] = {
+      {0, 0, "magic"},          {8, 8, "version"},
+      {12, 12, "header size"},  {16, 16, "stamp"},
+      {33, 32 + 0, ""},         {40, 40, "identity"},
+      {49, 48, "unknown metadata flags"},
+      {52, 52, "reserved"},
+  };
+  for (const Case& c : cases) {
+    std::vector<uint8_t> bad = blob;
+    bad[c.byte] ^= 0x02;
+    TranslationUnit tu;
+    DecodeResult r = DecodeMetadata(bad.data(), bad.size(), &tu);
+    ASSERT_FALSE(r.ok);
+    if (c.byte == 33) {
+      // n_counters: detected where the body repeats it.
+      EXPECT_NE(r.error.find("counters, header says"), std::string::npos)
+          << r.error;
+      continue;
+    }
+    EXPECT_EQ(r.offset, c.offset) << r.error;
+    EXPECT_NE(r.error.find(c.text), std::string::npos) << r.error;
+  }
+  // A flip to another known flag is caught where the body repeats the flags.
+  {
+    std::vector<uint8_t> bad = blob;
+    bad[48] ^= 0x02;
+    TranslationUnit tu;
+    DecodeResult r = DecodeMetadata(bad.data(), bad.size(), &tu);
+    EXPECT_NE(r.error.find("disagree with header flags"), std::string::npos)
+        << r.error;
+  }
+  // The size field: bigger than the data is a truncation, smaller leaves
+  // trailing bytes.
+  std::vector<uint8_t> bad = blob;
+  bad[24] += 1;
+  TranslationUnit tu;
+  DecodeResult r = DecodeMetadata(bad.data(), bad.size(), &tu);
+  EXPECT_NE(r.error.find("truncated"), std::string::npos) << r.error;
+  bad[24] -= 2;
+  r = DecodeMetadata(bad.data(), bad.size(), &tu);
+  EXPECT_NE(r.error.find("trailing"), std::string::npos) << r.error;
+}
+
+// Structural errors in bodies whose stamp is right (the encoder does not
+// validate, so it can produce them).
+std::string DecodeError(const TranslationUnit& tu) {
+  const std::vector<uint8_t> blob = EncodeMetadata(tu);
+  TranslationUnit back;
+  DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
+  EXPECT_FALSE(r.ok);
+  EXPECT_GE(r.offset, 56u);
+  EXPECT_LT(r.offset, blob.size());
+  return r.error;
+}
+
+TEST(Metadata, StructuralErrorsReported) {
+  TranslationUnit t = SampleTu();
+  t.functions[0].edges[2].dst = 6;
+  EXPECT_NE(DecodeError(t).find("function '_Z7diamondi': edge 2 names block 6 "
+                                "of 6"),
+            std::string::npos)
+      << DecodeError(t);
+
+  t = SampleTu();
+  t.functions[0].edges[2].src = 9;
+  EXPECT_NE(DecodeError(t).find("edge 2 leaves block 9 of 6"),
+            std::string::npos);
+
+  t = SampleTu();
+  t.functions[0].edges[3].counter = 7;
+  EXPECT_NE(DecodeError(t).find("counter 7 out of range (7 counters)"),
+            std::string::npos);
+
+  t = SampleTu();
+  t.functions[1].edges[0].counter = 2;  // also used by diamond's edge 2
+  EXPECT_NE(DecodeError(t).find("counter 2 already used"), std::string::npos);
+
+  t = SampleTu();
+  t.functions[1].edges[1].counter = 6;
+  t.functions[1].edges[0].counter = kNoCounter;
+  EXPECT_NE(DecodeError(t).find("fake/ignored edge has a counter"),
+            std::string::npos);
+
+  t = SampleTu();
+  t.functions[1].blocks[3].lines = {{2, 1}};
+  EXPECT_NE(DecodeError(t).find("block 3: file index 2 out of range (2 files)"),
+            std::string::npos);
+
+  t = SampleTu();
+  t.functions[1].file = 5;
+  EXPECT_NE(DecodeError(t).find("file index 5 out of range"),
+            std::string::npos);
+
+  t = SampleTu();
+  t.functions[0].blocks.resize(1);
+  t.functions[0].edges.clear();
+  EXPECT_NE(DecodeError(t).find("ENTRY and EXIT are required"),
+            std::string::npos);
+
+  t = SampleTu();
+  std::swap(t.functions[0].edges[0], t.functions[0].edges[1]);
+  EXPECT_NE(DecodeError(t).find("grouped by source"), std::string::npos);
+
+  t = SampleTu();
+  t.functions[0].edges.push_back({1, 2, 0, kNoCounter});
+  EXPECT_NE(DecodeError(t).find("leaves EXIT"), std::string::npos);
+
+  t = SampleTu();
+  t.functions[0].edges[4].dst = 0;
+  EXPECT_NE(DecodeError(t).find("enters ENTRY"), std::string::npos);
+
+  t = SampleTu();
+  t.functions[0].edges[4].flags = 1u << 20;
+  EXPECT_NE(DecodeError(t).find("unknown edge flags"), std::string::npos);
+
+  t = SampleTu();
+  t.functions[0].flags = 1u << 5;
+  EXPECT_NE(DecodeError(t).find("unknown function flags"), std::string::npos);
+}
+
+TEST(Metadata, NonMinimalVarintRejected) {
+  // Body of an empty TU with source "" encoded as 0x80 0x00 instead of 0x00.
+  TranslationUnit tu;
+  std::vector<uint8_t> blob = EncodeMetadata(tu);
+  blob.insert(blob.begin() + 56, 0x80);
+  const uint64_t size = blob.size();
+  std::memcpy(blob.data() + 24, &size, 8);
+  const uint64_t stamp = ballarus_hash64(blob.data() + 56, blob.size() - 56);
+  std::memcpy(blob.data() + 16, &stamp, 8);
+  TranslationUnit back;
+  DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.offset, 56u);
+  EXPECT_NE(r.error.find("not minimal"), std::string::npos) << r.error;
+}
+
+// Random bytes, random bytes behind a valid header, and randomly mutated
+// blobs never crash and never pass.  Bodies are re-stamped so the structural
+// checks (not just the stamp) are exercised.
+TEST(Metadata, FuzzNeverCrashes) {
+  std::mt19937_64 rng(42);
+  const std::vector<uint8_t> good = EncodeMetadata(SampleTu());
+  int random_ok = 0;
+  for (int iter = 0; iter < 20000; ++iter) {
+    std::vector<uint8_t> b;
+    switch (iter % 3) {
+      case 0: {
+        b.resize(rng() % 200);
+        for (uint8_t& x : b) x = static_cast<uint8_t>(rng());
+        break;
+      }
+      case 1: {
+        b = good;
+        b.resize(56 + rng() % 150);
+        for (size_t i = 56; i < b.size(); ++i) b[i] = static_cast<uint8_t>(rng());
+        break;
+      }
+      case 2: {
+        b = good;
+        const int n = 1 + rng() % 4;
+        for (int k = 0; k < n; ++k)
+          b[56 + rng() % (b.size() - 56)] = static_cast<uint8_t>(rng());
+        break;
+      }
+    }
+    if (iter % 3 != 0 && b.size() >= 56) {
+      const uint64_t size = b.size();
+      std::memcpy(b.data() + 24, &size, 8);
+      const uint64_t stamp = ballarus_hash64(b.data() + 56, b.size() - 56);
+      std::memcpy(b.data() + 16, &stamp, 8);
+    }
+    TranslationUnit tu;
+    DecodeResult r = DecodeMetadata(b.data(), b.size(), &tu);
+    if (r.ok) {
+      if (iter % 3 != 2) ++random_ok;
+      // Whatever decodes must re-encode to the same bytes (canonical form).
+      EXPECT_EQ(EncodeMetadata(tu), b);
+    } else {
+      EXPECT_LE(r.offset, b.size());
+      EXPECT_FALSE(r.error.empty());
+    }
+  }
+  // Random headers or bodies never form a valid blob (magic, identity).
+  EXPECT_EQ(random_ok, 0);
+}
+
+}  // namespace
+}  // namespace ballarus
