@@ -1,0 +1,727 @@
+// ballarus_plugin.cc — the GCC plugin: option parsing, pass registration and
+// the instrumentation pass.
+//
+//   gcc -fplugin=ballarus.so -fplugin-arg-ballarus-mode=naive ...
+//
+// The pass ("ballarus", a simple IPA pass) runs right after GCC's own
+// "profile" pass — the point where -fprofile-arcs instruments — so its CFGs
+// are gcov's CFGs: per function it prepares the CFG exactly as GCC's
+// branch_prob() does (profile.cc: fake edges for calls that may not return,
+// goto-locus edge splits, fake ENTRY/EXIT edges standing in for abnormal
+// edges, compact_blocks), records the graph in the GCC-free model
+// (core/model.h), then places counters.  Block i and the j-th successor edge
+// of block i therefore mean the same thing in ballarus' metadata and in
+// gcov's .gcno, which is what lets the tests compare counts edge by edge.
+//
+// Naive mode places one 64-bit counter on every edge that can hold one
+// (not fake, not EH, not abnormal).  Instrumentation, before and after:
+//
+//   <bb 3>:                          <bb 3>:
+//   if (x_1 > 0) goto <bb 4>;        if (x_1 > 0) goto <bb 4>;
+//   else goto <bb 5>;                else goto <bb 5>;
+//                                    <bb 4>:            (edge 3->4 had one pred)
+//   <bb 4>:                          PROF_1 = __ballarus_counters[7];
+//   ...                              PROF_2 = PROF_1 + 1;
+//                                    __ballarus_counters[7] = PROF_2;
+//                                    ...
+//
+// (with update=atomic the three statements are one
+// __atomic_fetch_add_8 (&__ballarus_counters[7], 1, RELAXED)).  Edge
+// insertions go through gsi_insert_on_edge, so an edge is split only when
+// neither its source nor its target can hold the code.
+//
+// Per translation unit the pass then emits: the counter array, the metadata
+// blob (core/metadata.h) and a descriptor in section "ballarus_tus" that the
+// runtime finds at start-up (runtime/ballarus_format.h).
+//
+// `-fdump-ipa-ballarus` explains every decision.
+
+#include <cxxabi.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/metadata.h"
+#include "core/model.h"
+#include "runtime/ballarus_format.h"
+// GCC's headers come last: see gcc_compat.h.
+#include "plugin/gcc_compat.h"
+
+int plugin_is_GPL_compatible;
+
+namespace {
+
+const char kPluginName[] = "ballarus";
+const char kPluginVersion[] = "0.1.0";
+
+const char kHelp[] =
+    "ballarus: exact edge profiles inside GCC (Knuth; Ball & Larus).\n"
+    "Options (-fplugin-arg-ballarus-KEY=VALUE; when a key is given several\n"
+    "times, the last one wins):\n"
+    "  mode=naive          a 64-bit counter on every CFG edge that can hold\n"
+    "                      one (default).  `edge` (spanning-tree chords) and\n"
+    "                      `path` (Ball-Larus paths) are not implemented yet.\n"
+    "  update=single       plain increments: fastest, racy under threads\n"
+    "  update=atomic       relaxed atomic increments: exact under threads\n"
+    "                      (default when compiling with -pthread or\n"
+    "                      -fprofile-update=atomic, like gcc's prefer-atomic)\n"
+    "  dump                write the pass dump (<output>.NNNi.ballarus), which\n"
+    "                      explains each function's counter placement; GCC 12\n"
+    "                      parses -fdump-ipa-* before plugins load, so\n"
+    "                      -fdump-ipa-ballarus itself is refused (-fdump-ipa-all\n"
+    "                      includes ballarus' dump)\n"
+    "  help                print this text\n";
+
+enum class Mode { kNaive };
+enum class Update { kDefault, kSingle, kAtomic };
+
+struct Options {
+  Mode mode = Mode::kNaive;
+  Update update = Update::kDefault;
+  bool dump = false;
+};
+
+Options g_options;
+
+// ---------------------------------------------------------------------------
+// Options.
+
+bool ParseOptions(const plugin_name_args* info) {
+  bool ok = true;
+  for (int i = 0; i < info->argc; ++i) {
+    const char* key = info->argv[i].key;
+    const char* value = info->argv[i].value;
+    std::string k = key;
+    if (k == "help") {
+      fputs(kHelp, stderr);
+      continue;
+    }
+    if (k == "dump") {
+      g_options.dump = value == nullptr || std::string(value) != "0";
+      continue;
+    }
+    if (k == "mode") {
+      if (value == nullptr) {
+        error("ballarus: option %<-fplugin-arg-ballarus-mode%> needs a value "
+              "(naive)");
+        ok = false;
+      } else if (std::string(value) == "naive") {
+        g_options.mode = Mode::kNaive;
+      } else if (std::string(value) == "edge" ||
+                 std::string(value) == "path" ||
+                 std::string(value) == "edge,path") {
+        error("ballarus: %<-fplugin-arg-ballarus-mode=%s%> is not implemented "
+              "yet; this release supports %<naive%>",
+              value);
+        ok = false;
+      } else {
+        error("ballarus: unknown value %qs for "
+              "%<-fplugin-arg-ballarus-mode%> (expected naive)",
+              value);
+        ok = false;
+      }
+      continue;
+    }
+    if (k == "update") {
+      std::string v = value ? value : "";
+      if (v == "single") {
+        g_options.update = Update::kSingle;
+      } else if (v == "atomic") {
+        g_options.update = Update::kAtomic;
+      } else {
+        error("ballarus: unknown value %qs for "
+              "%<-fplugin-arg-ballarus-update%> (expected single or atomic)",
+              value ? value : "");
+        ok = false;
+      }
+      continue;
+    }
+    error("ballarus: unknown option %<-fplugin-arg-ballarus-%s%>; "
+          "-fplugin-arg-ballarus-help lists the options",
+          key);
+    ok = false;
+  }
+  return ok;
+}
+
+// True when this compilation asked for thread-safe counters the way gcc's
+// -fprofile-update=prefer-atomic does: -pthread (which the driver turns
+// into -D_REENTRANT for cc1) or an explicit -fprofile-update=atomic.
+bool CompileWantsAtomic() {
+  if (global_options_set.x_flag_profile_update &&
+      flag_profile_update != PROFILE_UPDATE_SINGLE)
+    return true;
+  for (unsigned i = 0; i < save_decoded_options_count; ++i) {
+    const cl_decoded_option& o = save_decoded_options[i];
+    if (o.opt_index == OPT_D && o.arg != nullptr &&
+        strcmp(o.arg, "_REENTRANT") == 0)
+      return true;
+    if (o.opt_index == OPT_pthread) return true;
+  }
+  return false;
+}
+
+bool UseAtomic() {
+  switch (g_options.update) {
+    case Update::kSingle:
+      return false;
+    case Update::kAtomic:
+      return true;
+    case Update::kDefault:
+      return CompileWantsAtomic();
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------------------
+// Model building.
+
+// Interns file names in first-seen order (deterministic for a given source).
+class FileTable {
+ public:
+  explicit FileTable(std::vector<std::string>* files) : files_(files) {}
+  uint32_t Intern(const char* name) {
+    std::string s = name ? name : "";
+    auto it = index_.find(s);
+    if (it != index_.end()) return it->second;
+    uint32_t id = static_cast<uint32_t>(files_->size());
+    files_->push_back(s);
+    index_.emplace(s, id);
+    return id;
+  }
+
+ private:
+  std::vector<std::string>* files_;
+  std::map<std::string, uint32_t> index_;
+};
+
+std::string Demangle(const char* name) {
+  // Only C++ (Itanium ABI) names are mangled; "f" alone would demangle as
+  // the type "float".
+  if (strncmp(name, "_Z", 2) != 0) return name;
+  int status = 0;
+  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  if (status != 0 || d == nullptr) return name;
+  std::string out = d;
+  std::free(d);  // NOLINT: memory from __cxa_demangle
+  return out;
+}
+
+// Prepares cfun's CFG exactly as branch_prob() (GCC 12 profile.cc) does
+// before it numbers blocks and writes the .gcno, so that ballarus and gcov
+// see the same graph.  Returns with the fake edges in place.
+void PrepareCfgLikeGcov() {
+  basic_block bb;
+  flow_call_edges_add(NULL);
+  add_noreturn_fake_exit_edges();
+
+  FOR_EACH_BB_FN(bb, cfun) {
+    int need_exit_edge = 0, need_entry_edge = 0;
+    int have_exit_edge = 0, have_entry_edge = 0;
+    edge e;
+    edge_iterator ei;
+
+    FOR_EACH_EDGE(e, ei, bb->succs) {
+      gimple_stmt_iterator gsi;
+      gimple* last = NULL;
+      for (gsi = gsi_last_nondebug_bb(bb); !gsi_end_p(gsi);
+           gsi_prev_nondebug(&gsi)) {
+        last = gsi_stmt(gsi);
+        if (!RESERVED_LOCATION_P(gimple_location(last))) break;
+      }
+      // An edge with its own goto locus gets its own block (gcov does the
+      // same so such lines are counted once).
+      if (last && gimple_has_location(last) &&
+          !RESERVED_LOCATION_P(e->goto_locus) && !single_succ_p(bb) &&
+          (LOCATION_FILE(e->goto_locus) !=
+               LOCATION_FILE(gimple_location(last)) ||
+           (LOCATION_LINE(e->goto_locus) !=
+            LOCATION_LINE(gimple_location(last))))) {
+        basic_block new_bb = split_edge(e);
+        edge ne = single_succ_edge(new_bb);
+        ne->goto_locus = e->goto_locus;
+      }
+      if ((e->flags & (EDGE_ABNORMAL | EDGE_ABNORMAL_CALL)) &&
+          e->dest != EXIT_BLOCK_PTR_FOR_FN(cfun))
+        need_exit_edge = 1;
+      if (e->dest == EXIT_BLOCK_PTR_FOR_FN(cfun)) have_exit_edge = 1;
+    }
+    FOR_EACH_EDGE(e, ei, bb->preds) {
+      if ((e->flags & (EDGE_ABNORMAL | EDGE_ABNORMAL_CALL)) &&
+          e->src != ENTRY_BLOCK_PTR_FOR_FN(cfun))
+        need_entry_edge = 1;
+      if (e->src == ENTRY_BLOCK_PTR_FOR_FN(cfun)) have_entry_edge = 1;
+    }
+
+    if (need_exit_edge && !have_exit_edge) {
+      if (dump_file)
+        fprintf(dump_file, "  fake exit edge added to bb %i\n", bb->index);
+      make_edge(bb, EXIT_BLOCK_PTR_FOR_FN(cfun), EDGE_FAKE);
+    }
+    if (need_entry_edge && !have_entry_edge) {
+      if (dump_file)
+        fprintf(dump_file, "  fake entry edge added to bb %i\n", bb->index);
+      make_edge(ENTRY_BLOCK_PTR_FOR_FN(cfun), bb, EDGE_FAKE);
+      if (have_exit_edge || need_exit_edge) {
+        gimple_stmt_iterator gsi = gsi_start_nondebug_after_labels_bb(bb);
+        gimple* first = gsi_end_p(gsi) ? NULL : gsi_stmt(gsi);
+        if (first && is_gimple_call(first) &&
+            (gimple_call_builtin_p(first, BUILT_IN_SETJMP_RECEIVER) ||
+             (gimple_call_flags(first) & ECF_RETURNS_TWICE) ||
+             (gimple_call_internal_p(first) &&
+              gimple_call_internal_fn(first) == IFN_ABNORMAL_DISPATCHER)))
+          continue;
+        if (dump_file)
+          fprintf(dump_file, "  bb %i split after labels\n", bb->index);
+        split_block_after_labels(bb);
+      }
+    }
+  }
+  compact_blocks();
+}
+
+uint32_t ModelEdgeFlags(edge e) {
+  uint32_t f = 0;
+  if (e->flags & EDGE_FALLTHRU) f |= ballarus::kEdgeFallthru;
+  if (e->flags & EDGE_TRUE_VALUE) f |= ballarus::kEdgeTrue;
+  if (e->flags & EDGE_FALSE_VALUE) f |= ballarus::kEdgeFalse;
+  if (e->flags & EDGE_EH) f |= ballarus::kEdgeEh;
+  if (e->flags & (EDGE_ABNORMAL | EDGE_ABNORMAL_CALL))
+    f |= ballarus::kEdgeAbnormal;
+  if (e->flags & EDGE_FAKE) f |= ballarus::kEdgeFake;
+  if (e->src != ENTRY_BLOCK_PTR_FOR_FN(cfun)) {
+    gimple* last = last_stmt(e->src);
+    if (last && gimple_code(last) == GIMPLE_SWITCH) f |= ballarus::kEdgeSwitch;
+  }
+  // gcov's "ignore": abnormal edges replaced by fake ENTRY/EXIT edges.
+  if ((e->flags & (EDGE_ABNORMAL | EDGE_ABNORMAL_CALL)) &&
+      e->src != ENTRY_BLOCK_PTR_FOR_FN(cfun) &&
+      e->dest != EXIT_BLOCK_PTR_FOR_FN(cfun))
+    f |= ballarus::kEdgeIgnored;
+  if (EDGE_CRITICAL_P(e)) f |= ballarus::kEdgeCritical;
+  return f;
+}
+
+bool CanHoldCounter(uint32_t flags) {
+  return !(flags & (ballarus::kEdgeEh | ballarus::kEdgeAbnormal |
+                    ballarus::kEdgeFake | ballarus::kEdgeIgnored));
+}
+
+// Records each block's source lines the way branch_prob() writes them to the
+// .gcno (GCC 12 profile.cc, output_location): per function, (file, line,
+// block) triples are emitted once; within the function a line equal to the
+// previous one is not repeated except at the start of a block; a file switch
+// without a line change records no line.
+class LineRecorder {
+ public:
+  explicit LineRecorder(FileTable* files) : files_(files) {}
+
+  void Add(ballarus::Block* block, int bb_index, const char* file, int line) {
+    if (file == NULL) return;
+    std::string key = std::string(file) + '\0' + std::to_string(line) + '\0' +
+                      std::to_string(bb_index);
+    if (!streamed_.insert(key).second) return;
+    bool name_differs = !have_prev_ || prev_file_ != file;
+    bool line_differs = prev_line_ != line;
+    if (current_block_ != bb_index) {
+      current_block_ = bb_index;
+      name_differs = line_differs = true;
+    }
+    if (name_differs) {
+      prev_file_ = file;
+      have_prev_ = true;
+      current_file_ = files_->Intern(file);
+    }
+    if (line_differs) {
+      block->lines.push_back({current_file_, static_cast<uint32_t>(line)});
+      prev_line_ = line;
+    }
+  }
+
+ private:
+  FileTable* files_;
+  std::set<std::string> streamed_;
+  bool have_prev_ = false;
+  std::string prev_file_;
+  int prev_line_ = -1;
+  int current_block_ = -1;
+  uint32_t current_file_ = 0;
+};
+
+void RecordLines(ballarus::Function* fn, FileTable* files) {
+  LineRecorder rec(files);
+  hash_set<location_hash> seen_locations;
+  basic_block bb;
+  FOR_EACH_BB_FN(bb, cfun) {
+    ballarus::Block* block = &fn->blocks[bb->index];
+    if (bb == ENTRY_BLOCK_PTR_FOR_FN(cfun)->next_bb) {
+      location_t loc = DECL_SOURCE_LOCATION(current_function_decl);
+      if (!RESERVED_LOCATION_P(loc)) {
+        seen_locations.add(loc);
+        expanded_location xloc = expand_location(loc);
+        rec.Add(block, bb->index, xloc.file, MAX(1, xloc.line));
+      }
+    }
+    for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi);
+         gsi_next(&gsi)) {
+      gimple* stmt = gsi_stmt(gsi);
+      location_t loc = gimple_location(stmt);
+      if (!RESERVED_LOCATION_P(loc)) {
+        seen_locations.add(loc);
+        rec.Add(block, bb->index, gimple_filename(stmt),
+                MAX(1, gimple_lineno(stmt)));
+      }
+    }
+    location_t loc;
+    if (single_succ_p(bb) && (loc = single_succ_edge(bb)->goto_locus) &&
+        !RESERVED_LOCATION_P(loc) && !seen_locations.contains(loc)) {
+      expanded_location xloc = expand_location(loc);
+      rec.Add(block, bb->index, xloc.file, MAX(1, xloc.line));
+    }
+  }
+}
+
+// One function's analysis result, kept between the analysis and the
+// instrumentation phases.
+struct FunctionWork {
+  cgraph_node* node = nullptr;
+  size_t model_index = 0;
+  // Edges that get a counter, with the counter index; in model edge order.
+  std::vector<std::pair<edge, uint64_t>> counted;
+  std::vector<size_t> counted_model_edge;  // parallel to `counted`
+};
+
+bool ShouldInstrument(cgraph_node* node) {
+  tree decl = node->decl;
+  if (!gimple_has_body_p(decl)) return false;  // also skips thunks
+  if (node->thunk) return false;
+  if (DECL_SOURCE_LOCATION(decl) == BUILTINS_LOCATION) return false;
+  if (lookup_attribute("no_profile_instrument_function",
+                       DECL_ATTRIBUTES(decl)))
+    return false;
+  // Like gcov under -ftest-coverage: extern inline bodies are never emitted.
+  if (DECL_EXTERNAL(decl)) return false;
+  return true;
+}
+
+// Analyses cfun: prepares the CFG, fills `fn`, chooses counters.
+void AnalyseFunction(ballarus::Function* fn, FileTable* files,
+                     uint64_t* next_counter, FunctionWork* work) {
+  tree decl = current_function_decl;
+  if (execute_fixup_cfg() & TODO_cleanup_cfg) cleanup_tree_cfg();
+  PrepareCfgLikeGcov();
+
+  const char* asm_name = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(decl));
+  fn->name = asm_name;
+  fn->demangled = Demangle(asm_name);
+  expanded_location start = expand_location(DECL_SOURCE_LOCATION(decl));
+  expanded_location end = expand_location(cfun->function_end_locus);
+  fn->file = files->Intern(start.file);
+  fn->line = start.line;
+  fn->end_line =
+      (end.file && start.file && strcmp(end.file, start.file) == 0 &&
+       end.line >= start.line)
+          ? end.line
+          : start.line;
+  fn->cfg_checksum = coverage_compute_cfg_checksum(cfun);
+  fn->lineno_checksum = coverage_compute_lineno_checksum();
+  if (DECL_COMDAT(decl) || DECL_ONE_ONLY(decl) || DECL_WEAK(decl))
+    fn->flags |= ballarus::kFunctionComdat;
+  if (DECL_ARTIFICIAL(decl)) fn->flags |= ballarus::kFunctionArtificial;
+
+  fn->blocks.resize(n_basic_blocks_for_fn(cfun));
+  RecordLines(fn, files);
+
+  if (dump_file)
+    fprintf(dump_file,
+            "ballarus: function %s (%s:%d): %d blocks, cfg checksum %u\n",
+            fn->demangled.c_str(), start.file ? start.file : "?", start.line,
+            n_basic_blocks_for_fn(cfun), fn->cfg_checksum);
+
+  basic_block bb;
+  FOR_BB_BETWEEN(bb, ENTRY_BLOCK_PTR_FOR_FN(cfun), NULL, next_bb) {
+    edge e;
+    edge_iterator ei;
+    FOR_EACH_EDGE(e, ei, bb->succs) {
+      ballarus::Edge me;
+      me.src = e->src->index;
+      me.dst = e->dest->index;
+      me.flags = ModelEdgeFlags(e);
+      if (CanHoldCounter(me.flags)) {
+        me.counter = static_cast<int64_t>(*next_counter);
+        work->counted.emplace_back(e, *next_counter);
+        work->counted_model_edge.push_back(fn->edges.size());
+        ++*next_counter;
+      } else if (dump_file) {
+        const char* why = (me.flags & ballarus::kEdgeIgnored)
+                              ? "abnormal, replaced by fake edges; count unknown"
+                          : (me.flags & ballarus::kEdgeFake)
+                              ? "fake; derived by flow conservation"
+                          : (me.flags & ballarus::kEdgeEh)
+                              ? "EH; derived by flow conservation"
+                              : "abnormal; derived by flow conservation";
+        fprintf(dump_file, "  edge %d->%d no counter (%s)\n", me.src, me.dst,
+                why);
+      }
+      fn->edges.push_back(me);
+    }
+  }
+  // The fake edges have served: gcov removes them before instrumenting too.
+  remove_fake_edges();
+}
+
+// Builds `counters[index] += 1` on edge E, queued with gsi_insert_on_edge.
+void QueueIncrement(edge e, tree counters, uint64_t index, bool atomic) {
+  tree u64 = TREE_TYPE(TREE_TYPE(counters));
+  tree one = build_int_cst(u64, 1);
+  tree ref = build4(ARRAY_REF, u64, counters,
+                    build_int_cst(integer_type_node, index), NULL_TREE,
+                    NULL_TREE);
+  if (atomic) {
+    tree addr = build_fold_addr_expr(ref);
+    tree f = builtin_decl_explicit(BUILT_IN_ATOMIC_FETCH_ADD_8);
+    gcall* call = gimple_build_call(
+        f, 3, addr, one, build_int_cst(integer_type_node, MEMMODEL_RELAXED));
+    gsi_insert_on_edge(e, call);
+    return;
+  }
+  tree t1 = make_temp_ssa_name(u64, NULL, "BLRS_ctr");
+  gassign* s1 = gimple_build_assign(t1, ref);
+  tree t2 = make_temp_ssa_name(u64, NULL, "BLRS_ctr");
+  gassign* s2 = gimple_build_assign(t2, PLUS_EXPR, t1, one);
+  gassign* s3 = gimple_build_assign(unshare_expr(ref), t2);
+  gsi_insert_on_edge(e, s1);
+  gsi_insert_on_edge(e, s2);
+  gsi_insert_on_edge(e, s3);
+}
+
+tree MakeStaticVar(const char* name, tree type) {
+  tree var = build_decl(BUILTINS_LOCATION, VAR_DECL, get_identifier(name), type);
+  TREE_STATIC(var) = 1;
+  TREE_PUBLIC(var) = 0;
+  DECL_ARTIFICIAL(var) = 1;
+  DECL_IGNORED_P(var) = 1;
+  TREE_USED(var) = 1;
+  TREE_ADDRESSABLE(var) = 1;
+  DECL_CONTEXT(var) = NULL_TREE;
+  return var;
+}
+
+std::string GetCwd() {
+  const char* pwd = getpwd();
+  return pwd ? pwd : "";
+}
+
+unsigned int ExecuteBallarus() {
+  const bool atomic = UseAtomic();
+  ballarus::TranslationUnit tu;
+  tu.source = main_input_filename ? main_input_filename : "";
+  tu.cwd = GetCwd();
+  tu.compiler = std::string("gcc ") + version_string;
+  tu.flags = BALLARUS_META_F_NAIVE | (atomic ? BALLARUS_META_F_ATOMIC : 0u);
+  FileTable files(&tu.files);
+
+  if (dump_file)
+    fprintf(dump_file, "ballarus: mode naive, update %s\n",
+            atomic ? "atomic" : "single");
+
+  // Phase 1: analyse every function; choose counters.
+  std::vector<FunctionWork> work;
+  uint64_t n_counters = 0;
+  cgraph_node* node;
+  FOR_EACH_DEFINED_FUNCTION(node) {
+    if (!ShouldInstrument(node)) continue;
+    push_cfun(DECL_STRUCT_FUNCTION(node->decl));
+    FunctionWork w;
+    w.node = node;
+    w.model_index = tu.functions.size();
+    tu.functions.emplace_back();
+    AnalyseFunction(&tu.functions.back(), &files, &n_counters, &w);
+    work.push_back(std::move(w));
+    free_dominance_info(CDI_DOMINATORS);
+    free_dominance_info(CDI_POST_DOMINATORS);
+    pop_cfun();
+  }
+  if (work.empty()) return 0;
+  tu.n_counters = n_counters;
+
+  // The TU's counter array: static uint64_t __ballarus_counters[N].
+  tree u64 = long_long_unsigned_type_node;
+  tree ctr_type = build_array_type_nelts(u64, n_counters);
+  tree counters = MakeStaticVar("__ballarus_counters", ctr_type);
+  DECL_NONALIASED(counters) = 1;
+  SET_DECL_ALIGN(counters, MAX(TYPE_ALIGN(u64), 64u * BITS_PER_UNIT / 8));
+  varpool_node::finalize_decl(counters);
+
+  // Phase 2: instrument.  One commit per function; an edge is split only
+  // where neither end can hold its code.
+  for (FunctionWork& w : work) {
+    push_cfun(DECL_STRUCT_FUNCTION(w.node->decl));
+    ballarus::Function& fn = tu.functions[w.model_index];
+    if (dump_file)
+      fprintf(dump_file, "ballarus: function %s: %zu counters\n",
+              fn.demangled.c_str(), w.counted.size());
+    for (auto& ec : w.counted) QueueIncrement(ec.first, counters, ec.second,
+                                              atomic);
+    for (size_t i = 0; i < w.counted.size(); ++i) {
+      edge e = w.counted[i].first;
+      int src = e->src->index, dst = e->dest->index;
+      // Where gimple_find_edge_insert_loc will put the code, for the dump.
+      const char* where =
+          (single_pred_p(e->dest) && gimple_seq_empty_p(phi_nodes(e->dest)) &&
+           e->dest != EXIT_BLOCK_PTR_FOR_FN(cfun))
+              ? "in target block"
+              : "in source block";
+      basic_block new_bb = NULL;
+      gsi_commit_one_edge_insert(e, &new_bb);
+      ballarus::Edge& me = fn.edges[w.counted_model_edge[i]];
+      if (new_bb) {
+        me.flags |= ballarus::kEdgeSplit;
+        where = "edge split";
+      }
+      if (dump_file)
+        fprintf(dump_file, "  edge %d->%d counter #%llu (%s)\n", src, dst,
+                (unsigned long long)w.counted[i].second, where);
+    }
+    gsi_commit_edge_inserts();
+    pop_cfun();
+  }
+
+  // Instrumented functions write memory now: they are no longer const/pure
+  // (as tree_profiling does for gcov), and their call statements and the
+  // call graph need refreshing.
+  for (FunctionWork& w : work) {
+    w.node->set_const_flag(false, false);
+    w.node->set_pure_flag(false, false);
+  }
+  for (FunctionWork& w : work) {
+    push_cfun(DECL_STRUCT_FUNCTION(w.node->decl));
+    basic_block bb;
+    FOR_EACH_BB_FN(bb, cfun) {
+      for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi);
+           gsi_next(&gsi)) {
+        gimple* stmt = gsi_stmt(gsi);
+        if (is_gimple_call(stmt)) update_stmt(stmt);
+      }
+    }
+    cleanup_tree_cfg();
+    update_ssa(TODO_update_ssa);
+    cgraph_edge::rebuild_edges();
+    pop_cfun();
+  }
+
+  // The metadata blob and the descriptor the runtime walks.
+  std::vector<uint8_t> blob = ballarus::EncodeMetadata(tu);
+  tree byte_type = build_qualified_type(unsigned_char_type_node,
+                                        TYPE_QUAL_CONST);
+  tree blob_type = build_array_type_nelts(byte_type, blob.size());
+  tree meta = MakeStaticVar("__ballarus_metadata", blob_type);
+  TREE_READONLY(meta) = 1;
+  tree str = build_string(blob.size(),
+                          reinterpret_cast<const char*>(blob.data()));
+  TREE_TYPE(str) = blob_type;
+  TREE_READONLY(str) = 1;
+  TREE_STATIC(str) = 1;
+  DECL_INITIAL(meta) = str;
+  SET_DECL_ALIGN(meta, 64);
+  varpool_node::finalize_decl(meta);
+
+  tree anchor = build_decl(BUILTINS_LOCATION, VAR_DECL,
+                           get_identifier("__ballarus_runtime_anchor"),
+                           build_qualified_type(char_type_node,
+                                                TYPE_QUAL_CONST));
+  DECL_EXTERNAL(anchor) = 1;
+  TREE_PUBLIC(anchor) = 1;
+  TREE_READONLY(anchor) = 1;
+  DECL_ARTIFICIAL(anchor) = 1;
+  DECL_VISIBILITY(anchor) = VISIBILITY_HIDDEN;
+  DECL_VISIBILITY_SPECIFIED(anchor) = 1;
+  varpool_node::get_create(anchor);
+
+  tree desc_type = build_array_type_nelts(ptr_type_node, 3);
+  vec<constructor_elt, va_gc>* elts = NULL;
+  CONSTRUCTOR_APPEND_ELT(elts, size_int(0),
+                         fold_convert(ptr_type_node, build_fold_addr_expr(meta)));
+  CONSTRUCTOR_APPEND_ELT(
+      elts, size_int(1),
+      fold_convert(ptr_type_node, build_fold_addr_expr(counters)));
+  CONSTRUCTOR_APPEND_ELT(
+      elts, size_int(2),
+      fold_convert(ptr_type_node, build_fold_addr_expr(anchor)));
+  tree desc = MakeStaticVar("__ballarus_tu_desc", desc_type);
+  DECL_INITIAL(desc) = build_constructor(desc_type, elts);
+  TREE_CONSTANT(DECL_INITIAL(desc)) = 1;
+  TREE_STATIC(DECL_INITIAL(desc)) = 1;
+  DECL_PRESERVE_P(desc) = 1;
+  SET_DECL_ALIGN(desc, TYPE_ALIGN(ptr_type_node));
+  DECL_USER_ALIGN(desc) = 1;
+  set_decl_section_name(desc, BALLARUS_TU_SECTION);
+  varpool_node::finalize_decl(desc);
+
+  if (dump_file)
+    fprintf(dump_file,
+            "ballarus: %zu functions, %llu counters, metadata %zu bytes\n",
+            tu.functions.size(), (unsigned long long)n_counters, blob.size());
+  return 0;
+}
+
+const pass_data kPassData = {
+    SIMPLE_IPA_PASS,  // type
+    "ballarus",       // name: -fdump-ipa-ballarus
+    OPTGROUP_NONE,    // optinfo_flags
+    TV_NONE,          // tv_id
+    0,                // properties_required
+    0,                // properties_provided
+    0,                // properties_destroyed
+    0,                // todo_flags_start
+    0,                // todo_flags_finish
+};
+
+class ballarus_pass : public simple_ipa_opt_pass {
+ public:
+  explicit ballarus_pass(gcc::context* ctxt)
+      : simple_ipa_opt_pass(kPassData, ctxt) {}
+  bool gate(function*) override { return !seen_error() && !in_lto_p; }
+  unsigned int execute(function*) override { return ExecuteBallarus(); }
+};
+
+simple_ipa_opt_pass* make_ballarus_pass(gcc::context* ctxt) {
+  return new ballarus_pass(ctxt);
+}
+
+}  // namespace
+
+int plugin_init(plugin_name_args* info, plugin_gcc_version* version) {
+  if (!plugin_default_version_check(version, &gcc_version)) {
+    error("ballarus: built for GCC %s, but this is GCC %s",
+          gcc_version.basever, version->basever);
+    return 1;
+  }
+  static plugin_info pinfo = {kPluginVersion, kHelp};
+  register_callback(info->base_name, PLUGIN_INFO, NULL, &pinfo);
+  if (!ParseOptions(info)) return 1;
+
+  // Why here: right after GCC's own "profile" pass (tree-profile.cc), the
+  // point where -fprofile-arcs instruments — after early inlining and local
+  // cleanups, before the IPA optimisations — so a ballarus CFG is gcov's CFG
+  // for the same compile and counts compare edge by edge.
+  register_pass_info pass_info;
+  pass_info.pass = make_ballarus_pass(g);
+  pass_info.reference_pass_name = "profile";
+  pass_info.ref_pass_instance_number = 1;
+  pass_info.pos_op = PASS_POS_INSERT_AFTER;
+  register_callback(info->base_name, PLUGIN_PASS_MANAGER_SETUP, NULL,
+                    &pass_info);
+  // The pass manager already exists when plugins initialise, so the pass is
+  // registered by now and its dump can be switched on by name.
+  if (g_options.dump) g->get_dumps()->dump_switch_p("ipa-ballarus");
+  return 0;
+}
