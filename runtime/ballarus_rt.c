@@ -1,0 +1,641 @@
+/* ballarus_rt.c — the runtime linked into every instrumented module
+   (libballarus_rt.a): finds the module's translation units, and writes
+   their counters into the profile at exit, at dlclose and on
+   __ballarus_dump().  Public API and user-visible behaviour: ballarus.h.
+
+   Plain C11 + pthreads, no libstdc++, compiled -fPIC with hidden visibility
+   so it links into plain C executables and into shared libraries alike.
+
+   Registration.  The plugin puts one ballarus_tu_desc per TU into section
+   "ballarus_tus"; the linker bounds a module's descriptors with
+   __start_ballarus_tus/__stop_ballarus_tus, which we declare hidden and weak
+   so each module sees its own (and none if nothing is instrumented).  Each
+   descriptor points at __ballarus_runtime_anchor, which is what drags this
+   object out of the archive.  A constructor validates every descriptor's
+   metadata header (magic, version, header size, stamp = hash of the body)
+   and skips bad ones with a warning.
+
+   Modules and the master chain (after libgcov's __gcov_master/__gcov_root,
+   libgcc/libgcov-driver.c).  Every module (the executable, each shared
+   library) has its own copy of this file, with its own hidden state: a
+   `ballarus_root` listing its TUs.  The one exported data symbol,
+   __ballarus_master, holds a mutex and a doubly linked chain of roots.
+   Every copy defines it, and shared libraries reference it through the GOT,
+   so they all bind to the first definition in the global scope.  The
+   compiler wrapper links executables with
+     -Wl,--export-dynamic-symbol=__ballarus_master
+   so that first definition is the executable's: then every module's root is
+   chained into it, and __ballarus_dump()/__ballarus_reset() act on all of
+   them.  Without the export the executable keeps a private master and the
+   libraries share another (or each its own, if loaded RTLD_LOCAL); nothing
+   is lost: every module still dumps its own TUs at exit or dlclose, only
+   __ballarus_dump() called from one module no longer reaches the others.
+   A master of another layout version is never joined.
+
+   Dumping.  A dump takes the master's mutex (threads) and an exclusive lock
+   on PROFILE.lock (processes: an open-file-description lock, F_OFD_SETLKW,
+   which also serialises two modules of one process that do not share a
+   master; flock() where OFD locks are missing), reads PROFILE if present,
+   merges this dump's records in (profile_io.c), writes a temporary file and
+   renames it over PROFILE.  The counters are read, and after a successful
+   write the values written are subtracted from the live counters (atomic
+   fetch-sub), so increments that happen during the dump are kept for the
+   next one, and a failed write loses nothing.  At exit the first module
+   finalised that owns the master (normally the executable) dumps the whole
+   chain in one transaction; the other modules then find nothing new and
+   skip.  A dlclose'd library's destructor dumps its own TUs before its
+   counters are unmapped and unlinks its root.  A module is skipped when it
+   was dumped before and has counted nothing since, so one process normally
+   adds one run.
+
+   fork().  A pthread_atfork child handler zeroes the module's counters,
+   re-initialises the master's mutex (another thread may have held it), and
+   closes the lock file descriptor of a dump that was in progress in another
+   thread (an inherited OFD lock would otherwise stay held by the child).
+
+   Known limits.  Counter increments are plain (non-atomic) adds unless the
+   TU was compiled in atomic mode, so increments racing with each other or
+   with a dump may be lost, as with gcov.  Not async-signal-safe.  */
+
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/ballarus.h"
+#include "runtime/ballarus_format.h"
+#include "runtime/profile_io.h"
+
+#define PUBLIC __attribute__((visibility("default")))
+#define HIDDEN __attribute__((visibility("hidden")))
+
+/* ---------------------------------------------------------------------- */
+/* Shared structures.  Their layout is a contract between copies of the
+   runtime in one process: change it only together with MASTER_VERSION.  */
+
+#define MASTER_VERSION 1u
+
+typedef struct ballarus_root ballarus_root;
+
+typedef struct ballarus_master {
+  uint32_t version; /* MASTER_VERSION */
+  uint32_t size;    /* sizeof(ballarus_master) */
+  pthread_mutex_t lock;
+  ballarus_root *root; /* chain of registered modules */
+} ballarus_master;
+
+struct ballarus_root {
+  ballarus_root *next, *prev;
+  ballarus_master *master; /* the master this root is chained into */
+  const ballarus_tu_desc **tus; /* validated descriptors */
+  uint64_t n_tus;
+  char *path;  /* absolute profile path template (may contain %p) */
+  int dumped;  /* has been written at least once by this process */
+  int mark;    /* scratch, under master->lock */
+};
+
+/* The exported master.  `own_master` is a hidden alias: references to it
+   bind to this module's definition even when __ballarus_master is
+   interposed by another module's.  */
+PUBLIC ballarus_master __ballarus_master = {
+    MASTER_VERSION, sizeof(ballarus_master), PTHREAD_MUTEX_INITIALIZER, NULL};
+extern ballarus_master own_master
+    __attribute__((alias("__ballarus_master"), visibility("hidden")));
+
+/* Used when the resolved master has another layout version.  */
+static ballarus_master private_master = {
+    MASTER_VERSION, sizeof(ballarus_master), PTHREAD_MUTEX_INITIALIZER, NULL};
+
+/* Descriptors point here; its only job is to pull this object in.  */
+HIDDEN const char __ballarus_runtime_anchor = 0;
+
+extern const ballarus_tu_desc __start_ballarus_tus[]
+    __attribute__((weak, visibility("hidden")));
+extern const ballarus_tu_desc __stop_ballarus_tus[]
+    __attribute__((weak, visibility("hidden")));
+
+/* This module's state.  */
+static ballarus_root root;
+static int initialised;           /* under the master lock */
+static int verbose;
+static int busy_lock_fd = -1;     /* lock fd of a dump in progress */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---------------------------------------------------------------------- */
+/* Messages: formatted into a buffer and written with one write(2), so they
+   do not depend on stdio state at exit or after fork.  */
+
+static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void warn(const char *fmt, ...) {
+  char buf[1024];
+  int n = snprintf(buf, sizeof buf, "ballarus: ");
+  va_list ap;
+  va_start(ap, fmt);
+  int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+  va_end(ap);
+  size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+  if (len > sizeof buf - 2) len = sizeof buf - 2;
+  buf[len++] = '\n';
+  ssize_t w = write(2, buf, len);
+  (void)w;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Registration.                                                            */
+
+static int desc_ok(const ballarus_tu_desc *d, uint64_t index) {
+  const unsigned char *m = d->metadata;
+  ballarus_meta_header h;
+  if (m == NULL) {
+    warn("TU descriptor %llu: no metadata; TU skipped",
+         (unsigned long long)index);
+    return 0;
+  }
+  memcpy(&h, m, sizeof h);
+  const char *problem = NULL;
+  if (memcmp(h.magic, BALLARUS_META_MAGIC, 8) != 0)
+    problem = "bad metadata magic";
+  else if (h.version != BALLARUS_META_VERSION)
+    problem = "unsupported metadata version (built by another ballarus?)";
+  else if (h.header_size != BALLARUS_META_HEADER_SIZE ||
+           h.size < BALLARUS_META_HEADER_SIZE)
+    problem = "bad metadata sizes";
+  else if (h.n_counters > 0 && d->counters == NULL)
+    problem = "no counter array";
+  else if (h.n_counters > UINT64_MAX / 16)
+    problem = "counter count overflows";
+  else if (ballarus_hash64(m + h.header_size, h.size - h.header_size) !=
+           h.stamp)
+    problem = "metadata stamp does not match its body";
+  if (problem != NULL) {
+    warn("TU descriptor %llu: %s; TU skipped", (unsigned long long)index,
+         problem);
+    return 0;
+  }
+  return 1;
+}
+
+static char *absolute_path_template(void) {
+  const char *p = getenv("BALLARUS_PROFILE");
+  if (p == NULL || p[0] == '\0') p = "ballarus.profile";
+  if (p[0] == '/') return strdup(p);
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) == NULL) {
+    warn("cannot get the working directory (%s); profile path %s stays "
+         "relative",
+         strerror(errno), p);
+    return strdup(p);
+  }
+  size_t len = strlen(cwd) + 1 + strlen(p) + 1;
+  char *r = malloc(len);
+  if (r != NULL) snprintf(r, len, "%s/%s", cwd, p);
+  return r;
+}
+
+static void atfork_child(void);
+
+/* The master this module joins: the resolved __ballarus_master, unless it
+   has another layout.  */
+static ballarus_master *pick_master(void) {
+  ballarus_master *m = &__ballarus_master;
+  if (m->version != MASTER_VERSION || m->size != sizeof(ballarus_master)) {
+    if (verbose)
+      warn("__ballarus_master of another runtime version; this module dumps "
+           "on its own");
+    m = &private_master;
+  }
+  return m;
+}
+
+/* Registers this module's TUs and chains its root; idempotent.  */
+static void rt_init(void) {
+  pthread_mutex_lock(&init_lock);
+  if (initialised) {
+    pthread_mutex_unlock(&init_lock);
+    return;
+  }
+  const char *v = getenv("BALLARUS_VERBOSE");
+  verbose = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+
+  uint64_t n = 0;
+  if (__start_ballarus_tus != NULL && __stop_ballarus_tus != NULL &&
+      &__stop_ballarus_tus[0] > &__start_ballarus_tus[0])
+    n = (uint64_t)(&__stop_ballarus_tus[0] - &__start_ballarus_tus[0]);
+  root.tus = calloc(n == 0 ? 1 : n, sizeof *root.tus);
+  if (root.tus == NULL) {
+    warn("out of memory registering %llu TUs; this module is not profiled",
+         (unsigned long long)n);
+    n = 0;
+  }
+  for (uint64_t i = 0; i < n; i++)
+    if (desc_ok(&__start_ballarus_tus[i], i))
+      root.tus[root.n_tus++] = &__start_ballarus_tus[i];
+  root.path = absolute_path_template();
+  if (root.path == NULL) warn("out of memory; this module is not profiled");
+
+  ballarus_master *m = pick_master();
+  pthread_mutex_lock(&m->lock);
+  root.master = m;
+  root.prev = NULL;
+  root.next = m->root;
+  if (m->root != NULL) m->root->prev = &root;
+  m->root = &root;
+  pthread_mutex_unlock(&m->lock);
+
+  pthread_atfork(NULL, NULL, atfork_child);
+  initialised = 1;
+  if (verbose)
+    warn("registered %llu TUs; profile %s%s", (unsigned long long)root.n_tus,
+         root.path ? root.path : "(none)",
+         m == &own_master ? "" : " (chained into another module's master)");
+  pthread_mutex_unlock(&init_lock);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Dumping.                                                                 */
+
+/* PROFILE with %p -> pid and %% -> %.  */
+static char *expand_path(const char *tmpl) {
+  char pid[32];
+  snprintf(pid, sizeof pid, "%ld", (long)getpid());
+  size_t len = 1;
+  for (const char *p = tmpl; *p; p++) len += (p[0] == '%' && p[1] == 'p') ? 32 : 1;
+  char *out = malloc(len);
+  if (out == NULL) return NULL;
+  char *o = out;
+  for (const char *p = tmpl; *p; p++) {
+    if (p[0] == '%' && p[1] == 'p') {
+      o += sprintf(o, "%s", pid);
+      p++;
+    } else if (p[0] == '%' && p[1] == '%') {
+      *o++ = '%';
+      p++;
+    } else {
+      *o++ = *p;
+    }
+  }
+  *o = '\0';
+  return out;
+}
+
+/* One TU's contribution to a dump.  */
+typedef struct {
+  uint64_t *live;     /* the TU's counters */
+  uint64_t *snap;     /* values read, subtracted after a successful write */
+  uint64_t n;
+} tu_snap;
+
+static int cmp_record(const void *a, const void *b) {
+  uint64_t x = ((const ballarus_profile_record *)a)->stamp;
+  uint64_t y = ((const ballarus_profile_record *)b)->stamp;
+  return x < y ? -1 : x > y;
+}
+
+/* Reads the counters of `roots` into a fresh profile (one run) and the
+   snapshots.  Returns -1 when out of memory, else 0; *fresh tells whether
+   there is anything to write.  */
+static int snapshot(ballarus_root **roots, size_t n_roots,
+                    ballarus_profile *prof, tu_snap **snaps_out,
+                    uint64_t *n_snaps_out, int *fresh) {
+  uint64_t n = 0;
+  *fresh = 0;
+  for (size_t r = 0; r < n_roots; r++) {
+    n += roots[r]->n_tus;
+    if (!roots[r]->dumped) *fresh = 1;
+  }
+  memset(prof, 0, sizeof *prof);
+  if (n > UINT32_MAX) return -1;
+  tu_snap *snaps = calloc(n == 0 ? 1 : n, sizeof *snaps);
+  prof->records = calloc(n == 0 ? 1 : n, sizeof *prof->records);
+  if (snaps == NULL || prof->records == NULL) goto oom;
+  uint64_t k = 0;
+  for (size_t r = 0; r < n_roots; r++) {
+    for (uint64_t t = 0; t < roots[r]->n_tus; t++, k++) {
+      const ballarus_tu_desc *d = roots[r]->tus[t];
+      ballarus_meta_header h;
+      memcpy(&h, d->metadata, sizeof h);
+      ballarus_profile_record *rec = &prof->records[prof->n_records++];
+      rec->stamp = h.stamp;
+      rec->identity = h.identity;
+      rec->runs = 1;
+      rec->meta_size = h.size;
+      rec->n_counters = h.n_counters;
+      rec->metadata = malloc(h.size);
+      rec->counters = malloc(h.n_counters == 0 ? 1 : h.n_counters * 8);
+      rec->sparse = malloc(1);
+      snaps[k].live = d->counters;
+      snaps[k].n = h.n_counters;
+      snaps[k].snap = malloc(h.n_counters == 0 ? 1 : h.n_counters * 8);
+      if (rec->metadata == NULL || rec->counters == NULL ||
+          rec->sparse == NULL || snaps[k].snap == NULL)
+        goto oom;
+      memcpy(rec->metadata, d->metadata, h.size);
+      for (uint64_t i = 0; i < h.n_counters; i++) {
+        uint64_t v = __atomic_load_n(&d->counters[i], __ATOMIC_RELAXED);
+        snaps[k].snap[i] = v;
+        rec->counters[i] = v;
+        if (v != 0) *fresh = 1;
+      }
+    }
+  }
+  /* Sort by stamp and fold a TU linked twice into one module (same build
+     twice: same stamp) into one record.  */
+  qsort(prof->records, prof->n_records, sizeof *prof->records, cmp_record);
+  uint32_t w = 0;
+  for (uint32_t i = 0; i < prof->n_records; i++) {
+    ballarus_profile_record *cur = &prof->records[i];
+    if (w > 0 && prof->records[w - 1].stamp == cur->stamp &&
+        prof->records[w - 1].n_counters == cur->n_counters) {
+      ballarus_profile_record *keep = &prof->records[w - 1];
+      for (uint64_t c = 0; c < cur->n_counters; c++)
+        keep->counters[c] = ballarus_sat_add(keep->counters[c],
+                                             cur->counters[c]);
+      free(cur->metadata);
+      free(cur->counters);
+      free(cur->sparse);
+      continue;
+    }
+    prof->records[w++] = *cur;
+  }
+  prof->n_records = w;
+  prof->runs = 1;
+  *snaps_out = snaps;
+  *n_snaps_out = n;
+  return 0;
+
+oom:
+  ballarus_profile_free(prof);
+  if (snaps != NULL)
+    for (uint64_t i = 0; i < n; i++) free(snaps[i].snap);
+  free(snaps);
+  return -1;
+}
+
+static void free_snaps(tu_snap *snaps, uint64_t n) {
+  for (uint64_t i = 0; i < n; i++) free(snaps[i].snap);
+  free(snaps);
+}
+
+/* Takes the inter-process lock on PATH.lock; returns the fd or -1.  */
+static int lock_profile(const char *path) {
+  size_t len = strlen(path) + 6;
+  char *lp = malloc(len);
+  if (lp == NULL) return -1;
+  snprintf(lp, len, "%s.lock", path);
+  int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    warn("%s: cannot open lock file (%s); dumping without it", lp,
+         strerror(errno));
+    free(lp);
+    return -1;
+  }
+  struct flock fl;
+  memset(&fl, 0, sizeof fl);
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  int rc;
+  do {
+    rc = fcntl(fd, F_OFD_SETLKW, &fl);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0 && errno == EINVAL) {
+    do {
+      rc = flock(fd, LOCK_EX);
+    } while (rc != 0 && errno == EINTR);
+  }
+  if (rc != 0) {
+    warn("%s: cannot lock (%s); dumping without it", lp, strerror(errno));
+    close(fd);
+    fd = -1;
+  }
+  free(lp);
+  return fd;
+}
+
+static int file_exists(const char *path) {
+  struct stat st;
+  return lstat(path, &st) == 0 || errno != ENOENT;
+}
+
+/* Merges `mine` into the profile at `path` (or creates it).  Returns 0 on
+   success; else -1 with the problem in err.  `*existing_bad` is set when
+   the problem is with the existing file (so writing beside it is right).  */
+static int merge_into(const char *path, const ballarus_profile *mine,
+                      int *existing_bad, char *err, size_t errlen) {
+  *existing_bad = 0;
+  if (!file_exists(path))
+    return ballarus_profile_write_file(path, mine, err, errlen);
+  ballarus_profile old;
+  char sub[512];
+  if (ballarus_profile_read_file(path, &old, sub, sizeof sub) != 0) {
+    *existing_bad = 1;
+    snprintf(err, errlen, "%s", sub);
+    return -1;
+  }
+  if (ballarus_profile_merge(&old, mine, sub, sizeof sub) != 0) {
+    *existing_bad = 1;
+    snprintf(err, errlen, "%s", sub);
+    ballarus_profile_free(&old);
+    return -1;
+  }
+  int rc = ballarus_profile_write_file(path, &old, err, errlen);
+  ballarus_profile_free(&old);
+  return rc;
+}
+
+/* Dumps `roots` (all with the same path template) in one transaction.
+   Called with the master lock held.  */
+static void dump_group(ballarus_root **roots, size_t n_roots) {
+  ballarus_profile mine;
+  tu_snap *snaps = NULL;
+  uint64_t n_snaps = 0;
+  int fresh = 0;
+  if (snapshot(roots, n_roots, &mine, &snaps, &n_snaps, &fresh) != 0) {
+    warn("out of memory; profile not written (counts kept)");
+    return;
+  }
+  if (!fresh) {
+    ballarus_profile_free(&mine);
+    free_snaps(snaps, n_snaps);
+    return;
+  }
+  char *path = expand_path(roots[0]->path);
+  if (path == NULL) {
+    warn("out of memory; profile not written (counts kept)");
+    ballarus_profile_free(&mine);
+    free_snaps(snaps, n_snaps);
+    return;
+  }
+
+  int fd = lock_profile(path);
+  busy_lock_fd = fd;
+  char err[1024];
+  int bad = 0;
+  const char *written = path;
+  char *beside = NULL;
+  int rc = merge_into(path, &mine, &bad, err, sizeof err);
+  if (rc != 0 && bad) {
+    /* Never mix with, nor destroy, a file we cannot merge into: write
+       beside it, PROFILE.<pid>, or PROFILE.<pid>.<k> if that is taken by a
+       file we cannot merge into either.  */
+    char problem[1024];
+    snprintf(problem, sizeof problem, "%s", err);
+    size_t len = strlen(path) + 64;
+    beside = malloc(len);
+    if (beside == NULL) {
+      warn("%s: %s; out of memory, profile not written", path, problem);
+    } else {
+      for (int k = 0; k < 100; k++) {
+        if (k == 0)
+          snprintf(beside, len, "%s.%ld", path, (long)getpid());
+        else
+          snprintf(beside, len, "%s.%ld.%d", path, (long)getpid(), k);
+        if (k == 0)
+          warn("%s: %s; writing this run's profile to %s", path, problem,
+               beside);
+        rc = merge_into(beside, &mine, &bad, err, sizeof err);
+        if (rc == 0 || !bad) break;
+        warn("%s: %s; trying another name", beside, err);
+      }
+      written = beside;
+    }
+  }
+  if (rc == 0) {
+    /* Subtract what was written; increments made meanwhile survive.  */
+    for (uint64_t i = 0; i < n_snaps; i++)
+      for (uint64_t c = 0; c < snaps[i].n; c++)
+        if (snaps[i].snap[c] != 0)
+          __atomic_fetch_sub(&snaps[i].live[c], snaps[i].snap[c],
+                             __ATOMIC_RELAXED);
+    for (size_t r = 0; r < n_roots; r++) roots[r]->dumped = 1;
+    if (verbose)
+      warn("dumped %u TU records to %s", mine.n_records, written);
+  } else if (beside == NULL || !bad) {
+    warn("%s: cannot write profile: %s (counts kept for a later dump)",
+         written, err);
+  }
+  busy_lock_fd = -1;
+  if (fd >= 0) close(fd); /* releases the lock */
+  free(beside);
+  free(path);
+  ballarus_profile_free(&mine);
+  free_snaps(snaps, n_snaps);
+}
+
+/* Dumps every root of the chain `m`, one transaction per profile path.
+   Called with m->lock held.  */
+static void dump_chain(ballarus_master *m) {
+  size_t n = 0;
+  for (ballarus_root *r = m->root; r != NULL; r = r->next) {
+    r->mark = 0;
+    n++;
+  }
+  ballarus_root **group = calloc(n == 0 ? 1 : n, sizeof *group);
+  if (group == NULL) {
+    warn("out of memory; profile not written (counts kept)");
+    return;
+  }
+  for (ballarus_root *r = m->root; r != NULL; r = r->next) {
+    if (r->mark || r->path == NULL) continue;
+    size_t g = 0;
+    for (ballarus_root *s = r; s != NULL; s = s->next) {
+      if (!s->mark && s->path != NULL && strcmp(s->path, r->path) == 0) {
+        s->mark = 1;
+        group[g++] = s;
+      }
+    }
+    dump_group(group, g);
+  }
+  free(group);
+}
+
+PUBLIC void __ballarus_dump(void) {
+  rt_init();
+  ballarus_master *m = root.master;
+  pthread_mutex_lock(&m->lock);
+  dump_chain(m);
+  pthread_mutex_unlock(&m->lock);
+}
+
+PUBLIC void __ballarus_reset(void) {
+  rt_init();
+  ballarus_master *m = root.master;
+  pthread_mutex_lock(&m->lock);
+  for (ballarus_root *r = m->root; r != NULL; r = r->next)
+    for (uint64_t t = 0; t < r->n_tus; t++) {
+      const ballarus_tu_desc *d = r->tus[t];
+      ballarus_meta_header h;
+      memcpy(&h, d->metadata, sizeof h);
+      for (uint64_t i = 0; i < h.n_counters; i++)
+        __atomic_store_n(&d->counters[i], 0, __ATOMIC_RELAXED);
+    }
+  pthread_mutex_unlock(&m->lock);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Constructor, destructor, fork.                                           */
+
+__attribute__((constructor)) static void ballarus_rt_ctor(void) { rt_init(); }
+
+/* At exit or dlclose.  The module owning the master (normally the
+   executable, finalised first at exit) dumps the whole chain in one
+   transaction; any other module dumps its own TUs, which at exit finds
+   nothing new and skips.  Then the root leaves the chain: after dlclose
+   its memory is gone.  If the owner goes while roots of other modules are
+   still chained (only possible at exit), they are detached to a master of
+   their own: they have been dumped already.  */
+__attribute__((destructor)) static void ballarus_rt_dtor(void) {
+  if (!initialised) return;
+  ballarus_master *m = root.master;
+  pthread_mutex_lock(&m->lock);
+  if (m == &own_master || m == &private_master) {
+    dump_chain(m);
+  } else if (root.path != NULL) {
+    ballarus_root *self = &root;
+    root.mark = 1;
+    dump_group(&self, 1);
+  }
+  if (root.next != NULL) root.next->prev = root.prev;
+  if (root.prev != NULL)
+    root.prev->next = root.next;
+  else
+    m->root = root.next;
+  root.next = root.prev = NULL;
+  if (m == &own_master) {
+    /* Orphans: their copies still point at m, which may vanish with this
+       module; they were dumped above.  Give them an empty chain.  */
+    ballarus_root *r = m->root;
+    while (r != NULL) {
+      ballarus_root *next = r->next;
+      r->next = r->prev = NULL;
+      r = next;
+    }
+    m->root = NULL;
+  }
+  pthread_mutex_unlock(&m->lock);
+}
+
+static void atfork_child(void) {
+  /* Single-threaded here.  Another thread may have held the lock or been
+     in the middle of a dump.  */
+  pthread_mutex_init(&root.master->lock, NULL);
+  pthread_mutex_init(&init_lock, NULL);
+  if (busy_lock_fd >= 0) {
+    close(busy_lock_fd);
+    busy_lock_fd = -1;
+  }
+  for (uint64_t t = 0; t < root.n_tus; t++) {
+    const ballarus_tu_desc *d = root.tus[t];
+    ballarus_meta_header h;
+    memcpy(&h, d->metadata, sizeof h);
+    memset(d->counters, 0, h.n_counters * 8);
+  }
+}

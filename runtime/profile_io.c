@@ -1,0 +1,787 @@
+/* profile_io.c — parse, validate, merge and atomically write profile files
+   (layout: runtime/ballarus_format.h; API: runtime/profile_io.h).
+
+   Shared by the runtime (compiled into libballarus_rt.a with hidden
+   visibility, used at dump time inside the profiled program) and by
+   ballarus-reconstruct.  Plain C11, libc only: it must never pull libstdc++
+   into a C program.
+
+   Trust nothing read from disk.  The parser checks, in file order, every
+   field before it is used: magic, version, the header check, that n_records
+   records can fit in the bytes left (so a corrupt count cannot make us
+   allocate gigabytes), each record's tag, flags and sizes with explicit
+   overflow checks, the record check (a bit flip anywhere in a record's
+   payload is caught there; a flip in its header either breaks a size, the
+   check itself, or the agreement with the embedded metadata header), the
+   embedded metadata header (magic, version, header size, size, stamp =
+   FNV-1a of the body, n_counters), zero padding, sparse entries sorted and
+   unique, records sorted by stamp without duplicates, and no trailing bytes.
+   Every error names the byte offset of the offending field.
+
+   Determinism: serialisation writes records in stamp order and the file
+   depends only on the profile's values, so equal profiles give equal bytes.
+
+   Merging (the same rule for the runtime's dump and `reconstruct merge`):
+   a source record whose stamp is in the destination is added into it
+   (saturating, runs summed); a source record whose stamp is new is copied,
+   unless the destination holds a record with the same identity — that is
+   another build of the same TU, and mixing the two would attribute counts
+   to the wrong code, so the whole merge is refused.  (A program may contain
+   two builds of one source, e.g. compiled twice with different -D flags;
+   both stamps then sit in the file side by side and later runs merge into
+   each, which is why an identity clash only counts for a *new* stamp.)  */
+
+#define _GNU_SOURCE /* O_CLOEXEC, fsync, ... */
+
+#include "runtime/profile_io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "ballarus profiles are little-endian; big-endian hosts are unsupported"
+#endif
+
+typedef unsigned long long ull;
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+  if (err != NULL && errlen > 0) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+static uint32_t rd32(const unsigned char *p) {
+  uint32_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static uint64_t rd64(const unsigned char *p) {
+  uint64_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static void wr32(unsigned char *p, uint32_t v) { memcpy(p, &v, sizeof v); }
+static void wr64(unsigned char *p, uint64_t v) { memcpy(p, &v, sizeof v); }
+
+static uint64_t pad8(uint64_t n) { return (n + 7u) & ~(uint64_t)7u; }
+
+/* malloc that never returns NULL for a zero size, so NULL always means
+   out of memory.  */
+static void *xmalloc(uint64_t n) {
+  if (n > (uint64_t)SIZE_MAX) return NULL;
+  return malloc(n == 0 ? 1 : (size_t)n);
+}
+
+static void record_free(ballarus_profile_record *r) {
+  free(r->metadata);
+  free(r->counters);
+  free(r->sparse);
+  memset(r, 0, sizeof *r);
+}
+
+void ballarus_profile_free(ballarus_profile *p) {
+  if (p == NULL) return;
+  for (uint32_t i = 0; i < p->n_records; i++) record_free(&p->records[i]);
+  free(p->records);
+  memset(p, 0, sizeof *p);
+}
+
+static int sparse_less(const ballarus_sparse_entry *a,
+                       const ballarus_sparse_entry *b) {
+  return a->function < b->function ||
+         (a->function == b->function && a->key < b->key);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Parsing.                                                                 */
+
+/* Checks the metadata blob at data[0, meta_size) that starts at file offset
+   `at` against its record.  */
+static int check_meta(const unsigned char *m, uint64_t meta_size, uint64_t at,
+                      uint32_t index, uint64_t stamp, uint64_t n_counters,
+                      char *err, size_t errlen) {
+  if (memcmp(m, BALLARUS_META_MAGIC, 8) != 0)
+    return fail(err, errlen, "offset %llu: record %u: metadata: bad magic",
+                (ull)at, index);
+  uint32_t version = rd32(m + 8);
+  if (version != BALLARUS_META_VERSION)
+    return fail(err, errlen,
+                "offset %llu: record %u: metadata: unsupported version %u "
+                "(expected %u)",
+                (ull)(at + 8), index, version, BALLARUS_META_VERSION);
+  uint32_t header_size = rd32(m + 12);
+  if (header_size != BALLARUS_META_HEADER_SIZE)
+    return fail(err, errlen,
+                "offset %llu: record %u: metadata: header_size %u (expected "
+                "%u)",
+                (ull)(at + 12), index, header_size, BALLARUS_META_HEADER_SIZE);
+  uint64_t mstamp = rd64(m + 16), msize = rd64(m + 24), mn = rd64(m + 32);
+  if (msize != meta_size)
+    return fail(err, errlen,
+                "offset %llu: record %u: metadata: size %llu disagrees with "
+                "the record's meta_size %llu",
+                (ull)(at + 24), index, (ull)msize, (ull)meta_size);
+  if (mstamp != stamp)
+    return fail(err, errlen,
+                "offset %llu: record %u: metadata: stamp 0x%016llx disagrees "
+                "with the record's 0x%016llx",
+                (ull)(at + 16), index, (ull)mstamp, (ull)stamp);
+  if (mn != n_counters)
+    return fail(err, errlen,
+                "offset %llu: record %u: metadata: n_counters %llu disagrees "
+                "with the record's %llu",
+                (ull)(at + 32), index, (ull)mn, (ull)n_counters);
+  uint64_t body = ballarus_hash64(m + header_size, meta_size - header_size);
+  if (body != stamp)
+    return fail(err, errlen,
+                "offset %llu: record %u: metadata: stamp 0x%016llx is not the "
+                "hash of the body (0x%016llx)",
+                (ull)(at + 16), index, (ull)stamp, (ull)body);
+  return 0;
+}
+
+int ballarus_profile_parse(const unsigned char *data, uint64_t size,
+                           ballarus_profile *out, char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  if (size < BALLARUS_PROFILE_HEADER_SIZE)
+    return fail(err, errlen,
+                "offset 0: file header truncated (file ends after %llu of %u "
+                "bytes)",
+                (ull)size, BALLARUS_PROFILE_HEADER_SIZE);
+  if (memcmp(data, BALLARUS_PROFILE_MAGIC, 8) != 0)
+    return fail(err, errlen, "offset 0: bad magic (not a ballarus profile)");
+  uint32_t version = rd32(data + 8);
+  if (version != BALLARUS_PROFILE_VERSION)
+    return fail(err, errlen,
+                "offset 8: unsupported profile version %u (expected %u)",
+                version, BALLARUS_PROFILE_VERSION);
+  if (rd64(data + 24) != ballarus_hash64(data, 24))
+    return fail(err, errlen,
+                "offset 24: header check mismatch (file header corrupted)");
+  uint32_t n_records = rd32(data + 12);
+  uint64_t min_record = BALLARUS_RECORD_HEADER_SIZE + BALLARUS_META_HEADER_SIZE;
+  uint64_t room = (size - BALLARUS_PROFILE_HEADER_SIZE) / min_record;
+  if (n_records > room)
+    return fail(err, errlen,
+                "offset 12: n_records %u impossible: the remaining %llu bytes "
+                "hold at most %llu records",
+                n_records, (ull)(size - BALLARUS_PROFILE_HEADER_SIZE),
+                (ull)room);
+
+  ballarus_profile p;
+  memset(&p, 0, sizeof p);
+  p.runs = rd64(data + 16);
+  p.records = calloc(n_records == 0 ? 1 : n_records, sizeof *p.records);
+  if (p.records == NULL) return fail(err, errlen, "out of memory");
+
+  uint64_t off = BALLARUS_PROFILE_HEADER_SIZE;
+  for (uint32_t i = 0; i < n_records; i++) {
+    const uint64_t rec = off;
+    uint64_t left = size - off;
+    if (left < BALLARUS_RECORD_HEADER_SIZE) {
+      fail(err, errlen,
+           "offset %llu: record %u: header truncated (file ends after %llu of "
+           "%u bytes)",
+           (ull)rec, i, (ull)left, BALLARUS_RECORD_HEADER_SIZE);
+      goto bad;
+    }
+    const unsigned char *h = data + rec;
+    uint32_t tag = rd32(h), flags = rd32(h + 4);
+    uint64_t stamp = rd64(h + 8), meta_size = rd64(h + 16);
+    uint64_t n_counters = rd64(h + 24), n_sparse = rd64(h + 32);
+    uint64_t runs = rd64(h + 40), check = rd64(h + 48);
+    if (tag != BALLARUS_RECORD_TU) {
+      fail(err, errlen, "offset %llu: record %u: bad tag 0x%08x (expected "
+           "0x%08x)", (ull)rec, i, tag, BALLARUS_RECORD_TU);
+      goto bad;
+    }
+    if (flags != 0) {
+      fail(err, errlen, "offset %llu: record %u: unknown flags 0x%x",
+           (ull)(rec + 4), i, flags);
+      goto bad;
+    }
+    if (meta_size < BALLARUS_META_HEADER_SIZE || meta_size > UINT64_MAX - 7) {
+      fail(err, errlen,
+           "offset %llu: record %u: meta_size %llu is not a metadata blob "
+           "size",
+           (ull)(rec + 16), i, (ull)meta_size);
+      goto bad;
+    }
+    if (n_counters > UINT64_MAX / 8) {
+      fail(err, errlen, "offset %llu: record %u: n_counters %llu overflows",
+           (ull)(rec + 24), i, (ull)n_counters);
+      goto bad;
+    }
+    if (n_sparse > UINT64_MAX / sizeof(ballarus_sparse_entry)) {
+      fail(err, errlen, "offset %llu: record %u: n_sparse %llu overflows",
+           (ull)(rec + 32), i, (ull)n_sparse);
+      goto bad;
+    }
+    off += BALLARUS_RECORD_HEADER_SIZE;
+    left = size - off;
+    const uint64_t meta_at = off;
+    const uint64_t meta_bytes = pad8(meta_size);
+    if (meta_bytes > left) {
+      fail(err, errlen,
+           "offset %llu: record %u: metadata truncated (file ends after %llu "
+           "of %llu bytes)",
+           (ull)off, i, (ull)left, (ull)meta_bytes);
+      goto bad;
+    }
+    off += meta_bytes;
+    left = size - off;
+    const uint64_t counters_at = off;
+    const uint64_t counter_bytes = n_counters * 8;
+    if (counter_bytes > left) {
+      fail(err, errlen,
+           "offset %llu: record %u: counters truncated (file ends after %llu "
+           "of %llu bytes)",
+           (ull)off, i, (ull)left, (ull)counter_bytes);
+      goto bad;
+    }
+    off += counter_bytes;
+    left = size - off;
+    const uint64_t sparse_at = off;
+    const uint64_t sparse_bytes = n_sparse * sizeof(ballarus_sparse_entry);
+    if (sparse_bytes > left) {
+      fail(err, errlen,
+           "offset %llu: record %u: sparse entries truncated (file ends "
+           "after %llu of %llu bytes)",
+           (ull)off, i, (ull)left, (ull)sparse_bytes);
+      goto bad;
+    }
+    off += sparse_bytes;
+    uint64_t actual = ballarus_hash64(data + meta_at, off - meta_at);
+    if (actual != check) {
+      fail(err, errlen,
+           "offset %llu: record %u: check mismatch (record corrupted)",
+           (ull)(rec + 48), i);
+      goto bad;
+    }
+    if (check_meta(data + meta_at, meta_size, meta_at, i, stamp, n_counters,
+                   err, errlen) != 0)
+      goto bad;
+    for (uint64_t b = meta_size; b < meta_bytes; b++) {
+      if (data[meta_at + b] != 0) {
+        fail(err, errlen, "offset %llu: record %u: nonzero metadata padding",
+             (ull)(meta_at + b), i);
+        goto bad;
+      }
+    }
+    if (i > 0 && stamp <= p.records[i - 1].stamp) {
+      fail(err, errlen,
+           "offset %llu: record %u: stamp 0x%016llx does not follow 0x%016llx "
+           "(records must be sorted by stamp, without duplicates)",
+           (ull)(rec + 8), i, (ull)stamp, (ull)p.records[i - 1].stamp);
+      goto bad;
+    }
+
+    ballarus_profile_record *r = &p.records[i];
+    p.n_records = i + 1; /* so `bad` frees this record too */
+    r->stamp = stamp;
+    r->identity = rd64(data + meta_at + 40);
+    r->runs = runs;
+    r->meta_size = meta_size;
+    r->n_counters = n_counters;
+    r->n_sparse = n_sparse;
+    r->metadata = xmalloc(meta_size);
+    r->counters = xmalloc(counter_bytes);
+    r->sparse = xmalloc(sparse_bytes);
+    if (r->metadata == NULL || r->counters == NULL || r->sparse == NULL) {
+      fail(err, errlen, "out of memory");
+      goto bad;
+    }
+    memcpy(r->metadata, data + meta_at, meta_size);
+    memcpy(r->counters, data + counters_at, counter_bytes);
+    memcpy(r->sparse, data + sparse_at, sparse_bytes);
+    for (uint64_t s = 1; s < n_sparse; s++) {
+      if (!sparse_less(&r->sparse[s - 1], &r->sparse[s])) {
+        fail(err, errlen,
+             "offset %llu: record %u: sparse entry %llu not sorted after the "
+             "previous one (sorted by function, key; keys unique)",
+             (ull)(sparse_at + s * sizeof(ballarus_sparse_entry)), i,
+             (ull)s);
+        goto bad;
+      }
+    }
+  }
+  if (off != size) {
+    fail(err, errlen, "offset %llu: %llu trailing bytes after the last record",
+         (ull)off, (ull)(size - off));
+    goto bad;
+  }
+  *out = p;
+  return 0;
+
+bad:
+  ballarus_profile_free(&p);
+  return -1;
+}
+
+int ballarus_profile_read_file(const char *path, ballarus_profile *out,
+                               char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(err, errlen, "cannot open: %s", strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    return fail(err, errlen, "cannot stat: %s", strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return fail(err, errlen, "not a regular file");
+  }
+  uint64_t size = (uint64_t)st.st_size;
+  unsigned char *buf = xmalloc(size);
+  if (buf == NULL) {
+    close(fd);
+    return fail(err, errlen, "out of memory reading %llu bytes", (ull)size);
+  }
+  uint64_t got = 0;
+  while (got < size) {
+    ssize_t n = read(fd, buf + got, (size_t)(size - got));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      free(buf);
+      close(fd);
+      return fail(err, errlen, "read error at offset %llu: %s", (ull)got,
+                  strerror(e));
+    }
+    if (n == 0) break; /* shrank while reading: parse what we have */
+    got += (uint64_t)n;
+  }
+  close(fd);
+  int rc = ballarus_profile_parse(buf, got, out, err, errlen);
+  free(buf);
+  return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Serialisation.                                                           */
+
+/* Index permutation of p's records in stamp order (stable).  Parse and
+   merge keep records sorted, so this is normally the identity; otherwise
+   an insertion sort (no static comparator state: the runtime may run this
+   in several threads' dumps of unrelated modules).  */
+static uint32_t *stamp_order(const ballarus_profile *p) {
+  uint32_t *idx = xmalloc((uint64_t)p->n_records * sizeof *idx);
+  if (idx == NULL) return NULL;
+  int sorted = 1;
+  for (uint32_t i = 0; i < p->n_records; i++) {
+    idx[i] = i;
+    if (i > 0 && p->records[i - 1].stamp > p->records[i].stamp) sorted = 0;
+  }
+  if (!sorted) {
+    /* Insertion sort: stable, no static state, fine for TU counts.  */
+    for (uint32_t i = 1; i < p->n_records; i++) {
+      uint32_t v = idx[i];
+      uint32_t j = i;
+      while (j > 0 && p->records[idx[j - 1]].stamp > p->records[v].stamp) {
+        idx[j] = idx[j - 1];
+        j--;
+      }
+      idx[j] = v;
+    }
+  }
+  return idx;
+}
+
+/* Validates a record before it is written, so we never write a file the
+   parser would reject.  */
+static int check_record(const ballarus_profile_record *r, char *err,
+                        size_t errlen) {
+  if (r->metadata == NULL || r->meta_size < BALLARUS_META_HEADER_SIZE)
+    return fail(err, errlen, "record 0x%016llx: no metadata blob",
+                (ull)r->stamp);
+  if (r->meta_size > UINT64_MAX / 2 || r->n_counters > UINT64_MAX / 16 ||
+      r->n_sparse > UINT64_MAX / 64)
+    return fail(err, errlen, "record 0x%016llx: sizes overflow",
+                (ull)r->stamp);
+  if ((r->n_counters > 0 && r->counters == NULL) ||
+      (r->n_sparse > 0 && r->sparse == NULL))
+    return fail(err, errlen, "record 0x%016llx: missing counters",
+                (ull)r->stamp);
+  char sub[200];
+  if (check_meta(r->metadata, r->meta_size, 0, 0, r->stamp, r->n_counters,
+                 sub, sizeof sub) != 0)
+    return fail(err, errlen, "record 0x%016llx: %s", (ull)r->stamp, sub);
+  for (uint64_t s = 1; s < r->n_sparse; s++)
+    if (!sparse_less(&r->sparse[s - 1], &r->sparse[s]))
+      return fail(err, errlen,
+                  "record 0x%016llx: sparse entries not sorted/unique",
+                  (ull)r->stamp);
+  return 0;
+}
+
+int ballarus_profile_serialize(const ballarus_profile *p, unsigned char **buf,
+                               uint64_t *size, char *err, size_t errlen) {
+  *buf = NULL;
+  *size = 0;
+  uint64_t total = BALLARUS_PROFILE_HEADER_SIZE;
+  for (uint32_t i = 0; i < p->n_records; i++) {
+    const ballarus_profile_record *r = &p->records[i];
+    if (check_record(r, err, errlen) != 0) return -1;
+    uint64_t bytes = BALLARUS_RECORD_HEADER_SIZE + pad8(r->meta_size) +
+                     r->n_counters * 8 +
+                     r->n_sparse * sizeof(ballarus_sparse_entry);
+    if (bytes > UINT64_MAX - total)
+      return fail(err, errlen, "profile too large");
+    total += bytes;
+  }
+  uint32_t *idx = stamp_order(p);
+  if (idx == NULL) return fail(err, errlen, "out of memory");
+  for (uint32_t i = 1; i < p->n_records; i++) {
+    if (p->records[idx[i - 1]].stamp == p->records[idx[i]].stamp) {
+      uint64_t s = p->records[idx[i]].stamp;
+      free(idx);
+      return fail(err, errlen, "two records with stamp 0x%016llx", (ull)s);
+    }
+  }
+  unsigned char *out = xmalloc(total);
+  if (out == NULL) {
+    free(idx);
+    return fail(err, errlen, "out of memory (%llu bytes)", (ull)total);
+  }
+  memcpy(out, BALLARUS_PROFILE_MAGIC, 8);
+  wr32(out + 8, BALLARUS_PROFILE_VERSION);
+  wr32(out + 12, p->n_records);
+  wr64(out + 16, p->runs);
+  wr64(out + 24, ballarus_hash64(out, 24));
+  uint64_t off = BALLARUS_PROFILE_HEADER_SIZE;
+  for (uint32_t k = 0; k < p->n_records; k++) {
+    const ballarus_profile_record *r = &p->records[idx[k]];
+    unsigned char *h = out + off;
+    wr32(h, BALLARUS_RECORD_TU);
+    wr32(h + 4, 0);
+    wr64(h + 8, r->stamp);
+    wr64(h + 16, r->meta_size);
+    wr64(h + 24, r->n_counters);
+    wr64(h + 32, r->n_sparse);
+    wr64(h + 40, r->runs);
+    off += BALLARUS_RECORD_HEADER_SIZE;
+    uint64_t payload = off;
+    memcpy(out + off, r->metadata, r->meta_size);
+    memset(out + off + r->meta_size, 0, pad8(r->meta_size) - r->meta_size);
+    off += pad8(r->meta_size);
+    if (r->n_counters > 0) memcpy(out + off, r->counters, r->n_counters * 8);
+    off += r->n_counters * 8;
+    uint64_t sb = r->n_sparse * sizeof(ballarus_sparse_entry);
+    if (sb > 0) memcpy(out + off, r->sparse, sb);
+    off += sb;
+    wr64(h + 48, ballarus_hash64(out + payload, off - payload));
+  }
+  free(idx);
+  *buf = out;
+  *size = total;
+  return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Atomic write.                                                            */
+
+static int write_all(int fd, const unsigned char *p, uint64_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n > (1u << 30) ? (1u << 30) : (size_t)n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    p += w;
+    n -= (uint64_t)w;
+  }
+  return 0;
+}
+
+int ballarus_profile_write_file(const char *path, const ballarus_profile *p,
+                                char *err, size_t errlen) {
+  unsigned char *buf;
+  uint64_t size;
+  if (ballarus_profile_serialize(p, &buf, &size, err, errlen) != 0) return -1;
+
+  /* The temporary name is unique per process and call, in the target's
+     directory so rename() stays within one file system.  */
+  static unsigned long serial;
+  unsigned long n = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
+  size_t len = strlen(path) + 64;
+  char *tmp = malloc(len);
+  if (tmp == NULL) {
+    free(buf);
+    return fail(err, errlen, "out of memory");
+  }
+  snprintf(tmp, len, "%s.tmp.%ld.%lu", path, (long)getpid(), n);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    int e = errno;
+    fail(err, errlen, "cannot create temporary file %s: %s", tmp, strerror(e));
+    free(tmp);
+    free(buf);
+    return -1;
+  }
+  int rc = 0;
+  if (write_all(fd, buf, size) != 0) {
+    rc = fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+  } else if (fsync(fd) != 0) {
+    rc = fail(err, errlen, "cannot fsync %s: %s", tmp, strerror(errno));
+  }
+  if (close(fd) != 0 && rc == 0)
+    rc = fail(err, errlen, "cannot close %s: %s", tmp, strerror(errno));
+  if (rc == 0 && rename(tmp, path) != 0)
+    rc = fail(err, errlen, "cannot rename %s over it: %s", tmp,
+              strerror(errno));
+  if (rc != 0) {
+    unlink(tmp);
+  } else {
+    /* Make the rename itself durable.  Best effort: some file systems
+       refuse fsync on directories.  */
+    char *dir = strdup(path);
+    if (dir != NULL) {
+      char *slash = strrchr(dir, '/');
+      const char *d = ".";
+      if (slash == dir) {
+        d = "/";
+      } else if (slash != NULL) {
+        *slash = '\0';
+        d = dir;
+      }
+      int dfd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (dfd >= 0) {
+        (void)fsync(dfd);
+        close(dfd);
+      }
+      free(dir);
+    }
+  }
+  free(tmp);
+  free(buf);
+  return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Merging.                                                                 */
+
+/* Index of the record with `stamp` in the stamp-sorted p, or -1.  */
+static int64_t find_stamp(const ballarus_profile *p, uint64_t stamp) {
+  uint32_t lo = 0, hi = p->n_records;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (p->records[mid].stamp < stamp)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < p->n_records && p->records[lo].stamp == stamp ? (int64_t)lo : -1;
+}
+
+static int64_t find_identity(const ballarus_profile *p, uint64_t identity) {
+  for (uint32_t i = 0; i < p->n_records; i++)
+    if (p->records[i].identity == identity) return i;
+  return -1;
+}
+
+static int sorted_unique(const ballarus_profile *p) {
+  for (uint32_t i = 1; i < p->n_records; i++)
+    if (p->records[i - 1].stamp >= p->records[i].stamp) return 0;
+  return 1;
+}
+
+/* First conflicting src record, or -1.  */
+static int64_t first_conflict(const ballarus_profile *dst,
+                              const ballarus_profile *src, int64_t *with) {
+  for (uint32_t i = 0; i < src->n_records; i++) {
+    const ballarus_profile_record *s = &src->records[i];
+    if (find_stamp(dst, s->stamp) >= 0) continue;
+    int64_t d = find_identity(dst, s->identity);
+    if (d >= 0) {
+      if (with != NULL) *with = d;
+      return i;
+    }
+  }
+  return -1;
+}
+
+int ballarus_profile_conflicts(const ballarus_profile *dst,
+                               const ballarus_profile *src) {
+  return first_conflict(dst, src, NULL) >= 0;
+}
+
+/* Merges two sorted sparse arrays into a new one (counts of equal keys
+   added); returns NULL when out of memory.  */
+static ballarus_sparse_entry *merge_sparse(const ballarus_sparse_entry *a,
+                                           uint64_t na,
+                                           const ballarus_sparse_entry *b,
+                                           uint64_t nb, uint64_t *n_out) {
+  ballarus_sparse_entry *m = xmalloc((na + nb) * sizeof *m);
+  if (m == NULL) return NULL;
+  uint64_t i = 0, j = 0, n = 0;
+  while (i < na || j < nb) {
+    if (j == nb || (i < na && sparse_less(&a[i], &b[j]))) {
+      m[n++] = a[i++];
+    } else if (i == na || sparse_less(&b[j], &a[i])) {
+      m[n++] = b[j++];
+    } else {
+      m[n] = a[i];
+      m[n].count = ballarus_sat_add(a[i].count, b[j].count);
+      n++;
+      i++;
+      j++;
+    }
+  }
+  *n_out = n;
+  return m;
+}
+
+static int copy_record(ballarus_profile_record *d,
+                       const ballarus_profile_record *s) {
+  *d = *s;
+  d->metadata = xmalloc(s->meta_size);
+  d->counters = xmalloc(s->n_counters * 8);
+  d->sparse = xmalloc(s->n_sparse * sizeof(ballarus_sparse_entry));
+  if (d->metadata == NULL || d->counters == NULL || d->sparse == NULL) {
+    record_free(d);
+    return -1;
+  }
+  memcpy(d->metadata, s->metadata, s->meta_size);
+  if (s->n_counters > 0)
+    memcpy(d->counters, s->counters, s->n_counters * 8);
+  if (s->n_sparse > 0)
+    memcpy(d->sparse, s->sparse, s->n_sparse * sizeof(ballarus_sparse_entry));
+  return 0;
+}
+
+int ballarus_profile_merge(ballarus_profile *dst, const ballarus_profile *src,
+                           char *err, size_t errlen) {
+  if (!sorted_unique(dst))
+    return fail(err, errlen, "destination records not sorted by unique stamp");
+  if (!sorted_unique(src))
+    return fail(err, errlen, "source records not sorted by unique stamp");
+
+  /* Phase 1: refuse before touching anything.  */
+  int64_t with = -1;
+  int64_t c = first_conflict(dst, src, &with);
+  if (c >= 0)
+    return fail(err, errlen,
+                "conflict: TU identity 0x%016llx has stamp 0x%016llx here and "
+                "0x%016llx in the profile merged in (two builds of one TU)",
+                (ull)dst->records[with].identity,
+                (ull)dst->records[with].stamp,
+                (ull)src->records[c].stamp);
+  uint32_t n_new = 0;
+  for (uint32_t i = 0; i < src->n_records; i++) {
+    const ballarus_profile_record *s = &src->records[i];
+    int64_t d = find_stamp(dst, s->stamp);
+    if (d < 0) {
+      n_new++;
+      continue;
+    }
+    const ballarus_profile_record *r = &dst->records[d];
+    if (r->meta_size != s->meta_size || r->n_counters != s->n_counters ||
+        memcmp(r->metadata, s->metadata, s->meta_size) != 0)
+      return fail(err, errlen,
+                  "records with stamp 0x%016llx differ in metadata or counter "
+                  "count",
+                  (ull)s->stamp);
+  }
+  if ((uint64_t)dst->n_records + n_new > UINT32_MAX)
+    return fail(err, errlen, "too many records");
+
+  /* Phase 2: allocate everything the result needs.  */
+  uint32_t n_out = dst->n_records + n_new;
+  ballarus_profile_record *out = calloc(n_out == 0 ? 1 : n_out, sizeof *out);
+  ballarus_sparse_entry **sparse = calloc(src->n_records + 1, sizeof *sparse);
+  uint64_t *n_sparse = calloc(src->n_records + 1, sizeof *n_sparse);
+  if (out == NULL || sparse == NULL || n_sparse == NULL) goto oom;
+  /* New records go to out[dst->n_records ...] for now.  */
+  uint32_t k = dst->n_records;
+  for (uint32_t i = 0; i < src->n_records; i++) {
+    const ballarus_profile_record *s = &src->records[i];
+    int64_t d = find_stamp(dst, s->stamp);
+    if (d < 0) {
+      if (copy_record(&out[k], s) != 0) goto oom;
+      k++;
+    } else if (s->n_sparse > 0) {
+      const ballarus_profile_record *r = &dst->records[d];
+      sparse[i] = merge_sparse(r->sparse, r->n_sparse, s->sparse, s->n_sparse,
+                               &n_sparse[i]);
+      if (sparse[i] == NULL) goto oom;
+    }
+  }
+
+  /* Phase 3: commit (cannot fail).  */
+  for (uint32_t i = 0; i < src->n_records; i++) {
+    const ballarus_profile_record *s = &src->records[i];
+    int64_t d = find_stamp(dst, s->stamp);
+    if (d < 0) continue;
+    ballarus_profile_record *r = &dst->records[d];
+    for (uint64_t j = 0; j < s->n_counters; j++)
+      r->counters[j] = ballarus_sat_add(r->counters[j], s->counters[j]);
+    if (sparse[i] != NULL) {
+      free(r->sparse);
+      r->sparse = sparse[i];
+      r->n_sparse = n_sparse[i];
+    }
+    r->runs = ballarus_sat_add(r->runs, s->runs);
+  }
+  /* Merge the old (sorted) and new (sorted, as src is) records by stamp.  */
+  {
+    ballarus_profile_record *merged =
+        calloc(n_out == 0 ? 1 : n_out, sizeof *merged);
+    if (merged == NULL) {
+      /* Fall back to an in-place insertion sort of `out`.  */
+      memcpy(out, dst->records, dst->n_records * sizeof *out);
+      for (uint32_t i = 1; i < n_out; i++) {
+        ballarus_profile_record v = out[i];
+        uint32_t j = i;
+        while (j > 0 && out[j - 1].stamp > v.stamp) {
+          out[j] = out[j - 1];
+          j--;
+        }
+        out[j] = v;
+      }
+      merged = out;
+    } else {
+      uint32_t a = 0, b = dst->n_records, m = 0;
+      while (a < dst->n_records || b < n_out) {
+        if (b == n_out ||
+            (a < dst->n_records && dst->records[a].stamp < out[b].stamp))
+          merged[m++] = dst->records[a++];
+        else
+          merged[m++] = out[b++];
+      }
+      free(out);
+    }
+    free(dst->records);
+    dst->records = merged;
+    dst->n_records = n_out;
+  }
+  dst->runs = ballarus_sat_add(dst->runs, src->runs);
+  free(sparse);
+  free(n_sparse);
+  return 0;
+
+oom:
+  if (out != NULL)
+    for (uint32_t i = dst->n_records; i < n_out; i++) record_free(&out[i]);
+  if (sparse != NULL)
+    for (uint32_t i = 0; i < src->n_records; i++) free(sparse[i]);
+  free(out);
+  free(sparse);
+  free(n_sparse);
+  return fail(err, errlen, "out of memory");
+}
