@@ -83,7 +83,7 @@ gcc_w=$P/bin/ballarus-gcc
 gxx_w=$P/bin/ballarus-g++
 export BALLARUS_CC=$fake
 export BALLARUS_CXX=$fake
-unset BALLARUS_VERBOSE
+unset BALLARUS_WRAPPER_VERBOSE
 
 PRE=("-fplugin=$PLUGIN" -fplugin-arg-ballarus-mode=naive)
 
@@ -178,10 +178,10 @@ esac
 case "$out" in *cc=*) fail "--ballarus-help ran the compiler" ;; esac
 case "$out" in *"$PLUGIN"*) ;; *) fail "--ballarus-help does not name the plugin path" ;; esac
 
-# BALLARUS_VERBOSE=1 echoes the command on stderr.
-out=$(cd "$tmp/work" && BALLARUS_VERBOSE=1 "$gcc_w" -c 'a b.c' 2>&1 >/dev/null)
+# BALLARUS_WRAPPER_VERBOSE=1 echoes the command on stderr.
+out=$(cd "$tmp/work" && BALLARUS_WRAPPER_VERBOSE=1 "$gcc_w" -c 'a b.c' 2>&1 >/dev/null)
 [ "$out" = "ballarus-gcc: $fake -fplugin=$PLUGIN -fplugin-arg-ballarus-mode=naive -c a\\ b.c" ] \
-  || fail "BALLARUS_VERBOSE: got '$out'"
+  || fail "BALLARUS_WRAPPER_VERBOSE: got '$out'"
 
 # Missing pieces are one-line errors naming the path, exit status 2.
 expect_error() { # NAME WANT-SUBSTRING WRAPPER ARGS...
