@@ -14,7 +14,8 @@
    payload is caught there; a flip in its header either breaks a size, the
    check itself, or the agreement with the embedded metadata header), the
    embedded metadata header (magic, version, header size, size, stamp =
-   FNV-1a of the body, n_counters), zero padding, sparse entries sorted and
+   FNV-1a of the body, n_counters), zero padding, a record's runs not above
+   the file's, sparse entries sorted and
    unique, records sorted by stamp without duplicates, and no trailing bytes.
    Every error names the byte offset of the offending field.
 
@@ -284,6 +285,16 @@ int ballarus_profile_parse(const unsigned char *data, uint64_t size,
         goto bad;
       }
     }
+    /* Every dump adds 1 to the file's runs and at most 1 to a record's, and
+       merges add both alike, so a record never has more runs than its file.
+       (The record check does not cover the record header; this catches
+       most corruptions of `runs`, which nothing else would.)  */
+    if (runs > p.runs) {
+      fail(err, errlen,
+           "offset %llu: record %u: runs %llu exceeds the file's runs %llu",
+           (ull)(rec + 40), i, (ull)runs, (ull)p.runs);
+      goto bad;
+    }
     if (i > 0 && stamp <= p.records[i - 1].stamp) {
       fail(err, errlen,
            "offset %llu: record %u: stamp 0x%016llx does not follow 0x%016llx "
@@ -440,6 +451,9 @@ int ballarus_profile_serialize(const ballarus_profile *p, unsigned char **buf,
   for (uint32_t i = 0; i < p->n_records; i++) {
     const ballarus_profile_record *r = &p->records[i];
     if (check_record(r, err, errlen) != 0) return -1;
+    if (r->runs > p->runs)
+      return fail(err, errlen, "record 0x%016llx: runs %llu exceed the "
+                  "profile's %llu", (ull)r->stamp, (ull)r->runs, (ull)p->runs);
     uint64_t bytes = BALLARUS_RECORD_HEADER_SIZE + pad8(r->meta_size) +
                      r->n_counters * 8 +
                      r->n_sparse * sizeof(ballarus_sparse_entry);
@@ -576,6 +590,12 @@ int ballarus_profile_write_file(const char *path, const ballarus_profile *p,
 /* ---------------------------------------------------------------------- */
 /* Merging.                                                                 */
 
+static int cmp_record_stamp(const void *a, const void *b) {
+  uint64_t x = ((const ballarus_profile_record *)a)->stamp;
+  uint64_t y = ((const ballarus_profile_record *)b)->stamp;
+  return x < y ? -1 : x > y;
+}
+
 /* Index of the record with `stamp` in the stamp-sorted p, or -1.  */
 static int64_t find_stamp(const ballarus_profile *p, uint64_t stamp) {
   uint32_t lo = 0, hi = p->n_records;
@@ -669,8 +689,6 @@ int ballarus_profile_merge(ballarus_profile *dst, const ballarus_profile *src,
                            char *err, size_t errlen) {
   if (!sorted_unique(dst))
     return fail(err, errlen, "destination records not sorted by unique stamp");
-  if (!sorted_unique(src))
-    return fail(err, errlen, "source records not sorted by unique stamp");
 
   /* Phase 1: refuse before touching anything.  */
   int64_t with = -1;
@@ -723,6 +741,22 @@ int ballarus_profile_merge(ballarus_profile *dst, const ballarus_profile *src,
     }
   }
 
+  /* The new records in stamp order (src need not be sorted); two of them
+     with one stamp would make an invalid profile.  */
+  qsort(out + dst->n_records, n_new, sizeof *out, cmp_record_stamp);
+  for (uint32_t i = dst->n_records + 1; i < n_out; i++) {
+    if (out[i - 1].stamp == out[i].stamp) {
+      uint64_t dup = out[i].stamp;
+      for (uint32_t j = dst->n_records; j < n_out; j++) record_free(&out[j]);
+      for (uint32_t j = 0; j < src->n_records; j++) free(sparse[j]);
+      free(out);
+      free(sparse);
+      free(n_sparse);
+      return fail(err, errlen, "two source records with stamp 0x%016llx",
+                  (ull)dup);
+    }
+  }
+
   /* Phase 3: commit (cannot fail).  */
   for (uint32_t i = 0; i < src->n_records; i++) {
     const ballarus_profile_record *s = &src->records[i];
@@ -738,7 +772,7 @@ int ballarus_profile_merge(ballarus_profile *dst, const ballarus_profile *src,
     }
     r->runs = ballarus_sat_add(r->runs, s->runs);
   }
-  /* Merge the old (sorted) and new (sorted, as src is) records by stamp.  */
+  /* Merge the old and new records, both sorted, by stamp.  */
   {
     ballarus_profile_record *merged =
         calloc(n_out == 0 ? 1 : n_out, sizeof *merged);

@@ -1,0 +1,537 @@
+// profile_io_test.cc — tests of the profile file codec: round trips,
+// determinism, merge arithmetic (incl. saturation and sparse entries),
+// conflicts, and rejection of every truncation and of bit flips.
+#include "runtime/profile_io.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::vector<uint8_t> Blob(const std::string& body, uint64_t n_counters,
+                          uint64_t identity) {
+  ballarus_meta_header h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, BALLARUS_META_MAGIC, 8);
+  h.version = BALLARUS_META_VERSION;
+  h.header_size = BALLARUS_META_HEADER_SIZE;
+  h.stamp = ballarus_hash64(body.data(), body.size());
+  h.size = BALLARUS_META_HEADER_SIZE + body.size();
+  h.n_counters = n_counters;
+  h.identity = identity;
+  h.flags = BALLARUS_META_F_NAIVE;
+  std::vector<uint8_t> out(sizeof h);
+  memcpy(out.data(), &h, sizeof h);
+  out.insert(out.end(), body.begin(), body.end());
+  return out;
+}
+
+template <typename T>
+T* Dup(const std::vector<T>& v) {
+  T* p = static_cast<T*>(malloc(v.size() * sizeof(T) + 1));
+  if (!v.empty()) memcpy(p, v.data(), v.size() * sizeof(T));
+  return p;
+}
+
+// Appends a record (malloc'd, so ballarus_profile_free owns it).
+void Add(ballarus_profile* p, const std::vector<uint8_t>& blob,
+         const std::vector<uint64_t>& counters, uint64_t runs,
+         const std::vector<ballarus_sparse_entry>& sparse = {}) {
+  ballarus_meta_header h;
+  memcpy(&h, blob.data(), sizeof h);
+  ASSERT_EQ(h.n_counters, counters.size());
+  p->records = static_cast<ballarus_profile_record*>(
+      realloc(p->records, (p->n_records + 1) * sizeof *p->records));
+  ballarus_profile_record& r = p->records[p->n_records++];
+  r.stamp = h.stamp;
+  r.identity = h.identity;
+  r.runs = runs;
+  r.metadata = Dup(blob);
+  r.meta_size = blob.size();
+  r.counters = Dup(counters);
+  r.n_counters = counters.size();
+  r.sparse = Dup(sparse);
+  r.n_sparse = sparse.size();
+}
+
+ballarus_profile Empty(uint64_t runs) {
+  ballarus_profile p;
+  memset(&p, 0, sizeof p);
+  p.runs = runs;
+  return p;
+}
+
+std::vector<uint8_t> Bytes(const ballarus_profile& p) {
+  unsigned char* buf = nullptr;
+  uint64_t size = 0;
+  char err[256] = "";
+  EXPECT_EQ(ballarus_profile_serialize(&p, &buf, &size, err, sizeof err), 0)
+      << err;
+  std::vector<uint8_t> out(buf, buf + size);
+  free(buf);
+  return out;
+}
+
+const std::vector<uint8_t> kA = Blob("function alpha", 3, 0x1111);
+const std::vector<uint8_t> kB = Blob("function beta, eight+", 1, 0x2222);
+// Another build of A's TU: same identity, other body.
+const std::vector<uint8_t> kA2 = Blob("function alpha v2", 3, 0x1111);
+
+uint64_t StampOf(const std::vector<uint8_t>& blob) {
+  ballarus_meta_header h;
+  memcpy(&h, blob.data(), sizeof h);
+  return h.stamp;
+}
+
+// Two records, one with sparse entries: the small valid file of the
+// truncation and bit-flip tests.
+ballarus_profile Sample() {
+  ballarus_profile p = Empty(4);
+  Add(&p, kA, {1, 2, 3}, 4);
+  Add(&p, kB, {UINT64_MAX}, 2, {{1, 7, 70}, {2, 0, 5}});
+  return p;
+}
+
+const ballarus_profile_record* Find(const ballarus_profile& p,
+                                    uint64_t stamp) {
+  for (uint32_t i = 0; i < p.n_records; i++)
+    if (p.records[i].stamp == stamp) return &p.records[i];
+  return nullptr;
+}
+
+std::vector<uint64_t> Counters(const ballarus_profile_record* r) {
+  return std::vector<uint64_t>(r->counters, r->counters + r->n_counters);
+}
+
+// Parses and expects failure with an "offset N: " prefix, N <= limit.
+std::string ExpectRejected(const std::vector<uint8_t>& bytes, uint64_t limit) {
+  ballarus_profile p;
+  char err[512] = "";
+  EXPECT_EQ(ballarus_profile_parse(bytes.data(), bytes.size(), &p, err,
+                                   sizeof err),
+            -1);
+  std::string e = err;
+  EXPECT_EQ(e.rfind("offset ", 0), 0u) << e;
+  unsigned long long off = strtoull(e.c_str() + 7, nullptr, 10);
+  EXPECT_LE(off, limit) << e;
+  EXPECT_NE(e.find(": ", 7), std::string::npos) << e;
+  return e;
+}
+
+TEST(ProfileIo, RoundTripKeepsEveryValue) {
+  ballarus_profile p = Sample();
+  std::vector<uint8_t> bytes = Bytes(p);
+  ballarus_profile q;
+  char err[256] = "";
+  ASSERT_EQ(ballarus_profile_parse(bytes.data(), bytes.size(), &q, err,
+                                   sizeof err),
+            0)
+      << err;
+  EXPECT_EQ(q.runs, 4u);
+  ASSERT_EQ(q.n_records, 2u);
+  const ballarus_profile_record* a = Find(q, StampOf(kA));
+  const ballarus_profile_record* b = Find(q, StampOf(kB));
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(a->identity, 0x1111u);
+  EXPECT_EQ(a->runs, 4u);
+  EXPECT_EQ(Counters(a), (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_EQ(std::vector<uint8_t>(a->metadata, a->metadata + a->meta_size), kA);
+  EXPECT_EQ(b->identity, 0x2222u);
+  EXPECT_EQ(b->runs, 2u);
+  EXPECT_EQ(Counters(b), (std::vector<uint64_t>{UINT64_MAX}));
+  ASSERT_EQ(b->n_sparse, 2u);
+  EXPECT_EQ(b->sparse[0].function, 1u);
+  EXPECT_EQ(b->sparse[0].key, 7u);
+  EXPECT_EQ(b->sparse[0].count, 70u);
+  EXPECT_EQ(b->sparse[1].function, 2u);
+  EXPECT_EQ(b->sparse[1].count, 5u);
+  // Records sorted by stamp; the bytes re-serialise identically.
+  EXPECT_LT(q.records[0].stamp, q.records[1].stamp);
+  EXPECT_EQ(Bytes(q), bytes);
+  // Size: header + 2 x (record header + padded meta) + counters + sparse.
+  auto pad = [](size_t n) { return (n + 7) / 8 * 8; };
+  EXPECT_EQ(bytes.size(), 32 + 2 * 56 + pad(kA.size()) + pad(kB.size()) +
+                              3 * 8 + 1 * 8 + 2 * 24);
+  ballarus_profile_free(&p);
+  ballarus_profile_free(&q);
+}
+
+TEST(ProfileIo, EmptyProfileRoundTrips) {
+  ballarus_profile p = Empty(0);
+  std::vector<uint8_t> bytes = Bytes(p);
+  ASSERT_EQ(bytes.size(), 32u);
+  ballarus_profile q;
+  char err[256];
+  ASSERT_EQ(ballarus_profile_parse(bytes.data(), bytes.size(), &q, err,
+                                   sizeof err),
+            0)
+      << err;
+  EXPECT_EQ(q.n_records, 0u);
+  ballarus_profile_free(&q);
+}
+
+TEST(ProfileIo, SerializationIsDeterministicWhateverTheRecordOrder) {
+  ballarus_profile p = Empty(3), q = Empty(3);
+  Add(&p, kA, {1, 2, 3}, 1);
+  Add(&p, kB, {9}, 2);
+  Add(&q, kB, {9}, 2);
+  Add(&q, kA, {1, 2, 3}, 1);
+  EXPECT_EQ(Bytes(p), Bytes(q));
+  ballarus_profile_free(&p);
+  ballarus_profile_free(&q);
+}
+
+TEST(ProfileIo, SerializeRefusesDuplicateStampsAndBadMetadata) {
+  ballarus_profile p = Empty(1);
+  Add(&p, kA, {1, 2, 3}, 1);
+  Add(&p, kA, {1, 2, 3}, 1);
+  unsigned char* buf = nullptr;
+  uint64_t size = 0;
+  char err[256] = "";
+  EXPECT_EQ(ballarus_profile_serialize(&p, &buf, &size, err, sizeof err), -1);
+  EXPECT_NE(std::string(err).find("two records with stamp"),
+            std::string::npos)
+      << err;
+  ballarus_profile_free(&p);
+
+  ballarus_profile q = Empty(1);
+  Add(&q, kA, {1, 2, 3}, 1);
+  q.records[0].metadata[60] ^= 1;  // body no longer hashes to the stamp
+  EXPECT_EQ(ballarus_profile_serialize(&q, &buf, &size, err, sizeof err), -1);
+  EXPECT_NE(std::string(err).find("not the hash of the body"),
+            std::string::npos)
+      << err;
+  ballarus_profile_free(&q);
+}
+
+TEST(ProfileIo, MergeAddsEqualStampsAndCopiesNewOnes) {
+  ballarus_profile dst = Empty(2), src = Empty(3);
+  Add(&dst, kA, {1, 2, UINT64_MAX - 1}, 2, {{1, 1, 5}, {1, 3, 1}});
+  Add(&src, kA, {10, 20, 5}, 3, {{0, 9, 9}, {1, 1, 2}, {2, 0, 1}});
+  Add(&src, kB, {7}, 1);
+  char err[256] = "";
+  ASSERT_EQ(ballarus_profile_merge(&dst, &src, err, sizeof err), 0) << err;
+  EXPECT_EQ(dst.runs, 5u);
+  ASSERT_EQ(dst.n_records, 2u);
+  EXPECT_LT(dst.records[0].stamp, dst.records[1].stamp);
+  const ballarus_profile_record* a = Find(dst, StampOf(kA));
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(Counters(a), (std::vector<uint64_t>{11, 22, UINT64_MAX}));
+  EXPECT_EQ(a->runs, 5u);
+  ASSERT_EQ(a->n_sparse, 4u);
+  const uint64_t want[4][3] = {{0, 9, 9}, {1, 1, 7}, {1, 3, 1}, {2, 0, 1}};
+  for (int i = 0; i < 4; i++) {
+    EXPECT_EQ(a->sparse[i].function, want[i][0]) << i;
+    EXPECT_EQ(a->sparse[i].key, want[i][1]) << i;
+    EXPECT_EQ(a->sparse[i].count, want[i][2]) << i;
+  }
+  const ballarus_profile_record* b = Find(dst, StampOf(kB));
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(Counters(b), (std::vector<uint64_t>{7}));
+  EXPECT_EQ(b->runs, 1u);
+  // The copy is independent of src.
+  ballarus_profile_free(&src);
+  EXPECT_EQ(Counters(Find(dst, StampOf(kB))), (std::vector<uint64_t>{7}));
+  ballarus_profile_free(&dst);
+}
+
+TEST(ProfileIo, MergeSaturatesCountsAndRuns) {
+  ballarus_profile dst = Empty(UINT64_MAX - 1), src = Empty(5);
+  Add(&dst, kB, {UINT64_MAX - 3}, UINT64_MAX - 1, {{0, 0, UINT64_MAX}});
+  Add(&src, kB, {4}, 5, {{0, 0, 1}});
+  char err[256] = "";
+  ASSERT_EQ(ballarus_profile_merge(&dst, &src, err, sizeof err), 0) << err;
+  EXPECT_EQ(dst.records[0].counters[0], UINT64_MAX);
+  EXPECT_EQ(dst.records[0].sparse[0].count, UINT64_MAX);
+  EXPECT_EQ(dst.records[0].runs, UINT64_MAX);
+  EXPECT_EQ(dst.runs, UINT64_MAX);
+  // Exactly reaching the maximum is not saturation.
+  ballarus_profile x = Empty(1), y = Empty(1);
+  Add(&x, kB, {UINT64_MAX - 4}, 1);
+  Add(&y, kB, {4}, 1);
+  ASSERT_EQ(ballarus_profile_merge(&x, &y, err, sizeof err), 0) << err;
+  EXPECT_EQ(x.records[0].counters[0], UINT64_MAX - 0 - 0 - 0 - 0 - 0);
+  ballarus_profile_free(&dst);
+  ballarus_profile_free(&src);
+  ballarus_profile_free(&x);
+  ballarus_profile_free(&y);
+}
+
+TEST(ProfileIo, ConflictingBuildIsRefusedAndDestinationUnchanged) {
+  ballarus_profile dst = Empty(1), src = Empty(1);
+  Add(&dst, kA, {1, 2, 3}, 1);
+  Add(&dst, kB, {4}, 1);
+  Add(&src, kB, {1}, 1);
+  Add(&src, kA2, {5, 5, 5}, 1);
+  EXPECT_EQ(ballarus_profile_conflicts(&dst, &src), 1);
+  std::vector<uint8_t> before = Bytes(dst);
+  char err[512] = "";
+  EXPECT_EQ(ballarus_profile_merge(&dst, &src, err, sizeof err), -1);
+  EXPECT_NE(std::string(err).find("conflict"), std::string::npos) << err;
+  EXPECT_EQ(Bytes(dst), before);  // kB's counts were not added either
+  EXPECT_EQ(ballarus_profile_conflicts(&src, &dst), 1);
+  ballarus_profile_free(&dst);
+  ballarus_profile_free(&src);
+}
+
+TEST(ProfileIo, TwoBuildsAlreadySideBySideMerge) {
+  // A program linking two builds of one source (e.g. compiled twice with
+  // different -D) writes both; its later runs must still merge.
+  ballarus_profile dst = Empty(1), src = Empty(1);
+  Add(&dst, kA, {1, 1, 1}, 1);
+  Add(&dst, kA2, {2, 2, 2}, 1);
+  Add(&src, kA, {1, 0, 0}, 1);
+  Add(&src, kA2, {0, 0, 2}, 1);
+  EXPECT_EQ(ballarus_profile_conflicts(&dst, &src), 0);
+  char err[256] = "";
+  ASSERT_EQ(ballarus_profile_merge(&dst, &src, err, sizeof err), 0) << err;
+  EXPECT_EQ(Counters(Find(dst, StampOf(kA))),
+            (std::vector<uint64_t>{2, 1, 1}));
+  EXPECT_EQ(Counters(Find(dst, StampOf(kA2))),
+            (std::vector<uint64_t>{2, 2, 4}));
+  ballarus_profile_free(&dst);
+  ballarus_profile_free(&src);
+}
+
+TEST(ProfileIo, EqualStampsWithDifferentCounterCountsAreRefused) {
+  // Same body (so same stamp) but the headers disagree on n_counters.
+  std::vector<uint8_t> a3 = Blob("same body", 3, 0x5), a4 = Blob("same body", 4, 0x5);
+  ballarus_profile dst = Empty(1), src = Empty(1);
+  Add(&dst, a3, {1, 2, 3}, 1);
+  Add(&src, a4, {1, 2, 3, 4}, 1);
+  std::vector<uint8_t> before = Bytes(dst);
+  char err[256] = "";
+  EXPECT_EQ(ballarus_profile_merge(&dst, &src, err, sizeof err), -1);
+  EXPECT_NE(std::string(err).find("differ"), std::string::npos) << err;
+  EXPECT_EQ(Bytes(dst), before);
+  ballarus_profile_free(&dst);
+  ballarus_profile_free(&src);
+}
+
+TEST(ProfileIo, EveryTruncationIsRejectedWithAnOffset) {
+  ballarus_profile p = Sample();
+  std::vector<uint8_t> bytes = Bytes(p);
+  ballarus_profile_free(&p);
+  for (size_t len = 0; len < bytes.size(); len++) {
+    std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + len);
+    std::string e = ExpectRejected(cut, len);
+    SCOPED_TRACE(len);
+  }
+}
+
+TEST(ProfileIo, TrailingBytesAreRejected) {
+  ballarus_profile p = Sample();
+  std::vector<uint8_t> bytes = Bytes(p);
+  ballarus_profile_free(&p);
+  size_t end = bytes.size();
+  bytes.push_back(0);
+  std::string e = ExpectRejected(bytes, end);
+  EXPECT_EQ(e, "offset " + std::to_string(end) +
+                   ": 1 trailing bytes after the last record");
+}
+
+TEST(ProfileIo, EveryBitFlipOutsideRecordRunsIsRejected) {
+  ballarus_profile p = Sample();
+  std::vector<uint8_t> bytes = Bytes(p);
+  ballarus_profile_free(&p);
+  // Offsets of the records' `runs` fields: the record check covers the
+  // payload only, so a flip there is caught only when it raises runs above
+  // the file's (tested below); every other bit is covered.
+  std::vector<size_t> runs_at;
+  size_t rec0 = 32, rec1 = 32 + 56 + (kA.size() + 7) / 8 * 8 + 3 * 8;
+  runs_at = {rec0 + 40, rec1 + 40};
+  int flips = 0;
+  for (size_t byte = 0; byte < bytes.size(); byte++) {
+    bool in_runs = false;
+    for (size_t r : runs_at) in_runs |= byte >= r && byte < r + 8;
+    if (in_runs) continue;
+    for (int bit = 0; bit < 8; bit++) {
+      std::vector<uint8_t> bad = bytes;
+      bad[byte] ^= static_cast<uint8_t>(1u << bit);
+      SCOPED_TRACE("byte " + std::to_string(byte) + " bit " +
+                   std::to_string(bit));
+      ExpectRejected(bad, bytes.size());
+      flips++;
+    }
+  }
+  EXPECT_EQ(flips, static_cast<int>(bytes.size() - 16) * 8);
+  // Random multi-bit corruption.
+  std::mt19937_64 rng(12345);
+  for (int i = 0; i < 2000; i++) {
+    std::vector<uint8_t> bad = bytes;
+    int n = 1 + static_cast<int>(rng() % 4);
+    bool changed = false;
+    for (int k = 0; k < n; k++) {
+      size_t at = 0;
+      do {
+        at = rng() % bad.size();
+      } while (at >= runs_at[0] && at < runs_at[0] + 8);
+      if (at >= runs_at[1] && at < runs_at[1] + 8) continue;
+      bad[at] ^= static_cast<uint8_t>(1u << (rng() % 8));
+      changed = true;
+    }
+    if (!changed || bad == bytes) continue;
+    ExpectRejected(bad, bytes.size());
+  }
+}
+
+TEST(ProfileIo, RecordRunsAboveFileRunsAreRejected) {
+  ballarus_profile p = Sample();  // file runs 4, record 0 runs 4
+  std::vector<uint8_t> bytes = Bytes(p);
+  ballarus_profile_free(&p);
+  bytes[32 + 40] ^= 0x08;  // record 0 runs 4 -> 12
+  EXPECT_EQ(ExpectRejected(bytes, bytes.size()),
+            "offset 72: record 0: runs 12 exceeds the file's runs 4");
+}
+
+// Rewrites the header check after editing header fields, so the check under
+// test (not the header check) is what fires.
+void Reseal(std::vector<uint8_t>* b) {
+  uint64_t h = ballarus_hash64(b->data(), 24);
+  memcpy(b->data() + 24, &h, 8);
+}
+
+TEST(ProfileIo, HeaderProblemsNameTheirField) {
+  ballarus_profile p = Sample();
+  const std::vector<uint8_t> good = Bytes(p);
+  ballarus_profile_free(&p);
+
+  std::vector<uint8_t> b = good;
+  memcpy(b.data(), "NOTAPROF", 8);
+  EXPECT_EQ(ExpectRejected(b, 0), "offset 0: bad magic (not a ballarus profile)");
+
+  b = good;
+  b[8] = 2;
+  Reseal(&b);
+  EXPECT_EQ(ExpectRejected(b, 8),
+            "offset 8: unsupported profile version 2 (expected 1)");
+
+  b = good;
+  b[16] ^= 1;  // runs, not resealed
+  EXPECT_EQ(ExpectRejected(b, 24),
+            "offset 24: header check mismatch (file header corrupted)");
+
+  b = good;
+  uint32_t n = 0xffffffffu;
+  memcpy(b.data() + 12, &n, 4);
+  Reseal(&b);
+  EXPECT_NE(ExpectRejected(b, 12).find("offset 12: n_records 4294967295 "
+                                       "impossible"),
+            std::string::npos);
+
+  b = good;
+  n = 3;  // one more record than present
+  memcpy(b.data() + 12, &n, 4);
+  Reseal(&b);
+  EXPECT_NE(ExpectRejected(b, b.size()).find("record 2: header truncated"),
+            std::string::npos);
+
+  b = good;
+  n = 1;  // one fewer: record 1 becomes trailing bytes
+  memcpy(b.data() + 12, &n, 4);
+  Reseal(&b);
+  EXPECT_NE(ExpectRejected(b, b.size()).find("trailing bytes"),
+            std::string::npos);
+}
+
+TEST(ProfileIo, OverflowingSizesAreRejected) {
+  ballarus_profile p = Sample();
+  const std::vector<uint8_t> good = Bytes(p);
+  ballarus_profile_free(&p);
+  const size_t rec = 32;
+  struct Case {
+    size_t field;
+    uint64_t value;
+    const char* want;
+  } cases[] = {
+      {16, UINT64_MAX, "meta_size 18446744073709551615 is not a metadata blob size"},
+      {16, UINT64_MAX - 3, "is not a metadata blob size"},
+      {16, 8, "meta_size 8 is not a metadata blob size"},
+      {16, 1ull << 40, "metadata truncated"},
+      {24, UINT64_MAX / 8 + 1, "n_counters 2305843009213693952 overflows"},
+      {24, 1ull << 40, "counters truncated"},
+      {32, UINT64_MAX / 24 + 1, "overflows"},
+      {32, 1ull << 40, "sparse entries truncated"},
+  };
+  for (const Case& c : cases) {
+    std::vector<uint8_t> b = good;
+    memcpy(b.data() + rec + c.field, &c.value, 8);
+    std::string e = ExpectRejected(b, b.size());
+    EXPECT_NE(e.find(c.want), std::string::npos) << e;
+  }
+}
+
+TEST(ProfileIo, UnsortedRecordsAreRejected) {
+  // Build a file whose two records are in the wrong order by hand.
+  ballarus_profile one = Empty(1), two = Empty(1);
+  Add(&one, kA, {1, 2, 3}, 1);
+  Add(&two, kB, {4}, 1);
+  std::vector<uint8_t> a = Bytes(one), b = Bytes(two);
+  bool a_first = StampOf(kA) < StampOf(kB);
+  std::vector<uint8_t> file(a.begin(), a.begin() + 32);
+  const std::vector<uint8_t>& first = a_first ? b : a;
+  const std::vector<uint8_t>& second = a_first ? a : b;
+  file.insert(file.end(), first.begin() + 32, first.end());
+  file.insert(file.end(), second.begin() + 32, second.end());
+  uint32_t n = 2;
+  memcpy(file.data() + 12, &n, 4);
+  Reseal(&file);
+  std::string e = ExpectRejected(file, file.size());
+  EXPECT_NE(e.find("must be sorted by stamp"), std::string::npos) << e;
+  ballarus_profile_free(&one);
+  ballarus_profile_free(&two);
+}
+
+TEST(ProfileIo, WriteFileIsAtomicAndReadable) {
+  const char* tmp = getenv("TEST_TMPDIR");
+  ASSERT_NE(tmp, nullptr);
+  std::string dir = std::string(tmp) + "/write_test";
+  ASSERT_EQ(system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str()), 0);
+  std::string path = dir + "/p.profile";
+  ballarus_profile p = Sample();
+  char err[512] = "";
+  ASSERT_EQ(ballarus_profile_write_file(path.c_str(), &p, err, sizeof err), 0)
+      << err;
+  // Overwrite in place; the old content is replaced whole.
+  p.records[0].counters[0] = 99;
+  ASSERT_EQ(ballarus_profile_write_file(path.c_str(), &p, err, sizeof err), 0)
+      << err;
+  ballarus_profile q;
+  ASSERT_EQ(ballarus_profile_read_file(path.c_str(), &q, err, sizeof err), 0)
+      << err;
+  EXPECT_EQ(Bytes(q), Bytes(p));
+  EXPECT_EQ(Find(q, StampOf(kA))->counters[0], 99u);
+  ballarus_profile_free(&q);
+  // No temporary file left behind.
+  FILE* ls = popen(("ls -A '" + dir + "'").c_str(), "r");
+  char line[256];
+  std::vector<std::string> names;
+  while (fgets(line, sizeof line, ls)) names.push_back(line);
+  pclose(ls);
+  EXPECT_EQ(names, std::vector<std::string>{"p.profile\n"});
+  // Missing file and unwritable directory are errors with a reason.
+  EXPECT_EQ(ballarus_profile_read_file((dir + "/nope").c_str(), &q, err,
+                                       sizeof err),
+            -1);
+  EXPECT_NE(std::string(err).find("cannot open: No such file"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(ballarus_profile_write_file((dir + "/no/such/dir/p").c_str(), &p,
+                                        err, sizeof err),
+            -1);
+  EXPECT_NE(std::string(err).find("cannot create temporary file"),
+            std::string::npos)
+      << err;
+  ballarus_profile_free(&p);
+}
+
+}  // namespace
