@@ -386,6 +386,35 @@ TEST(Runtime, WithoutTheExportEachModuleStillDumpsItsOwn) {
   EXPECT_EQ(end.records.at(kLib).counters, Scaled(RT_LIB_N, 10));
 }
 
+TEST(Runtime, BadDescriptorIsSkippedWithAWarning) {
+  std::string dir = FreshDir("bad_tu");
+  ProcessResult r = Exec(dir, "rt_badtu", {"6"});
+  ASSERT_EQ(r.status, 0);
+  // Descriptor order is link order: the bad one is number 0 or 1.
+  EXPECT_TRUE(r.err == "ballarus: TU descriptor 0: bad metadata magic; TU skipped\n" ||
+              r.err == "ballarus: TU descriptor 1: bad metadata magic; TU skipped\n")
+      << r.err;
+  Profile p = Read(dir + "/ballarus.profile");
+  ASSERT_TRUE(p.ok) << p.error;
+  ASSERT_EQ(p.records.size(), 1u);
+  EXPECT_EQ(p.records.at(kBeta).counters, Beta(6, 1));
+}
+
+TEST(Runtime, UnwritableProfileWarnsAndNeverFailsTheProgram) {
+  std::string dir = FreshDir("unwritable");
+  std::string path = dir + "/no/such/dir/p";
+  ProcessResult r = Exec(dir, "rt_prog", {"count", "2"}, {{"BALLARUS_PROFILE", path}});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.err.find("ballarus: " + path + ".lock: cannot open lock file (No such file or directory); dumping without it\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("ballarus: " + path + ": cannot write profile: cannot create temporary file"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("(counts kept for a later dump)\n"), std::string::npos) << r.err;
+  EXPECT_EQ(ListDir(dir), std::vector<std::string>{});
+}
+
 TEST(Runtime, VerboseLogsDumps) {
   std::string dir = FreshDir("verbose");
   ProcessResult r = Exec(dir, "rt_prog", {"count", "1"}, {{"BALLARUS_VERBOSE", "1"}});

@@ -1,0 +1,26 @@
+/* rt_badtu.c — a program with one valid TU (beta) and one whose metadata
+   header has a bad magic: the runtime must skip the bad one with a warning
+   and still profile the good one.  `rt_badtu N` counts like rt_prog.  */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/testdata/rt_test_tus.h"
+
+RT_DEFINE_TU(beta, RT_BETA_BODY, RT_BETA_N, RT_BETA_IDENTITY)
+RT_DEFINE_TU(broken, RT_ALPHA_BODY, RT_ALPHA_N, RT_ALPHA_IDENTITY)
+
+__attribute__((constructor(102))) static void break_magic(void) {
+  memcpy(broken_blob.h.magic, "NOTMETA!", 8);
+}
+
+int main(int argc, char **argv) {
+  long n = argc > 1 ? strtol(argv[1], NULL, 10) : 0;
+  for (long i = 0; i < n; i++) {
+    for (int j = 0; j < RT_BETA_N; j++) beta_counters[j] += 1;
+    broken_counters[0] += 1;
+  }
+  beta_counters[1] += 1;
+  beta_counters[2] += 2;
+  return 0;
+}
