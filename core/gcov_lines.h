@@ -1,0 +1,53 @@
+// gcov_lines.h — per-line execution counts computed exactly as gcov 12 does
+// (gcc/gcov.cc: add_line_counts, accumulate_line_info, get_cycles_count),
+// so ballarus' line counts compare one to one with `gcov --json-format`.
+//
+// A line's count is not the sum of its blocks' counts: gcov sums the counts
+// of the edges entering the line's blocks from blocks not on the line, then
+// adds the loops lying entirely on the line (elementary circuits of the
+// line's local graph, found with Hawick & James' variant of Johnson's
+// circuit enumeration, each circuit taking its minimum remaining edge
+// count).  See gcov_lines.cc for the quirks reproduced.
+#ifndef BALLARUS_CORE_GCOV_LINES_H_
+#define BALLARUS_CORE_GCOV_LINES_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/model.h"
+
+namespace ballarus {
+
+// One function's solved counts (e.g. from SolveFlow); unknown counts are
+// taken as 0.  `edges` is parallel to function->edges, `blocks` to
+// function->blocks.
+struct GcovFunctionInput {
+  const Function* function = nullptr;
+  const std::vector<std::optional<uint64_t>>* edges = nullptr;
+  const std::vector<std::optional<uint64_t>>* blocks = nullptr;
+};
+
+struct GcovLine {
+  uint32_t file = 0;  // TranslationUnit::files index
+  uint32_t line = 0;
+  int64_t count = 0;  // gcov_type
+  bool unexecuted_block = false;  // gcov's "unexecuted_block"
+  // -1 for a line of the source file; otherwise the index (into the input)
+  // of the "group" function owning the line: gcov keeps the lines of
+  // functions sharing a start line (e.g. template instances) apart.
+  int32_t function = -1;
+};
+
+// Line counts of a set of functions compiled in one TU, as gcov computes
+// them for that TU's .gcno/.gcda: functions flagged kFunctionArtificial are
+// dropped (gcov removes them), lines of several functions on one source line
+// are combined as gcov combines them.  Sorted by (file, line, group
+// functions first in input order, then the file-level line).  Pass a single
+// function to get that function's own line counts.
+std::vector<GcovLine> GcovLineCounts(
+    const std::vector<GcovFunctionInput>& functions);
+
+}  // namespace ballarus
+
+#endif  // BALLARUS_CORE_GCOV_LINES_H_
