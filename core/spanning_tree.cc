@@ -1,0 +1,106 @@
+// spanning_tree.cc — Kruskal maximum spanning tree over the closed CFG
+// (see spanning_tree.h; Ball & Larus TOPLAS'94 §3.2).
+#include "core/spanning_tree.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace ballarus {
+namespace {
+
+// Union-find with path compression (halving) and union by rank.
+class DisjointSets {
+ public:
+  explicit DisjointSets(size_t n) : parent_(n), rank_(n, 0) {
+    std::iota(parent_.begin(), parent_.end(), size_t{0});
+  }
+  size_t Find(size_t x) {
+    while (parent_[x] != x) {
+      parent_[x] = parent_[parent_[x]];
+      x = parent_[x];
+    }
+    return x;
+  }
+  // Joins the sets of a and b; false if they were already one set.
+  bool Union(size_t a, size_t b) {
+    a = Find(a);
+    b = Find(b);
+    if (a == b) return false;
+    if (rank_[a] < rank_[b]) std::swap(a, b);
+    parent_[b] = a;
+    if (rank_[a] == rank_[b]) ++rank_[a];
+    return true;
+  }
+
+ private:
+  std::vector<size_t> parent_;
+  std::vector<uint8_t> rank_;
+};
+
+}  // namespace
+
+bool IsUncountableEdge(const Edge& e) {
+  return (e.flags & (kEdgeFake | kEdgeEh | kEdgeAbnormal)) != 0;
+}
+
+SpanningTree MaximumSpanningTree(const Function& fn,
+                                 const std::vector<uint64_t>& weights) {
+  const size_t nb = fn.blocks.size();
+  const size_t ne = fn.edges.size();
+  SpanningTree t;
+  t.in_tree.assign(ne, false);
+  DisjointSets sets(nb);
+  size_t unions = 0;
+
+  auto used = [&](const Edge& e) {
+    return !(e.flags & kEdgeIgnored) && e.src < nb && e.dst < nb;
+  };
+  std::vector<bool> chord(ne, false);
+  auto add = [&](size_t i) {
+    const Edge& e = fn.edges[i];
+    if (sets.Union(e.src, e.dst)) {
+      t.in_tree[i] = true;
+      ++unions;
+    } else {
+      chord[i] = true;
+    }
+  };
+
+  // 1. The virtual edge EXIT->ENTRY.
+  if (nb > kExitBlock && sets.Union(kExitBlock, kEntryBlock)) ++unions;
+  // 2. Edges that cannot hold a counter, in edge order.
+  std::vector<size_t> rest;
+  rest.reserve(ne);
+  for (size_t i = 0; i < ne; ++i) {
+    const Edge& e = fn.edges[i];
+    if (!used(e)) continue;
+    if (IsUncountableEdge(e))
+      add(i);
+    else
+      rest.push_back(i);
+  }
+  // 3. The others, heaviest first; ties: critical edges first (a counter on
+  //    them would need a split), then lower index.  A total order, so the
+  //    result does not depend on the sort algorithm.
+  auto weight = [&](size_t i) { return i < weights.size() ? weights[i] : 0; };
+  std::sort(rest.begin(), rest.end(), [&](size_t a, size_t b) {
+    if (weight(a) != weight(b)) return weight(a) > weight(b);
+    const bool ca = fn.edges[a].flags & kEdgeCritical;
+    const bool cb = fn.edges[b].flags & kEdgeCritical;
+    if (ca != cb) return ca;
+    return a < b;
+  });
+  for (size_t i : rest) add(i);
+
+  for (size_t i = 0; i < ne; ++i) {
+    if (!chord[i]) continue;
+    if (IsUncountableEdge(fn.edges[i]))
+      t.uncountable_chords.push_back(i);
+    else
+      t.chords.push_back(i);
+  }
+  t.components = nb - unions;
+  return t;
+}
+
+}  // namespace ballarus
