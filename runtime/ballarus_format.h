@@ -97,7 +97,8 @@ typedef struct ballarus_meta_header {
      uint64   n_counters    = the metadata header's n_counters
      uint64   n_sparse      sparse entries that follow the counters
      uint64   runs          how many dumps of this TU were merged in
-     uint64   check         ballarus_hash64 over the record's payload
+     uint64   check         ballarus_hash64 over the record header's first
+                            48 bytes (tag .. runs), then the record's payload
                             (metadata bytes incl. padding, then counters, then
                             sparse entries, as stored)
    metadata: meta_size bytes, then zero padding to a multiple of 8

@@ -268,7 +268,8 @@ int ballarus_profile_parse(const unsigned char *data, uint64_t size,
       goto bad;
     }
     off += sparse_bytes;
-    uint64_t actual = ballarus_hash64(data + meta_at, off - meta_at);
+    uint64_t actual = ballarus_hash64_update(ballarus_hash64(data + rec, 48),
+                                            data + meta_at, off - meta_at);
     if (actual != check) {
       fail(err, errlen,
            "offset %llu: record %u: check mismatch (record corrupted)",
@@ -287,8 +288,8 @@ int ballarus_profile_parse(const unsigned char *data, uint64_t size,
     }
     /* Every dump adds 1 to the file's runs and at most 1 to a record's, and
        merges add both alike, so a record never has more runs than its file.
-       (The record check does not cover the record header; this catches
-       most corruptions of `runs`, which nothing else would.)  */
+       (The record check covers the header too; this is a second line of
+       defence and names the field.)  */
     if (runs > p.runs) {
       fail(err, errlen,
            "offset %llu: record %u: runs %llu exceeds the file's runs %llu",
@@ -501,7 +502,8 @@ int ballarus_profile_serialize(const ballarus_profile *p, unsigned char **buf,
     uint64_t sb = r->n_sparse * sizeof(ballarus_sparse_entry);
     if (sb > 0) memcpy(out + off, r->sparse, sb);
     off += sb;
-    wr64(h + 48, ballarus_hash64(out + payload, off - payload));
+    wr64(h + 48, ballarus_hash64_update(ballarus_hash64(h, 48), out + payload,
+                                        off - payload));
   }
   free(idx);
   *buf = out;

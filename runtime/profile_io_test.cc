@@ -339,21 +339,14 @@ TEST(ProfileIo, TrailingBytesAreRejected) {
                    ": 1 trailing bytes after the last record");
 }
 
-TEST(ProfileIo, EveryBitFlipOutsideRecordRunsIsRejected) {
+TEST(ProfileIo, EveryBitFlipIsRejected) {
   ballarus_profile p = Sample();
   std::vector<uint8_t> bytes = Bytes(p);
   ballarus_profile_free(&p);
-  // Offsets of the records' `runs` fields: the record check covers the
-  // payload only, so a flip there is caught only when it raises runs above
-  // the file's (tested below); every other bit is covered.
-  std::vector<size_t> runs_at;
-  size_t rec0 = 32, rec1 = 32 + 56 + (kA.size() + 7) / 8 * 8 + 3 * 8;
-  runs_at = {rec0 + 40, rec1 + 40};
+  // The header check covers the file header and each record's check covers
+  // its own header (tag .. runs) and payload: no bit is unprotected.
   int flips = 0;
   for (size_t byte = 0; byte < bytes.size(); byte++) {
-    bool in_runs = false;
-    for (size_t r : runs_at) in_runs |= byte >= r && byte < r + 8;
-    if (in_runs) continue;
     for (int bit = 0; bit < 8; bit++) {
       std::vector<uint8_t> bad = bytes;
       bad[byte] ^= static_cast<uint8_t>(1u << bit);
@@ -363,23 +356,15 @@ TEST(ProfileIo, EveryBitFlipOutsideRecordRunsIsRejected) {
       flips++;
     }
   }
-  EXPECT_EQ(flips, static_cast<int>(bytes.size() - 16) * 8);
+  EXPECT_EQ(flips, static_cast<int>(bytes.size()) * 8);
   // Random multi-bit corruption.
   std::mt19937_64 rng(12345);
   for (int i = 0; i < 2000; i++) {
     std::vector<uint8_t> bad = bytes;
     int n = 1 + static_cast<int>(rng() % 4);
-    bool changed = false;
-    for (int k = 0; k < n; k++) {
-      size_t at = 0;
-      do {
-        at = rng() % bad.size();
-      } while (at >= runs_at[0] && at < runs_at[0] + 8);
-      if (at >= runs_at[1] && at < runs_at[1] + 8) continue;
-      bad[at] ^= static_cast<uint8_t>(1u << (rng() % 8));
-      changed = true;
-    }
-    if (!changed || bad == bytes) continue;
+    for (int k = 0; k < n; k++)
+      bad[rng() % bad.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    if (bad == bytes) continue;
     ExpectRejected(bad, bytes.size());
   }
 }
@@ -388,7 +373,14 @@ TEST(ProfileIo, RecordRunsAboveFileRunsAreRejected) {
   ballarus_profile p = Sample();  // file runs 4, record 0 runs 4
   std::vector<uint8_t> bytes = Bytes(p);
   ballarus_profile_free(&p);
-  bytes[32 + 40] ^= 0x08;  // record 0 runs 4 -> 12
+  const size_t rec0 = 32;
+  const size_t rec1 = 32 + 56 + (kA.size() + 7) / 8 * 8 + 3 * 8;
+  bytes[rec0 + 40] ^= 0x08;  // record 0 runs 4 -> 12
+  // Reseal record 0 so that the runs rule, not the check, is what fires.
+  uint64_t check = ballarus_hash64_update(ballarus_hash64(&bytes[rec0], 48),
+                                          &bytes[rec0 + 56],
+                                          rec1 - (rec0 + 56));
+  memcpy(&bytes[rec0 + 48], &check, 8);
   EXPECT_EQ(ExpectRejected(bytes, bytes.size()),
             "offset 72: record 0: runs 12 exceeds the file's runs 4");
 }
