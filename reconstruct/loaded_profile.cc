@@ -106,6 +106,9 @@ bool LoadProfile(const std::string& path, LoadedProfile* out,
   }
 
   for (LoadedFunction& lf : out->functions) {
+    std::stable_sort(lf.tus.begin(), lf.tus.end(), [&](size_t a, size_t b) {
+      return out->tus[a].tu.source < out->tus[b].tu.source;
+    });
     lf.flow = SolveFlow(*lf.function, lf.known);
     lf.lines = GcovLineCounts(
         {GcovFunctionInput{lf.function, &lf.flow.edges, &lf.flow.blocks}});

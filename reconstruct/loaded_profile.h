@@ -35,7 +35,8 @@ struct LoadedTu {
 struct LoadedFunction {
   const Function* function = nullptr;  // the graph (first copy)
   const TranslationUnit* tu = nullptr;  // the first copy's TU (file names)
-  std::vector<size_t> tus;             // indices into LoadedProfile::tus
+  std::vector<size_t> tus;             // indices into LoadedProfile::tus,
+                                       // sorted by source name
   std::vector<Count> known;            // measured edge counts, summed
   FlowResult flow;
   std::vector<GcovLine> lines;         // gcov line counts, files of `tu`
