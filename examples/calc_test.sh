@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # calc_test.sh — the bundled example, end to end.
 #
-# 1. The reference build (//examples:calc, no ballarus) prints exactly
+# 1. The reference build (//examples:calculator, no ballarus) prints exactly
 #    calc/expected_stdout.txt and calc/expected_stderr.txt and exits 1
 #    (the input has 4 deliberate errors).
 # 2. Installed into a temporary prefix by //:install, ballarus-gcc builds the
@@ -40,7 +40,7 @@ check_run() {
 }
 
 # 1. reference
-check_run reference "$rf/examples/calc"
+check_run reference "$rf/examples/calculator"
 
 # 2. profiled
 "$rf/install" "$tmp/prefix" >"$tmp/install.log" 2>&1 \
