@@ -552,9 +552,9 @@ TEST_P(Threads, ExactCounts) {
                                       std::to_string(GetParam().first));
   ASSERT_TRUE(out.build.ok) << out.build.log;
   EXPECT_EQ(out.run.status, 0) << ctx;
-  // 4 workers x 50000 calls; the sum of x/2 or 3x+1 over 0..199999.
+  // 4 workers x 500000 calls; the sum of x/2 or 3x+1 over 0..1999999.
   unsigned long total = 0;
-  for (unsigned long x = 0; x < 200000; x++) total += x & 1 ? x * 3 + 1 : x / 2;
+  for (unsigned long x = 0; x < 2000000; x++) total += x & 1 ? x * 3 + 1 : x / 2;
   EXPECT_EQ(out.run.out, "total=" + std::to_string(total) + "\n") << ctx;
   json show;
   std::string error;
@@ -572,7 +572,7 @@ TEST_P(Threads, ExactCounts) {
         lines[{harness::Basename(l.at("file").get<std::string>()),
                l.at("line").get<uint32_t>()}] += l.at("count").get<int64_t>();
   }
-  EXPECT_EQ(exec["hammer"], 200000) << ctx;
+  EXPECT_EQ(exec["hammer"], 2000000) << ctx;
   EXPECT_EQ(exec["main"], 1) << ctx;
   if (opt == "-O0") {
     EXPECT_EQ(exec["worker"], 4) << ctx;
