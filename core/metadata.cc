@@ -35,7 +35,7 @@
 // allocating, every index is range-checked (file indices < |files|, edge
 // endpoints < |blocks|, edges grouped by source in index order, no edge out
 // of EXIT or into ENTRY, counter indices < n_counters and unique across the
-// TU, no counter on EH/abnormal/fake/ignored edges, known flag bits only),
+// TU, no counter on abnormal/fake/ignored edges, known flag bits only),
 // no bytes may trail, and the stamp must match.  Errors read
 // "offset N: problem" with N the byte offset within the blob.
 #include "core/metadata.h"
@@ -59,8 +59,10 @@ constexpr uint32_t kKnownMetaFlags = BALLARUS_META_F_NAIVE |
                                      BALLARUS_META_F_EDGE |
                                      BALLARUS_META_F_PATH |
                                      BALLARUS_META_F_ATOMIC;
+// Edges that can never hold a counter (fake edges do not exist at run time,
+// abnormal edges cannot be split).  EH edges can.
 constexpr uint32_t kNoCounterEdgeFlags =
-    kEdgeEh | kEdgeAbnormal | kEdgeFake | kEdgeIgnored;
+    kEdgeAbnormal | kEdgeFake | kEdgeIgnored;
 
 // ---------------------------------------------------------------- encoding
 
@@ -305,7 +307,7 @@ bool DecodeFunction(Reader* r, const TranslationUnit& tu,
         return r->Fail(at, en + ": counter " + std::to_string(idx) +
                                " already used by another edge");
       if (e.flags & kNoCounterEdgeFlags)
-        return r->Fail(at, en + ": EH/abnormal/fake/ignored edge has a counter");
+        return r->Fail(at, en + ": abnormal/fake/ignored edge has a counter");
       counter_used->insert(idx);
       e.counter = static_cast<int64_t>(idx);
     }

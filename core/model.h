@@ -28,7 +28,8 @@ enum EdgeFlag : uint32_t {
   kEdgeFallthru = 1u << 0,   // EDGE_FALLTHRU
   kEdgeTrue = 1u << 1,       // EDGE_TRUE_VALUE
   kEdgeFalse = 1u << 2,      // EDGE_FALSE_VALUE
-  kEdgeEh = 1u << 3,         // EDGE_EH: exception edge, cannot hold a counter
+  kEdgeEh = 1u << 3,         // EDGE_EH: exception edge (can hold a counter:
+                             // GIMPLE splits it with a new landing pad)
   kEdgeAbnormal = 1u << 4,   // EDGE_ABNORMAL / EDGE_ABNORMAL_CALL (setjmp,
                              // computed goto, nonlocal goto)
   kEdgeFake = 1u << 5,       // EDGE_FAKE: edge to EXIT after a call that may

@@ -40,7 +40,27 @@ class DisjointSets {
 }  // namespace
 
 bool IsUncountableEdge(const Edge& e) {
-  return (e.flags & (kEdgeFake | kEdgeEh | kEdgeAbnormal)) != 0;
+  return (e.flags & (kEdgeFake | kEdgeAbnormal | kEdgeIgnored)) != 0;
+}
+
+std::vector<size_t> IgnoreUncountableCycles(Function* fn) {
+  DisjointSets sets(fn->blocks.size());
+  sets.Union(kExitBlock, kEntryBlock);  // the virtual edge
+  std::vector<size_t> dropped;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < fn->edges.size(); ++i) {
+      Edge& e = fn->edges[i];
+      if ((e.flags & kEdgeIgnored) || !IsUncountableEdge(e)) continue;
+      const bool from_entry = e.src == kEntryBlock;
+      if ((pass == 0) != from_entry) continue;
+      if (!sets.Union(e.src, e.dst)) {
+        e.flags |= kEdgeIgnored;
+        dropped.push_back(i);
+      }
+    }
+  }
+  std::sort(dropped.begin(), dropped.end());
+  return dropped;
 }
 
 SpanningTree MaximumSpanningTree(const Function& fn,

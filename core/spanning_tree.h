@@ -12,7 +12,7 @@
 // Construction (Kruskal, union-find with path compression + union by rank):
 //   1. the virtual edge EXIT->ENTRY joins the tree first (it is never
 //      counted: its count is derived);
-//   2. the edges that cannot hold a counter (kEdgeFake, kEdgeEh,
+//   2. the edges that cannot hold a counter (kEdgeFake,
 //      kEdgeAbnormal) next, in edge order, whenever they join two components
 //      (gcov's profile.cc does the same);
 //   3. the other edges by decreasing weight; ties prefer kEdgeCritical edges
@@ -38,7 +38,7 @@ struct SpanningTree {
   std::vector<bool> in_tree;
   // Chords that can hold a counter, ascending edge index: instrument these.
   std::vector<size_t> chords;
-  // Chords that cannot hold a counter (fake/EH/abnormal edges closing a
+  // Chords that cannot hold a counter (fake/abnormal edges closing a
   // cycle of such edges), ascending edge index.  Usually empty.
   std::vector<size_t> uncountable_chords;
   // Connected components of the closed graph (undirected sense, ignored
@@ -48,7 +48,7 @@ struct SpanningTree {
   size_t components = 0;
 };
 
-// True if `e` can never hold a counter (fake, EH or abnormal edge).
+// True if `e` can never hold a counter (fake or abnormal edge; EH edges can).
 bool IsUncountableEdge(const Edge& e);
 
 // The maximum spanning tree of `fn`'s closed graph; weights[i] is the
@@ -57,6 +57,17 @@ bool IsUncountableEdge(const Edge& e);
 // Deterministic: depends only on the graph, the flags and the weights.
 SpanningTree MaximumSpanningTree(const Function& fn,
                                  const std::vector<uint64_t>& weights);
+
+// Flags kEdgeIgnored on every edge that cannot hold a counter (fake or
+// abnormal, not yet ignored) and would close a cycle of such edges together
+// with the virtual EXIT->ENTRY edge — as GCC's branch_prob() drops fake
+// edges left off its spanning tree.  Such a cycle's edges cannot all be
+// derived from counts, so one must go; fake edges out of ENTRY (abnormal
+// re-entries, e.g. a longjmp landing after setjmp) are kept in preference
+// to edges into EXIT, because block counts need the re-entries.  Run before
+// choosing counters; afterwards the uncountable edges form a forest and
+// every count of the function is derivable.  Returns the edges flagged.
+std::vector<size_t> IgnoreUncountableCycles(Function* fn);
 
 }  // namespace ballarus
 

@@ -157,16 +157,16 @@ TEST(SpanningTree, NestedLoops) {
   ExpectChordFormula(f, t);
 }
 
-TEST(SpanningTree, FakeAndEhEdgesGoIntoTheTreeFirst) {
-  // 2 calls a function that may not return (fake 2->1) and may throw
-  // (EH 2->4); 4 is a landing pad returning to 1.
+TEST(SpanningTree, FakeAndAbnormalEdgesGoIntoTheTreeFirst) {
+  // 2 calls a function that may not return (fake 2->1) and may jump
+  // abnormally (2->4, e.g. a nonlocal goto); 4 returns to 1.
   const Function f = Make(5, {{0, 2, 0},
                               {2, 3, kEdgeFallthru},
                               {2, 1, kEdgeFake},
-                              {2, 4, kEdgeEh},
+                              {2, 4, kEdgeAbnormal},
                               {3, 1, 0},
                               {4, 1, 0}});
-  // Heavy weights on the countable edges cannot displace the fake/EH ones.
+  // Heavy weights on the countable edges cannot displace the uncountable.
   const SpanningTree t = MaximumSpanningTree(f, {100, 100, 1, 1, 100, 100});
   EXPECT_TRUE(t.in_tree[2]);
   EXPECT_TRUE(t.in_tree[3]);
@@ -255,7 +255,7 @@ Function RandomCfg(std::mt19937& rng, uint32_t n_blocks, size_t n_extra,
     if (uncounted) {
       const int k2 = kind(rng);
       if (k2 == 0) flags = kEdgeFake;
-      if (k2 == 1) flags = kEdgeEh;
+      if (k2 == 1) flags = kEdgeAbnormal;
       if (k2 == 2) flags = kEdgeIgnored;
     }
     if (kind(rng) == 3) flags |= kEdgeCritical;
@@ -433,6 +433,49 @@ TEST(SpanningTree, ChordCountsRestoreEveryEdge) {
     ++checked;
   }
   EXPECT_GT(checked, 200);  // 232 with this seed
+}
+
+TEST(SpanningTree, EhEdgesCanBeChords) {
+  // EH edges can hold a counter (GIMPLE splits them with a new landing
+  // pad), so a light EH edge becomes a chord like any other edge.
+  const Function f = Make(5, {{0, 2, 0},
+                              {2, 3, kEdgeFallthru},
+                              {2, 4, kEdgeEh},
+                              {3, 1, 0},
+                              {4, 1, 0}});
+  const SpanningTree t = MaximumSpanningTree(f, {100, 100, 1, 100, 100});
+  EXPECT_FALSE(t.in_tree[2]);
+  EXPECT_TRUE(t.uncountable_chords.empty());
+  ExpectChordFormula(f, t);
+}
+
+TEST(SpanningTree, UncountableCyclesLoseTheirExitEdge) {
+  // A setjmp receiver 3: abnormal re-entries (fake ENTRY->3) and calls that
+  // may longjmp away (fake 3->EXIT) close a cycle with the virtual edge.
+  Function f = Make(5, {{0, 2, 0},
+                        {2, 3, kEdgeFallthru},
+                        {0, 3, kEdgeFake},
+                        {3, 4, 0},
+                        {3, 1, kEdgeFake},
+                        {4, 1, 0}});
+  EXPECT_EQ(IgnoreUncountableCycles(&f), (V{4}));
+  EXPECT_TRUE(f.edges[4].flags & kEdgeIgnored);
+  EXPECT_FALSE(f.edges[2].flags & kEdgeIgnored);
+  const SpanningTree t = MaximumSpanningTree(f, {1, 1, 1, 1, 1, 1});
+  EXPECT_TRUE(t.uncountable_chords.empty());
+  // Now every edge is derivable from the chords: the re-entries included.
+  // True flow: 1 call, 4 re-entries, 5 executions of 3 and 4.
+  const std::vector<uint64_t> truth = {1, 1, 4, 5, 0, 5};
+  std::vector<Count> known(f.edges.size());
+  for (size_t c : t.chords) known[c] = truth[c];
+  const FlowResult r = SolveFlow(f, known);
+  for (size_t i = 0; i < truth.size(); ++i) {
+    if (i == 4) continue;  // ignored
+    ASSERT_TRUE(r.edges[i].has_value()) << i;
+    EXPECT_EQ(*r.edges[i], truth[i]) << i;
+  }
+  // Idempotent: nothing left to drop.
+  EXPECT_TRUE(IgnoreUncountableCycles(&f).empty());
 }
 
 }  // namespace

@@ -13,8 +13,14 @@
 // of block i therefore mean the same thing in ballarus' metadata and in
 // gcov's .gcno, which is what lets the tests compare counts edge by edge.
 //
-// Naive mode places one 64-bit counter on every edge that can hold one
-// (not fake, not EH, not abnormal).  Instrumentation, before and after:
+// Edge mode (the default) places counters only on the chords of a maximum
+// spanning tree of the closed CFG (Knuth 1973; Ball & Larus, TOPLAS 1994),
+// weighted by estimator/ (or GCC's frequencies, or an earlier profile):
+// |E|-|V|+1 counters per function, on the edges the weights call cold;
+// ballarus-reconstruct derives every other edge by flow conservation.
+// Edges that cannot hold a counter (fake, EH, abnormal) go into the tree
+// first.  Naive mode places one 64-bit counter on every edge that can hold
+// one.  Instrumentation of a counted edge, before and after:
 //
 //   <bb 3>:                          <bb 3>:
 //   if (x_1 > 0) goto <bb 4>;        if (x_1 > 0) goto <bb 4>;
@@ -51,6 +57,9 @@
 
 #include "core/metadata.h"
 #include "core/model.h"
+#include "core/spanning_tree.h"
+#include "estimator/estimator.h"
+#include "plugin/profile_weights.h"
 #include "runtime/ballarus_format.h"
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
@@ -66,9 +75,20 @@ const char kHelp[] =
     "ballarus: exact edge profiles inside GCC (Knuth; Ball & Larus).\n"
     "Options (-fplugin-arg-ballarus-KEY=VALUE; when a key is given several\n"
     "times, the last one wins):\n"
-    "  mode=naive          a 64-bit counter on every CFG edge that can hold\n"
-    "                      one (default).  `edge` (spanning-tree chords) and\n"
-    "                      `path` (Ball-Larus paths) are not implemented yet.\n"
+    "  mode=edge           optimal edge profiling (default): counters only on\n"
+    "                      the chords of a maximum spanning tree of the CFG\n"
+    "                      (Knuth; Ball & Larus 1994); the other edges are\n"
+    "                      derived exactly by ballarus-reconstruct\n"
+    "  mode=naive          a 64-bit counter on every CFG edge that can hold one\n"
+    "                      (`path`, Ball-Larus path profiling, is not\n"
+    "                      implemented yet)\n"
+    "  weights=heuristic   spanning-tree weights from the Ball-Larus static\n"
+    "                      estimate (default): counters land on cold edges\n"
+    "  weights=gcc         GCC's own guessed edge frequencies (falls back to\n"
+    "                      heuristic where GCC has none, e.g. at -O0)\n"
+    "  weights=uniform     every edge alike\n"
+    "  weights=profile=FILE exact counts from an earlier ballarus profile of the\n"
+    "                      same build (the best any spanning tree can do)\n"
     "  update=single       plain increments: fastest, racy under threads\n"
     "  update=atomic       relaxed atomic increments: exact under threads\n"
     "                      (default when compiling with -pthread or\n"
@@ -80,16 +100,20 @@ const char kHelp[] =
     "                      includes ballarus' dump)\n"
     "  help                print this text\n";
 
-enum class Mode { kNaive };
+enum class Mode { kNaive, kEdge };
+enum class WeightKind { kHeuristic, kGcc, kUniform, kProfile };
 enum class Update { kDefault, kSingle, kAtomic };
 
 struct Options {
-  Mode mode = Mode::kNaive;
+  Mode mode = Mode::kEdge;
+  WeightKind weights = WeightKind::kHeuristic;
+  std::string profile_path;
   Update update = Update::kDefault;
   bool dump = false;
 };
 
 Options g_options;
+ballarus::ProfileWeights g_profile_weights;
 
 // ---------------------------------------------------------------------------
 // Options.
@@ -111,21 +135,42 @@ bool ParseOptions(const plugin_name_args* info) {
     if (k == "mode") {
       if (value == nullptr) {
         error("ballarus: option %<-fplugin-arg-ballarus-mode%> needs a value "
-              "(naive)");
+              "(edge or naive)");
         ok = false;
       } else if (std::string(value) == "naive") {
         g_options.mode = Mode::kNaive;
-      } else if (std::string(value) == "edge" ||
-                 std::string(value) == "path" ||
+      } else if (std::string(value) == "edge") {
+        g_options.mode = Mode::kEdge;
+      } else if (std::string(value) == "path" ||
                  std::string(value) == "edge,path") {
         error("ballarus: %<-fplugin-arg-ballarus-mode=%s%> is not implemented "
-              "yet; this release supports %<naive%>",
+              "yet; this release supports %<edge%> and %<naive%>",
               value);
         ok = false;
       } else {
         error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-mode%> (expected naive)",
+              "%<-fplugin-arg-ballarus-mode%> (expected edge or naive)",
               value);
+        ok = false;
+      }
+      continue;
+    }
+    if (k == "weights") {
+      std::string v = value ? value : "";
+      if (v == "heuristic") {
+        g_options.weights = WeightKind::kHeuristic;
+      } else if (v == "gcc") {
+        g_options.weights = WeightKind::kGcc;
+      } else if (v == "uniform") {
+        g_options.weights = WeightKind::kUniform;
+      } else if (v.rfind("profile=", 0) == 0 && v.size() > 8) {
+        g_options.weights = WeightKind::kProfile;
+        g_options.profile_path = v.substr(8);
+      } else {
+        error("ballarus: unknown value %qs for "
+              "%<-fplugin-arg-ballarus-weights%> (expected heuristic, gcc, "
+              "uniform or profile=FILE)",
+              v.c_str());
         ok = false;
       }
       continue;
@@ -310,9 +355,15 @@ uint32_t ModelEdgeFlags(edge e) {
   return f;
 }
 
+// Fake edges do not exist at run time and abnormal edges cannot be split;
+// neither can hold a counter.  EH edges can: GIMPLE splits them by giving
+// the new block its own landing pad, as gcov relies on too.  Counting them
+// matters: a block ending in a throwing call that may also not return has
+// an EH and a fake successor, and landing pads shared by several such
+// blocks would otherwise close cycles of unknown edges.
 bool CanHoldCounter(uint32_t flags) {
-  return !(flags & (ballarus::kEdgeEh | ballarus::kEdgeAbnormal |
-                    ballarus::kEdgeFake | ballarus::kEdgeIgnored));
+  return !(flags & (ballarus::kEdgeAbnormal | ballarus::kEdgeFake |
+                    ballarus::kEdgeIgnored));
 }
 
 // Records each block's source lines the way branch_prob() writes them to the
@@ -412,6 +463,56 @@ bool ShouldInstrument(cgraph_node* node) {
   return true;
 }
 
+uint64_t TuIdentity() {
+  std::string cwd = getpwd() ? getpwd() : "";
+  std::string key = cwd + '\0' + (main_input_filename ? main_input_filename : "");
+  return ballarus_hash64(key.data(), key.size());
+}
+
+// Spanning-tree weights for fn's edges (parallel to fn.edges), per
+// -fplugin-arg-ballarus-weights.
+std::vector<uint64_t> EdgeWeights(const ballarus::Function& fn,
+                                  const std::vector<edge>& gcc_edges) {
+  WeightKind kind = g_options.weights;
+  if (kind == WeightKind::kProfile) {
+    std::vector<uint64_t> counts;
+    if (g_profile_weights.Lookup(fn.name, fn.cfg_checksum, TuIdentity(),
+                                 &counts) &&
+        counts.size() == fn.edges.size()) {
+      if (dump_file) fprintf(dump_file, "  weights: profile counts\n");
+      for (uint64_t& c : counts) c = c == UINT64_MAX ? c : c + 1;
+      return counts;
+    }
+    if (dump_file)
+      fprintf(dump_file,
+              "  weights: %s not in the profile (or another CFG); using the "
+              "heuristic\n",
+              fn.name.c_str());
+    kind = WeightKind::kHeuristic;
+  }
+  if (kind == WeightKind::kGcc) {
+    if (profile_status_for_fn(cfun) != PROFILE_ABSENT) {
+      std::vector<uint64_t> w(fn.edges.size(), 1);
+      for (size_t i = 0; i < gcc_edges.size(); ++i)
+        if (!(gcc_edges[i]->flags & EDGE_FAKE))
+          w[i] = static_cast<uint64_t>(EDGE_FREQUENCY(gcc_edges[i])) + 1;
+      if (dump_file) fprintf(dump_file, "  weights: GCC edge frequencies\n");
+      return w;
+    }
+    if (dump_file)
+      fprintf(dump_file,
+              "  weights: GCC has no profile estimate here; using the "
+              "heuristic\n");
+    kind = WeightKind::kHeuristic;
+  }
+  if (kind == WeightKind::kUniform) {
+    if (dump_file) fprintf(dump_file, "  weights: uniform\n");
+    return ballarus::UniformWeights(fn).edges;
+  }
+  if (dump_file) fprintf(dump_file, "  weights: Ball-Larus heuristic\n");
+  return ballarus::HeuristicWeights(fn).edges;
+}
+
 // Analyses cfun: prepares the CFG, fills `fn`, chooses counters.
 void AnalyseFunction(ballarus::Function* fn, FileTable* files,
                      uint64_t* next_counter, FunctionWork* work) {
@@ -446,6 +547,7 @@ void AnalyseFunction(ballarus::Function* fn, FileTable* files,
             fn->demangled.c_str(), start.file ? start.file : "?", start.line,
             n_basic_blocks_for_fn(cfun), fn->cfg_checksum);
 
+  std::vector<edge> gcc_edges;  // parallel to fn->edges
   basic_block bb;
   FOR_BB_BETWEEN(bb, ENTRY_BLOCK_PTR_FOR_FN(cfun), NULL, next_bb) {
     edge e;
@@ -455,23 +557,66 @@ void AnalyseFunction(ballarus::Function* fn, FileTable* files,
       me.src = e->src->index;
       me.dst = e->dest->index;
       me.flags = ModelEdgeFlags(e);
-      if (CanHoldCounter(me.flags)) {
-        me.counter = static_cast<int64_t>(*next_counter);
-        work->counted.emplace_back(e, *next_counter);
-        work->counted_model_edge.push_back(fn->edges.size());
-        ++*next_counter;
-      } else if (dump_file) {
-        const char* why = (me.flags & ballarus::kEdgeIgnored)
-                              ? "abnormal, replaced by fake edges; count unknown"
-                          : (me.flags & ballarus::kEdgeFake)
-                              ? "fake; derived by flow conservation"
-                          : (me.flags & ballarus::kEdgeEh)
-                              ? "EH; derived by flow conservation"
-                              : "abnormal; derived by flow conservation";
-        fprintf(dump_file, "  edge %d->%d no counter (%s)\n", me.src, me.dst,
-                why);
-      }
       fn->edges.push_back(me);
+      gcc_edges.push_back(e);
+    }
+  }
+
+  // Like branch_prob(): an edge without a counter that would close a cycle
+  // of such edges (setjmp receivers, abnormal dispatchers) is dropped, so
+  // that every remaining count is derivable.
+  for (size_t i : ballarus::IgnoreUncountableCycles(fn))
+    if (dump_file)
+      fprintf(dump_file,
+              "  edge %u->%u dropped: it closes a cycle of edges that cannot "
+              "hold counters (gcov drops it too); count unknown\n",
+              fn->edges[i].src, fn->edges[i].dst);
+
+  std::vector<bool> counted(fn->edges.size(), false);
+  if (g_options.mode == Mode::kNaive) {
+    for (size_t i = 0; i < fn->edges.size(); ++i)
+      counted[i] = CanHoldCounter(fn->edges[i].flags);
+  } else {
+    std::vector<uint64_t> weights = EdgeWeights(*fn, gcc_edges);
+    ballarus::SpanningTree tree = ballarus::MaximumSpanningTree(*fn, weights);
+    for (size_t i : tree.chords) counted[i] = true;
+    if (dump_file) {
+      fprintf(dump_file,
+              "  maximum spanning tree: %zu chords get counters "
+              "(|E|-|V|+1 with the virtual EXIT->ENTRY edge)\n",
+              tree.chords.size());
+      for (size_t i = 0; i < fn->edges.size(); ++i)
+        if (tree.in_tree[i])
+          fprintf(dump_file, "  edge %u->%u on tree (weight %llu)\n",
+                  fn->edges[i].src, fn->edges[i].dst,
+                  (unsigned long long)weights[i]);
+    }
+    for (size_t i : tree.uncountable_chords) {
+      // Only when fake/EH/abnormal edges alone close a cycle (gcov drops
+      // such a fake edge).  Its count stays unknown; verify reports it.
+      if (dump_file)
+        fprintf(dump_file,
+                "  edge %u->%u is a chord but cannot hold a counter: its "
+                "count is not derivable\n",
+                fn->edges[i].src, fn->edges[i].dst);
+    }
+  }
+
+  for (size_t i = 0; i < fn->edges.size(); ++i) {
+    ballarus::Edge& me = fn->edges[i];
+    if (counted[i]) {
+      me.counter = static_cast<int64_t>(*next_counter);
+      work->counted.emplace_back(gcc_edges[i], *next_counter);
+      work->counted_model_edge.push_back(i);
+      ++*next_counter;
+    } else if (dump_file && !CanHoldCounter(me.flags)) {
+      const char* why = (me.flags & ballarus::kEdgeIgnored)
+                            ? "abnormal, replaced by fake edges; count unknown"
+                        : (me.flags & ballarus::kEdgeFake)
+                            ? "fake; derived by flow conservation"
+                            : "abnormal; derived by flow conservation";
+      fprintf(dump_file, "  edge %d->%d no counter (%s)\n", me.src, me.dst,
+              why);
     }
   }
   // The fake edges have served: gcov removes them before instrumenting too.
@@ -526,11 +671,14 @@ unsigned int ExecuteBallarus() {
   tu.source = main_input_filename ? main_input_filename : "";
   tu.cwd = GetCwd();
   tu.compiler = std::string("gcc ") + version_string;
-  tu.flags = BALLARUS_META_F_NAIVE | (atomic ? BALLARUS_META_F_ATOMIC : 0u);
+  tu.flags = (g_options.mode == Mode::kNaive ? BALLARUS_META_F_NAIVE
+                                             : BALLARUS_META_F_EDGE) |
+             (atomic ? BALLARUS_META_F_ATOMIC : 0u);
   FileTable files(&tu.files);
 
   if (dump_file)
-    fprintf(dump_file, "ballarus: mode naive, update %s\n",
+    fprintf(dump_file, "ballarus: mode %s, update %s\n",
+            g_options.mode == Mode::kNaive ? "naive" : "edge",
             atomic ? "atomic" : "single");
 
   // Phase 1: analyse every function; choose counters.
@@ -708,6 +856,14 @@ int plugin_init(plugin_name_args* info, plugin_gcc_version* version) {
   static plugin_info pinfo = {kPluginVersion, kHelp};
   register_callback(info->base_name, PLUGIN_INFO, NULL, &pinfo);
   if (!ParseOptions(info)) return 1;
+  if (g_options.weights == WeightKind::kProfile) {
+    std::string err;
+    if (!g_profile_weights.Load(g_options.profile_path, &err)) {
+      error("ballarus: %<-fplugin-arg-ballarus-weights=profile=%s%>: %s",
+            g_options.profile_path.c_str(), err.c_str());
+      return 1;
+    }
+  }
 
   // Why here: right after GCC's own "profile" pass (tree-profile.cc), the
   // point where -fprofile-arcs instruments — after early inlining and local
