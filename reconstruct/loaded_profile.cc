@@ -113,6 +113,23 @@ bool LoadProfile(const std::string& path, LoadedProfile* out,
     lf.lines = GcovLineCounts(
         {GcovFunctionInput{lf.function, &lf.flow.edges, &lf.flow.blocks}});
   }
+  // gcov's line counts are a per-TU computation (gcov.cc accumulates all
+  // functions of a .gcno before it counts lines): do the same, each TU with
+  // its own copy's counts, and add the TUs up.
+  for (const LoadedTu& lt : out->tus) {
+    std::vector<FlowResult> flows;
+    flows.reserve(lt.tu.functions.size());
+    for (const Function& f : lt.tu.functions)
+      flows.push_back(SolveFlow(
+          f, KnownFromCounters(f, lt.record->counters, lt.record->n_counters)));
+    std::vector<GcovFunctionInput> inputs;
+    for (size_t i = 0; i < flows.size(); ++i)
+      inputs.push_back(GcovFunctionInput{&lt.tu.functions[i], &flows[i].edges,
+                                         &flows[i].blocks});
+    for (const GcovLine& l : GcovLineCounts(inputs))
+      out->file_lines[{lt.tu.files[l.file], l.line}] += l.count;
+  }
+
   std::stable_sort(
       out->functions.begin(), out->functions.end(),
       [](const LoadedFunction& a, const LoadedFunction& b) {

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,11 @@ class LoadedProfile {
   std::vector<LoadedTu> tus;
   // Sorted by (file, line, name, checksum, first TU's source).
   std::vector<LoadedFunction> functions;
+  // Line counts of every source file, computed the way gcov 12 does: per
+  // TU over all of its functions at once (a line shared by several
+  // functions, e.g. inlined header code, is accumulated across them), then
+  // summed over TUs.  Keyed by (file name, line).
+  std::map<std::pair<std::string, uint32_t>, int64_t> file_lines;
 };
 
 // Loads `path`.  On failure returns false and sets *error to one line

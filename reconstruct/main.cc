@@ -197,6 +197,17 @@ int RunShow(const std::string& path, bool json, const std::string& regex) {
     ojson arr = ojson::array();
     for (const LoadedFunction* f : fs) arr.push_back(FunctionJson(p, *f));
     root["functions"] = arr;
+    if (regex.empty()) {
+      ojson lines = ojson::array();
+      for (const auto& [key, count] : p.file_lines) {
+        ojson l;
+        l["file"] = key.first;
+        l["line"] = key.second;
+        l["count"] = count;
+        lines.push_back(l);
+      }
+      root["lines"] = lines;
+    }
     std::cout << root.dump(1) << "\n";
   } else {
     fmt::print("profile {}: {} runs, {} translation units, {} functions\n\n",

@@ -266,7 +266,7 @@ Build BuildProgram(const Program& p, const BuildOptions& o,
     case Kind::kBallarus:
       cc = Quote(o.ballarus_prefix + "/bin/" +
                  (p.cxx ? "ballarus-g++" : "ballarus-gcc")) +
-           " -fplugin-arg-ballarus-mode=naive";
+           " -fplugin-arg-ballarus-mode=" + o.ballarus_mode;
       break;
   }
   std::string flags;

@@ -64,6 +64,7 @@ struct BuildOptions {
   std::string opt = "-O0";
   std::vector<std::string> extra_flags;  // after the program's cflags
   std::string ballarus_prefix;           // install prefix, for kBallarus
+  std::string ballarus_mode = "naive";   // -fplugin-arg-ballarus-mode=
 };
 
 struct Build {

@@ -85,7 +85,7 @@ export BALLARUS_CC=$fake
 export BALLARUS_CXX=$fake
 unset BALLARUS_WRAPPER_VERBOSE
 
-PRE=("-fplugin=$PLUGIN" -fplugin-arg-ballarus-mode=naive)
+PRE=("-fplugin=$PLUGIN" -fplugin-arg-ballarus-mode=edge)
 
 expect "compile only" "$gcc_w" -- -c a.c -o a.o == "${PRE[@]}" -c a.c -o a.o
 expect "assemble only" "$gcc_w" -- -S a.c == "${PRE[@]}" -S a.c
@@ -113,8 +113,8 @@ expect "stdin source" "$gcc_w" -- -x c - -o prog == \
   "${PRE[@]}" -x c - -o prog -x none "$RT" -lpthread "$EXPORT"
 expect "user plugin args come last" "$gcc_w" -- -fplugin-arg-ballarus-update=single -c a.c == \
   "${PRE[@]}" -fplugin-arg-ballarus-update=single -c a.c
-expect "user mode overrides default" "$gcc_w" -- -fplugin-arg-ballarus-mode=edge -c a.c == \
-  "${PRE[@]}" -fplugin-arg-ballarus-mode=edge -c a.c
+expect "user mode overrides default" "$gcc_w" -- -fplugin-arg-ballarus-mode=naive -c a.c == \
+  "${PRE[@]}" -fplugin-arg-ballarus-mode=naive -c a.c
 # Values of separate-argument options are not input files.
 expect "-o value is not an input" "$gcc_w" -- -c -o out.o a.c == "${PRE[@]}" -c -o out.o a.c
 expect "no input: -o only" "$gcc_w" -- -o prog == "${PRE[@]}" -o prog
@@ -180,7 +180,7 @@ case "$out" in *"$PLUGIN"*) ;; *) fail "--ballarus-help does not name the plugin
 
 # BALLARUS_WRAPPER_VERBOSE=1 echoes the command on stderr.
 out=$(cd "$tmp/work" && BALLARUS_WRAPPER_VERBOSE=1 "$gcc_w" -c 'a b.c' 2>&1 >/dev/null)
-[ "$out" = "ballarus-gcc: $fake -fplugin=$PLUGIN -fplugin-arg-ballarus-mode=naive -c a\\ b.c" ] \
+[ "$out" = "ballarus-gcc: $fake -fplugin=$PLUGIN -fplugin-arg-ballarus-mode=edge -c a\\ b.c" ] \
   || fail "BALLARUS_WRAPPER_VERBOSE: got '$out'"
 
 # Missing pieces are one-line errors naming the path, exit status 2.
