@@ -15,5 +15,14 @@ targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(//...)
 read -r -a startup <<<"${BAZEL_STARTUP_OPTS:-}"
 status=0
-bazel "${startup[@]+"${startup[@]}"}" test --test_output=errors "${targets[@]}" || status=$?
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+bazel "${startup[@]+"${startup[@]}"}" test --test_output=errors "${targets[@]}" 2>&1 | tee "$log" || status=$?
+# One plain closing line for CI: bazel's "Executed X out of N tests: ..."
+# counts test targets; restate it as "N passed, F failed".
+total=$(sed -n 's/.*Executed [0-9]* out of \([0-9]*\) tests\?:.*/\1/p' "$log" | tail -n 1)
+failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|NO STATUS|FAILED TO BUILD)' "$log" || true)
+if [ -n "$total" ]; then
+  echo "tests: $((total - failed)) passed, $failed failed"
+fi
 exit "$status"
