@@ -38,10 +38,13 @@
 // 4. A loop entered with weight W (amounts at its header or, irreducibly,
 //    at other entries) gets:
 //      circulation  (M-1)*W from the header around to its back edges, and
-//      through-flow W from the entries to the exits the enclosing region
-//                     wants (those leading on to its targets); an amount
-//                     entering elsewhere than the header may go round once
-//                     through a back edge first.
+//      through-flow W from the header to the exits the enclosing region
+//                     wants (those leading on to its targets); amounts
+//                     entering elsewhere than the header (irreducible
+//                     entries) first go round to the header through a back
+//                     edge, so W at the header is known before propagating
+//                     and each loop is propagated once (cost linear in the
+//                     nesting depth).
 //    So the header weighs M*W, the exits carry exactly W between them
 //    (Ball & Larus rules 2 and 3), and every exit the through-flow can use
 //    receives flow however deep in the body it is — the "minimal weights"
@@ -53,7 +56,10 @@
 //    closed by the virtual edge.
 // 5. Overflow: sums are 128-bit; if any weight would exceed 2^62, the whole
 //    estimate is redone with loops multiplied only down to depth 6, then
-//    not at all, then from minimal weights alone.
+//    not at all, then with activation weight 1, then from minimal weights
+//    alone.  Reducible nests stay far below the limit (720720 * 10^12);
+//    only irreducible nests dozens of levels deep (each level's irreducible
+//    entries go round once more: up to 2x per level) reach the fall-backs.
 // 6. Minimal weights: every used edge still at 0 (low-priority edges, edges
 //    a split left empty) gets a unit cycle ENTRY ->* src -> dst ->* EXIT ->
 //    ENTRY along BFS trees.  Conservation stays exact; every edge >= 1.
@@ -199,6 +205,9 @@ class Estimator {
   bool overflow_ = false;
   // DFS pre-order numbers / post-order, and Tarjan's state.
   std::vector<uint32_t> pre_, post_, index_, low_;
+  // Per region (index r + 1): its own blocks, its child loops.
+  std::vector<std::vector<uint32_t>> blocks_of_;
+  std::vector<std::vector<int>> children_of_;
   std::vector<bool> on_stack_;
   uint32_t counter_ = 0;
 };
@@ -299,17 +308,30 @@ void Estimator::BuildLoops() {
   std::vector<uint32_t> all;
   for (uint32_t b = 0; b < g_.nb; ++b) all.push_back(b);
   FindLoops(-1, all);
-  // Back edges and exits.
+  // Back edges and exits: edge s->d exits every loop around s below the
+  // innermost loop around both; it is a back edge if d heads that loop.
   for (size_t e = 0; e < g_.src.size(); ++e) {
     if (!g_.main[e]) continue;
     const uint32_t s = g_.src[e], d = g_.dst[e];
-    for (int l = loop_of_[s]; l >= 0; l = loops_[l].parent) {
-      if (!InRegion(d, l))
-        loops_[l].exits.push_back(e);
-      else if (d == loops_[l].header)
-        loops_[l].back.push_back(e);
+    int a = loop_of_[s], b = loop_of_[d];
+    auto depth = [&](int l) { return l < 0 ? 0 : loops_[l].depth; };
+    while (depth(b) > depth(a)) b = loops_[b].parent;
+    while (depth(a) > depth(b)) {
+      loops_[a].exits.push_back(e);
+      a = loops_[a].parent;
     }
+    while (a != b) {
+      loops_[a].exits.push_back(e);
+      a = loops_[a].parent;
+      b = loops_[b].parent;
+    }
+    if (a >= 0 && loops_[a].header == d) loops_[a].back.push_back(e);
   }
+  blocks_of_.assign(loops_.size() + 1, {});
+  children_of_.assign(loops_.size() + 1, {});
+  for (uint32_t b = 0; b < g_.nb; ++b) blocks_of_[loop_of_[b] + 1].push_back(b);
+  for (size_t l = 0; l < loops_.size(); ++l)
+    children_of_[loops_[l].parent + 1].push_back(int(l));
   regions_.resize(loops_.size() + 1);
   local_.assign(g_.nb + loops_.size(), -1);
   for (int r = -1; r < static_cast<int>(loops_.size()); ++r) BuildRegion(r);
@@ -318,10 +340,8 @@ void Estimator::BuildLoops() {
 // Topological order (Kahn, smallest node id first) of region r's DAG.
 void Estimator::BuildRegion(int r) {
   std::vector<int> nodes;
-  for (uint32_t b = 0; b < g_.nb; ++b)
-    if (loop_of_[b] == r) nodes.push_back(static_cast<int>(b));
-  for (size_t l = 0; l < loops_.size(); ++l)
-    if (loops_[l].parent == r) nodes.push_back(static_cast<int>(g_.nb + l));
+  for (uint32_t b : blocks_of_[r + 1]) nodes.push_back(static_cast<int>(b));
+  for (int l : children_of_[r + 1]) nodes.push_back(int(g_.nb) + l);
   const int h = Header(r);
   std::vector<std::vector<std::pair<size_t, int>>> outs(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) local_[nodes[i]] = int(i);
@@ -461,44 +481,30 @@ std::vector<Estimator::Sinks> Estimator::Enter(
     const std::vector<std::vector<size_t>>& allowed) {
   const Loop& loop = loops_[l];
   const size_t k = arrivals.size();
-  std::vector<Sinks> out(k);
-  std::vector<u128> at_header(k, 0);
-  u128 total = 0;
-  // Phase 1: amounts entering elsewhere than the header (irreducible
-  // entries) go to the wanted exits or round through a back edge.
-  std::vector<Commodity> laps;
-  std::vector<size_t> lap_of;
-  for (size_t c = 0; c < k; ++c) {
-    Commodity lap;
-    for (auto [b, x] : arrivals[c]) {
-      total += x;
-      if (b == loop.header)
-        at_header[c] += x;
-      else
-        lap.sources.push_back({b, x});
-    }
-    if (lap.sources.empty()) continue;
-    lap.targets = allowed[c];
-    lap.targets.insert(lap.targets.end(), loop.back.begin(), loop.back.end());
-    std::sort(lap.targets.begin(), lap.targets.end());
-    laps.push_back(std::move(lap));
-    lap_of.push_back(c);
-  }
-  Propagate(l, &laps);
-  for (size_t j = 0; j < laps.size(); ++j)
-    for (auto [e, x] : laps[j].sinks) {
-      if (std::binary_search(loop.back.begin(), loop.back.end(), e))
-        at_header[lap_of[j]] += x;
-      else
-        out[lap_of[j]].push_back({e, x});
-    }
-  // Phase 2: through-flow from the header to the wanted exits, plus the
-  // circulation (M-1)*W around the back edges.
+  // One propagation, k + 2 commodities: per incoming commodity its
+  // through-flow from the header to the exits it wants; the amounts that
+  // entered elsewhere (irreducible entries) round to the header through a
+  // back edge first (one "lap" commodity); the circulation.  Since the lap
+  // delivers exactly what entered elsewhere, the header's through amounts
+  // are known up front, and each loop is propagated once per enclosing
+  // propagation (linear in the nesting depth, not exponential).
   std::vector<Commodity> flows(k);
+  Commodity lap;
+  u128 total = 0;
   for (size_t c = 0; c < k; ++c) {
-    if (at_header[c] == 0) continue;
-    flows[c].sources.push_back({loop.header, at_header[c]});
+    u128 sum = 0;
+    for (auto [b, x] : arrivals[c]) {
+      sum += x;
+      if (b != loop.header) lap.sources.push_back({b, x});
+    }
+    total += sum;
+    if (sum == 0) continue;
+    flows[c].sources.push_back({loop.header, sum});
     flows[c].targets = allowed[c];
+  }
+  if (!lap.sources.empty()) {
+    lap.targets = loop.back;
+    flows.push_back(std::move(lap));
   }
   if (mult_[l] > 1 && total > 0) {
     Commodity circ;
@@ -507,8 +513,10 @@ std::vector<Estimator::Sinks> Estimator::Enter(
     flows.push_back(std::move(circ));
   }
   Propagate(l, &flows);
-  for (size_t c = 0; c < k; ++c)
-    for (auto& s : flows[c].sinks) out[c].push_back(s);
+  // Sinks of the lap and the circulation are back edges: they closed their
+  // cycles at the header.
+  std::vector<Sinks> out(k);
+  for (size_t c = 0; c < k; ++c) out[c] = std::move(flows[c].sinks);
   return out;
 }
 
@@ -612,7 +620,7 @@ Weights HeuristicWeights(const Function& fn) {
   const uint64_t activation = kActivationWeight;
   if (!est.Run(activation, kMaxMultipliedLoopDepth) &&
       !est.Run(activation, kMaxMultipliedLoopDepth / 2) &&
-      !est.Run(activation, 0))
+      !est.Run(activation, 0) && !est.Run(1, 0))
     est.Run(0, 0);
   est.AddMinimalWeights();
 

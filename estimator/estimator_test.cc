@@ -4,6 +4,7 @@
 #include "estimator/estimator.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <random>
 #include <vector>
@@ -205,8 +206,8 @@ TEST(Estimator, FakeAndEhEdgesGetMinimalWeight) {
 TEST(Estimator, IrreducibleRegion) {
   // 2 -> 3 | 4; 3 <-> 4; 4 -> 5.  The cycle {3,4} is entered at both: DFS
   // reaches 3 first, so 3 is its header and 4->3 its back edge.  Entry B/2
-  // at 3 and B/2 at 4; the amount entering at 4 splits between the exit and
-  // the back edge (B/4 each); circulation 9B.
+  // at 3 and B/2 at 4; what enters at 4 goes round to the header first;
+  // then B leaves from the header to the exit 4->5, circulation 9B.
   const Function f = Make(6, {{0, 2, 0},
                               {2, 3, kEdgeTrue},
                               {2, 4, kEdgeFalse},
@@ -215,8 +216,7 @@ TEST(Estimator, IrreducibleRegion) {
                               {4, 5, kEdgeFalse},
                               {5, 1, 0}});
   const Weights w = HeuristicWeights(f);
-  EXPECT_EQ(w.edges, (W{B, B / 2, B / 2, 9 * B + 3 * B / 4, 9 * B + B / 4,
-                        B, B}));
+  EXPECT_EQ(w.edges, (W{B, B / 2, B / 2, 10 * B, 9 * B + B / 2, B, B}));
   ExpectSoundFlow(f, w);
 }
 
@@ -432,7 +432,7 @@ Function RandomCfg(std::mt19937& rng, bool spine) {
 
 TEST(Estimator, RandomCfgsConserveExactly) {
   std::mt19937 rng(31337);
-  int irreducible = 0, with_extra = 0, checked_by_flow = 0;
+  int irreducible = 0, with_extra = 0, checked_by_flow = 0, estimated = 0;
   for (int iter = 0; iter < 400; ++iter) {
     const Function f = RandomCfg(rng, iter % 2 == 0);
     SCOPED_TRACE(iter);
@@ -440,6 +440,8 @@ TEST(Estimator, RandomCfgsConserveExactly) {
     const Weights w = HeuristicWeights(f);
     ExpectSoundFlow(f, w);
     with_extra += !w.extra.empty();
+    // Not fallen back to minimal weights alone (estimator.cc step 5).
+    estimated += w.virtual_edge >= B;
     if (iter % 2 == 0) {
       // With the spine every block is reachable and reaches EXIT.
       EXPECT_TRUE(w.extra.empty());
@@ -459,6 +461,10 @@ TEST(Estimator, RandomCfgsConserveExactly) {
   EXPECT_GT(irreducible, 50);
   EXPECT_GT(with_extra, 20);
   EXPECT_GT(checked_by_flow, 200);
+  EXPECT_GE(estimated, 390);
+  printf("random CFGs: %d irreducible, %d with nominal edges, %d checked by "
+         "core/flow, %d estimated (not minimal-only)\n",
+         irreducible, with_extra, checked_by_flow, estimated);
 }
 
 TEST(Estimator, RandomReducibleLoopsGetTheirMultiplier) {
