@@ -118,6 +118,23 @@ ballarus::ProfileWeights g_profile_weights;
 // ---------------------------------------------------------------------------
 // Options.
 
+// GCC 12's plugin-argument parser (plugin.cc, parse_plugin_arg_opt) drops
+// one character from the end of a value for every '=' inside it, so
+// "weights=profile=FILE" arrives with FILE cut short.  The compiler's own
+// record of the command line is intact: take the value from there (the last
+// such option, as the last option wins).
+std::string RawWeightsProfile(const std::string& truncated) {
+  const std::string prefix = std::string(kPluginName) + "-weights=profile=";
+  std::string found;
+  for (unsigned i = 0; i < save_decoded_options_count; ++i) {
+    const cl_decoded_option& o = save_decoded_options[i];
+    if (o.opt_index == OPT_fplugin_arg_ && o.arg != nullptr &&
+        strncmp(o.arg, prefix.c_str(), prefix.size()) == 0)
+      found = o.arg + prefix.size();
+  }
+  return found.empty() ? truncated : found;
+}
+
 bool ParseOptions(const plugin_name_args* info) {
   bool ok = true;
   for (int i = 0; i < info->argc; ++i) {
@@ -165,7 +182,7 @@ bool ParseOptions(const plugin_name_args* info) {
         g_options.weights = WeightKind::kUniform;
       } else if (v.rfind("profile=", 0) == 0 && v.size() > 8) {
         g_options.weights = WeightKind::kProfile;
-        g_options.profile_path = v.substr(8);
+        g_options.profile_path = RawWeightsProfile(v.substr(8));
       } else {
         error("ballarus: unknown value %qs for "
               "%<-fplugin-arg-ballarus-weights%> (expected heuristic, gcc, "

@@ -25,6 +25,7 @@
 
 #include "core/flow.h"
 #include "core/gcov_lines.h"
+#include "reconstruct/gcov_oracle.h"
 #include "reconstruct/loaded_profile.h"
 #include "runtime/profile_io.h"
 
@@ -286,6 +287,137 @@ int RunMerge(const std::string& out_path,
   return 0;
 }
 
+// ------------------------------------------------------------------ stats
+//
+// Counter work (Ball & Larus TOPLAS 1994 §6): per function the closed
+// graph's size, the static counters the placement used, and the dynamic
+// increments the run executed — the sum of the raw counters, i.e. how often
+// instrumentation code ran.  `--gcov` adds the same figures for gcov's own
+// placement, read from .gcda files (each with its .gcno beside it): gcov's
+// counters are its arcs off its spanning tree.
+
+struct Work {
+  std::string name;
+  std::string file;
+  uint64_t blocks = 0, edges = 0, counters = 0, increments = 0;
+};
+
+void AddWork(Work* total, const Work& w) {
+  total->blocks += w.blocks;
+  total->edges += w.edges;
+  total->counters += w.counters;
+  total->increments = ballarus_sat_add(total->increments, w.increments);
+}
+
+ojson WorkJson(const Work& w) {
+  ojson j;
+  if (!w.name.empty()) j["name"] = w.name;
+  if (!w.file.empty()) j["file"] = w.file;
+  j["blocks"] = w.blocks;
+  j["edges"] = w.edges;
+  j["static_counters"] = w.counters;
+  j["dynamic_increments"] = w.increments;
+  return j;
+}
+
+std::vector<Work> OurWork(const LoadedProfile& p) {
+  std::vector<Work> out;
+  for (const LoadedFunction& lf : p.functions) {
+    const Function& f = *lf.function;
+    Work w;
+    w.name = lf.display_name();
+    w.file = lf.file_name();
+    w.blocks = f.blocks.size();
+    for (size_t e = 0; e < f.edges.size(); ++e) {
+      if (f.edges[e].flags & kEdgeIgnored) continue;
+      ++w.edges;
+      if (f.edges[e].counter == kNoCounter) continue;
+      ++w.counters;
+      if (lf.known[e]) w.increments = ballarus_sat_add(w.increments, *lf.known[e]);
+    }
+    out.push_back(w);
+  }
+  return out;
+}
+
+std::vector<Work> GcovWork(const std::vector<std::string>& gcdas) {
+  std::vector<Work> out;
+  for (const std::string& gcda : gcdas) {
+    if (gcda.size() < 5 || gcda.substr(gcda.size() - 5) != ".gcda")
+      Fail(gcda, "not a .gcda file name");
+    const std::string gcno = gcda.substr(0, gcda.size() - 5) + ".gcno";
+    gcov_oracle::Unit unit;
+    std::string err;
+    if (!gcov_oracle::ReadGcno(gcno, &unit, &err)) Fail(gcno, err);
+    if (!gcov_oracle::ReadGcda(gcda, &unit, &err)) Fail(gcda, err);
+    for (const gcov_oracle::Function& f : unit.functions) {
+      Work w;
+      w.name = f.name;
+      w.file = f.file;
+      w.blocks = f.n_blocks;
+      w.edges = f.arcs.size();
+      for (const gcov_oracle::Arc& a : f.arcs) {
+        if (a.on_tree() || a.fake()) continue;
+        ++w.counters;
+        if (f.has_data && a.count > 0)
+          w.increments =
+              ballarus_sat_add(w.increments, static_cast<uint64_t>(a.count));
+      }
+      out.push_back(w);
+    }
+  }
+  return out;
+}
+
+int RunStats(const std::string& path, bool json,
+             const std::vector<std::string>& gcdas) {
+  LoadedProfile p;
+  Load(path, &p);
+  const std::vector<Work> ours = OurWork(p);
+  Work total;
+  for (const Work& w : ours) AddWork(&total, w);
+  std::vector<Work> theirs;
+  Work gtotal;
+  if (!gcdas.empty()) {
+    theirs = GcovWork(gcdas);
+    for (const Work& w : theirs) AddWork(&gtotal, w);
+  }
+  if (json) {
+    ojson root;
+    root["profile"] = path;
+    ojson fs = ojson::array();
+    for (const Work& w : ours) fs.push_back(WorkJson(w));
+    root["functions"] = fs;
+    root["total"] = WorkJson(total);
+    if (!gcdas.empty()) {
+      ojson g;
+      ojson gf = ojson::array();
+      for (const Work& w : theirs) gf.push_back(WorkJson(w));
+      g["functions"] = gf;
+      g["total"] = WorkJson(gtotal);
+      root["gcov"] = g;
+    }
+    std::cout << root.dump(1) << "\n";
+    return 0;
+  }
+  fmt::print("{:<40} {:>7} {:>7} {:>9} {:>20}\n", "function", "blocks",
+             "edges", "counters", "increments");
+  for (const Work& w : ours)
+    fmt::print("{:<40} {:>7} {:>7} {:>9} {:>20}\n", w.name, w.blocks, w.edges,
+               w.counters, w.increments);
+  fmt::print("{:<40} {:>7} {:>7} {:>9} {:>20}\n", "total (ballarus)",
+             total.blocks, total.edges, total.counters, total.increments);
+  if (!gcdas.empty()) {
+    fmt::print("{:<40} {:>7} {:>7} {:>9} {:>20}\n", "total (gcov)",
+               gtotal.blocks, gtotal.edges, gtotal.counters, gtotal.increments);
+    if (gtotal.increments > 0)
+      fmt::print("dynamic increments, ballarus / gcov: {:.3f}\n",
+                 static_cast<double>(total.increments) /
+                     static_cast<double>(gtotal.increments));
+  }
+  return 0;
+}
+
 // ------------------------------------------------------------------- main
 
 int Main(int argc, char** argv) {
@@ -319,9 +451,22 @@ int Main(int argc, char** argv) {
       ->required();
   merge->add_option("PROFILE", merge_inputs, "input profiles")->required();
 
+  std::string stats_path;
+  bool stats_json = false;
+  std::vector<std::string> stats_gcov;
+  CLI::App* stats = app.add_subcommand(
+      "stats", "Counter work per function: blocks, edges, static counters, "
+               "dynamic increments; with --gcov, gcov's for comparison.");
+  stats->add_option("PROFILE", stats_path, "profile file")->required();
+  stats->add_flag("--json", stats_json, "print JSON");
+  stats->add_option("--gcov", stats_gcov,
+                    "gcov .gcda files of the same program and workload (the "
+                    ".gcno must lie beside each)");
+
   // CLI11 reports a stray word as "a subcommand is required"; name it.
   if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "show" &&
-      std::string(argv[1]) != "verify" && std::string(argv[1]) != "merge") {
+      std::string(argv[1]) != "verify" && std::string(argv[1]) != "merge" &&
+      std::string(argv[1]) != "stats") {
     std::fprintf(stderr, "%s: unknown subcommand '%s' (try --help)\n", kProg,
                  argv[1]);
     return 2;
@@ -344,6 +489,7 @@ int Main(int argc, char** argv) {
   if (*show) return RunShow(show_path, show_json, show_regex);
   if (*verify) return RunVerify(verify_path);
   if (*merge) return RunMerge(merge_out, merge_inputs);
+  if (*stats) return RunStats(stats_path, stats_json, stats_gcov);
   return 2;
 }
 

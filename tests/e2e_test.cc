@@ -41,7 +41,7 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tests/gcov_oracle.h"
+#include "reconstruct/gcov_oracle.h"
 #include "tests/harness.h"
 
 namespace {
@@ -641,6 +641,36 @@ TEST_P(Corpus, MatchesPlainAndGcov) {
   Diff ediff(ctx + ": edge mode vs naive mode");
   CompareEdgeWithNaive(show, eshow, &ediff);
   ediff.Report();
+
+  // `stats`: static counters = counted edges, dynamic increments = the sum
+  // of the counted edges' counts, per show --json; and gcov's figures from
+  // its .gcda (counters = arcs off its tree).
+  for (const auto* prof : {&profile, &eprofile}) {
+    const json& shown = prof == &profile ? show : eshow;
+    std::string gcdas;
+    for (const std::string& u : gcov.build.units)
+      gcdas += " " + Quote(gcov.build.dir + "/" + u + ".gcda");
+    CommandResult st = harness::Run(Quote(Reconstruct()) + " stats --json " +
+                                        Quote(*prof) + " --gcov" + gcdas,
+                                    ours.run_dir);
+    ASSERT_EQ(st.status, 0) << ctx << ": stats: " << st.err;
+    json stats = json::parse(st.out);
+    uint64_t counters = 0, increments = 0;
+    for (const json& f : shown.at("functions"))
+      for (const json& e : f.at("edges"))
+        if (e.at("counted").get<bool>()) {
+          counters++;
+          increments += e.at("count").get<uint64_t>();
+        }
+    EXPECT_EQ(stats.at("total").at("static_counters").get<uint64_t>(), counters)
+        << ctx;
+    EXPECT_EQ(stats.at("total").at("dynamic_increments").get<uint64_t>(),
+              increments)
+        << ctx;
+    EXPECT_GT(stats.at("gcov").at("total").at("static_counters").get<uint64_t>(),
+              0u)
+        << ctx;
+  }
 }
 
 std::vector<std::pair<std::string, std::string>> AllCases() {

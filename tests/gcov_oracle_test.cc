@@ -1,7 +1,7 @@
 // gcov_oracle_test.cc — checks the independent .gcno/.gcda reader against
 // gcov itself on real gcov builds of corpus programs, its solver on a
 // hand-made graph, and its rejection of damaged files.
-#include "tests/gcov_oracle.h"
+#include "reconstruct/gcov_oracle.h"
 
 #include <map>
 #include <string>

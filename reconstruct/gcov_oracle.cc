@@ -9,7 +9,7 @@
 // arc, because the spanning tree is a tree (some leaf always has one unknown
 // arc).  gcov's own solve_flow_graph does the same with worklists; this is a
 // deliberately simple fixpoint loop, independent of both gcov and ballarus.
-#include "tests/gcov_oracle.h"
+#include "reconstruct/gcov_oracle.h"
 
 #include <algorithm>
 #include <cstring>

@@ -16,8 +16,8 @@
 // read_graph_file/read_count_file/solve_flow_graph (semantics), gcc/profile.cc
 // branch_prob (which arcs are written, and counter order: blocks in index
 // order, each block's arcs in .gcno order, off-tree arcs only).
-#ifndef BALLARUS_TESTS_GCOV_ORACLE_H_
-#define BALLARUS_TESTS_GCOV_ORACLE_H_
+#ifndef BALLARUS_RECONSTRUCT_GCOV_ORACLE_H_
+#define BALLARUS_RECONSTRUCT_GCOV_ORACLE_H_
 
 #include <cstdint>
 #include <string>
@@ -108,4 +108,4 @@ bool ParseGcda(const std::string& path, const std::vector<uint8_t>& bytes,
 
 }  // namespace gcov_oracle
 
-#endif  // BALLARUS_TESTS_GCOV_ORACLE_H_
+#endif  // BALLARUS_RECONSTRUCT_GCOV_ORACLE_H_
