@@ -8,29 +8,11 @@
 #include <vector>
 
 #include "core/flow.h"
+#include "core/test_graphs.h"
 #include "gtest/gtest.h"
 
 namespace ballarus {
 namespace {
-
-struct E {
-  uint32_t src, dst;
-  uint32_t flags;
-};
-
-Function Make(uint32_t n_blocks, const std::vector<E>& es) {
-  Function f;
-  f.name = "f";
-  f.blocks.resize(n_blocks);
-  for (const E& e : es) {
-    Edge x;
-    x.src = e.src;
-    x.dst = e.dst;
-    x.flags = e.flags;
-    f.edges.push_back(x);
-  }
-  return f;
-}
 
 // Undirected components of the closed graph, computed independently.
 size_t Components(const Function& f) {

@@ -11,31 +11,13 @@
 
 #include "core/flow.h"
 #include "core/spanning_tree.h"
+#include "core/test_graphs.h"
 #include "gtest/gtest.h"
 
 namespace ballarus {
 namespace {
 
 constexpr uint64_t B = kActivationWeight;  // one activation: 720720
-
-struct E {
-  uint32_t src, dst;
-  uint32_t flags;
-};
-
-Function Make(uint32_t n_blocks, const std::vector<E>& es) {
-  Function f;
-  f.name = "f";
-  f.blocks.resize(n_blocks);
-  for (const E& e : es) {
-    Edge x;
-    x.src = e.src;
-    x.dst = e.dst;
-    x.flags = e.flags;
-    f.edges.push_back(x);
-  }
-  return f;
-}
 
 // Conservation everywhere, >= 1 on every used edge, and the same answer
 // twice.
