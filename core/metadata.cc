@@ -90,13 +90,6 @@ uint64_t GetLE(const uint8_t* p, int bytes) {
   return v;
 }
 
-uint64_t Identity(const std::string& cwd, const std::string& source) {
-  uint64_t h = ballarus_hash64_update(BALLARUS_HASH_INIT, cwd.data(),
-                                      cwd.size());
-  const char nul = '\0';
-  h = ballarus_hash64_update(h, &nul, 1);
-  return ballarus_hash64_update(h, source.data(), source.size());
-}
 
 // Header field offsets (ballarus_meta_header, little-endian, packed naturally).
 constexpr size_t kOffMagic = 0;
@@ -326,6 +319,14 @@ bool DecodeFunction(Reader* r, const TranslationUnit& tu,
 
 }  // namespace
 
+uint64_t TuIdentity(const std::string& cwd, const std::string& source) {
+  uint64_t h = ballarus_hash64_update(BALLARUS_HASH_INIT, cwd.data(),
+                                      cwd.size());
+  const char nul = '\0';
+  h = ballarus_hash64_update(h, &nul, 1);
+  return ballarus_hash64_update(h, source.data(), source.size());
+}
+
 std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu) {
   std::vector<uint8_t> out(BALLARUS_META_HEADER_SIZE, 0);
   PutStr(&out, tu.source);
@@ -377,7 +378,7 @@ std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu) {
         8);
   PutLE(h + kOffSize, out.size(), 8);
   PutLE(h + kOffNCounters, tu.n_counters, 8);
-  PutLE(h + kOffIdentity, Identity(tu.cwd, tu.source), 8);
+  PutLE(h + kOffIdentity, TuIdentity(tu.cwd, tu.source), 8);
   PutLE(h + kOffFlags, tu.flags, 4);
   PutLE(h + kOffReserved, 0, 4);
   return out;
@@ -476,7 +477,7 @@ DecodeResult DecodeMetadata(const uint8_t* data, size_t size,
                                " does not match the body's hash " +
                                Hex(body_hash) + " (corrupt metadata)");
   const uint64_t identity = GetLE(data + kOffIdentity, 8);
-  const uint64_t want_identity = Identity(out.cwd, out.source);
+  const uint64_t want_identity = TuIdentity(out.cwd, out.source);
   if (identity != want_identity)
     return fail(kOffIdentity, "identity " + Hex(identity) +
                                   " does not match hash of cwd and source " +

@@ -22,6 +22,9 @@
 
 namespace ballarus {
 
+// The header's identity of a TU: ballarus_hash64 of cwd + '\0' + source.
+uint64_t TuIdentity(const std::string& cwd, const std::string& source);
+
 // Serialises `tu` into a complete blob (header + body).
 std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu);
 

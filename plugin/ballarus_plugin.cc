@@ -480,24 +480,19 @@ bool ShouldInstrument(cgraph_node* node) {
   return true;
 }
 
-uint64_t TuIdentity() {
-  std::string cwd = getpwd() ? getpwd() : "";
-  std::string key = cwd + '\0' + (main_input_filename ? main_input_filename : "");
-  return ballarus_hash64(key.data(), key.size());
-}
-
 // Spanning-tree weights for fn's edges (parallel to fn.edges), per
 // -fplugin-arg-ballarus-weights.
 std::vector<uint64_t> EdgeWeights(const ballarus::Function& fn,
-                                  const std::vector<edge>& gcc_edges) {
+                                  const std::vector<edge>& gcc_edges,
+                                  uint64_t tu_identity) {
   WeightKind kind = g_options.weights;
   if (kind == WeightKind::kProfile) {
     std::vector<uint64_t> counts;
-    if (g_profile_weights.Lookup(fn.name, fn.cfg_checksum, TuIdentity(),
+    if (g_profile_weights.Lookup(fn.name, fn.cfg_checksum, tu_identity,
                                  &counts) &&
         counts.size() == fn.edges.size()) {
       if (dump_file) fprintf(dump_file, "  weights: profile counts\n");
-      for (uint64_t& c : counts) c = c == UINT64_MAX ? c : c + 1;
+      for (uint64_t& c : counts) c = ballarus_sat_add(c, 1);
       return counts;
     }
     if (dump_file)
@@ -532,7 +527,8 @@ std::vector<uint64_t> EdgeWeights(const ballarus::Function& fn,
 
 // Analyses cfun: prepares the CFG, fills `fn`, chooses counters.
 void AnalyseFunction(ballarus::Function* fn, FileTable* files,
-                     uint64_t* next_counter, FunctionWork* work) {
+                     uint64_t tu_identity, uint64_t* next_counter,
+                     FunctionWork* work) {
   tree decl = current_function_decl;
   if (execute_fixup_cfg() & TODO_cleanup_cfg) cleanup_tree_cfg();
   PrepareCfgLikeGcov();
@@ -594,7 +590,7 @@ void AnalyseFunction(ballarus::Function* fn, FileTable* files,
     for (size_t i = 0; i < fn->edges.size(); ++i)
       counted[i] = CanHoldCounter(fn->edges[i].flags);
   } else {
-    std::vector<uint64_t> weights = EdgeWeights(*fn, gcc_edges);
+    std::vector<uint64_t> weights = EdgeWeights(*fn, gcc_edges, tu_identity);
     ballarus::SpanningTree tree = ballarus::MaximumSpanningTree(*fn, weights);
     for (size_t i : tree.chords) counted[i] = true;
     if (dump_file) {
@@ -701,6 +697,7 @@ unsigned int ExecuteBallarus() {
   // Phase 1: analyse every function; choose counters.
   std::vector<FunctionWork> work;
   uint64_t n_counters = 0;
+  const uint64_t tu_identity = ballarus::TuIdentity(tu.cwd, tu.source);
   cgraph_node* node;
   FOR_EACH_DEFINED_FUNCTION(node) {
     if (!ShouldInstrument(node)) continue;
@@ -709,7 +706,8 @@ unsigned int ExecuteBallarus() {
     w.node = node;
     w.model_index = tu.functions.size();
     tu.functions.emplace_back();
-    AnalyseFunction(&tu.functions.back(), &files, &n_counters, &w);
+    AnalyseFunction(&tu.functions.back(), &files, tu_identity, &n_counters,
+                    &w);
     work.push_back(std::move(w));
     free_dominance_info(CDI_DOMINATORS);
     free_dominance_info(CDI_POST_DOMINATORS);

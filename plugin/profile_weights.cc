@@ -5,6 +5,7 @@
 
 #include "core/flow.h"
 #include "core/metadata.h"
+#include "runtime/ballarus_format.h"
 #include "runtime/profile_io.h"
 
 namespace ballarus {
@@ -39,10 +40,8 @@ bool ProfileWeights::Load(const std::string& path, std::string* error) {
       if (slot.empty()) {
         slot = std::move(counts);
       } else if (slot.size() == counts.size()) {
-        for (size_t i = 0; i < counts.size(); ++i) {
-          uint64_t s = slot[i] + counts[i];
-          slot[i] = s < slot[i] ? UINT64_MAX : s;
-        }
+        for (size_t i = 0; i < counts.size(); ++i)
+          slot[i] = ballarus_sat_add(slot[i], counts[i]);
       }
     }
   }
@@ -66,10 +65,8 @@ bool ProfileWeights::Lookup(const std::string& name, uint32_t cfg_checksum,
     if (counts->empty()) {
       *counts = tu.second;
     } else if (counts->size() == tu.second.size()) {
-      for (size_t i = 0; i < counts->size(); ++i) {
-        uint64_t s = (*counts)[i] + tu.second[i];
-        (*counts)[i] = s < (*counts)[i] ? UINT64_MAX : s;
-      }
+      for (size_t i = 0; i < counts->size(); ++i)
+        (*counts)[i] = ballarus_sat_add((*counts)[i], tu.second[i]);
     }
   }
   return true;
