@@ -310,9 +310,30 @@ bool DecodeFunction(Reader* r, const TranslationUnit& tu,
   if (!r->Count(&n_ext, "extension count", 2)) return false;
   f->extensions.resize(n_ext);
   for (Extension& x : f->extensions) {
+    at = r->pos();
     if (!r->U32(&x.tag, "extension tag") ||
         !r->Bytes(&x.bytes, "extension bytes"))
       return false;
+    if (x.tag != kPathExtensionTag) continue;
+    PathInfo info;
+    std::string err;
+    if (!DecodePathInfo(x.bytes, &info, &err))
+      return r->Fail(at, fn + ": " + err);
+    for (uint32_t e : info.cut_edges)
+      if (e >= n_edges)
+        return r->Fail(at, fn + ": path cut edge " + std::to_string(e) +
+                               " out of range");
+    for (uint32_t b : info.cut_blocks)
+      if (b >= n_blocks || b == kEntryBlock || b == kExitBlock)
+        return r->Fail(at, fn + ": path cut block " + std::to_string(b) +
+                               " is not a basic block");
+    if (info.storage == PathInfo::kDense &&
+        (info.base > tu.n_counters ||
+         info.n_paths + 1 > tu.n_counters - info.base))
+      return r->Fail(at, fn + ": path counters [" + std::to_string(info.base) +
+                             ", +" + std::to_string(info.n_paths + 1) +
+                             ") exceed the " + std::to_string(tu.n_counters) +
+                             " counters");
   }
   return true;
 }
@@ -382,6 +403,61 @@ std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu) {
   PutLE(h + kOffFlags, tu.flags, 4);
   PutLE(h + kOffReserved, 0, 4);
   return out;
+}
+
+std::vector<uint8_t> EncodePathInfo(const PathInfo& info) {
+  std::vector<uint8_t> out;
+  PutU(&out, info.storage);
+  PutU(&out, info.base);
+  PutU(&out, info.n_paths);
+  PutU(&out, info.flags);
+  PutU(&out, info.cut_edges.size());
+  for (uint32_t e : info.cut_edges) PutU(&out, e);
+  PutU(&out, info.cut_blocks.size());
+  for (uint32_t b : info.cut_blocks) PutU(&out, b);
+  return out;
+}
+
+bool DecodePathInfo(const std::vector<uint8_t>& bytes, PathInfo* info,
+                    std::string* error) {
+  *info = PathInfo();
+  Reader r(bytes.data(), bytes.size(), 0);
+  uint64_t n = 0;
+  bool ok = r.U32(&info->storage, "path storage") &&
+            r.U(&info->base, "path base") &&
+            r.U(&info->n_paths, "path count") &&
+            r.U32(&info->flags, "path flags");
+  if (ok && info->storage != PathInfo::kDense &&
+      info->storage != PathInfo::kHashed)
+    ok = r.Fail(0, "unknown path storage " + std::to_string(info->storage));
+  if (ok && info->n_paths >= (1ull << 63))
+    ok = r.Fail(0, "path count " + std::to_string(info->n_paths) +
+                       " exceeds 2^63 - 1");
+  if (ok && (info->flags & ~kPathFlagEarlyTermination))
+    ok = r.Fail(0, "unknown path flags");
+  if (ok) ok = r.Count(&n, "cut edge count", 1);
+  for (uint64_t i = 0; ok && i < n; ++i) {
+    uint32_t e;
+    ok = r.U32(&e, "cut edge");
+    if (ok && !info->cut_edges.empty() && e <= info->cut_edges.back())
+      ok = r.Fail(r.pos(), "cut edges not ascending");
+    if (ok) info->cut_edges.push_back(e);
+  }
+  if (ok) ok = r.Count(&n, "cut block count", 1);
+  for (uint64_t i = 0; ok && i < n; ++i) {
+    uint32_t b;
+    ok = r.U32(&b, "cut block");
+    if (ok && !info->cut_blocks.empty() && b <= info->cut_blocks.back())
+      ok = r.Fail(r.pos(), "cut blocks not ascending");
+    if (ok) info->cut_blocks.push_back(b);
+  }
+  if (ok && r.left() != 0) ok = r.Fail(r.pos(), "trailing bytes");
+  if (!ok) {
+    *error = "path info: byte " + std::to_string(r.err_offset()) + ": " +
+             r.err();
+    return false;
+  }
+  return true;
 }
 
 DecodeResult DecodeMetadata(const uint8_t* data, size_t size,

@@ -28,6 +28,44 @@ uint64_t TuIdentity(const std::string& cwd, const std::string& source);
 // Serialises `tu` into a complete blob (header + body).
 std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu);
 
+// The path-profiling extension of a function (Extension::tag
+// kPathExtensionTag), present when the TU was built with path mode.  It
+// tells reconstruct how to rebuild the path DAG (core/path_profile.h: the
+// cuts; the numbering is recomputed from the CFG) and where the counts are.
+//
+//   bytes := u storage  u base  u n_paths  u flags
+//            [u32 edge] cut_edges  [u32 block] cut_blocks
+inline constexpr uint32_t kPathExtensionTag = 1;
+
+struct PathInfo {
+  enum Storage : uint32_t {
+    // n_paths + 1 counters of the TU's counter array from `base`: path p
+    // counts at base + p; the last one counts path numbers out of range
+    // (never, unless instrumentation is broken: reconstruct reports it).
+    kDense = 0,
+    // Runtime hash table number `base` of the TU (ballarus_tu_desc
+    // path_hashes[base]); counts arrive as the profile record's sparse
+    // entries {function index, path number, count}.
+    kHashed = 1,
+  };
+  uint32_t storage = kDense;
+  uint64_t base = 0;
+  uint64_t n_paths = 0;  // numbers are [0, n_paths); n_paths < 2^63
+  uint32_t flags = 0;    // kPathFlag* bits
+  std::vector<uint32_t> cut_edges;   // model edge indices, ascending
+  std::vector<uint32_t> cut_blocks;  // block indices, ascending
+};
+
+// Path-info flags.
+inline constexpr uint32_t kPathFlagEarlyTermination = 1u << 0;  // paths cut
+    // short by exit/longjmp/exceptions are counted (at the call that did
+    // not return); without it they are lost.
+
+std::vector<uint8_t> EncodePathInfo(const PathInfo& info);
+// False with *error ("path info: ...") on malformed bytes.
+bool DecodePathInfo(const std::vector<uint8_t>& bytes, PathInfo* info,
+                    std::string* error);
+
 // Result of decoding: on failure `ok` is false and `error` reads like
 // "offset 123: edge 4 of function 'foo' names block 17 of 9".
 struct DecodeResult {

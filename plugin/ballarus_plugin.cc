@@ -45,6 +45,7 @@
 #include <cxxabi.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -57,6 +58,7 @@
 
 #include "core/metadata.h"
 #include "core/model.h"
+#include "core/path_profile.h"
 #include "core/spanning_tree.h"
 #include "estimator/estimator.h"
 #include "plugin/profile_weights.h"
@@ -80,8 +82,20 @@ const char kHelp[] =
     "                      (Knuth; Ball & Larus 1994); the other edges are\n"
     "                      derived exactly by ballarus-reconstruct\n"
     "  mode=naive          a 64-bit counter on every CFG edge that can hold one\n"
-    "                      (`path`, Ball-Larus path profiling, is not\n"
-    "                      implemented yet)\n"
+    "  mode=path           Ball-Larus path profiling (MICRO 1996): every\n"
+    "                      acyclic path of every function counted; the edge\n"
+    "                      profile is derived from the paths\n"
+    "  mode=edge,path      both in one build: one run yields an edge and a\n"
+    "                      path profile (ballarus-reconstruct verify checks\n"
+    "                      one against the other)\n"
+    "  path-table-max=N    functions with at most N paths count them in a\n"
+    "                      dense array (N+1 counters); more paths go to an\n"
+    "                      exact, thread-safe runtime hash table (default\n"
+    "                      4096)\n"
+    "  early-termination=on|off  count paths cut short by exit(), longjmp or\n"
+    "                      an exception at the call that did not return\n"
+    "                      (default on; costs two counter updates per call\n"
+    "                      that may not return; off loses those paths)\n"
     "  weights=heuristic   spanning-tree weights from the Ball-Larus static\n"
     "                      estimate (default): counters land on cold edges\n"
     "  weights=gcc         GCC's own guessed edge frequencies (falls back to\n"
@@ -100,12 +114,15 @@ const char kHelp[] =
     "                      includes ballarus' dump)\n"
     "  help                print this text\n";
 
-enum class Mode { kNaive, kEdge };
+enum class Mode { kNaive, kEdge, kNone };
 enum class WeightKind { kHeuristic, kGcc, kUniform, kProfile };
 enum class Update { kDefault, kSingle, kAtomic };
 
 struct Options {
-  Mode mode = Mode::kEdge;
+  Mode mode = Mode::kEdge;  // edge counters: naive, edge, or none (path only)
+  bool paths = false;       // Ball-Larus path profiling
+  uint64_t path_table_max = 4096;
+  bool early_termination = true;
   WeightKind weights = WeightKind::kHeuristic;
   std::string profile_path;
   Update update = Update::kDefault;
@@ -152,22 +169,62 @@ bool ParseOptions(const plugin_name_args* info) {
     if (k == "mode") {
       if (value == nullptr) {
         error("ballarus: option %<-fplugin-arg-ballarus-mode%> needs a value "
-              "(edge or naive)");
-        ok = false;
-      } else if (std::string(value) == "naive") {
-        g_options.mode = Mode::kNaive;
-      } else if (std::string(value) == "edge") {
-        g_options.mode = Mode::kEdge;
-      } else if (std::string(value) == "path" ||
-                 std::string(value) == "edge,path") {
-        error("ballarus: %<-fplugin-arg-ballarus-mode=%s%> is not implemented "
-              "yet; this release supports %<edge%> and %<naive%>",
-              value);
+              "(edge, naive, path or edge,path)");
         ok = false;
       } else {
+        std::string v = value;
+        if (v == "naive") {
+          g_options.mode = Mode::kNaive;
+          g_options.paths = false;
+        } else if (v == "edge") {
+          g_options.mode = Mode::kEdge;
+          g_options.paths = false;
+        } else if (v == "path") {
+          g_options.mode = Mode::kNone;
+          g_options.paths = true;
+        } else if (v == "edge,path" || v == "path,edge") {
+          g_options.mode = Mode::kEdge;
+          g_options.paths = true;
+        } else if (v == "naive,path" || v == "path,naive") {
+          g_options.mode = Mode::kNaive;
+          g_options.paths = true;
+        } else {
+          error("ballarus: unknown value %qs for "
+                "%<-fplugin-arg-ballarus-mode%> (expected edge, naive, path "
+                "or edge,path)",
+                value);
+          ok = false;
+        }
+      }
+      continue;
+    }
+    if (k == "path-table-max") {
+      std::string v = value ? value : "";
+      char* end = nullptr;
+      errno = 0;
+      unsigned long long n = v.empty() ? 0 : strtoull(v.c_str(), &end, 10);
+      if (v.empty() || errno != 0 || *end != '\0' || v[0] == '-' ||
+          n > (1ull << 40)) {
+        error("ballarus: %<-fplugin-arg-ballarus-path-table-max%> needs a "
+              "number of paths between 0 and 2^40, not %qs",
+              v.c_str());
+        ok = false;
+      } else {
+        g_options.path_table_max = n;
+      }
+      continue;
+    }
+    if (k == "early-termination") {
+      std::string v = value ? value : "on";
+      if (v == "on" || v == "1") {
+        g_options.early_termination = true;
+      } else if (v == "off" || v == "0") {
+        g_options.early_termination = false;
+      } else {
         error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-mode%> (expected edge or naive)",
-              value);
+              "%<-fplugin-arg-ballarus-early-termination%> (expected on or "
+              "off)",
+              v.c_str());
         ok = false;
       }
       continue;
@@ -457,6 +514,42 @@ void RecordLines(ballarus::Function* fn, FileTable* files) {
   }
 }
 
+// Path-register code, planned in the analysis phase (while the fake edges
+// exist) and emitted in the instrumentation phase.  r is the function's
+// 64-bit path register (a local: recursion and threads are safe); "count
+// [x]" is count[x] += 1 in the function's path table (dense slice of the
+// counter array, index clamped to the overflow slot, or the runtime hash).
+struct PathAction {
+  enum Kind {
+    // On an edge, in this order when several meet on one edge:
+    kCheckFlag,   // r = arrived ? r : a; arrived = 0   (abnormal re-entry)
+    kUndo,        // count[r + a] -= 1   (the call before it returned)
+    kSetFlag,     // arrived = 1         (a normal entry into a re-entry block)
+    kInit,        // r = a               (edge out of ENTRY)
+    kAdd,         // r += a              (chord)
+    kCount,       // count[r + a] += 1   (return)
+    kCountReset,  // count[r + a] += 1; r = b   (cut edge: back edge)
+    // In a block:
+    kStartCheckFlag,  // at its start: as kCheckFlag
+    kStartCut,        // at its start: count[r + a] += 1; r = b (cut block)
+    kPreCount,        // before its last statement (a call that may not
+                      // return): count[r + a] += 1, undone on return
+    kEndCountReset,   // before its last statement (computed goto): the path
+                      // ends here, the abnormal target starts one with r = 0
+  };
+  Kind kind;
+  uint64_t a = 0;
+  uint64_t b = 0;
+};
+
+struct PathWork {
+  bool enabled = false;
+  ballarus::PathInfo info;
+  std::vector<std::pair<edge, PathAction>> on_edges;
+  std::vector<std::pair<basic_block, PathAction>> in_blocks;
+  bool uses_flag = false;
+};
+
 // One function's analysis result, kept between the analysis and the
 // instrumentation phases.
 struct FunctionWork {
@@ -465,6 +558,7 @@ struct FunctionWork {
   // Edges that get a counter, with the counter index; in model edge order.
   std::vector<std::pair<edge, uint64_t>> counted;
   std::vector<size_t> counted_model_edge;  // parallel to `counted`
+  PathWork path;
 };
 
 bool ShouldInstrument(cgraph_node* node) {
@@ -525,10 +619,234 @@ std::vector<uint64_t> EdgeWeights(const ballarus::Function& fn,
   return ballarus::HeuristicWeights(fn).edges;
 }
 
+gimple* FirstStmt(basic_block bb) {
+  gimple_stmt_iterator gsi = gsi_start_nondebug_after_labels_bb(bb);
+  return gsi_end_p(gsi) ? NULL : gsi_stmt(gsi);
+}
+
+bool IsReturnsTwiceBlock(basic_block bb) {
+  gimple* first = FirstStmt(bb);
+  return first && is_gimple_call(first) &&
+         (gimple_call_flags(first) & ECF_RETURNS_TWICE);
+}
+
+bool IsDispatcherBlock(basic_block bb) {
+  gimple* first = FirstStmt(bb);
+  return first && gimple_call_internal_p(first) &&
+         gimple_call_internal_fn(first) == IFN_ABNORMAL_DISPATCHER;
+}
+
+const char* PathActionName(PathAction::Kind k) {
+  switch (k) {
+    case PathAction::kCheckFlag: return "re-entry check";
+    case PathAction::kUndo: return "undo pre-count";
+    case PathAction::kSetFlag: return "mark normal entry";
+    case PathAction::kInit: return "r = a";
+    case PathAction::kAdd: return "r += a";
+    case PathAction::kCount: return "count[r + a]++";
+    case PathAction::kCountReset: return "count[r + a]++; r = b";
+    case PathAction::kStartCheckFlag: return "re-entry check at start";
+    case PathAction::kStartCut: return "cut: count[r + a]++; r = b";
+    case PathAction::kPreCount: return "pre-count[r + a]++ before call";
+    case PathAction::kEndCountReset: return "count[r + a]++; r = 0 at end";
+  }
+  return "?";
+}
+
+// Plans Ball-Larus path profiling for cfun (CFG prepared, fake edges
+// present): the DAG and its cuts, the increments on the chords of a
+// maximum spanning tree (weights), the path table, and every piece of code.
+void PlanPathProfiling(ballarus::Function* fn,
+                       const std::vector<edge>& gcc_edges,
+                       const std::vector<uint64_t>& weights,
+                       uint64_t* next_counter, uint64_t* next_hash,
+                       PathWork* work) {
+  const uint32_t nb = static_cast<uint32_t>(fn->blocks.size());
+  std::vector<basic_block> bbs(nb);
+  for (uint32_t i = 0; i < nb; ++i) bbs[i] = BASIC_BLOCK_FOR_FN(cfun, i);
+  std::vector<bool> returns_twice(nb, false), dispatcher(nb, false);
+  std::vector<bool> may_cut(nb, false);
+  for (uint32_t i = 2; i < nb; ++i) {
+    if (bbs[i] == NULL) continue;
+    returns_twice[i] = IsReturnsTwiceBlock(bbs[i]);
+    dispatcher[i] = IsDispatcherBlock(bbs[i]);
+    // A returns-twice call must stay first in its block.
+    may_cut[i] = !returns_twice[i] && !dispatcher[i];
+  }
+
+  ballarus::PathPlan plan;
+  std::string err;
+  if (!ballarus::PlanPaths(*fn, may_cut, ballarus::kMaxInstrumentedPaths,
+                           &plan, &err)) {
+    internal_error("ballarus: path plan for %s: %s", fn->name.c_str(),
+                   err.c_str());
+  }
+  ballarus::PathDag dag;
+  if (!ballarus::BuildPathDag(*fn, plan.cuts, &dag, &err))
+    internal_error("ballarus: path DAG for %s: %s", fn->name.c_str(),
+                   err.c_str());
+  ballarus::PathIncrements inc;
+  if (!ballarus::PlaceIncrements(*fn, dag, weights, &inc, &err))
+    internal_error("ballarus: path increments for %s: %s", fn->name.c_str(),
+                   err.c_str());
+
+  ballarus::PathInfo& info = work->info;
+  info.n_paths = inc.n_paths;
+  info.cut_edges = plan.cuts.edges;
+  info.cut_blocks = plan.cuts.blocks;
+  info.flags = g_options.early_termination
+                   ? ballarus::kPathFlagEarlyTermination
+                   : 0;
+  if (inc.n_paths <= g_options.path_table_max) {
+    info.storage = ballarus::PathInfo::kDense;
+    info.base = *next_counter;
+    *next_counter += inc.n_paths + 1;
+  } else {
+    info.storage = ballarus::PathInfo::kHashed;
+    info.base = (*next_hash)++;
+  }
+  work->enabled = true;
+  fn->extensions.push_back(
+      {ballarus::kPathExtensionTag, ballarus::EncodePathInfo(info)});
+
+  if (dump_file) {
+    fprintf(dump_file, "  paths: %llu (%s %llu); %zu cut edges, %zu cut "
+            "blocks; early termination %s\n",
+            (unsigned long long)inc.n_paths,
+            info.storage == ballarus::PathInfo::kDense ? "dense from counter"
+                                                       : "runtime hash table",
+            (unsigned long long)info.base, info.cut_edges.size(),
+            info.cut_blocks.size(),
+            g_options.early_termination ? "counted" : "off");
+    for (uint32_t i : info.cut_edges)
+      fprintf(dump_file, "  back edge %u->%u cut\n", fn->edges[i].src,
+              fn->edges[i].dst);
+    for (uint32_t b : info.cut_blocks)
+      fprintf(dump_file, "  block %u cut (too many paths through it)\n", b);
+  }
+
+  auto on_edge = [&](edge e, PathAction::Kind k, uint64_t a, uint64_t b) {
+    work->on_edges.push_back({e, {k, a, b}});
+  };
+  auto in_block = [&](uint32_t bi, PathAction::Kind k, uint64_t a,
+                      uint64_t b) {
+    work->in_blocks.push_back({bbs[bi], {k, a, b}});
+  };
+
+  // Blocks whose path ends because they leave by abnormal edges only
+  // (computed goto): their targets need no re-entry check.
+  std::vector<bool> end_reset(nb, false);
+
+  // Fake edges into EXIT: a call that may not return (early termination)
+  // or a block left by abnormal edges only.
+  for (size_t i = 0; i < fn->edges.size(); ++i) {
+    const ballarus::Edge& me = fn->edges[i];
+    if (!(me.flags & ballarus::kEdgeFake) || me.dst != ballarus::kExitBlock ||
+        dag.dag_edge_of_cfg[i] < 0)
+      continue;
+    const uint32_t u = me.src;
+    if (returns_twice[u] || dispatcher[u] || bbs[u] == NULL) continue;
+    const uint64_t a = inc.inc[dag.dag_edge_of_cfg[i]];
+    basic_block bb = bbs[u];
+    gimple_stmt_iterator gsi = gsi_last_nondebug_bb(bb);
+    gimple* last = gsi_end_p(gsi) ? NULL : gsi_stmt(gsi);
+    std::vector<edge> normal;
+    edge e;
+    edge_iterator ei;
+    FOR_EACH_EDGE(e, ei, bb->succs)
+      if (!(e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL)))
+        normal.push_back(e);
+    if ((last == NULL || !is_gimple_call(last)) && normal.empty()) {
+      in_block(u, PathAction::kEndCountReset, a, 0);
+      end_reset[u] = true;
+      continue;
+    }
+    if (!g_options.early_termination) continue;
+    in_block(u, PathAction::kPreCount, a, 0);
+    for (edge n : normal) on_edge(n, PathAction::kUndo, a, 0);
+  }
+
+  // Fake edges out of ENTRY: abnormal re-entries (setjmp receivers,
+  // nonlocal labels, computed-goto targets).  The path starts afresh with
+  // r = Inc(ENTRY->w) = 0 (fake ENTRY edges are tree edges).
+  for (size_t i = 0; i < fn->edges.size(); ++i) {
+    const ballarus::Edge& me = fn->edges[i];
+    if (!(me.flags & ballarus::kEdgeFake) || me.src != ballarus::kEntryBlock ||
+        dag.dag_edge_of_cfg[i] < 0)
+      continue;
+    const uint32_t w = me.dst;
+    if (dispatcher[w] || bbs[w] == NULL) continue;
+    const uint64_t a = inc.inc[dag.dag_edge_of_cfg[i]];
+    bool all_sources_reset = true;
+    edge e;
+    edge_iterator ei;
+    FOR_EACH_EDGE(e, ei, bbs[w]->preds)
+      if ((e->flags & (EDGE_ABNORMAL | EDGE_ABNORMAL_CALL)) &&
+          !(e->src->index >= 0 && (uint32_t)e->src->index < nb &&
+            end_reset[e->src->index]))
+        all_sources_reset = false;
+    if (all_sources_reset && a == 0) continue;
+    work->uses_flag = true;
+    FOR_EACH_EDGE(e, ei, bbs[w]->preds)
+      if (!(e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL)))
+        on_edge(e, PathAction::kSetFlag, 0, 0);
+    if (returns_twice[w]) {
+      // The call returns a second time at its end: check on its way out.
+      FOR_EACH_EDGE(e, ei, bbs[w]->succs)
+        if (!(e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL)))
+          on_edge(e, PathAction::kCheckFlag, a, 0);
+    } else {
+      in_block(w, PathAction::kStartCheckFlag, a, 0);
+    }
+  }
+
+  // The DAG's real edges and the cuts.
+  for (size_t d = 0; d < dag.edges.size(); ++d) {
+    const ballarus::DagEdge& de = dag.edges[d];
+    if (de.kind == ballarus::DagEdge::kCfg) {
+      const ballarus::Edge& me = fn->edges[de.ref];
+      if (me.flags & ballarus::kEdgeFake) continue;
+      edge e = gcc_edges[de.ref];
+      if (me.src == ballarus::kEntryBlock)
+        on_edge(e, PathAction::kInit, inc.inc[d], 0);
+      else if (me.dst == ballarus::kExitBlock)
+        on_edge(e, PathAction::kCount, inc.inc[d], 0);
+      else if (inc.inc[d] != 0)
+        on_edge(e, PathAction::kAdd, inc.inc[d], 0);
+    } else if (de.kind == ballarus::DagEdge::kBackEnd) {
+      const ballarus::Edge& me = fn->edges[de.ref];
+      on_edge(gcc_edges[de.ref], PathAction::kCountReset, inc.inc[d],
+              inc.inc[dag.start_edge[me.dst]]);
+    } else if (de.kind == ballarus::DagEdge::kCutEnd) {
+      in_block(de.ref, PathAction::kStartCut, inc.inc[d],
+               inc.inc[dag.start_edge[de.ref]]);
+    }
+  }
+  // Per edge, the actions in Kind order (stable: planning order within).
+  std::stable_sort(work->on_edges.begin(), work->on_edges.end(),
+                   [](const auto& x, const auto& y) {
+                     return x.second.kind < y.second.kind;
+                   });
+  std::stable_sort(work->in_blocks.begin(), work->in_blocks.end(),
+                   [](const auto& x, const auto& y) {
+                     return x.second.kind < y.second.kind;
+                   });
+  if (dump_file) {
+    for (const auto& [e, act] : work->on_edges)
+      fprintf(dump_file, "  path: edge %d->%d: %s (a=%llu, b=%llu)\n",
+              e->src->index, e->dest->index, PathActionName(act.kind),
+              (unsigned long long)act.a, (unsigned long long)act.b);
+    for (const auto& [bb, act] : work->in_blocks)
+      fprintf(dump_file, "  path: block %d: %s (a=%llu, b=%llu)\n",
+              bb->index, PathActionName(act.kind), (unsigned long long)act.a,
+              (unsigned long long)act.b);
+  }
+}
+
 // Analyses cfun: prepares the CFG, fills `fn`, chooses counters.
 void AnalyseFunction(ballarus::Function* fn, FileTable* files,
                      uint64_t tu_identity, uint64_t* next_counter,
-                     FunctionWork* work) {
+                     uint64_t* next_hash, FunctionWork* work) {
   tree decl = current_function_decl;
   if (execute_fixup_cfg() & TODO_cleanup_cfg) cleanup_tree_cfg();
   PrepareCfgLikeGcov();
@@ -586,11 +904,15 @@ void AnalyseFunction(ballarus::Function* fn, FileTable* files,
               fn->edges[i].src, fn->edges[i].dst);
 
   std::vector<bool> counted(fn->edges.size(), false);
-  if (g_options.mode == Mode::kNaive) {
+  std::vector<uint64_t> weights;
+  if (g_options.mode == Mode::kEdge || g_options.paths)
+    weights = EdgeWeights(*fn, gcc_edges, tu_identity);
+  if (g_options.mode == Mode::kNone) {
+    // Path mode alone: no edge counters.
+  } else if (g_options.mode == Mode::kNaive) {
     for (size_t i = 0; i < fn->edges.size(); ++i)
       counted[i] = CanHoldCounter(fn->edges[i].flags);
   } else {
-    std::vector<uint64_t> weights = EdgeWeights(*fn, gcc_edges, tu_identity);
     ballarus::SpanningTree tree = ballarus::MaximumSpanningTree(*fn, weights);
     for (size_t i : tree.chords) counted[i] = true;
     if (dump_file) {
@@ -632,6 +954,9 @@ void AnalyseFunction(ballarus::Function* fn, FileTable* files,
               why);
     }
   }
+  if (g_options.paths)
+    PlanPathProfiling(fn, gcc_edges, weights, next_counter, next_hash,
+                      &work->path);
   // The fake edges have served: gcov removes them before instrumenting too.
   remove_fake_edges();
 }
@@ -661,6 +986,187 @@ void QueueIncrement(edge e, tree counters, uint64_t index, bool atomic) {
   gsi_insert_on_edge(e, s3);
 }
 
+// Emits the path-register code of one function (see PathAction).
+class PathEmitter {
+ public:
+  PathEmitter(const ballarus::PathInfo& info, tree counters, tree hashes,
+              tree add_fn, bool atomic)
+      : info_(info),
+        counters_(counters),
+        hashes_(hashes),
+        add_fn_(add_fn),
+        atomic_(atomic),
+        u64_(long_long_unsigned_type_node) {
+    // The register lives in memory until update-address-taken (at -O1 and
+    // up) turns it into an SSA register: no PHIs to build here.
+    r_ = create_tmp_var(u64_, "BLRS_path");
+    TREE_ADDRESSABLE(r_) = 1;
+  }
+
+  void Emit(const PathAction& act, gimple_seq* seq) {
+    switch (act.kind) {
+      case PathAction::kCheckFlag:
+      case PathAction::kStartCheckFlag:
+        CheckFlag(seq, act.a);
+        break;
+      case PathAction::kUndo:
+        Count(seq, act.a, /*undo=*/true);
+        break;
+      case PathAction::kSetFlag:
+        Add(seq, gimple_build_assign(Flag(), build_int_cst(FlagType(), 1)));
+        break;
+      case PathAction::kInit:
+        Add(seq, gimple_build_assign(r_, build_int_cst(u64_, act.a)));
+        break;
+      case PathAction::kAdd: {
+        tree v = Plus(seq, LoadR(seq), act.a);
+        Add(seq, gimple_build_assign(r_, v));
+        break;
+      }
+      case PathAction::kCount:
+      case PathAction::kPreCount:
+        Count(seq, act.a, false);
+        break;
+      case PathAction::kCountReset:
+      case PathAction::kStartCut:
+        Count(seq, act.a, false);
+        Add(seq, gimple_build_assign(r_, build_int_cst(u64_, act.b)));
+        break;
+      case PathAction::kEndCountReset:
+        Count(seq, act.a, false);
+        Add(seq, gimple_build_assign(r_, build_int_cst(u64_, 0)));
+        break;
+    }
+  }
+
+ private:
+  static void Add(gimple_seq* seq, gimple* g) { gimple_seq_add_stmt(seq, g); }
+
+  tree FlagType() {
+    return build_qualified_type(unsigned_char_type_node, TYPE_QUAL_VOLATILE);
+  }
+  // "arrived": set on every normal entry into a block that can also be
+  // re-entered abnormally (longjmp), cleared where that block checks it.
+  tree Flag() {
+    if (flag_ == NULL_TREE) {
+      flag_ = create_tmp_var(FlagType(), "BLRS_arrived");
+      TREE_THIS_VOLATILE(flag_) = 1;
+      TREE_ADDRESSABLE(flag_) = 1;
+    }
+    return flag_;
+  }
+
+  tree LoadR(gimple_seq* seq) {
+    tree t = make_temp_ssa_name(u64_, NULL, "BLRS_r");
+    Add(seq, gimple_build_assign(t, r_));
+    return t;
+  }
+
+  tree Plus(gimple_seq* seq, tree v, uint64_t c) {
+    if (c == 0) return v;
+    tree t = make_temp_ssa_name(u64_, NULL, "BLRS_r");
+    Add(seq, gimple_build_assign(t, PLUS_EXPR, v,
+                                 wide_int_to_tree(u64_, wi::uhwi(c, 64))));
+    return t;
+  }
+
+  void CheckFlag(gimple_seq* seq, uint64_t reentry) {
+    tree t = make_temp_ssa_name(unsigned_char_type_node, NULL, "BLRS_f");
+    Add(seq, gimple_build_assign(t, Flag()));
+    tree c = make_temp_ssa_name(boolean_type_node, NULL, "BLRS_f");
+    Add(seq, gimple_build_assign(c, NE_EXPR, t,
+                                 build_int_cst(unsigned_char_type_node, 0)));
+    tree r0 = LoadR(seq);
+    tree r1 = make_temp_ssa_name(u64_, NULL, "BLRS_r");
+    Add(seq, gimple_build_assign(r1, COND_EXPR, c, r0,
+                                 wide_int_to_tree(u64_, wi::uhwi(reentry, 64))));
+    Add(seq, gimple_build_assign(r_, r1));
+    Add(seq, gimple_build_assign(Flag(), build_int_cst(FlagType(), 0)));
+  }
+
+  // count[r + c] += 1 (or -= 1).
+  void Count(gimple_seq* seq, uint64_t c, bool undo) {
+    tree key = Plus(seq, LoadR(seq), c);
+    tree delta = wide_int_to_tree(u64_, wi::uhwi(undo ? ~0ull : 1ull, 64));
+    if (info_.storage == ballarus::PathInfo::kHashed) {
+      tree slot = build4(ARRAY_REF, u64_, hashes_,
+                         build_int_cst(sizetype, 2 * info_.base), NULL_TREE,
+                         NULL_TREE);
+      tree addr = build_fold_addr_expr_with_type(slot, ptr_type_node);
+      Add(seq, gimple_build_call(add_fn_, 3, addr, key, delta));
+      return;
+    }
+    // Dense: counters[base + min(key, n_paths)]; the last slot catches
+    // numbers out of range, which only broken instrumentation produces.
+    tree idx = make_temp_ssa_name(u64_, NULL, "BLRS_i");
+    Add(seq, gimple_build_assign(
+                 idx, MIN_EXPR, key,
+                 wide_int_to_tree(u64_, wi::uhwi(info_.n_paths, 64))));
+    idx = Plus(seq, idx, info_.base);
+    tree sidx = make_temp_ssa_name(sizetype, NULL, "BLRS_i");
+    Add(seq, gimple_build_assign(sidx, NOP_EXPR, idx));
+    tree ref = build4(ARRAY_REF, u64_, counters_, sidx, NULL_TREE, NULL_TREE);
+    if (atomic_) {
+      tree p = make_temp_ssa_name(build_pointer_type(u64_), NULL, "BLRS_p");
+      Add(seq, gimple_build_assign(p, build_fold_addr_expr(ref)));
+      tree f = builtin_decl_explicit(BUILT_IN_ATOMIC_FETCH_ADD_8);
+      Add(seq, gimple_build_call(f, 3, p, delta,
+                                 build_int_cst(integer_type_node,
+                                               MEMMODEL_RELAXED)));
+      return;
+    }
+    tree v1 = make_temp_ssa_name(u64_, NULL, "BLRS_ctr");
+    Add(seq, gimple_build_assign(v1, ref));
+    tree v2 = make_temp_ssa_name(u64_, NULL, "BLRS_ctr");
+    Add(seq, gimple_build_assign(v2, PLUS_EXPR, v1, delta));
+    Add(seq, gimple_build_assign(unshare_expr(ref), v2));
+  }
+
+  const ballarus::PathInfo& info_;
+  tree counters_;
+  tree hashes_;
+  tree add_fn_;
+  bool atomic_;
+  tree u64_;
+  tree r_ = NULL_TREE;
+  tree flag_ = NULL_TREE;
+};
+
+// Inserts `seq` into bb for a block action: at its start (after labels and
+// a __builtin_setjmp_receiver) or before its last statement.
+void InsertInBlock(basic_block bb, const PathAction& act, gimple_seq seq) {
+  if (act.kind == PathAction::kStartCheckFlag ||
+      act.kind == PathAction::kStartCut) {
+    gimple_stmt_iterator gsi = gsi_after_labels(bb);
+    if (!gsi_end_p(gsi)) {
+      gimple* first = gsi_stmt(gsi);
+      if (is_gimple_call(first) &&
+          gimple_call_builtin_p(first, BUILT_IN_SETJMP_RECEIVER)) {
+        gsi_insert_seq_after(&gsi, seq, GSI_SAME_STMT);
+        return;
+      }
+    }
+    gsi_insert_seq_before(&gsi, seq, GSI_SAME_STMT);
+    return;
+  }
+  gimple_stmt_iterator gsi = gsi_last_nondebug_bb(bb);
+  if (gsi_end_p(gsi)) {
+    gsi = gsi_last_bb(bb);
+    if (gsi_end_p(gsi)) {
+      gsi_insert_seq_after(&gsi, seq, GSI_SAME_STMT);
+      return;
+    }
+    gsi_insert_seq_after(&gsi, seq, GSI_SAME_STMT);
+    return;
+  }
+  gimple* last = gsi_stmt(gsi);
+  if (is_gimple_call(last) || stmt_ends_bb_p(last) ||
+      gimple_code(last) == GIMPLE_GOTO || gimple_code(last) == GIMPLE_RETURN)
+    gsi_insert_seq_before(&gsi, seq, GSI_SAME_STMT);
+  else
+    gsi_insert_seq_after(&gsi, seq, GSI_SAME_STMT);
+}
+
 tree MakeStaticVar(const char* name, tree type) {
   tree var = build_decl(BUILTINS_LOCATION, VAR_DECL, get_identifier(name), type);
   TREE_STATIC(var) = 1;
@@ -684,19 +1190,26 @@ unsigned int ExecuteBallarus() {
   tu.source = main_input_filename ? main_input_filename : "";
   tu.cwd = GetCwd();
   tu.compiler = std::string("gcc ") + version_string;
-  tu.flags = (g_options.mode == Mode::kNaive ? BALLARUS_META_F_NAIVE
-                                             : BALLARUS_META_F_EDGE) |
+  tu.flags = (g_options.mode == Mode::kNaive  ? BALLARUS_META_F_NAIVE
+              : g_options.mode == Mode::kEdge ? BALLARUS_META_F_EDGE
+                                              : 0u) |
+             (g_options.paths ? BALLARUS_META_F_PATH : 0u) |
              (atomic ? BALLARUS_META_F_ATOMIC : 0u);
   FileTable files(&tu.files);
 
   if (dump_file)
-    fprintf(dump_file, "ballarus: mode %s, update %s\n",
-            g_options.mode == Mode::kNaive ? "naive" : "edge",
+    fprintf(dump_file, "ballarus: mode %s%s, update %s\n",
+            g_options.mode == Mode::kNaive  ? "naive"
+            : g_options.mode == Mode::kEdge ? "edge"
+                                            : "",
+            g_options.paths ? (g_options.mode == Mode::kNone ? "path" : ",path")
+                            : "",
             atomic ? "atomic" : "single");
 
   // Phase 1: analyse every function; choose counters.
   std::vector<FunctionWork> work;
   uint64_t n_counters = 0;
+  uint64_t n_hashes = 0;  // functions with hashed path tables
   const uint64_t tu_identity = ballarus::TuIdentity(tu.cwd, tu.source);
   cgraph_node* node;
   FOR_EACH_DEFINED_FUNCTION(node) {
@@ -707,7 +1220,7 @@ unsigned int ExecuteBallarus() {
     w.model_index = tu.functions.size();
     tu.functions.emplace_back();
     AnalyseFunction(&tu.functions.back(), &files, tu_identity, &n_counters,
-                    &w);
+                    &n_hashes, &w);
     work.push_back(std::move(w));
     free_dominance_info(CDI_DOMINATORS);
     free_dominance_info(CDI_POST_DOMINATORS);
@@ -724,6 +1237,34 @@ unsigned int ExecuteBallarus() {
   SET_DECL_ALIGN(counters, MAX(TYPE_ALIGN(u64), 64u * BITS_PER_UNIT / 8));
   varpool_node::finalize_decl(counters);
 
+  // Hashed path tables: static uint64_t __ballarus_path_hashes[2 * K],
+  // pairs {function index, runtime table pointer} (ballarus_path_hash).
+  tree hashes = NULL_TREE, add_fn = NULL_TREE;
+  if (n_hashes > 0) {
+    tree htype = build_array_type_nelts(u64, 2 * n_hashes);
+    hashes = MakeStaticVar("__ballarus_path_hashes", htype);
+    vec<constructor_elt, va_gc>* helts = NULL;
+    for (const FunctionWork& w : work)
+      if (w.path.enabled &&
+          w.path.info.storage == ballarus::PathInfo::kHashed)
+        CONSTRUCTOR_APPEND_ELT(helts, size_int(2 * w.path.info.base),
+                               build_int_cst(u64, w.model_index));
+    DECL_INITIAL(hashes) = build_constructor(htype, helts);
+    SET_DECL_ALIGN(hashes, 16 * BITS_PER_UNIT);
+    varpool_node::finalize_decl(hashes);
+    tree fntype = build_function_type_list(void_type_node, ptr_type_node, u64,
+                                           u64, NULL_TREE);
+    add_fn = build_fn_decl("__ballarus_path_add", fntype);
+    DECL_EXTERNAL(add_fn) = 1;
+    TREE_PUBLIC(add_fn) = 1;
+    DECL_ARTIFICIAL(add_fn) = 1;
+    TREE_NOTHROW(add_fn) = 1;
+    DECL_VISIBILITY(add_fn) = VISIBILITY_HIDDEN;
+    DECL_VISIBILITY_SPECIFIED(add_fn) = 1;
+    DECL_ATTRIBUTES(add_fn) =
+        tree_cons(get_identifier("leaf"), NULL_TREE, NULL_TREE);
+  }
+
   // Phase 2: instrument.  One commit per function; an edge is split only
   // where neither end can hold its code.
   for (FunctionWork& w : work) {
@@ -732,6 +1273,19 @@ unsigned int ExecuteBallarus() {
     if (dump_file)
       fprintf(dump_file, "ballarus: function %s: %zu counters\n",
               fn.demangled.c_str(), w.counted.size());
+    if (w.path.enabled) {
+      PathEmitter emit(w.path.info, counters, hashes, add_fn, atomic);
+      for (const auto& [bb, act] : w.path.in_blocks) {
+        gimple_seq seq = NULL;
+        emit.Emit(act, &seq);
+        InsertInBlock(bb, act, seq);
+      }
+      for (const auto& [e, act] : w.path.on_edges) {
+        gimple_seq seq = NULL;
+        emit.Emit(act, &seq);
+        gsi_insert_seq_on_edge(e, seq);
+      }
+    }
     for (auto& ec : w.counted) QueueIncrement(ec.first, counters, ec.second,
                                               atomic);
     for (size_t i = 0; i < w.counted.size(); ++i) {
@@ -776,6 +1330,7 @@ unsigned int ExecuteBallarus() {
       }
     }
     cleanup_tree_cfg();
+    mark_virtual_operands_for_renaming(cfun);
     update_ssa(TODO_update_ssa);
     cgraph_edge::rebuild_edges();
     pop_cfun();
@@ -809,7 +1364,7 @@ unsigned int ExecuteBallarus() {
   DECL_VISIBILITY_SPECIFIED(anchor) = 1;
   varpool_node::get_create(anchor);
 
-  tree desc_type = build_array_type_nelts(ptr_type_node, 3);
+  tree desc_type = build_array_type_nelts(ptr_type_node, 5);
   vec<constructor_elt, va_gc>* elts = NULL;
   CONSTRUCTOR_APPEND_ELT(elts, size_int(0),
                          fold_convert(ptr_type_node, build_fold_addr_expr(meta)));
@@ -819,6 +1374,13 @@ unsigned int ExecuteBallarus() {
   CONSTRUCTOR_APPEND_ELT(
       elts, size_int(2),
       fold_convert(ptr_type_node, build_fold_addr_expr(anchor)));
+  CONSTRUCTOR_APPEND_ELT(
+      elts, size_int(3),
+      hashes ? fold_convert(ptr_type_node, build_fold_addr_expr(hashes))
+             : null_pointer_node);
+  CONSTRUCTOR_APPEND_ELT(elts, size_int(4),
+                         fold_convert(ptr_type_node,
+                                      build_int_cst(size_type_node, n_hashes)));
   tree desc = MakeStaticVar("__ballarus_tu_desc", desc_type);
   DECL_INITIAL(desc) = build_constructor(desc_type, elts);
   TREE_CONSTANT(DECL_INITIAL(desc)) = 1;

@@ -16,9 +16,15 @@
 //   * line counts: summed over functions and TUs, ballarus' line_counts equal
 //     gcov's own `gcov --json-format` line counts, line for line;
 //   * at -O0, every `/* count(N) */` annotation holds for gcov and ballarus.
+//   * edge mode reconstructs the naive profile exactly with |E|-|V|+1
+//     counters per function;
+//   * path mode (Ball-Larus): mode=edge,path verifies its path-derived edge
+//     profile against its own edge counters; mode=path alone derives an
+//     edge profile equal to the naive one (also via `verify --against`),
+//     exit/longjmp/exception programs included.
 //
-// Plus: the 4-thread program's exact counts with update=atomic and with the
-// default under -pthread; damaged profiles are rejected with exit 2 and one
+// Plus: the 4-thread program's exact counts with update=atomic, with the
+// default under -pthread and from path counts alone; damaged profiles are rejected with exit 2 and one
 // line naming the file; and two compiles of one source give identical
 // objects.
 //
@@ -547,6 +553,56 @@ void CompareEdgeWithNaive(const json& naive, const json& edge, Diff* diff) {
   }
 }
 
+// A profile whose edge counts were derived from Ball-Larus path counts
+// (mode=path: no edge counters at all) against the naive profile: same
+// functions, same count on every edge and block.  Edges the naive profile
+// cannot count either (null) must be null or 0 here.
+void ComparePathDerivedWithNaive(const json& naive, const json& paths,
+                                 Diff* diff) {
+  auto key = [](const json& f) {
+    return f.at("name").get<std::string>() + "#" +
+           std::to_string(f.at("checksum").get<uint64_t>()) + "#" +
+           f.at("tus").dump();
+  };
+  std::map<std::string, const json*> by_key;
+  for (const json& f : naive.at("functions")) by_key[key(f)] = &f;
+  if (naive.at("functions").size() != paths.at("functions").size())
+    diff->Add("function counts differ: naive " +
+              std::to_string(naive.at("functions").size()) + ", path " +
+              std::to_string(paths.at("functions").size()));
+  for (const json& f : paths.at("functions")) {
+    const std::string where = "function '" + f.at("name").get<std::string>() + "'";
+    auto it = by_key.find(key(f));
+    if (it == by_key.end()) {
+      diff->Add(where + ": not in the naive profile");
+      continue;
+    }
+    const json& n = *it->second;
+    if (!f.contains("paths"))
+      diff->Add(where + ": no path data in show --json");
+    if (n.at("edges").size() != f.at("edges").size() ||
+        n.at("blocks").size() != f.at("blocks").size()) {
+      diff->Add(where + ": graphs differ");
+      continue;
+    }
+    for (size_t i = 0; i < f.at("edges").size(); i++) {
+      const json &a = n.at("edges")[i], &b = f.at("edges")[i];
+      bool same = a.at("count") == b.at("count") ||
+                  (a.at("count").is_null() &&
+                   (b.at("count").is_null() || b.at("count") == 0));
+      if (!same)
+        diff->Add(where + ": edge " + b.at("src").dump() + "->" +
+                  b.at("dst").dump() + ": naive " + a.at("count").dump() +
+                  ", from paths " + b.at("count").dump());
+    }
+    for (size_t i = 0; i < f.at("blocks").size(); i++)
+      if (n.at("blocks")[i].at("count") != f.at("blocks")[i].at("count"))
+        diff->Add(where + ": block " + f.at("blocks")[i].at("id").dump() +
+                  ": naive " + n.at("blocks")[i].at("count").dump() +
+                  ", from paths " + f.at("blocks")[i].at("count").dump());
+  }
+}
+
 TEST_P(Corpus, MatchesPlainAndGcov) {
   const std::string name = GetParam().first, opt = GetParam().second;
   const Program* p = FindProgram(name);
@@ -642,6 +698,47 @@ TEST_P(Corpus, MatchesPlainAndGcov) {
   CompareEdgeWithNaive(show, eshow, &ediff);
   ediff.Report();
 
+  // Path profiling.  mode=edge,path: one run gives both profiles, and
+  // `verify` checks the edge profile derived from the paths against the
+  // edge counters, edge by edge.  mode=path alone: the edge profile derived
+  // from the paths equals the naive profile, and `verify --against` the
+  // naive profile agrees.  Both with exit/longjmp/exception programs: the
+  // paths cut short are counted (early termination).
+  for (const char* mode : {"edge,path", "path"}) {
+    BuildOptions po = eo;
+    po.ballarus_mode = mode;
+    const std::string pctx = ctx + " mode=" + mode;
+    Outcome pb = BuildAndRun(*p, po, root + "/" + (std::string(mode) == "path"
+                                                      ? "path"
+                                                      : "edgepath"));
+    ASSERT_TRUE(pb.build.ok) << pb.build.log;
+    EXPECT_EQ(pb.run.out, plain.run.out) << pctx << ": stdout";
+    EXPECT_EQ(pb.run.status, plain.run.status)
+        << pctx << ": exit status; stderr: " << pb.run.err;
+    const std::string pprofile = pb.run_dir + "/ballarus.profile";
+    CommandResult pv = harness::Run(Quote(Reconstruct()) + " verify " +
+                                        Quote(pprofile),
+                                    pb.run_dir);
+    EXPECT_EQ(pv.status, 0) << pctx << ": verify:\n" << pv.out << pv.err;
+    if (std::string(mode) == "edge,path") {
+      EXPECT_NE(pv.out.find("paths:"), std::string::npos)
+          << pctx << ": verify compared no paths:\n" << pv.out;
+      continue;
+    }
+    CommandResult pa = harness::Run(Quote(Reconstruct()) + " verify " +
+                                        Quote(pprofile) + " --against " +
+                                        Quote(profile),
+                                    pb.run_dir);
+    EXPECT_EQ(pa.status, 0) << pctx << ": verify --against naive:\n"
+                            << pa.out << pa.err;
+    json pshow;
+    ASSERT_TRUE(ShowJson(pprofile, pb.run_dir, &pshow, &error))
+        << pctx << ": " << error;
+    Diff pdiff(pctx + ": edge profile from paths vs naive mode");
+    ComparePathDerivedWithNaive(show, pshow, &pdiff);
+    pdiff.Report();
+  }
+
   // `stats`: static counters = counted edges, dynamic increments = the sum
   // of the counted edges' counts, per show --json; and gcov's figures from
   // its .gcda (counters = arcs off its tree).
@@ -707,6 +804,11 @@ TEST_P(Threads, ExactCounts) {
     p.cflags.clear();
     o.extra_flags = {"-fplugin-arg-ballarus-update=atomic"};
     label = "update=atomic";
+  } else if (GetParam().first == 2) {
+    // Path profiling alone: every count below is derived from path counts.
+    p.cflags = {"-pthread"};
+    o.ballarus_mode = "path";
+    label = "mode=path with -pthread";
   } else {
     // The default mode must be atomic when compiling with -pthread.
     p.cflags = {"-pthread"};
@@ -755,9 +857,13 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(std::make_pair(0, std::string("-O0")),
                       std::make_pair(0, std::string("-O2")),
                       std::make_pair(1, std::string("-O0")),
-                      std::make_pair(1, std::string("-O2"))),
+                      std::make_pair(1, std::string("-O2")),
+                      std::make_pair(2, std::string("-O0")),
+                      std::make_pair(2, std::string("-O2"))),
     [](const auto& i) {
-      return std::string(i.param.first == 0 ? "atomic_" : "pthread_default_") +
+      return std::string(i.param.first == 0   ? "atomic_"
+                         : i.param.first == 1 ? "pthread_default_"
+                                              : "path_pthread_") +
              i.param.second.substr(1);
     });
 

@@ -1,0 +1,535 @@
+// path_profile.cc — see path_profile.h.
+#include "core/path_profile.h"
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
+namespace ballarus {
+
+namespace {
+
+using u128 = unsigned __int128;
+
+constexpr u128 kSaturated = ~static_cast<u128>(0);
+
+u128 SatAdd(u128 a, u128 b) {
+  u128 s = a + b;
+  return s < a ? kSaturated : s;
+}
+
+// Union-find for Kruskal.
+class DisjointSets {
+ public:
+  explicit DisjointSets(size_t n) : parent_(n), rank_(n, 0) {
+    std::iota(parent_.begin(), parent_.end(), 0);
+  }
+  size_t Find(size_t x) {
+    while (parent_[x] != x) {
+      parent_[x] = parent_[parent_[x]];
+      x = parent_[x];
+    }
+    return x;
+  }
+  bool Union(size_t a, size_t b) {
+    a = Find(a);
+    b = Find(b);
+    if (a == b) return false;
+    if (rank_[a] < rank_[b]) std::swap(a, b);
+    parent_[b] = a;
+    if (rank_[a] == rank_[b]) ++rank_[a];
+    return true;
+  }
+
+ private:
+  std::vector<size_t> parent_;
+  std::vector<uint8_t> rank_;
+};
+
+// Number of paths per vertex, saturating at 2^128 - 1.
+std::vector<u128> CountPaths128(const PathDag& dag) {
+  std::vector<u128> np(dag.n_vertices, 0);
+  np[kExitBlock] = 1;
+  for (size_t i = dag.topo.size(); i-- > 0;) {
+    uint32_t v = dag.topo[i];
+    if (v == kExitBlock) continue;
+    u128 s = 0;
+    for (uint32_t e : dag.out[v]) s = SatAdd(s, np[dag.edges[e].dst]);
+    np[v] = s;
+  }
+  return np;
+}
+
+}  // namespace
+
+bool IsPathEdge(const Edge& e) {
+  return !(e.flags & (kEdgeAbnormal | kEdgeIgnored));
+}
+
+uint32_t PathDag::BlockOf(uint32_t vertex) const {
+  if (vertex < n_blocks) return vertex;
+  return edges[out[vertex].front()].ref;  // w_in: its kCutEnd names w
+}
+
+std::vector<uint32_t> FindBackEdges(const Function& fn) {
+  const size_t n = fn.blocks.size();
+  std::vector<std::vector<uint32_t>> succ(n);
+  for (size_t i = 0; i < fn.edges.size(); ++i) {
+    const Edge& e = fn.edges[i];
+    if (e.src < n && e.dst < n && IsPathEdge(e))
+      succ[e.src].push_back(static_cast<uint32_t>(i));
+  }
+  enum : uint8_t { kWhite, kGrey, kBlack };
+  std::vector<uint8_t> colour(n, kWhite);
+  std::vector<uint32_t> back;
+  // Iterative DFS: (vertex, next successor position).
+  std::vector<std::pair<uint32_t, size_t>> stack;
+  auto run = [&](uint32_t root) {
+    colour[root] = kGrey;
+    stack.emplace_back(root, 0);
+    while (!stack.empty()) {
+      auto& [v, pos] = stack.back();
+      if (pos == succ[v].size()) {
+        colour[v] = kBlack;
+        stack.pop_back();
+        continue;
+      }
+      uint32_t ei = succ[v][pos++];
+      uint32_t w = fn.edges[ei].dst;
+      if (colour[w] == kGrey) {
+        back.push_back(ei);
+      } else if (colour[w] == kWhite) {
+        colour[w] = kGrey;
+        stack.emplace_back(w, 0);
+      }
+    }
+  };
+  if (n > kEntryBlock) run(kEntryBlock);
+  for (uint32_t b = 0; b < n; ++b)
+    if (colour[b] == kWhite) run(b);
+  std::sort(back.begin(), back.end());
+  return back;
+}
+
+bool BuildPathDag(const Function& fn, const PathCuts& cuts, PathDag* dag,
+                  std::string* error) {
+  const uint32_t nb = static_cast<uint32_t>(fn.blocks.size());
+  *dag = PathDag();
+  if (nb < 2) {
+    *error = "function has no ENTRY/EXIT blocks";
+    return false;
+  }
+  std::vector<int64_t> cut_index(nb, -1);
+  for (size_t k = 0; k < cuts.blocks.size(); ++k) {
+    uint32_t b = cuts.blocks[k];
+    if (b >= nb || b == kEntryBlock || b == kExitBlock) {
+      *error = "cut block " + std::to_string(b) + " is not a basic block";
+      return false;
+    }
+    if (cut_index[b] >= 0) {
+      *error = "cut block " + std::to_string(b) + " listed twice";
+      return false;
+    }
+    cut_index[b] = static_cast<int64_t>(k);
+  }
+  std::vector<bool> is_cut_edge(fn.edges.size(), false);
+  for (uint32_t i : cuts.edges) {
+    if (i >= fn.edges.size()) {
+      *error = "cut edge " + std::to_string(i) + " out of range";
+      return false;
+    }
+    const Edge& e = fn.edges[i];
+    if (!IsPathEdge(e) || e.src >= nb || e.dst >= nb ||
+        e.dst == kExitBlock || e.dst == kEntryBlock) {
+      *error = "cut edge " + std::to_string(i) + " cannot be cut";
+      return false;
+    }
+    if (cut_index[e.dst] >= 0) {
+      *error = "cut edge " + std::to_string(i) + " targets cut block " +
+               std::to_string(e.dst);
+      return false;
+    }
+    if (is_cut_edge[i]) {
+      *error = "cut edge " + std::to_string(i) + " listed twice";
+      return false;
+    }
+    is_cut_edge[i] = true;
+  }
+
+  dag->n_blocks = nb;
+  dag->n_vertices = nb + static_cast<uint32_t>(cuts.blocks.size());
+  dag->out.assign(dag->n_vertices, {});
+  dag->in_vertex.resize(nb);
+  for (uint32_t b = 0; b < nb; ++b)
+    dag->in_vertex[b] =
+        cut_index[b] >= 0 ? nb + static_cast<uint32_t>(cut_index[b]) : b;
+  dag->dag_edge_of_cfg.assign(fn.edges.size(), -1);
+  dag->start_edge.assign(nb, -1);
+  dag->cut_end_edge.assign(nb, -1);
+
+  auto add = [&](uint32_t src, uint32_t dst, DagEdge::Kind kind,
+                 uint32_t ref) {
+    DagEdge d;
+    d.src = src;
+    d.dst = dst;
+    d.kind = kind;
+    d.ref = ref;
+    dag->out[src].push_back(static_cast<uint32_t>(dag->edges.size()));
+    dag->edges.push_back(d);
+    return static_cast<int64_t>(dag->edges.size() - 1);
+  };
+  for (size_t i = 0; i < fn.edges.size(); ++i) {
+    const Edge& e = fn.edges[i];
+    if (e.src >= nb || e.dst >= nb || !IsPathEdge(e)) continue;
+    if (is_cut_edge[i])
+      dag->dag_edge_of_cfg[i] =
+          add(e.src, kExitBlock, DagEdge::kBackEnd, static_cast<uint32_t>(i));
+    else
+      dag->dag_edge_of_cfg[i] = add(e.src, dag->in_vertex[e.dst],
+                                    DagEdge::kCfg, static_cast<uint32_t>(i));
+  }
+  std::vector<bool> starts(nb, false);
+  for (uint32_t i : cuts.edges) starts[fn.edges[i].dst] = true;
+  for (uint32_t b : cuts.blocks) starts[b] = true;
+  for (uint32_t b = 0; b < nb; ++b)
+    if (starts[b]) dag->start_edge[b] = add(kEntryBlock, b, DagEdge::kStart, b);
+  for (uint32_t b : cuts.blocks)
+    dag->cut_end_edge[b] =
+        add(dag->in_vertex[b], kExitBlock, DagEdge::kCutEnd, b);
+
+  // Topological order (Kahn; ties by vertex index for determinism).
+  std::vector<uint32_t> indeg(dag->n_vertices, 0);
+  for (const DagEdge& d : dag->edges) ++indeg[d.dst];
+  std::vector<uint32_t> ready;
+  for (uint32_t v = dag->n_vertices; v-- > 0;)
+    if (indeg[v] == 0) ready.push_back(v);
+  while (!ready.empty()) {
+    uint32_t v = ready.back();
+    ready.pop_back();
+    dag->topo.push_back(v);
+    for (uint32_t e : dag->out[v])
+      if (--indeg[dag->edges[e].dst] == 0) ready.push_back(dag->edges[e].dst);
+  }
+  if (dag->topo.size() != dag->n_vertices) {
+    *error = "the cuts leave a cycle in the CFG";
+    return false;
+  }
+  if (!dag->out[kExitBlock].empty()) {
+    *error = "EXIT has successors";
+    return false;
+  }
+  return true;
+}
+
+PathNumbering NumberPaths(const PathDag& dag) {
+  PathNumbering num;
+  num.num_paths.assign(dag.n_vertices, 0);
+  num.val.assign(dag.edges.size(), 0);
+  num.num_paths[kExitBlock] = 1;
+  for (size_t i = dag.topo.size(); i-- > 0;) {
+    uint32_t v = dag.topo[i];
+    if (v == kExitBlock) continue;
+    mpz_class s = 0;
+    for (uint32_t e : dag.out[v]) {
+      num.val[e] = s;
+      s += num.num_paths[dag.edges[e].dst];
+    }
+    num.num_paths[v] = s;
+  }
+  return num;
+}
+
+bool DecodePath(const PathDag& dag, const PathNumbering& num,
+                const mpz_class& id, std::vector<uint32_t>* edges) {
+  edges->clear();
+  if (id < 0 || id >= num.total()) return false;
+  mpz_class rest = id;
+  uint32_t v = kEntryBlock;
+  while (v != kExitBlock) {
+    const std::vector<uint32_t>& out = dag.out[v];
+    // The last out-edge with Val <= rest whose target has paths: Val is
+    // non-decreasing along `out`.
+    size_t lo = 0, hi = out.size();
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (num.val[out[mid]] <= rest)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    // out[lo-1] is the last with Val <= rest; skip back over edges into
+    // vertices without paths (same Val as their successor edge).
+    size_t k = lo;
+    while (k > 0 && num.num_paths[dag.edges[out[k - 1]].dst] == 0) --k;
+    if (k == 0) return false;
+    uint32_t e = out[k - 1];
+    rest -= num.val[e];
+    if (rest >= num.num_paths[dag.edges[e].dst]) return false;
+    edges->push_back(e);
+    v = dag.edges[e].dst;
+  }
+  return rest == 0;
+}
+
+mpz_class EncodePath(const PathNumbering& num,
+                     const std::vector<uint32_t>& edges) {
+  mpz_class s = 0;
+  for (uint32_t e : edges) s += num.val[e];
+  return s;
+}
+
+std::vector<uint32_t> PathBlocks(const PathDag& dag,
+                                 const std::vector<uint32_t>& edges) {
+  std::vector<uint32_t> blocks;
+  if (edges.empty()) return blocks;
+  const DagEdge& first = dag.edges[edges.front()];
+  size_t from = 0;
+  if (first.kind == DagEdge::kStart) {
+    blocks.push_back(first.dst);
+    from = 1;
+  } else {
+    blocks.push_back(kEntryBlock);
+  }
+  for (size_t i = from; i < edges.size(); ++i) {
+    const DagEdge& d = dag.edges[edges[i]];
+    if (d.kind == DagEdge::kCfg) blocks.push_back(dag.BlockOf(d.dst));
+  }
+  return blocks;
+}
+
+void AddPathToEdgeCounts(const PathDag& dag, const std::vector<uint32_t>& edges,
+                         uint64_t count, std::vector<uint64_t>* edge_counts) {
+  for (uint32_t e : edges) {
+    const DagEdge& d = dag.edges[e];
+    if (d.kind == DagEdge::kCfg || d.kind == DagEdge::kBackEnd) {
+      uint64_t& c = (*edge_counts)[d.ref];
+      uint64_t s = c + count;
+      c = s < c ? UINT64_MAX : s;
+    }
+  }
+}
+
+bool PlanPaths(const Function& fn, const std::vector<bool>& may_cut_block,
+               uint64_t max_paths, PathPlan* plan, std::string* error) {
+  const uint32_t nb = static_cast<uint32_t>(fn.blocks.size());
+  auto may_cut = [&](uint32_t b) {
+    if (b == kEntryBlock || b == kExitBlock || b >= nb) return false;
+    return may_cut_block.empty() || (b < may_cut_block.size() &&
+                                     may_cut_block[b]);
+  };
+  const std::vector<uint32_t> back = FindBackEdges(fn);
+  if (max_paths == 0) max_paths = 1;
+
+  // The DAG with back edges cut only: its topological order is the order in
+  // which the greedy pass below visits blocks (vertex cuts never reorder).
+  PathCuts base;
+  base.edges = back;
+  PathDag dag0;
+  if (!BuildPathDag(fn, base, &dag0, error)) return false;
+
+  u128 limit = max_paths;
+  for (int round = 0; round < 130; ++round) {
+    // Greedy, in reverse topological order: when a block's paths exceed
+    // `limit`, cut its successors with the most paths (a cut successor
+    // contributes one path: the one ending at its cut) until they are far
+    // below it.
+    std::vector<bool> cut(nb, false);
+    std::vector<u128> np(nb, 0);
+    np[kExitBlock] = 1;
+    for (size_t i = dag0.topo.size(); i-- > 0;) {
+      uint32_t v = dag0.topo[i];
+      if (v == kExitBlock || v >= nb) continue;
+      struct Succ {
+        u128 paths;
+        uint32_t block;  // UINT32_MAX: not cuttable
+      };
+      std::vector<Succ> succ;
+      u128 sum = 0;
+      for (uint32_t e : dag0.out[v]) {
+        const DagEdge& d = dag0.edges[e];
+        u128 p;
+        uint32_t w = UINT32_MAX;
+        if (d.kind == DagEdge::kBackEnd) {
+          p = 1;
+        } else if (d.kind == DagEdge::kCfg) {
+          w = d.dst;
+          p = cut[w] ? 1 : np[w];
+          if (cut[w] || !may_cut(w) || p <= 1) w = UINT32_MAX;
+        } else {  // kStart from ENTRY
+          p = np[d.dst];
+        }
+        succ.push_back({p, w});
+        sum = SatAdd(sum, p);
+      }
+      // Once over the limit, cut down to far below it: cutting just enough
+      // would leave v near the limit and force a cut at every predecessor.
+      const u128 low = limit >> 16;
+      bool over = sum > limit;
+      while (over && sum > low) {
+        size_t best = SIZE_MAX;
+        for (size_t k = 0; k < succ.size(); ++k)
+          if (succ[k].block != UINT32_MAX &&
+              (best == SIZE_MAX || succ[k].paths > succ[best].paths))
+            best = k;
+        if (best == SIZE_MAX) break;  // nothing left to cut here
+        uint32_t w = succ[best].block;
+        cut[w] = true;
+        // Every edge of v into w now contributes 1.
+        sum = 0;
+        for (Succ& s : succ) {
+          if (s.block == w) {
+            s.paths = 1;
+            s.block = UINT32_MAX;
+          }
+          sum = SatAdd(sum, s.paths);
+        }
+      }
+      np[v] = sum;
+    }
+    // Exact count with these cuts (back edges into cut blocks stop being
+    // cut edges: the vertex cut ends those paths).
+    PathCuts cuts;
+    for (uint32_t i : back)
+      if (!cut[fn.edges[i].dst]) cuts.edges.push_back(i);
+    for (uint32_t b = 0; b < nb; ++b)
+      if (cut[b]) cuts.blocks.push_back(b);
+    PathDag dag;
+    if (!BuildPathDag(fn, cuts, &dag, error)) return false;
+    u128 total = CountPaths128(dag)[kEntryBlock];
+    if (total <= max_paths) {
+      plan->cuts = std::move(cuts);
+      plan->n_paths = static_cast<uint64_t>(total);
+      return true;
+    }
+    if (limit <= 1) break;
+    // The paths starting at ENTRY and at every cut still add up to too
+    // many: ask every block for fewer.
+    limit /= 2;
+  }
+  *error = "cannot cut the function's paths below " +
+           std::to_string(max_paths);
+  return false;
+}
+
+bool PlaceIncrements(const Function& fn, const PathDag& dag,
+                     const std::vector<uint64_t>& cfg_weights,
+                     PathIncrements* out, std::string* error) {
+  std::vector<u128> np = CountPaths128(dag);
+  if (np[kEntryBlock] > kMaxInstrumentedPaths) {
+    *error = "too many paths for a 64-bit path register";
+    return false;
+  }
+  out->n_paths = static_cast<uint64_t>(np[kEntryBlock]);
+  const size_t ne = dag.edges.size();
+  out->val.assign(ne, 0);
+  out->inc.assign(ne, 0);
+  out->in_tree.assign(ne, false);
+  for (uint32_t v = 0; v < dag.n_vertices; ++v) {
+    uint64_t s = 0;
+    for (uint32_t e : dag.out[v]) {
+      out->val[e] = s;
+      s += static_cast<uint64_t>(np[dag.edges[e].dst]);
+    }
+  }
+
+  auto weight_of_cfg = [&](uint32_t i) -> uint64_t {
+    return i < cfg_weights.size() ? cfg_weights[i] : 0;
+  };
+  auto sat = [](uint64_t a, uint64_t b) {
+    uint64_t s = a + b;
+    return s < a ? UINT64_MAX : s;
+  };
+  // Weight of what enters block w along CFG edges (for kStart/kCutEnd).
+  std::vector<uint64_t> into(dag.n_blocks, 0);
+  std::vector<uint64_t> cut_into(dag.n_blocks, 0);
+  for (size_t i = 0; i < fn.edges.size(); ++i) {
+    if (dag.dag_edge_of_cfg[i] < 0) continue;
+    const DagEdge& d = dag.edges[dag.dag_edge_of_cfg[i]];
+    uint32_t w = fn.edges[i].dst;
+    into[w] = sat(into[w], weight_of_cfg(static_cast<uint32_t>(i)));
+    if (d.kind == DagEdge::kBackEnd)
+      cut_into[w] = sat(cut_into[w], weight_of_cfg(static_cast<uint32_t>(i)));
+  }
+  std::vector<uint64_t> w(ne, 0);
+  for (size_t e = 0; e < ne; ++e) {
+    const DagEdge& d = dag.edges[e];
+    switch (d.kind) {
+      case DagEdge::kCfg:
+      case DagEdge::kBackEnd:
+        w[e] = weight_of_cfg(d.ref);
+        break;
+      case DagEdge::kStart:
+        w[e] = dag.cut_end_edge[d.ref] >= 0 ? into[d.ref] : cut_into[d.ref];
+        break;
+      case DagEdge::kCutEnd:
+        w[e] = into[d.ref];
+        break;
+    }
+  }
+  auto forced = [&](size_t e) {
+    const DagEdge& d = dag.edges[e];
+    return d.kind == DagEdge::kCfg && d.src == kEntryBlock &&
+           (fn.edges[d.ref].flags & kEdgeFake);
+  };
+  std::vector<size_t> order(ne);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    bool fa = forced(a), fb = forced(b);
+    if (fa != fb) return fa;
+    return w[a] > w[b];
+  });
+  DisjointSets sets(dag.n_vertices);
+  sets.Union(kExitBlock, kEntryBlock);  // the virtual EXIT->ENTRY edge
+  // Tree adjacency; the virtual EXIT->ENTRY edge is kVirtual (Val 0).
+  constexpr size_t kVirtual = SIZE_MAX;
+  std::vector<std::vector<std::pair<uint32_t, size_t>>> adj(dag.n_vertices);
+  adj[kEntryBlock].emplace_back(kExitBlock, kVirtual);
+  adj[kExitBlock].emplace_back(kEntryBlock, kVirtual);
+  for (size_t e : order) {
+    const DagEdge& d = dag.edges[e];
+    if (sets.Union(d.src, d.dst)) {
+      out->in_tree[e] = true;
+      adj[d.src].emplace_back(d.dst, e);
+      adj[d.dst].emplace_back(d.src, e);
+    } else if (forced(e)) {
+      *error = "a fake ENTRY edge is not on the spanning tree";
+      return false;
+    }
+  }
+  // Potentials: pot(ENTRY) = pot(EXIT) = 0 (the virtual edge has Val 0);
+  // along a tree edge u->v, pot(v) = pot(u) + Val.  Every component of the
+  // tree is rooted at ENTRY/EXIT or, when the DAG is disconnected (blocks
+  // no path reaches), at its lowest vertex.
+  std::vector<uint64_t> pot(dag.n_vertices, 0);
+  std::vector<bool> seen(dag.n_vertices, false);
+  std::vector<uint32_t> queue;
+  auto flood = [&](uint32_t root) {
+    seen[root] = true;
+    queue.assign(1, root);
+    for (size_t qi = 0; qi < queue.size(); ++qi) {
+      uint32_t u = queue[qi];
+      for (auto [x, e] : adj[u]) {
+        if (seen[x]) continue;
+        seen[x] = true;
+        if (e == kVirtual) {
+          pot[x] = pot[u];
+        } else {
+          const DagEdge& d = dag.edges[e];
+          pot[x] = d.src == u ? pot[u] + out->val[e] : pot[u] - out->val[e];
+        }
+        queue.push_back(x);
+      }
+    }
+  };
+  flood(kEntryBlock);
+  for (uint32_t v = 0; v < dag.n_vertices; ++v)
+    if (!seen[v]) flood(v);
+  for (size_t e = 0; e < ne; ++e) {
+    if (out->in_tree[e]) continue;
+    const DagEdge& d = dag.edges[e];
+    out->inc[e] = pot[d.src] + out->val[e] - pot[d.dst];
+  }
+  return true;
+}
+
+}  // namespace ballarus
