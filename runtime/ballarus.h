@@ -25,6 +25,18 @@
      up to the fork are written by the parent, the child writes only what it
      counts itself.
 
+   Counts are added modulo 2^64
+     Path profiling counts a path that a call cuts short before the call and
+     takes the count back (-1) when the call returns normally, so that a
+     call which never returns (exit, longjmp, an exception) leaves its
+     truncated path counted.  A dump between the two (this function called
+     inside the callee, or from another thread) writes the +1 and leaves the
+     live counter at -1 once the call returns; the next dump then adds -1 to
+     the file.  So every dump adds its counts to the file modulo 2^64, never
+     saturating, and the file is exact once both dumps are in.  (A file may
+     transiently hold a count of 2^64-1, "-1", if the -1 reaches it before
+     the +1, e.g. in a profile written beside another one.)
+
    If the existing profile is not a valid profile, or holds another build of
    one of the program's translation units, it is left untouched: the runtime
    warns ("ballarus: PROFILE: <problem>; writing this run's profile to

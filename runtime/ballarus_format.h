@@ -17,8 +17,8 @@
       metadata blob next to its counters, so `ballarus-reconstruct show
       PROFILE` needs no object or side file.
 
-   How a TU reaches the runtime: the plugin emits, per TU, one descriptor of
-   three pointers (`ballarus_tu_desc`) into the ELF section named
+   How a TU reaches the runtime: the plugin emits, per TU, one descriptor
+   (`ballarus_tu_desc`, five 8-byte fields) into the ELF section named
    BALLARUS_TU_SECTION.  The linker gathers the descriptors of all TUs of a
    module (executable or shared library) into one array bounded by the
    symbols __start_ballarus_tus / __stop_ballarus_tus; the runtime copy
@@ -44,11 +44,38 @@ extern "C" {
 
 #define BALLARUS_TU_SECTION "ballarus_tus"
 
+/* One hashed path table (Ball-Larus path profiling): one per function
+   whose paths are too many for a dense slice of the TU's counter array.
+   The plugin emits, per TU, a zero-initialised static array of these with
+   only `function` set; the instrumented code passes &array[i] to
+   __ballarus_path_add at every path end of function i's hashed table.  */
+typedef struct ballarus_path_hash {
+  uint64_t function; /* index of the function in the TU's metadata (order of
+                        functions in the blob); copied into the profile's
+                        sparse entries, never checked by the runtime */
+  void *table;       /* runtime-owned, NULL until the first count; never
+                        touched by the plugin's code */
+} ballarus_path_hash;
+
 typedef struct ballarus_tu_desc {
-  const unsigned char *metadata; /* the TU's metadata blob */
-  uint64_t *counters;            /* meta->n_counters 64-bit counters */
-  const void *anchor;            /* &__ballarus_runtime_anchor */
+  const unsigned char *metadata;   /* the TU's metadata blob */
+  uint64_t *counters;              /* meta->n_counters 64-bit counters */
+  const void *anchor;              /* &__ballarus_runtime_anchor */
+  ballarus_path_hash *path_hashes; /* NULL when the TU has none */
+  uint64_t n_path_hashes;
 } ballarus_tu_desc;
+
+/* Adds `delta` modulo 2^64 to the count of path `key` in hashed table `h`.
+   Any uint64 key is exact (path numbers are in [0, 2^63)).  `delta` is 1,
+   or UINT64_MAX (-1) to undo an earlier +1: path mode counts a path cut
+   short by a call before the call and undoes it when the call returns, so
+   that exit()/longjmp/exceptions inside the call leave the truncated path
+   counted.  Lock-free and exact under any number of threads; never calls
+   malloc (tables are mmap'ed), so it is also usable from signal handlers.
+   Defined with hidden visibility in libballarus_rt.a: every module calls
+   its own copy.  The dump writes each table's non-zero counts as the TU
+   record's sparse entries {function, key, count}.  */
+void __ballarus_path_add(ballarus_path_hash *h, uint64_t key, uint64_t delta);
 
 /* ---------------------------------------------------------------------- */
 /* Metadata blob header (first BALLARUS_META_HEADER_SIZE bytes of a blob). */
@@ -106,9 +133,21 @@ typedef struct ballarus_meta_header {
    sparse:   n_sparse x { uint64 function; uint64 key; uint64 count }
              (per-function hash-table entries, e.g. path counters of functions
              whose path table is too large for a dense array; sorted by
-             (function, key), keys unique)
+             (function, key), keys unique; written by the runtime only with a
+             non-zero count)
 
-   Counts saturate at UINT64_MAX when added.  */
+   Counts (counters and sparse counts) are added modulo 2^64; runs saturate
+   at UINT64_MAX.  Why modular: path mode counts a path cut short by a call
+   before the call and undoes it (-1, i.e. + 2^64-1) when the call returns.
+   A dump taken between the two writes the +1 and subtracts it from the live
+   counter, which the undo then leaves at 2^64-1; the next dump must add
+   that "-1" to the file to restore the true count.  A count file is thus a
+   sum of residues, exact as long as the true total stays below 2^64, which
+   no real run approaches (584 years at one increment per nanosecond).  A
+   stored value >= 2^63 is therefore a (transiently) negative count, e.g. a
+   profile written by a process that undid a path the previous dump wrote
+   into another file.  Saturation would break exactly this case and buys
+   nothing.  */
 
 #define BALLARUS_PROFILE_MAGIC "BLRSPROF" /* 8 bytes, no NUL stored */
 #define BALLARUS_PROFILE_VERSION 1u
@@ -161,7 +200,13 @@ static inline uint64_t ballarus_hash64(const void *data, uint64_t len) {
   return ballarus_hash64_update(BALLARUS_HASH_INIT, data, len);
 }
 
-/* Saturating add for merged counts.  */
+/* How profile counts are added (counters and sparse counts): modulo 2^64,
+   see the profile file comment above.  */
+static inline uint64_t ballarus_count_add(uint64_t a, uint64_t b) {
+  return a + b;
+}
+
+/* Saturating add, for run counts and derived totals that never decrease.  */
 static inline uint64_t ballarus_sat_add(uint64_t a, uint64_t b) {
   uint64_t s = a + b;
   return s < a ? UINT64_MAX : s;

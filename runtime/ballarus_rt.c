@@ -13,7 +13,10 @@
    descriptor points at __ballarus_runtime_anchor, which is what drags this
    object out of the archive.  A constructor validates every descriptor's
    metadata header (magic, version, header size, stamp = hash of the body)
-   and skips bad ones with a warning.
+   and its path table fields, and skips bad ones with a warning; a section
+   that is not made of this layout's descriptors (its size is not a
+   multiple of theirs, or one of them does not point at this module's
+   anchor: objects of an older plugin) is refused as a whole.
 
    Modules and the master chain (after libgcov's __gcov_master/__gcov_root,
    libgcc/libgcov-driver.c).  Every module (the executable, each shared
@@ -40,22 +43,41 @@
    renames it over PROFILE.  The counters are read, and after a successful
    write the values written are subtracted from the live counters (atomic
    fetch-sub), so increments that happen during the dump are kept for the
-   next one, and a failed write loses nothing.  At exit the first module
-   finalised that owns the master (normally the executable) dumps the whole
-   chain in one transaction; the other modules then find nothing new and
-   skip.  A dlclose'd library's destructor dumps its own TUs before its
-   counters are unmapped and unlinks its root.  A module is skipped when it
-   was dumped before and has counted nothing since, so one process normally
-   adds one run.
+   next one, and a failed write loses nothing.  Hashed path tables
+   (path_table.c) are dumped the same way: every non-zero slot of every
+   generation is read, the TU record gets them as sparse entries (duplicates
+   of a key across generations summed, sorted by (function, key), zero sums
+   dropped), and exactly the values read are subtracted from their slots.
+   Counts are residues modulo 2^64 throughout: path mode undoes a count
+   (-1) when a call that cut a path short returns, and if a dump wrote the
+   +1 in between, the live counter is left at 2^64-1 and the next dump must
+   add that -1 to the file; so live values are merged into the file with
+   modular additions, never saturating ones (ballarus_format.h).
 
-   fork().  A pthread_atfork child handler zeroes the module's counters,
-   re-initialises the master's mutex (another thread may have held it), and
-   closes the lock file descriptor of a dump that was in progress in another
-   thread (an inherited OFD lock would otherwise stay held by the child).
+   At exit the first module finalised that owns the master (normally the
+   executable) dumps the whole chain in one transaction; the other modules
+   then find nothing new and skip.  A dlclose'd library's destructor dumps its
+   own TUs before its counters are unmapped and unlinks its root.  A module is
+   skipped when it was dumped before and has counted nothing since, so one
+   process normally adds one run.
+
+   fork().  A pthread_atfork child handler zeroes the module's counters and
+   the counts of its path tables (keeping the tables), re-initialises the
+   master's mutex (another thread may have held it), and closes the lock
+   file descriptor of a dump that was in progress in another thread (an
+   inherited OFD lock would otherwise stay held by the child).
 
    Known limits.  Counter increments are plain (non-atomic) adds unless the
    TU was compiled in atomic mode, so increments racing with each other or
-   with a dump may be lost, as with gcov.  Not async-signal-safe.  */
+   with a dump may be lost, as with gcov (hashed path counts are always
+   atomic).  Dumping is not async-signal-safe (counting into path tables
+   takes no lock and no malloc, only mmap, so it works in signal handlers).
+   A path counted before a call to fork() and undone after it returns is
+   undone in the child too, whose counts started from zero: the child then
+   writes -1 for that path (see ballarus.h; the instrumentation, not the
+   runtime, can avoid it, e.g. by not treating fork as a path cut).
+   Path tables are never unmapped, not even when a library is dlclose()d
+   (path_table.c).  */
 
 #define _GNU_SOURCE
 
@@ -73,6 +95,7 @@
 
 #include "runtime/ballarus.h"
 #include "runtime/ballarus_format.h"
+#include "runtime/path_table.h"
 #include "runtime/profile_io.h"
 
 #define PUBLIC __attribute__((visibility("default")))
@@ -80,9 +103,12 @@
 
 /* ---------------------------------------------------------------------- */
 /* Shared structures.  Their layout is a contract between copies of the
-   runtime in one process: change it only together with MASTER_VERSION.  */
+   runtime in one process: change it only together with MASTER_VERSION.
+   Version 2: descriptors with path tables, roots with path_lost, and the
+   path table layout of path_table.c, which one copy's dump reads in another
+   module's memory.  */
 
-#define MASTER_VERSION 1u
+#define MASTER_VERSION 2u
 
 typedef struct ballarus_root ballarus_root;
 
@@ -101,6 +127,7 @@ struct ballarus_root {
   char *path;  /* absolute profile path template (may contain %p) */
   int dumped;  /* has been written at least once by this process */
   int mark;    /* scratch, under master->lock */
+  uint64_t *path_lost; /* the module's count of unrecorded path counts */
 };
 
 /* The exported master.  `own_master` is a hidden alias: references to it
@@ -173,6 +200,10 @@ static int desc_ok(const ballarus_tu_desc *d, uint64_t index) {
     problem = "no counter array";
   else if (h.n_counters > UINT64_MAX / 16)
     problem = "counter count overflows";
+  else if (d->n_path_hashes > 0 && d->path_hashes == NULL)
+    problem = "no path table array";
+  else if (d->n_path_hashes > UINT64_MAX / 64)
+    problem = "path table count overflows";
   else if (ballarus_hash64(m + h.header_size, h.size - h.header_size) !=
            h.stamp)
     problem = "metadata stamp does not match its body";
@@ -228,8 +259,36 @@ static void rt_init(void) {
 
   uint64_t n = 0;
   if (__start_ballarus_tus != NULL && __stop_ballarus_tus != NULL &&
-      &__stop_ballarus_tus[0] > &__start_ballarus_tus[0])
-    n = (uint64_t)(&__stop_ballarus_tus[0] - &__start_ballarus_tus[0]);
+      &__stop_ballarus_tus[0] > &__start_ballarus_tus[0]) {
+    /* Objects of another plugin version may lay descriptors out otherwise
+       (before path tables they were three pointers): refuse a section that
+       is not a whole number of ours rather than read garbage.  */
+    uintptr_t bytes = (uintptr_t)__stop_ballarus_tus -
+                      (uintptr_t)__start_ballarus_tus;
+    if (bytes % sizeof(ballarus_tu_desc) != 0) {
+      warn("section %s holds %llu bytes, not a whole number of %u-byte TU "
+           "descriptors (objects built by another ballarus version?); this "
+           "module is not profiled",
+           BALLARUS_TU_SECTION, (unsigned long long)bytes,
+           (unsigned)sizeof(ballarus_tu_desc));
+    } else {
+      n = bytes / sizeof(ballarus_tu_desc);
+      /* Every descriptor of a module points at this module's anchor.  One
+         that does not means the section has another layout, and then even
+         the descriptors whose anchor happens to line up hold garbage (the
+         three-pointer descriptors of five TUs fill three of ours exactly,
+         the first with a valid anchor), so refuse them all.  */
+      for (uint64_t i = 0; i < n; i++) {
+        if (__start_ballarus_tus[i].anchor != &__ballarus_runtime_anchor) {
+          warn("TU descriptor %llu does not point at this runtime (objects "
+               "built by another ballarus version?); this module is not "
+               "profiled",
+               (unsigned long long)i);
+          n = 0;
+        }
+      }
+    }
+  }
   root.tus = calloc(n == 0 ? 1 : n, sizeof *root.tus);
   if (root.tus == NULL) {
     warn("out of memory registering %llu TUs; this module is not profiled",
@@ -241,6 +300,7 @@ static void rt_init(void) {
       root.tus[root.n_tus++] = &__start_ballarus_tus[i];
   root.path = absolute_path_template();
   if (root.path == NULL) warn("out of memory; this module is not profiled");
+  root.path_lost = ballarus_pt_lost();
 
   ballarus_master *m = pick_master();
   pthread_mutex_lock(&m->lock);
@@ -292,7 +352,34 @@ typedef struct {
   uint64_t *live;     /* the TU's counters */
   uint64_t *snap;     /* values read, subtracted after a successful write */
   uint64_t n;
+  ballarus_pt_entry *pt; /* path table counts read, subtracted likewise */
+  uint64_t n_pt, cap_pt;
 } tu_snap;
+
+static int cmp_sparse(const void *a, const void *b) {
+  const ballarus_sparse_entry *x = a, *y = b;
+  if (x->function != y->function) return x->function < y->function ? -1 : 1;
+  return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Sorts e[0, n) by (function, key), sums the counts of equal keys modulo
+   2^64 and drops zero sums; returns the new count.  */
+static uint64_t normalise_sparse(ballarus_sparse_entry *e, uint64_t n) {
+  if (n == 0) return 0;
+  qsort(e, (size_t)n, sizeof *e, cmp_sparse);
+  uint64_t w = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    if (w > 0 && e[w - 1].function == e[i].function &&
+        e[w - 1].key == e[i].key)
+      e[w - 1].count = ballarus_count_add(e[w - 1].count, e[i].count);
+    else
+      e[w++] = e[i];
+  }
+  uint64_t z = 0;
+  for (uint64_t i = 0; i < w; i++)
+    if (e[i].count != 0) e[z++] = e[i];
+  return z;
+}
 
 static int cmp_record(const void *a, const void *b) {
   uint64_t x = ((const ballarus_profile_record *)a)->stamp;
@@ -345,6 +432,26 @@ static int snapshot(ballarus_root **roots, size_t n_roots,
         rec->counters[i] = v;
         if (v != 0) *fresh = 1;
       }
+      if (ballarus_pt_collect(d, &snaps[k].pt, &snaps[k].n_pt,
+                              &snaps[k].cap_pt) != 0)
+        goto oom;
+      if (snaps[k].n_pt > 0) {
+        const uint64_t np = snaps[k].n_pt;
+        ballarus_sparse_entry *e =
+            np > SIZE_MAX / sizeof *e ? NULL : malloc((size_t)np * sizeof *e);
+        if (e == NULL) goto oom;
+        for (uint64_t i = 0; i < np; i++) {
+          e[i].function = snaps[k].pt[i].function;
+          e[i].key = snaps[k].pt[i].key;
+          e[i].count = snaps[k].pt[i].count;
+        }
+        free(rec->sparse);
+        rec->sparse = e;
+        rec->n_sparse = normalise_sparse(e, np);
+        /* Non-zero slots were read, even if they cancel in the sum (a +1 in
+           one generation, its -1 in another): subtracting them matters.  */
+        *fresh = 1;
+      }
     }
   }
   /* Sort by stamp and fold a TU linked twice into one module (same build
@@ -357,8 +464,30 @@ static int snapshot(ballarus_root **roots, size_t n_roots,
         prof->records[w - 1].n_counters == cur->n_counters) {
       ballarus_profile_record *keep = &prof->records[w - 1];
       for (uint64_t c = 0; c < cur->n_counters; c++)
-        keep->counters[c] = ballarus_sat_add(keep->counters[c],
-                                             cur->counters[c]);
+        keep->counters[c] = ballarus_count_add(keep->counters[c],
+                                               cur->counters[c]);
+      if (cur->n_sparse > 0) {
+        uint64_t total = keep->n_sparse + cur->n_sparse;
+        ballarus_sparse_entry *e =
+            total > SIZE_MAX / sizeof *e
+                ? NULL
+                : realloc(keep->sparse, (size_t)total * sizeof *e);
+        if (e == NULL) {
+          /* Keep prof consistent for ballarus_profile_free: records
+             [w, n_records) not yet moved are freed here.  */
+          for (uint32_t j = i; j < prof->n_records; j++) {
+            free(prof->records[j].metadata);
+            free(prof->records[j].counters);
+            free(prof->records[j].sparse);
+          }
+          prof->n_records = w;
+          goto oom;
+        }
+        memcpy(e + keep->n_sparse, cur->sparse,
+               (size_t)cur->n_sparse * sizeof *e);
+        keep->sparse = e;
+        keep->n_sparse = normalise_sparse(e, total);
+      }
       free(cur->metadata);
       free(cur->counters);
       free(cur->sparse);
@@ -375,14 +504,36 @@ static int snapshot(ballarus_root **roots, size_t n_roots,
 oom:
   ballarus_profile_free(prof);
   if (snaps != NULL)
-    for (uint64_t i = 0; i < n; i++) free(snaps[i].snap);
+    for (uint64_t i = 0; i < n; i++) {
+      free(snaps[i].snap);
+      free(snaps[i].pt);
+    }
   free(snaps);
   return -1;
 }
 
 static void free_snaps(tu_snap *snaps, uint64_t n) {
-  for (uint64_t i = 0; i < n; i++) free(snaps[i].snap);
+  for (uint64_t i = 0; i < n; i++) {
+    free(snaps[i].snap);
+    free(snaps[i].pt);
+  }
   free(snaps);
+}
+
+/* Reports path counts that found no table memory since the last dump.  They
+   are not in the profile, whatever happens to this dump, so they are
+   reported (and subtracted) once, here.  */
+static void report_lost(ballarus_root **roots, size_t n_roots) {
+  for (size_t r = 0; r < n_roots; r++) {
+    uint64_t *lost = roots[r]->path_lost;
+    if (lost == NULL) continue;
+    uint64_t v = __atomic_load_n(lost, __ATOMIC_RELAXED);
+    if (v == 0) continue;
+    __atomic_fetch_sub(lost, v, __ATOMIC_RELAXED);
+    warn("out of memory for path tables: %lld path counts were not recorded "
+         "(their paths are missing from the profile)",
+         (long long)v);
+  }
 }
 
 /* Takes the inter-process lock on PATH.lock; returns the fd or -1.  */
@@ -458,6 +609,7 @@ static void dump_group(ballarus_root **roots, size_t n_roots) {
   tu_snap *snaps = NULL;
   uint64_t n_snaps = 0;
   int fresh = 0;
+  report_lost(roots, n_roots);
   if (snapshot(roots, n_roots, &mine, &snaps, &n_snaps, &fresh) != 0) {
     warn("out of memory; profile not written (counts kept)");
     return;
@@ -510,11 +662,15 @@ static void dump_group(ballarus_root **roots, size_t n_roots) {
   }
   if (rc == 0) {
     /* Subtract what was written; increments made meanwhile survive.  */
-    for (uint64_t i = 0; i < n_snaps; i++)
+    for (uint64_t i = 0; i < n_snaps; i++) {
       for (uint64_t c = 0; c < snaps[i].n; c++)
         if (snaps[i].snap[c] != 0)
           __atomic_fetch_sub(&snaps[i].live[c], snaps[i].snap[c],
                              __ATOMIC_RELAXED);
+      for (uint64_t e = 0; e < snaps[i].n_pt; e++)
+        __atomic_fetch_sub(snaps[i].pt[e].live, snaps[i].pt[e].count,
+                           __ATOMIC_RELAXED);
+    }
     for (size_t r = 0; r < n_roots; r++) roots[r]->dumped = 1;
     if (verbose)
       warn("dumped %u TU records to %s", mine.n_records, written);
@@ -569,14 +725,18 @@ PUBLIC void __ballarus_reset(void) {
   rt_init();
   ballarus_master *m = root.master;
   pthread_mutex_lock(&m->lock);
-  for (ballarus_root *r = m->root; r != NULL; r = r->next)
+  for (ballarus_root *r = m->root; r != NULL; r = r->next) {
     for (uint64_t t = 0; t < r->n_tus; t++) {
       const ballarus_tu_desc *d = r->tus[t];
       ballarus_meta_header h;
       memcpy(&h, d->metadata, sizeof h);
       for (uint64_t i = 0; i < h.n_counters; i++)
         __atomic_store_n(&d->counters[i], 0, __ATOMIC_RELAXED);
+      ballarus_pt_zero(d, 0);
     }
+    if (r->path_lost != NULL)
+      __atomic_store_n(r->path_lost, 0, __ATOMIC_RELAXED);
+  }
   pthread_mutex_unlock(&m->lock);
 }
 
@@ -637,5 +797,7 @@ static void atfork_child(void) {
     ballarus_meta_header h;
     memcpy(&h, d->metadata, sizeof h);
     memset(d->counters, 0, h.n_counters * 8);
+    ballarus_pt_zero(d, 1);
   }
+  *ballarus_pt_lost() = 0;
 }

@@ -24,10 +24,13 @@
 
    Merging (the same rule for the runtime's dump and `reconstruct merge`):
    a source record whose stamp is in the destination is added into it
-   (saturating, runs summed); a source record whose stamp is new is copied,
-   unless the destination holds a record with the same identity — that is
-   another build of the same TU, and mixing the two would attribute counts
-   to the wrong code, so the whole merge is refused.  (A program may contain
+   (counters and sparse counts modulo 2^64 -- a dump may carry a "-1" that
+   undoes a path count an earlier dump wrote, see ballarus_format.h --
+   sparse entries whose sum is 0 dropped, runs summed saturating); a source
+   record whose stamp is new is copied, unless the destination holds a
+   record with the same identity — that is another build of the same TU,
+   and mixing the two would attribute counts to the wrong code, so the
+   whole merge is refused.  (A program may contain
    two builds of one source, e.g. compiled twice with different -D flags;
    both stamps then sit in the file side by side and later runs merge into
    each, which is why an identity clash only counts for a *new* stamp.)  */
@@ -644,7 +647,8 @@ int ballarus_profile_conflicts(const ballarus_profile *dst,
 }
 
 /* Merges two sorted sparse arrays into a new one (counts of equal keys
-   added); returns NULL when out of memory.  */
+   added modulo 2^64, entries that sum to 0 dropped); returns NULL when out
+   of memory.  */
 static ballarus_sparse_entry *merge_sparse(const ballarus_sparse_entry *a,
                                            uint64_t na,
                                            const ballarus_sparse_entry *b,
@@ -658,9 +662,11 @@ static ballarus_sparse_entry *merge_sparse(const ballarus_sparse_entry *a,
     } else if (i == na || sparse_less(&b[j], &a[i])) {
       m[n++] = b[j++];
     } else {
+      /* A +1 written earlier and its "-1" undo cancel: drop the entry,
+         as the runtime never writes zero counts either.  */
       m[n] = a[i];
-      m[n].count = ballarus_sat_add(a[i].count, b[j].count);
-      n++;
+      m[n].count = ballarus_count_add(a[i].count, b[j].count);
+      if (m[n].count != 0) n++;
       i++;
       j++;
     }
@@ -766,7 +772,7 @@ int ballarus_profile_merge(ballarus_profile *dst, const ballarus_profile *src,
     if (d < 0) continue;
     ballarus_profile_record *r = &dst->records[d];
     for (uint64_t j = 0; j < s->n_counters; j++)
-      r->counters[j] = ballarus_sat_add(r->counters[j], s->counters[j]);
+      r->counters[j] = ballarus_count_add(r->counters[j], s->counters[j]);
     if (sparse[i] != NULL) {
       free(r->sparse);
       r->sparse = sparse[i];

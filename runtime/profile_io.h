@@ -62,10 +62,12 @@ int ballarus_profile_write_file(const char *path, const ballarus_profile *p,
                                 char *err, size_t errlen);
 
 /* Adds `src` into `dst`: records with equal stamps have their counters and
-   sparse entries added (saturating) and their runs summed; other records are
-   copied.  Fails, leaving dst unchanged, if a src record has the identity of
-   a dst record but another stamp (two builds of one TU), or if records with
-   equal stamps disagree in size.  */
+   sparse counts added modulo 2^64 (a source may hold "negative" deltas, see
+   ballarus_format.h; sparse entries whose sum is 0 are dropped) and their
+   runs summed (saturating); other records are copied.  Fails, leaving dst
+   unchanged, if a src record has the identity of a dst record but another
+   stamp (two builds of one TU), or if records with equal stamps disagree in
+   size.  */
 int ballarus_profile_merge(ballarus_profile *dst, const ballarus_profile *src,
                            char *err, size_t errlen);
 

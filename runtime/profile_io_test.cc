@@ -1,5 +1,6 @@
 // profile_io_test.cc — tests of the profile file codec: round trips,
-// determinism, merge arithmetic (incl. saturation and sparse entries),
+// determinism, merge arithmetic (counts modulo 2^64, runs saturating,
+// sparse entries),
 // conflicts, and rejection of every truncation and of bit flips.
 #include "runtime/profile_io.h"
 
@@ -225,7 +226,8 @@ TEST(ProfileIo, MergeAddsEqualStampsAndCopiesNewOnes) {
   EXPECT_LT(dst.records[0].stamp, dst.records[1].stamp);
   const ballarus_profile_record* a = Find(dst, StampOf(kA));
   ASSERT_NE(a, nullptr);
-  EXPECT_EQ(Counters(a), (std::vector<uint64_t>{11, 22, UINT64_MAX}));
+  // Modulo 2^64: (2^64 - 2) + 5 = 3 (see MergeAddsCountsModulo2To64...).
+  EXPECT_EQ(Counters(a), (std::vector<uint64_t>{11, 22, 3}));
   EXPECT_EQ(a->runs, 5u);
   ASSERT_EQ(a->n_sparse, 4u);
   const uint64_t want[4][3] = {{0, 9, 9}, {1, 1, 7}, {1, 3, 1}, {2, 0, 1}};
@@ -244,26 +246,62 @@ TEST(ProfileIo, MergeAddsEqualStampsAndCopiesNewOnes) {
   ballarus_profile_free(&dst);
 }
 
-TEST(ProfileIo, MergeSaturatesCountsAndRuns) {
+// Counts are residues modulo 2^64 (ballarus_format.h): a dump may carry the
+// "-1" (2^64-1) that undoes a path count an earlier dump already wrote, and
+// merging must then give back the true count.  Runs never decrease and
+// still saturate.
+TEST(ProfileIo, MergeAddsCountsModulo2To64AndSaturatesRuns) {
   ballarus_profile dst = Empty(UINT64_MAX - 1), src = Empty(5);
-  Add(&dst, kB, {UINT64_MAX - 3}, UINT64_MAX - 1, {{0, 0, UINT64_MAX}});
-  Add(&src, kB, {4}, 5, {{0, 0, 1}});
+  Add(&dst, kB, {7}, UINT64_MAX - 1,
+      {{0, 0, 1}, {0, 1, 5}, {0, 2, UINT64_MAX}, {3, 9, 2}});
+  Add(&src, kB, {UINT64_MAX}, 5,  // dense -1
+      {{0, 0, UINT64_MAX},        // +1 then -1: the entry disappears
+       {0, 1, UINT64_MAX - 1},    // 5 - 2
+       {0, 2, 2},                 // a negative residue in the file, +2
+       {1, 4, UINT64_MAX}});      // a -1 for a key the file lacks
   char err[256] = "";
   ASSERT_EQ(ballarus_profile_merge(&dst, &src, err, sizeof err), 0) << err;
-  EXPECT_EQ(dst.records[0].counters[0], UINT64_MAX);
-  EXPECT_EQ(dst.records[0].sparse[0].count, UINT64_MAX);
-  EXPECT_EQ(dst.records[0].runs, UINT64_MAX);
+  const ballarus_profile_record& r = dst.records[0];
+  EXPECT_EQ(r.counters[0], 6u);
+  ASSERT_EQ(r.n_sparse, 4u);
+  const uint64_t want[4][3] = {
+      {0, 1, 3}, {0, 2, 1}, {1, 4, UINT64_MAX}, {3, 9, 2}};
+  for (int i = 0; i < 4; i++) {
+    EXPECT_EQ(r.sparse[i].function, want[i][0]) << i;
+    EXPECT_EQ(r.sparse[i].key, want[i][1]) << i;
+    EXPECT_EQ(r.sparse[i].count, want[i][2]) << i;
+  }
+  EXPECT_EQ(r.runs, UINT64_MAX);
   EXPECT_EQ(dst.runs, UINT64_MAX);
-  // Exactly reaching the maximum is not saturation.
-  ballarus_profile x = Empty(1), y = Empty(1);
-  Add(&x, kB, {UINT64_MAX - 4}, 1);
-  Add(&y, kB, {4}, 1);
+  // The result is a valid profile (sorted, unique keys) that round-trips.
+  std::vector<uint8_t> bytes = Bytes(dst);
+  ballarus_profile q;
+  ASSERT_EQ(ballarus_profile_parse(bytes.data(), bytes.size(), &q, err,
+                                   sizeof err),
+            0)
+      << err;
+  EXPECT_EQ(Bytes(q), bytes);
+  ballarus_profile_free(&q);
+
+  // Wrapping is modular, not saturating, in both directions: the maximum
+  // plus one is 0, and adding the -1 back restores the maximum.
+  ballarus_profile x = Empty(1), y = Empty(1), z = Empty(1);
+  Add(&x, kB, {UINT64_MAX - 3}, 1, {{2, 2, UINT64_MAX}});
+  Add(&y, kB, {4}, 1, {{2, 2, 1}});
+  Add(&z, kB, {UINT64_MAX}, 1, {{2, 2, UINT64_MAX}});
   ASSERT_EQ(ballarus_profile_merge(&x, &y, err, sizeof err), 0) << err;
-  EXPECT_EQ(x.records[0].counters[0], UINT64_MAX - 0 - 0 - 0 - 0 - 0);
+  EXPECT_EQ(x.records[0].counters[0], 0u);
+  EXPECT_EQ(x.records[0].n_sparse, 0u);  // UINT64_MAX + 1 == 0: dropped
+  ASSERT_EQ(ballarus_profile_merge(&x, &z, err, sizeof err), 0) << err;
+  EXPECT_EQ(x.records[0].counters[0], UINT64_MAX);
+  ASSERT_EQ(x.records[0].n_sparse, 1u);
+  EXPECT_EQ(x.records[0].sparse[0].count, UINT64_MAX);
+  EXPECT_EQ(x.records[0].runs, 3u);
   ballarus_profile_free(&dst);
   ballarus_profile_free(&src);
   ballarus_profile_free(&x);
   ballarus_profile_free(&y);
+  ballarus_profile_free(&z);
 }
 
 TEST(ProfileIo, ConflictingBuildIsRefusedAndDestinationUnchanged) {

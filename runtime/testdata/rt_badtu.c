@@ -1,6 +1,7 @@
-/* rt_badtu.c — a program with one valid TU (beta) and one whose metadata
-   header has a bad magic: the runtime must skip the bad one with a warning
-   and still profile the good one.  `rt_badtu N` counts like rt_prog.  */
+/* rt_badtu.c — a program with one valid TU (beta), one whose metadata
+   header has a bad magic, and one that claims a hashed path table but has
+   no array of them: the runtime must skip the bad ones with a warning and
+   still profile the good one.  `rt_badtu N` counts like rt_prog.  */
 
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,8 @@
 
 RT_DEFINE_TU(beta, RT_BETA_BODY, RT_BETA_N, RT_BETA_IDENTITY)
 RT_DEFINE_TU(broken, RT_ALPHA_BODY, RT_ALPHA_N, RT_ALPHA_IDENTITY)
+RT_DEFINE_TU_WITH_PATHS(nopaths, RT_HOST_BODY, RT_HOST_N, RT_HOST_IDENTITY,
+                        NULL, 1)
 
 __attribute__((constructor(102))) static void break_magic(void) {
   memcpy(broken_blob.h.magic, "NOTMETA!", 8);
@@ -19,6 +22,7 @@ int main(int argc, char **argv) {
   for (long i = 0; i < n; i++) {
     for (int j = 0; j < RT_BETA_N; j++) beta_counters[j] += 1;
     broken_counters[0] += 1;
+    nopaths_counters[0] += 1;
   }
   beta_counters[1] += 1;
   beta_counters[2] += 2;

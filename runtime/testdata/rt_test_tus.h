@@ -31,14 +31,85 @@
 #define RT_ALPHA_COUNT(n, j) ((unsigned long long)(n) * ((j) + 1))
 #define RT_BETA_COUNT(n, j) ((unsigned long long)(n) + (j))
 
-#ifndef __cplusplus
+/* rt_path.c: a TU with dense counters and two hashed path tables (of the
+   functions with metadata index RT_PATHS_FN0 and RT_PATHS_FN1), and a
+   "twin" TU linked twice (same body, so same stamp: one profile record)
+   whose copies each have one hashed table.  */
+#define RT_PATHS_BODY "paths: dense counters and two hashed path tables"
+#define RT_PATHS_N 2
+#define RT_PATHS_IDENTITY 0x5050505050505050ull
+#define RT_PATHS_FN0 0
+#define RT_PATHS_FN1 3
+#define RT_TWIN_BODY "twin: one TU, linked twice"
+#define RT_TWIN_N 1
+#define RT_TWIN_IDENTITY 0x5454545454545454ull
+#define RT_TWIN_FN 1
+
 #include <stdint.h>
+
+/* The deterministic random path workload of rt_path.c, shared so that the
+   C++ test replays it single-threaded for the expected counts.  Step i of a
+   thread with PRNG state *s counts one path of table `table` (0 or 1);
+   table 0's keys are in [0, RT_WORK_KEYS), table 1's just below 2^63.  The
+   mix is chosen for contention: a quarter of the steps count one of 8 hot
+   paths (all threads adding to the same slots), a quarter follow a key
+   sequence that depends only on i (threads started together claim the
+   same new keys, and reach each table's growth, at about the same time),
+   the rest are random.  A step with `cut` also counts path key^1 "before a
+   call" and undoes it (-1) one step later, as path mode does when the call
+   returns: those cancel in the profile.  */
+#define RT_WORK_KEYS 3000u
+
+static inline uint64_t rt_splitmix64(uint64_t *s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+typedef struct rt_step {
+  int table;
+  uint64_t key;
+  int cut;
+} rt_step;
+
+static inline rt_step rt_work_step(uint64_t *s, uint64_t i) {
+  uint64_t x = rt_splitmix64(s);
+  uint64_t shared = i;
+  shared = rt_splitmix64(&shared);
+  rt_step st;
+  uint64_t k;
+  switch ((x >> 4) & 3) {
+    case 0: /* hot */
+      k = (x >> 8) % 8;
+      st.table = (int)(x & 1);
+      break;
+    case 1: /* the same for every thread at step i */
+      k = (shared >> 8) % RT_WORK_KEYS;
+      st.table = (int)(shared & 1);
+      break;
+    default:
+      k = (x >> 8) % RT_WORK_KEYS;
+      st.table = (int)(x & 1);
+      break;
+  }
+  st.key = st.table == 0 ? k : (1ull << 63) - 1 - k;
+  st.cut = ((x >> 2) & 3) == 0;
+  return st;
+}
+
+#ifndef __cplusplus
+#include <stddef.h>
 
 #include "runtime/ballarus_format.h"
 
 extern const char __ballarus_runtime_anchor __attribute__((visibility("hidden")));
 
 #define RT_DEFINE_TU(name, BODY, N, IDENTITY)                                  \
+  RT_DEFINE_TU_WITH_PATHS(name, BODY, N, IDENTITY, NULL, 0)
+
+/* HASHES: a ballarus_path_hash array of N_HASHES (or NULL, 0).  */
+#define RT_DEFINE_TU_WITH_PATHS(name, BODY, N, IDENTITY, HASHES, N_HASHES)     \
   static struct {                                                              \
     ballarus_meta_header h;                                                    \
     char body[sizeof(BODY) - 1];                                               \
@@ -51,7 +122,7 @@ extern const char __ballarus_runtime_anchor __attribute__((visibility("hidden"))
   static ballarus_tu_desc name##_desc                                          \
       __attribute__((used, section(BALLARUS_TU_SECTION), aligned(8))) = {      \
           (const unsigned char *)&name##_blob, name##_counters,                \
-          &__ballarus_runtime_anchor};                                         \
+          &__ballarus_runtime_anchor, (HASHES), (N_HASHES)};                   \
   __attribute__((constructor(101))) static void name##_stamp(void) {           \
     name##_blob.h.stamp =                                                      \
         ballarus_hash64(name##_blob.body, sizeof name##_blob.body);            \
