@@ -302,9 +302,7 @@ void AddPathToEdgeCounts(const PathDag& dag, const std::vector<uint32_t>& edges,
   for (uint32_t e : edges) {
     const DagEdge& d = dag.edges[e];
     if (d.kind == DagEdge::kCfg || d.kind == DagEdge::kBackEnd) {
-      uint64_t& c = (*edge_counts)[d.ref];
-      uint64_t s = c + count;
-      c = s < c ? UINT64_MAX : s;
+      (*edge_counts)[d.ref] += count;  // modulo 2^64, like profile counts
     }
   }
 }

@@ -117,13 +117,15 @@ mpz_class EncodePath(const PathNumbering& num,
                      const std::vector<uint32_t>& edges);
 
 // The path's blocks in order: the start block (ENTRY, or w after a kStart)
-// and the target of every kCfg edge; kBackEnd/kCutEnd end the sequence
+// and the target of every kCfg edge — for a path ending at a cut block w,
+// that includes w (entered, then cut); kBackEnd/kCutEnd end the sequence
 // without adding EXIT.  A path ending at a return ends with EXIT.
 std::vector<uint32_t> PathBlocks(const PathDag& dag,
                                  const std::vector<uint32_t>& edges);
 
 // Adds `count` to the CFG edges a path traverses: kCfg edges count their
-// CFG edge, kBackEnd edges the cut edge; dummies count nothing.
+// CFG edge, kBackEnd edges the cut edge; dummies count nothing.  Modulo
+// 2^64, as profile counts are (runtime/ballarus_format.h).
 // edge_counts is parallel to fn.edges.
 void AddPathToEdgeCounts(const PathDag& dag, const std::vector<uint32_t>& edges,
                          uint64_t count, std::vector<uint64_t>* edge_counts);

@@ -636,6 +636,15 @@ bool IsDispatcherBlock(basic_block bb) {
          gimple_call_internal_fn(first) == IFN_ABNORMAL_DISPATCHER;
 }
 
+bool IsForkCall(gimple* call) {
+  if (gimple_call_builtin_p(call, BUILT_IN_FORK)) return true;
+  tree fn = gimple_call_fndecl(call);
+  if (fn == NULL_TREE || DECL_NAME(fn) == NULL_TREE) return false;
+  const char* name = IDENTIFIER_POINTER(DECL_NAME(fn));
+  return strcmp(name, "fork") == 0 || strcmp(name, "vfork") == 0 ||
+         strcmp(name, "__fork") == 0 || strcmp(name, "_Fork") == 0;
+}
+
 const char* PathActionName(PathAction::Kind k) {
   switch (k) {
     case PathAction::kCheckFlag: return "re-entry check";
@@ -762,6 +771,10 @@ void PlanPathProfiling(ballarus::Function* fn,
       continue;
     }
     if (!g_options.early_termination) continue;
+    // fork() returns twice, in two processes; the child's counts restart
+    // at zero (runtime), so a pre-count before fork would be undone in the
+    // child without having been counted there.  fork never ends the caller.
+    if (last && is_gimple_call(last) && IsForkCall(last)) continue;
     in_block(u, PathAction::kPreCount, a, 0);
     for (edge n : normal) on_edge(n, PathAction::kUndo, a, 0);
   }

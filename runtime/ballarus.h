@@ -20,7 +20,10 @@
      subtracts what it wrote from the live counters, so counts are never
      lost or counted twice however dumps and exit interleave.
      exec*() and _exit() (and death by signal) do not run the exit-time
-     dump: call __ballarus_dump() before them.
+     dump: call __ballarus_dump() before them.  With BALLARUS_DUMP_ON_ABORT=1
+     in the environment, abort() (SIGABRT, if the program installed no
+     handler of its own) dumps first; it is opt-in because abort() called
+     from inside a broken malloc could make that dump hang.
      After fork() the child's counters start from zero: the parent's counts
      up to the fork are written by the parent, the child writes only what it
      counts itself.

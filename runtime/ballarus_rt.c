@@ -84,6 +84,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -247,6 +248,38 @@ static ballarus_master *pick_master(void) {
   return m;
 }
 
+/* BALLARUS_DUMP_ON_ABORT=1: abort() (SIGABRT) dumps before the process
+   dies, so paths cut short by abort() reach the profile.  Opt-in: abort()
+   may come from inside malloc (heap corruption detected with an arena lock
+   held), where a dump could deadlock.  The master lock is only tried, never
+   waited for.  Installed by the first module whose runtime finds SIGABRT at
+   its default disposition; the dump covers the whole chain.  */
+static void dump_chain(ballarus_master *m);
+
+static void on_abort(int sig) {
+  ballarus_master *m = root.master;
+  if (m != NULL && pthread_mutex_trylock(&m->lock) == 0) {
+    dump_chain(m);
+    pthread_mutex_unlock(&m->lock);
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void maybe_dump_on_abort(void) {
+  const char *v = getenv("BALLARUS_DUMP_ON_ABORT");
+  if (v == NULL || v[0] == '\0' || strcmp(v, "0") == 0) return;
+  struct sigaction old;
+  if (sigaction(SIGABRT, NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+      (old.sa_flags & SA_SIGINFO))
+    return;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_abort;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGABRT, &sa, NULL);
+}
+
 /* Registers this module's TUs and chains its root; idempotent.  */
 static void rt_init(void) {
   pthread_mutex_lock(&init_lock);
@@ -313,6 +346,7 @@ static void rt_init(void) {
 
   pthread_atfork(NULL, NULL, atfork_child);
   initialised = 1;
+  maybe_dump_on_abort();
   if (verbose)
     warn("registered %llu TUs; profile %s%s", (unsigned long long)root.n_tus,
          root.path ? root.path : "(none)",
