@@ -1003,13 +1003,14 @@ void QueueIncrement(edge e, tree counters, uint64_t index, bool atomic) {
 class PathEmitter {
  public:
   PathEmitter(const ballarus::PathInfo& info, tree counters, tree hashes,
-              tree add_fn, bool atomic)
+              tree add_fn, tree flag, bool atomic)
       : info_(info),
         counters_(counters),
         hashes_(hashes),
         add_fn_(add_fn),
         atomic_(atomic),
-        u64_(long_long_unsigned_type_node) {
+        u64_(long_long_unsigned_type_node),
+        flag_(flag) {
     // The register lives in memory until update-address-taken (at -O1 and
     // up) turns it into an SSA register: no PHIs to build here.
     r_ = create_tmp_var(u64_, "BLRS_path");
@@ -1055,19 +1056,13 @@ class PathEmitter {
  private:
   static void Add(gimple_seq* seq, gimple* g) { gimple_seq_add_stmt(seq, g); }
 
-  tree FlagType() {
+  static tree FlagType() {
     return build_qualified_type(unsigned_char_type_node, TYPE_QUAL_VOLATILE);
   }
-  // "arrived": set on every normal entry into a block that can also be
-  // re-entered abnormally (longjmp), cleared where that block checks it.
-  tree Flag() {
-    if (flag_ == NULL_TREE) {
-      flag_ = create_tmp_var(FlagType(), "BLRS_arrived");
-      TREE_THIS_VOLATILE(flag_) = 1;
-      TREE_ADDRESSABLE(flag_) = 1;
-    }
-    return flag_;
-  }
+  // "arrived" (MakeArrivedFlag): set on every normal entry into a block
+  // that can also be re-entered abnormally (longjmp), cleared where that
+  // block checks it.
+  tree Flag() { return flag_; }
 
   tree LoadR(gimple_seq* seq) {
     tree t = make_temp_ssa_name(u64_, NULL, "BLRS_r");
@@ -1142,8 +1137,32 @@ class PathEmitter {
   bool atomic_;
   tree u64_;
   tree r_ = NULL_TREE;
-  tree flag_ = NULL_TREE;
+  tree flag_;
 };
+
+// The TU's "arrived" flag for abnormal re-entries: a thread-local volatile
+// byte.  A normal entry into a re-entry block sets it and the check right
+// after (past setjmp's first return, or at the block's start) clears it,
+// so it is clear whenever a longjmp lands.  Per thread (not per
+// activation: a local would be kept in a register across setjmp by GCC's
+// RTL passes) is enough, because nothing runs between a set and its check
+// but the returns_twice call itself.
+tree MakeArrivedFlag() {
+  tree type = build_qualified_type(unsigned_char_type_node,
+                                   TYPE_QUAL_VOLATILE);
+  tree flag = build_decl(BUILTINS_LOCATION, VAR_DECL,
+                         get_identifier("__ballarus_arrived"), type);
+  TREE_STATIC(flag) = 1;
+  TREE_PUBLIC(flag) = 0;
+  TREE_THIS_VOLATILE(flag) = 1;
+  TREE_USED(flag) = 1;
+  TREE_ADDRESSABLE(flag) = 1;
+  DECL_ARTIFICIAL(flag) = 1;
+  DECL_IGNORED_P(flag) = 1;
+  set_decl_tls_model(flag, decl_default_tls_model(flag));
+  varpool_node::finalize_decl(flag);
+  return flag;
+}
 
 // Inserts `seq` into bb for a block action: at its start (after labels and
 // a __builtin_setjmp_receiver) or before its last statement.
@@ -1278,6 +1297,10 @@ unsigned int ExecuteBallarus() {
         tree_cons(get_identifier("leaf"), NULL_TREE, NULL_TREE);
   }
 
+  tree arrived = NULL_TREE;
+  for (const FunctionWork& w : work)
+    if (w.path.uses_flag && arrived == NULL_TREE) arrived = MakeArrivedFlag();
+
   // Phase 2: instrument.  One commit per function; an edge is split only
   // where neither end can hold its code.
   for (FunctionWork& w : work) {
@@ -1287,7 +1310,8 @@ unsigned int ExecuteBallarus() {
       fprintf(dump_file, "ballarus: function %s: %zu counters\n",
               fn.demangled.c_str(), w.counted.size());
     if (w.path.enabled) {
-      PathEmitter emit(w.path.info, counters, hashes, add_fn, atomic);
+      PathEmitter emit(w.path.info, counters, hashes, add_fn, arrived,
+                       atomic);
       for (const auto& [bb, act] : w.path.in_blocks) {
         gimple_seq seq = NULL;
         emit.Emit(act, &seq);
