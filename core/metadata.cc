@@ -423,32 +423,38 @@ bool DecodePathInfo(const std::vector<uint8_t>& bytes, PathInfo* info,
   *info = PathInfo();
   Reader r(bytes.data(), bytes.size(), 0);
   uint64_t n = 0;
-  bool ok = r.U32(&info->storage, "path storage") &&
-            r.U(&info->base, "path base") &&
-            r.U(&info->n_paths, "path count") &&
-            r.U32(&info->flags, "path flags");
+  // Errors name the offset where the offending field starts (not 0, nor
+  // the end of the field; metadata_test checks them).
+  bool ok = r.U32(&info->storage, "path storage");
   if (ok && info->storage != PathInfo::kDense &&
       info->storage != PathInfo::kHashed)
     ok = r.Fail(0, "unknown path storage " + std::to_string(info->storage));
+  ok = ok && r.U(&info->base, "path base");
+  const size_t at_paths = r.pos();
+  ok = ok && r.U(&info->n_paths, "path count");
   if (ok && info->n_paths >= (1ull << 63))
-    ok = r.Fail(0, "path count " + std::to_string(info->n_paths) +
-                       " exceeds 2^63 - 1");
+    ok = r.Fail(at_paths, "path count " + std::to_string(info->n_paths) +
+                              " exceeds 2^63 - 1");
+  const size_t at_flags = r.pos();
+  ok = ok && r.U32(&info->flags, "path flags");
   if (ok && (info->flags & ~kPathFlagEarlyTermination))
-    ok = r.Fail(0, "unknown path flags");
+    ok = r.Fail(at_flags, "unknown path flags");
   if (ok) ok = r.Count(&n, "cut edge count", 1);
   for (uint64_t i = 0; ok && i < n; ++i) {
     uint32_t e;
+    const size_t at = r.pos();
     ok = r.U32(&e, "cut edge");
     if (ok && !info->cut_edges.empty() && e <= info->cut_edges.back())
-      ok = r.Fail(r.pos(), "cut edges not ascending");
+      ok = r.Fail(at, "cut edges not ascending");
     if (ok) info->cut_edges.push_back(e);
   }
   if (ok) ok = r.Count(&n, "cut block count", 1);
   for (uint64_t i = 0; ok && i < n; ++i) {
     uint32_t b;
+    const size_t at = r.pos();
     ok = r.U32(&b, "cut block");
     if (ok && !info->cut_blocks.empty() && b <= info->cut_blocks.back())
-      ok = r.Fail(r.pos(), "cut blocks not ascending");
+      ok = r.Fail(at, "cut blocks not ascending");
     if (ok) info->cut_blocks.push_back(b);
   }
   if (ok && r.left() != 0) ok = r.Fail(r.pos(), "trailing bytes");

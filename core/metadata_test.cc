@@ -2,9 +2,11 @@
 // for the metadata codec (core/metadata.cc).
 #include "core/metadata.h"
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -419,6 +421,331 @@ TEST(Metadata, FuzzNeverCrashes) {
   }
   // Random headers or bodies never form a valid blob (magic, identity).
   EXPECT_EQ(random_ok, 0);
+}
+
+// ---------------------------------------------------------------------------
+// The path-profiling extension (PathInfo, kPathExtensionTag).
+
+PathInfo SamplePathInfo() {
+  PathInfo p;
+  p.storage = PathInfo::kDense;
+  p.base = 6;
+  p.n_paths = 6;
+  p.flags = kPathFlagEarlyTermination;
+  p.cut_edges = {1, 4};
+  p.cut_blocks = {3};
+  return p;
+}
+
+bool SamePathInfo(const PathInfo& a, const PathInfo& b) {
+  return a.storage == b.storage && a.base == b.base &&
+         a.n_paths == b.n_paths && a.flags == b.flags &&
+         a.cut_edges == b.cut_edges && a.cut_blocks == b.cut_blocks;
+}
+
+// Other PathInfos worth a round trip: hashed, the largest values, no cuts.
+std::vector<PathInfo> PathInfos() {
+  std::vector<PathInfo> v{SamplePathInfo(), PathInfo()};
+  PathInfo h;
+  h.storage = PathInfo::kHashed;
+  h.base = 3;
+  h.n_paths = (uint64_t{1} << 63) - 1;
+  h.cut_edges = {0, 127, 128, 16383, 16384, UINT32_MAX - 1, UINT32_MAX};
+  h.cut_blocks = {2, 1000000};
+  v.push_back(h);
+  PathInfo d;
+  d.base = UINT64_MAX;
+  d.n_paths = 1;
+  d.cut_blocks = {UINT32_MAX};
+  v.push_back(d);
+  return v;
+}
+
+// Hand-made bytes: each value an unsigned LEB128 varint.
+std::vector<uint8_t> Varints(const std::vector<uint64_t>& values) {
+  std::vector<uint8_t> out;
+  for (uint64_t v : values) {
+    do {
+      uint8_t byte = v & 0x7f;
+      v >>= 7;
+      out.push_back(v ? byte | 0x80 : byte);
+    } while (v);
+  }
+  return out;
+}
+
+// Decodes bytes that must be rejected; returns the error.
+std::string PathInfoError(const std::vector<uint8_t>& bytes) {
+  PathInfo info;
+  std::string err;
+  EXPECT_FALSE(DecodePathInfo(bytes, &info, &err));
+  EXPECT_EQ(err.rfind("path info: byte ", 0), 0u) << err;
+  return err;
+}
+
+TEST(PathInfo, ExactBytes) {
+  // storage 0, base 6, n_paths 6, flags 1, cut edges [2: 1 4], cut blocks
+  // [1: 3] — one byte each.
+  EXPECT_EQ(EncodePathInfo(SamplePathInfo()),
+            (std::vector<uint8_t>{0, 6, 6, 1, 2, 1, 4, 1, 3}));
+  EXPECT_EQ(EncodePathInfo(PathInfo()),
+            (std::vector<uint8_t>{0, 0, 0, 0, 0, 0}));
+  // 300 = 0b10'0101100: 0xac 0x02.
+  PathInfo p;
+  p.storage = PathInfo::kHashed;
+  p.n_paths = 300;
+  EXPECT_EQ(EncodePathInfo(p), (std::vector<uint8_t>{1, 0, 0xac, 0x02, 0, 0,
+                                                     0}));
+  EXPECT_EQ(EncodePathInfo(p), Varints({1, 0, 300, 0, 0, 0}));
+}
+
+TEST(PathInfo, RoundTrip) {
+  for (const PathInfo& p : PathInfos()) {
+    const std::vector<uint8_t> bytes = EncodePathInfo(p);
+    PathInfo back = SamplePathInfo();  // decoding replaces everything
+    back.cut_edges = {7, 8, 9};
+    std::string err;
+    ASSERT_TRUE(DecodePathInfo(bytes, &back, &err)) << err;
+    EXPECT_TRUE(SamePathInfo(p, back)) << p.n_paths;
+    EXPECT_EQ(EncodePathInfo(back), bytes);
+  }
+}
+
+TEST(PathInfo, EveryTruncationRejected) {
+  for (const PathInfo& p : PathInfos()) {
+    const std::vector<uint8_t> bytes = EncodePathInfo(p);
+    for (size_t n = 0; n < bytes.size(); ++n) {
+      const std::string err = PathInfoError(
+          std::vector<uint8_t>(bytes.begin(), bytes.begin() + n));
+      EXPECT_TRUE(err.find("past the end") != std::string::npos ||
+                  err.find("bytes left") != std::string::npos)
+          << "prefix " << n << ": " << err;
+    }
+  }
+}
+
+TEST(PathInfo, TrailingBytesRejected) {
+  std::vector<uint8_t> bytes = EncodePathInfo(SamplePathInfo());
+  bytes.push_back(0);
+  EXPECT_EQ(PathInfoError(bytes), "path info: byte 9: trailing bytes");
+}
+
+TEST(PathInfo, UnknownStorageAndFlagsRejected) {
+  EXPECT_EQ(PathInfoError(Varints({2, 0, 0, 0, 0, 0})),
+            "path info: byte 0: unknown path storage 2");
+  EXPECT_NE(PathInfoError(Varints({uint64_t{1} << 32, 0, 0, 0, 0, 0}))
+                .find("exceeds 32 bits"),
+            std::string::npos);
+  // flags at byte 3 (storage, base, n_paths one byte each); 3 at byte 4
+  // after a two-byte n_paths.
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 5, 2, 0, 0})),
+            "path info: byte 3: unknown path flags");
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 300, 3, 0, 0})),
+            "path info: byte 4: unknown path flags");
+  EXPECT_EQ(PathInfoError(Varints({1, 0, 5, uint64_t{1} << 31, 0, 0})),
+            "path info: byte 3: unknown path flags");
+  // Known flags pass.
+  PathInfo info;
+  std::string err;
+  EXPECT_TRUE(DecodePathInfo(Varints({1, 0, 5, 1, 0, 0}), &info, &err))
+      << err;
+  EXPECT_EQ(info.flags, kPathFlagEarlyTermination);
+}
+
+TEST(PathInfo, PathCountBelow2To63) {
+  PathInfo info;
+  std::string err;
+  const uint64_t max = (uint64_t{1} << 63) - 1;
+  EXPECT_TRUE(DecodePathInfo(Varints({0, 0, max, 0, 0, 0}), &info, &err))
+      << err;
+  EXPECT_EQ(info.n_paths, max);
+  // n_paths at byte 2, after storage and a one-byte base.
+  EXPECT_EQ(PathInfoError(Varints({0, 7, max + 1, 0, 0, 0})),
+            "path info: byte 2: path count 9223372036854775808 exceeds "
+            "2^63 - 1");
+  EXPECT_NE(PathInfoError(Varints({0, 7, UINT64_MAX, 0, 0, 0}))
+                .find("exceeds 2^63 - 1"),
+            std::string::npos);
+}
+
+TEST(PathInfo, CutListsMustAscend) {
+  // Each error names the offending element's first byte.
+  //   bytes: 0 storage, 1 base, 2 n_paths, 3 flags, 4 count, 5.. edges.
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 1, 0, 2, 5, 5, 0})),
+            "path info: byte 6: cut edges not ascending");
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 1, 0, 3, 2, 300, 4, 0})),
+            "path info: byte 8: cut edges not ascending");
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 1, 0, 0, 2, 3, 3})),
+            "path info: byte 7: cut blocks not ascending");
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 1, 0, 1, 9, 3, 2, 1000, 999})),
+            "path info: byte 10: cut blocks not ascending");
+  // Element values are u32.
+  EXPECT_NE(PathInfoError(Varints({0, 0, 1, 0, 1, uint64_t{1} << 32, 0}))
+                .find("cut edge 4294967296 exceeds 32 bits"),
+            std::string::npos);
+  // A count larger than the bytes left.
+  EXPECT_NE(PathInfoError(Varints({0, 0, 1, 0, 0, 5, 2, 3}))
+                .find("cut block count 5 exceeds the 2 bytes left"),
+            std::string::npos);
+}
+
+TEST(PathInfo, NonMinimalVarintRejected) {
+  // base 0 written as 0x80 0x00.
+  EXPECT_NE(PathInfoError({0, 0x80, 0x00, 0, 0, 0, 0}).find("not minimal"),
+            std::string::npos);
+}
+
+TEST(PathInfo, FuzzNeverCrashes) {
+  std::mt19937_64 rng(7);
+  int ok = 0;
+  for (int iter = 0; iter < 20000; ++iter) {
+    std::vector<uint8_t> b = EncodePathInfo(SamplePathInfo());
+    if (iter % 2) {
+      b.resize(rng() % 16);
+      for (uint8_t& x : b)  // mostly small bytes: plausible varints
+        x = static_cast<uint8_t>(rng() % 8 ? rng() % 8 : rng());
+    } else {
+      b[rng() % b.size()] = static_cast<uint8_t>(rng());
+    }
+    PathInfo info;
+    std::string err;
+    if (DecodePathInfo(b, &info, &err)) {
+      ++ok;
+      EXPECT_EQ(EncodePathInfo(info), b);  // canonical
+      EXPECT_LE(info.storage, 1u);
+      EXPECT_LT(info.n_paths, uint64_t{1} << 63);
+    } else {
+      EXPECT_EQ(err.rfind("path info: byte ", 0), 0u) << err;
+    }
+  }
+  EXPECT_GT(ok, 100);  // the fuzzer reaches valid encodings too
+}
+
+// A TU whose diamond carries a dense path table right after its 6 edge
+// counters: 6 paths, counters 7..13 (6 + the out-of-range counter).
+TranslationUnit PathTu(const PathInfo& info) {
+  TranslationUnit tu = SampleTu();
+  tu.flags |= BALLARUS_META_F_PATH;
+  tu.n_counters = 14;
+  tu.functions[0].extensions = {{kPathExtensionTag, EncodePathInfo(info)}};
+  return tu;
+}
+
+PathInfo DiamondPaths(uint64_t base, uint64_t n_paths) {
+  PathInfo p;
+  p.base = base;
+  p.n_paths = n_paths;
+  return p;
+}
+
+TEST(Metadata, PathExtensionRoundTrip) {
+  PathInfo p = DiamondPaths(7, 6);
+  p.cut_edges = {0, 5};
+  p.cut_blocks = {2, 5};
+  const TranslationUnit tu = PathTu(p);
+  const std::vector<uint8_t> blob = EncodeMetadata(tu);
+  TranslationUnit back;
+  DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_TRUE(SameTu(tu, back));
+  ASSERT_EQ(back.functions[0].extensions.size(), 1u);
+  PathInfo info;
+  std::string err;
+  ASSERT_TRUE(
+      DecodePathInfo(back.functions[0].extensions[0].bytes, &info, &err));
+  EXPECT_TRUE(SamePathInfo(info, p));
+  // Damage anywhere is still caught.
+  for (size_t n = 0; n < blob.size(); ++n)
+    EXPECT_FALSE(DecodeMetadata(blob.data(), n, &back).ok) << n;
+  for (size_t byte = 0; byte < blob.size(); ++byte) {
+    std::vector<uint8_t> bad = blob;
+    bad[byte] ^= 0x10;
+    EXPECT_FALSE(DecodeMetadata(bad.data(), bad.size(), &back).ok) << byte;
+  }
+}
+
+TEST(Metadata, DensePathRangeMustFitTheCounters) {
+  // 14 counters; the table needs n_paths + 1 from base.
+  for (auto [base, n_paths] :
+       std::vector<std::pair<uint64_t, uint64_t>>{{7, 6}, {0, 13}, {13, 0},
+                                                  {6, 7}}) {
+    const std::vector<uint8_t> blob =
+        EncodeMetadata(PathTu(DiamondPaths(base, n_paths)));
+    TranslationUnit back;
+    DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
+    EXPECT_TRUE(r.ok) << base << " " << n_paths << ": " << r.error;
+  }
+  for (auto [base, n_paths] : std::vector<std::pair<uint64_t, uint64_t>>{
+           {8, 6},
+           {7, 7},
+           {0, 14},
+           {14, 0},
+           {15, 0},
+           {UINT64_MAX, 0},
+           {UINT64_MAX, (uint64_t{1} << 63) - 1},
+           {1, (uint64_t{1} << 63) - 1}}) {
+    SCOPED_TRACE(std::to_string(base) + " " + std::to_string(n_paths));
+    const std::string err = DecodeError(PathTu(DiamondPaths(base, n_paths)));
+    EXPECT_NE(err.find("function '_Z7diamondi': path counters [" +
+                       std::to_string(base) + ", +" +
+                       std::to_string(n_paths + 1) + ") exceed the 14 "
+                       "counters"),
+              std::string::npos)
+        << err;
+  }
+  // The error names the extension's offset: where its tag starts.
+  const TranslationUnit tu = PathTu(DiamondPaths(8, 6));
+  const std::vector<uint8_t> blob = EncodeMetadata(tu);
+  TranslationUnit back;
+  const DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
+  ASSERT_FALSE(r.ok);
+  const std::vector<uint8_t> ext = EncodePathInfo(DiamondPaths(8, 6));
+  // ... tag (1), length (1), bytes; then g's record follows.
+  std::vector<uint8_t> needle{1, static_cast<uint8_t>(ext.size())};
+  needle.insert(needle.end(), ext.begin(), ext.end());
+  const auto at = std::search(blob.begin() + 56, blob.end(), needle.begin(),
+                              needle.end());
+  ASSERT_NE(at, blob.end());
+  EXPECT_EQ(r.offset, static_cast<uint64_t>(at - blob.begin()));
+  // A hashed table's base is a table number, not a counter index.
+  PathInfo h = DiamondPaths(1000, 6);
+  h.storage = PathInfo::kHashed;
+  const std::vector<uint8_t> hb = EncodeMetadata(PathTu(h));
+  EXPECT_TRUE(DecodeMetadata(hb.data(), hb.size(), &back).ok);
+}
+
+TEST(Metadata, PathExtensionCutsChecked) {
+  PathInfo p = DiamondPaths(7, 6);
+  p.cut_edges = {6};  // the diamond has 6 edges
+  EXPECT_NE(DecodeError(PathTu(p)).find(
+                "function '_Z7diamondi': path cut edge 6 out of range"),
+            std::string::npos);
+  for (uint32_t b : {0u, 1u, 6u, UINT32_MAX}) {
+    p = DiamondPaths(7, 6);
+    p.cut_blocks = {b};
+    EXPECT_NE(DecodeError(PathTu(p)).find(
+                  "path cut block " + std::to_string(b) +
+                  " is not a basic block"),
+              std::string::npos)
+        << b;
+  }
+  // Malformed PathInfo bytes inside a blob: the PathInfo error, prefixed
+  // with the function.
+  TranslationUnit tu = PathTu(DiamondPaths(7, 6));
+  tu.functions[0].extensions[0].bytes = Varints({0, 7, 6, 0, 2, 4, 4, 0});
+  EXPECT_NE(DecodeError(tu).find("function '_Z7diamondi': path info: byte "
+                                 "6: cut edges not ascending"),
+            std::string::npos)
+      << DecodeError(tu);
+  tu.functions[0].extensions[0].bytes = {9};
+  EXPECT_NE(DecodeError(tu).find("path info: byte 0: unknown path storage 9"),
+            std::string::npos)
+      << DecodeError(tu);
+  // The same bytes under another tag are opaque and pass.
+  tu.functions[0].extensions[0].tag = kPathExtensionTag + 1;
+  const std::vector<uint8_t> blob = EncodeMetadata(tu);
+  TranslationUnit back;
+  EXPECT_TRUE(DecodeMetadata(blob.data(), blob.size(), &back).ok);
 }
 
 }  // namespace

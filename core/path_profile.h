@@ -133,8 +133,12 @@ void AddPathToEdgeCounts(const PathDag& dag, const std::vector<uint32_t>& edges,
 // Chooses the cuts for instrumentation: FindBackEdges, plus cut blocks
 // (greedily, the successor with the most paths, among blocks with
 // may_cut_block[b]; empty vector = every block but ENTRY/EXIT) until the
-// function has at most `max_paths` paths.  Never fails for a CFG whose
-// every block may be cut; returns false with *error otherwise.
+// function has at most `max_paths` paths.  Succeeds whenever max_paths is
+// at least the number of DAG edges and every block may be cut (always the
+// case for the plugin's limit, 2^63 - 1); otherwise may return false with
+// *error.  Greedy, not minimal: it cuts a block's heaviest successors until
+// the block is far below the limit, halving the limit until the whole
+// function fits.
 struct PathPlan {
   PathCuts cuts;
   uint64_t n_paths = 0;
