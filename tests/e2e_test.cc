@@ -921,6 +921,67 @@ TEST(MalformedProfile, RejectedWithOneLine) {
 // ---------------------------------------------------------------------------
 // Determinism: two compiles of one source give identical objects.
 
+// ---------------------------------------------------------------------------
+// abort(): with BALLARUS_DUMP_ON_ABORT=1 the runtime dumps on SIGABRT, and
+// the paths abort() cut short are counted (path-derived edges equal the
+// edge counters, hand-derived counts below); without it nothing is written.
+
+TEST(Abort, PathsCutShortAreCounted) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/abort";
+  harness::MakeFreshDir(dir);
+  harness::WriteFileOrDie(dir + "/ab.c",
+                          "#include <stdio.h>\n"
+                          "#include <stdlib.h>\n"
+                          "static void check(int i) { if (i == 7) abort(); }\n"
+                          "int main(void) {\n"
+                          "  for (int i = 0; i < 10; i++) { check(i); printf(\"%d\\n\", i); }\n"
+                          "  return 0;\n"
+                          "}\n");
+  for (const char* opt : {"-O0", "-O2"}) {
+    const std::string ctx = std::string("abort ") + opt;
+    CommandResult c = harness::Run(
+        Quote(InstallPrefix() + "/bin/ballarus-gcc") +
+            " -fplugin-arg-ballarus-mode=edge,path -fno-inline " + opt +
+            " ab.c -o ab",
+        dir);
+    ASSERT_EQ(c.status, 0) << ctx << ": " << c.err;
+    harness::Run("rm -f ballarus.profile", dir);
+    CommandResult r = harness::Run("./ab", dir);
+    EXPECT_EQ(r.status, 128 + 6) << ctx;
+    EXPECT_NE(access((dir + "/ballarus.profile").c_str(), F_OK), 0)
+        << ctx << ": a profile without BALLARUS_DUMP_ON_ABORT";
+    r = harness::Run("./ab", dir, {"BALLARUS_DUMP_ON_ABORT=1"});
+    EXPECT_EQ(r.status, 128 + 6) << ctx;
+    CommandResult v = harness::Run(Quote(Reconstruct()) +
+                                       " verify ballarus.profile", dir);
+    EXPECT_EQ(v.status, 0) << ctx << ": " << v.out << v.err;
+    EXPECT_NE(v.out.find("paths:"), std::string::npos) << ctx << v.out;
+    json show;
+    std::string error;
+    ASSERT_TRUE(ShowJson(dir + "/ballarus.profile", dir, &show, &error))
+        << ctx << ": " << error;
+    std::map<std::string, int64_t> exec;
+    for (const json& f : show.at("functions"))
+      exec[f.at("name").get<std::string>()] =
+          f.at("execution_count").get<int64_t>();
+    // check() ran 8 times (i = 0..7), main once.
+    EXPECT_EQ(exec["check"], 8) << ctx;
+    EXPECT_EQ(exec["main"], 1) << ctx;
+    CommandResult pj = harness::Run(Quote(Reconstruct()) +
+                                        " paths --json --top 0 ballarus.profile",
+                                    dir);
+    ASSERT_EQ(pj.status, 0) << ctx << ": " << pj.err;
+    json paths = json::parse(pj.out);
+    int64_t cut_short = 0;
+    for (const json& f : paths.at("functions"))
+      if (f.at("name") == "check")
+        for (const json& p : f.at("paths"))
+          if (p.at("end") == "no_return") cut_short += p.at("count").get<int64_t>();
+    EXPECT_EQ(cut_short, 1) << ctx << ": the path into abort()";
+  }
+}
+
 TEST(Determinism, IdenticalObjects) {
   ASSERT_FALSE(InstallPrefix().empty());
   const std::string dir = harness::TempRoot() + "/determinism";
@@ -931,17 +992,21 @@ TEST(Determinism, IdenticalObjects) {
     CommandResult c = harness::Run(
         "cp " + Quote(harness::ProgramsDir() + "/" + s) + " .", dir);
     ASSERT_EQ(c.status, 0) << c.err;
-    for (const char* opt : {"-O0", "-O2"}) {
+    for (const char* opt : {"-O0", "-O2"})
+    for (const char* mode : {"naive", "edge,path"}) {
+      // edge,path: path numbering, cuts (big_function has > 2^63 paths)
+      // and hashed tables must be deterministic too.
       std::string cc = Quote(InstallPrefix() + "/bin/" +
                              (cxx ? "ballarus-g++" : "ballarus-gcc")) +
-                       " -fplugin-arg-ballarus-mode=naive -frandom-seed=x " +
-                       opt + " -c " + s;
+                       " -fplugin-arg-ballarus-mode=" + mode +
+                       " -frandom-seed=x " + opt + " -c " + s;
       CommandResult a = harness::Run(cc + " -o a.o", dir);
       CommandResult b = harness::Run(cc + " -o b.o", dir);
       ASSERT_EQ(a.status, 0) << a.err;
       ASSERT_EQ(b.status, 0) << b.err;
       CommandResult cmp = harness::Run("cmp a.o b.o", dir);
-      EXPECT_EQ(cmp.status, 0) << s << " " << opt << ": " << cmp.out;
+      EXPECT_EQ(cmp.status, 0) << s << " " << opt << " " << mode << ": "
+                               << cmp.out;
     }
   }
 }
