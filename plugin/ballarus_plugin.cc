@@ -1182,12 +1182,8 @@ void InsertInBlock(basic_block bb, const PathAction& act, gimple_seq seq) {
     return;
   }
   gimple_stmt_iterator gsi = gsi_last_nondebug_bb(bb);
-  if (gsi_end_p(gsi)) {
+  if (gsi_end_p(gsi)) {  // no statements but debug ones: append
     gsi = gsi_last_bb(bb);
-    if (gsi_end_p(gsi)) {
-      gsi_insert_seq_after(&gsi, seq, GSI_SAME_STMT);
-      return;
-    }
     gsi_insert_seq_after(&gsi, seq, GSI_SAME_STMT);
     return;
   }
