@@ -1,0 +1,431 @@
+#!/usr/bin/env python3
+"""bench.py — the Python half of bench/run.sh (standard library only).
+
+Small readers, each printing one tab-separated line for run.sh:
+
+  ballarus-stats STATS_JSON   `ballarus-reconstruct stats --json` totals:
+                              static counters, dynamic increments, and any
+                              other numeric total fields ("k=v;k=v": path
+                              mode's fields once it reports them)
+  gcov-stats STATS_JSON       the same for the "gcov" part (stats --gcov)
+  clang-stats PROFDATA_TXT    `llvm-profdata show --text --all-functions`:
+                              number of counters and the sum of their values
+  ballarus-count SHOW_JSON F  execution count of function F (show --json)
+  gcov-count STATS_JSON F     gcov's count of F, a one-counter function
+  clang-count PROFDATA_TXT F  clang's count of F, a one-counter function
+  same-counts A.json B.json   exit 1 (printing the first differences) unless
+                              two `show --json` outputs have the same count
+                              on every edge and block of every function
+
+and the report:
+
+  report RAWDIR OUTDIR CHART  reads RAWDIR/*.tsv and OUTDIR/machine.txt,
+                              writes OUTDIR/results.md, RAWDIR/chart.dat and
+                              RAWDIR/chart.gp (run gnuplot on it from OUTDIR);
+                              CHART 0: no chart (results.md does not link it)
+"""
+
+import csv
+import json
+import os
+import statistics
+import sys
+
+KNOWN_TOTALS = ("name", "file", "blocks", "edges", "static_counters",
+                "dynamic_increments")
+
+
+def fail(msg):
+    print("bench.py: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        fail("%s: %s" % (path, e))
+
+
+def totals_line(total):
+    """static, increments, extra numeric fields of a stats "total" object."""
+    if not isinstance(total, dict):
+        fail("no total in the stats output")
+    extra = []
+    for k, v in total.items():
+        if k in KNOWN_TOTALS:
+            continue
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            extra.append("%s=%s" % (k, v))
+        elif isinstance(v, dict):  # e.g. {"paths": {...}}: flatten one level
+            for k2, v2 in v.items():
+                if isinstance(v2, (int, float)) and not isinstance(v2, bool):
+                    extra.append("%s.%s=%s" % (k, k2, v2))
+    return "%s\t%s\t%s" % (total.get("static_counters", ""),
+                           total.get("dynamic_increments", ""),
+                           ";".join(extra))
+
+
+def read_profdata_text(path):
+    """{function name: [counter values]} from llvm-profdata show --text."""
+    funcs = {}
+    try:
+        lines = open(path).read().split("\n")
+    except OSError as e:
+        fail("%s: %s" % (path, e))
+    i = 0
+    name = None
+    while i < len(lines):
+        line = lines[i].strip()
+        if line == "# Num Counters:" and name is not None and i + 2 < len(lines):
+            n = int(lines[i + 1])
+            if lines[i + 2].strip() != "# Counter Values:":
+                fail("%s: unexpected layout near line %d" % (path, i + 3))
+            vals = [int(v) for v in lines[i + 3:i + 3 + n]]
+            funcs.setdefault(name, []).extend(vals)
+            i += 3 + n
+            name = None
+            continue
+        # A function record starts with its name, then "# Func Hash:".
+        if i + 1 < len(lines) and lines[i + 1].strip() == "# Func Hash:":
+            name = line
+        i += 1
+    if not funcs:
+        fail("%s: no functions" % path)
+    return funcs
+
+
+def short_name(clang_name):
+    # Local functions are "path/file.c:name".
+    return clang_name.rsplit(":", 1)[-1]
+
+
+def cmd_same_counts(a_path, b_path):
+    def counts(path):
+        out = {}
+        for f in load_json(path).get("functions", []):
+            key = (f.get("name"), f.get("file"), f.get("line"))
+            out[key] = ([e.get("count") for e in f.get("edges", [])],
+                        [b.get("count") for b in f.get("blocks", [])])
+        return out
+    a, b = counts(a_path), counts(b_path)
+    bad = []
+    for key in sorted(set(a) | set(b), key=str):
+        if key not in a or key not in b:
+            bad.append("%s: only in %s" % (key[0], a_path if key in a else b_path))
+        elif a[key] != b[key]:
+            which = "edge" if a[key][0] != b[key][0] else "block"
+            bad.append("%s (%s:%s): %s counts differ" % (key[0], key[1], key[2], which))
+    if bad:
+        print("\n".join(bad[:10]) + ("\n... %d in all" % len(bad) if len(bad) > 10 else ""))
+        sys.exit(1)
+    print("%d functions equal" % len(a))
+
+
+# ------------------------------------------------------------------ report
+
+def read_tsv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def fmt_ratio(x):
+    return "%.2f" % x if x < 9.995 else "%.1f" % x
+
+
+def fmt_int(s):
+    try:
+        return str(int(s))
+    except (TypeError, ValueError):
+        return s or "–"
+
+
+def extra_fields(row):
+    out = {}
+    for kv in (row.get("extra") or "").split(";"):
+        k, _, v = kv.partition("=")
+        try:
+            out[k] = int(v)
+        except ValueError:
+            pass
+    return out
+
+
+def work_totals(row):
+    """(counter slots, counter updates) of a counters.tsv row: the edge
+    counters plus, in path mode, the path-count slots (dense arrays and hash
+    entries) and the path-count increments (one per completed path)."""
+    try:
+        st, inc = int(row["static_counters"]), int(row["dynamic_increments"])
+    except (TypeError, ValueError, KeyError):
+        return None, None
+    x = extra_fields(row)
+    st += x.get("path_dense_slots", 0) + x.get("path_hashed_entries", 0)
+    inc += x.get("path_increments", 0)
+    return st, inc
+
+
+def rel(x, base):
+    if x is None or not base:
+        return "–"
+    return "%.3f" % (x / base)
+
+
+def cmd_report(raw, out, chart="1"):
+    variants = read_tsv(os.path.join(raw, "variants.tsv"))
+    builds = read_tsv(os.path.join(raw, "builds.tsv"))
+    runs = read_tsv(os.path.join(raw, "runs.tsv"))
+    counters = read_tsv(os.path.join(raw, "counters.tsv"))
+    exact = read_tsv(os.path.join(raw, "exact.tsv"))
+    checks = read_tsv(os.path.join(raw, "checks.tsv"))
+    machine = open(os.path.join(out, "machine.txt")).read().rstrip("\n")
+
+    vnames = [v["variant"] for v in variants]
+    vinfo = {v["variant"]: v for v in variants}
+    programs = []
+    for b in builds:
+        if b["program"] not in programs:
+            programs.append(b["program"])
+
+    # Run-time ratios: each timed round pairs a base run with the variant run
+    # right after it.
+    ratios = {}   # (program, variant) -> [ratio per round]
+    base_s = {}   # program -> [plain seconds]
+    for r in runs:
+        key = (r["program"], r["variant"])
+        ratios.setdefault(key, []).append(int(r["variant_us"]) / int(r["base_us"]))
+        if r["base"] == "plain":
+            base_s.setdefault(r["program"], []).append(int(r["base_us"]) / 1e6)
+    nruns = max((len(v) for v in ratios.values()), default=0)
+
+    def ratio_cell(p, v):
+        xs = ratios.get((p, v))
+        if not xs:
+            return "–"
+        med = statistics.median(xs)
+        if len(xs) == 1:
+            return fmt_ratio(med)
+        return "%s [%s–%s]" % (fmt_ratio(med), fmt_ratio(min(xs)), fmt_ratio(max(xs)))
+
+    L = []
+    L.append("# ballarus benchmark results")
+    L.append("")
+    L.append("Produced by `bash bench/run.sh` (bench/README.md explains every "
+             "variant and column).  Machine and command:")
+    L.append("")
+    L.append("```")
+    L.append(machine)
+    L.append("```")
+    L.append("")
+    L.append("## Run time")
+    L.append("")
+    L.append("Ratio of each variant's run time to its base build's (gcc -O2; "
+             "for clang-instrumented variants clang-14 -O2), "
+             "median [min–max] over %d run pair%s; each pair is a base run and "
+             "the variant run right after it, the variants interleaved "
+             "round-robin.  The first row is the plain build's median run "
+             "time in seconds." % (nruns, "" if nruns == 1 else "s"))
+    L.append("")
+    L.append("| variant | " + " | ".join(programs) + " |")
+    L.append("|---|" + "---:|" * len(programs))
+    L.append("| plain (gcc -O2), seconds | " + " | ".join(
+        ("%.3f s" % statistics.median(base_s[p])) if p in base_s else "–"
+        for p in programs) + " |")
+    for v in vnames:
+        if v == "plain":
+            continue
+        L.append("| %s | %s |" % (v, " | ".join(ratio_cell(p, v) for p in programs)))
+    L.append("")
+
+    # Compile time.
+    bt = {(b["program"], b["variant"]): float(b["cpu_s"]) for b in builds}
+    L.append("## Compile time")
+    L.append("")
+    L.append("CPU time (user+sys) of the whole build of each variant, as a "
+             "ratio to the plain gcc -O2 build's; the first row is that "
+             "build's CPU seconds.  One build per variant.")
+    L.append("")
+    L.append("| variant | " + " | ".join(programs) + " |")
+    L.append("|---|" + "---:|" * len(programs))
+    L.append("| plain (gcc -O2), CPU seconds | " + " | ".join(
+        ("%.1f s" % bt[(p, "plain")]) if (p, "plain") in bt else "–" for p in programs) + " |")
+    for v in vnames:
+        if v == "plain":
+            continue
+        cells = []
+        for p in programs:
+            if (p, v) in bt and bt.get((p, "plain")):
+                cells.append(fmt_ratio(bt[(p, v)] / bt[(p, "plain")]))
+            else:
+                cells.append("–")
+        L.append("| %s | %s |" % (v, " | ".join(cells)))
+    L.append("")
+
+    # Counter work.
+    L.append("## Counter work")
+    L.append("")
+    L.append("From each instrumented variant's count run (one run of the "
+             "workload).  *Static counters*: counters in the program "
+             "(ballarus: `static_counters` of `ballarus-reconstruct stats`, "
+             "plus, in path mode, the path-count slots `path_dense_slots` + "
+             "`path_hashed_entries`; gcov: arcs off its spanning tree, from "
+             "the .gcda/.gcno; clang: counters in the merged .profdata).  "
+             "*Dynamic increments*: the sum of all counter values, i.e. how "
+             "many counter updates the run executed (path mode: plus "
+             "`path_increments`, one per completed path; the path register "
+             "additions along the way are not memory updates and not "
+             "counted).  Ratios are to gcov (`gcc -O2 -fprofile-arcs`).  "
+             "*Other*: the further numeric fields `stats` reports.")
+    L.append("")
+    for p in programs:
+        rows = [c for c in counters if c["program"] == p]
+        if not rows:
+            continue
+        g = next((c for c in rows if c["variant"] == "gcov"), None)
+        if g is None:
+            g = next((c for c in rows if c["tool"] == "gcov"), None)
+        L.append("### %s" % p)
+        L.append("")
+        L.append("| variant | static counters | vs gcov | dynamic increments | vs gcov | other |")
+        L.append("|---|---:|---:|---:|---:|---|")
+        order = {v: i for i, v in enumerate(vnames)}
+        gs, gi = work_totals(g) if g else (None, None)
+        for c in sorted(rows, key=lambda c: order.get(c["variant"], 99)):
+            st, inc = work_totals(c)
+            L.append("| %s | %s | %s | %s | %s | %s |" % (
+                c["variant"], fmt_int(st), rel(st, gs), fmt_int(inc), rel(inc, gi),
+                (c.get("extra") or "").replace(";", ", ")))
+        L.append("")
+
+    # Threads.
+    if exact:
+        L.append("## Counts under threads")
+        L.append("")
+        L.append("The threads workload: 4 threads each call the one-block "
+                 "function `bench_hot` the same number of times, so its single "
+                 "counter must end at the expected value.  Atomic updates must "
+                 "be exact (the run fails otherwise); single updates may lose "
+                 "increments.  Time ratio as above.")
+        L.append("")
+        L.append("| variant | expected | counted | lost | exact | time ratio |")
+        L.append("|---|---:|---:|---:|---|---:|")
+        for e in exact:
+            want, got = int(e["expected"]), int(e["counted"])
+            lost = (want - got) / want * 100 if want else 0.0
+            L.append("| %s | %s | %s | %.2f%% | %s | %s |" % (
+                e["variant"], fmt_int(want), fmt_int(got), lost,
+                "yes" if want == got else "**no**", ratio_cell(e["program"], e["variant"])))
+        L.append("")
+
+    L.append("## Checks passed")
+    L.append("")
+    for c in checks:
+        L.append("* %s: %s: %s" % (c["program"], c["check"], c["result"]))
+    if exact:
+        L.append("* threads: every atomic variant counted exactly")
+    L.append("")
+
+    L.append("## Variants")
+    L.append("")
+    L.append("| variant | base | what | options |")
+    L.append("|---|---|---|---|")
+    for v in variants:
+        opts = v["options"].replace("@NAIVE_PROFILE@", "<naive profile>")
+        L.append("| %s | %s | %s | %s |" % (v["variant"], v["base"], v["description"],
+                                          "`%s`" % opts if opts else ""))
+    L.append("")
+    if chart != "0" and ratios:
+        L.append("![run-time ratios](chart.png)")
+        L.append("")
+    with open(os.path.join(out, "results.md"), "w") as f:
+        f.write("\n".join(L))
+
+    # Chart: one cluster per variant, one bar per program (none without a
+    # single ratio).
+    chart_vars = [v for v in vnames if v != "plain"]
+    gp = os.path.join(raw, "chart.gp")
+    if os.path.exists(gp):
+        os.remove(gp)
+    if not ratios:
+        return
+    with open(os.path.join(raw, "chart.dat"), "w") as f:
+        f.write("# variant " + " ".join("%s_median %s_min %s_max" % (p, p, p) for p in programs) + "\n")
+        for v in chart_vars:
+            cols = []
+            for p in programs:
+                xs = ratios.get((p, v))
+                cols += (["%.4f" % statistics.median(xs), "%.4f" % min(xs), "%.4f" % max(xs)]
+                         if xs else ["-", "-", "-"])
+            f.write("%s %s\n" % (v, " ".join(cols)))
+    ymax = max([max(xs) for xs in ratios.values()] + [2.0])
+    ymin = min([min(xs) * 0.9 for xs in ratios.values()] + [0.5])
+    title = "ballarus bench: run time / base run time (median, min-max over %d run%s)" % (
+        nruns, "" if nruns == 1 else "s")
+    plot = ", ".join(
+        "%s using %d:%d:%d%s title '%s'" % ("'raw/chart.dat'" if i == 0 else "''",
+                                           2 + 3 * i, 3 + 3 * i, 4 + 3 * i,
+                                           ":xtic(1)" if i == 0 else "", p)
+        for i, p in enumerate(programs))
+    with open(os.path.join(raw, "chart.gp"), "w") as f:
+        f.write("""# gnuplot script written by bench/lib/bench.py; run from the results directory
+set terminal pngcairo size %d,640 noenhanced font ",10"
+set output 'chart.png'
+set title "%s"
+set datafile missing '-'
+set style data histogram
+set style histogram errorbars gap 1 lw 1
+set style fill solid 0.75 border -1
+set boxwidth 0.9
+set logscale y 2
+set yrange [%g:%g]
+set ytics (0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32)
+set grid ytics
+set ylabel "ratio to the base build (log scale)"
+set xtics rotate by 30 right scale 0
+set key top left
+set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb "black" front
+plot %s
+""" % (max(900, 60 * len(chart_vars) * max(1, len(programs)) // 2 + 200), title,
+       ymin, ymax * 1.15, plot))
+
+
+def main(argv):
+    if len(argv) < 2:
+        fail(__doc__)
+    cmd, args = argv[1], argv[2:]
+    if cmd == "ballarus-stats" and len(args) == 1:
+        print(totals_line(load_json(args[0]).get("total")))
+    elif cmd == "gcov-stats" and len(args) == 1:
+        print(totals_line(load_json(args[0]).get("gcov", {}).get("total")))
+    elif cmd == "clang-stats" and len(args) == 1:
+        funcs = read_profdata_text(args[0])
+        print("%d\t%d\t" % (sum(len(v) for v in funcs.values()),
+                            sum(sum(v) for v in funcs.values())))
+    elif cmd == "ballarus-count" and len(args) == 2:
+        fs = [f for f in load_json(args[0]).get("functions", []) if f.get("name") == args[1]]
+        if not fs:
+            fail("%s: no function %s" % (args[0], args[1]))
+        print(sum(f.get("execution_count") or 0 for f in fs))
+    elif cmd == "gcov-count" and len(args) == 2:
+        fs = [f for f in load_json(args[0]).get("gcov", {}).get("functions", [])
+              if f.get("name") == args[1]]
+        if len(fs) != 1 or fs[0].get("static_counters") != 1:
+            fail("%s: want one function %s with one counter, found %s" % (args[0], args[1], fs))
+        print(fs[0]["dynamic_increments"])
+    elif cmd == "clang-count" and len(args) == 2:
+        funcs = read_profdata_text(args[0])
+        vals = [v for k, v in funcs.items() if short_name(k) == args[1]]
+        if len(vals) != 1 or len(vals[0]) != 1:
+            fail("%s: want one function %s with one counter, found %s" % (args[0], args[1], vals))
+        print(vals[0][0])
+    elif cmd == "same-counts" and len(args) == 2:
+        cmd_same_counts(*args)
+    elif cmd == "report" and len(args) in (2, 3):
+        cmd_report(*args)
+    else:
+        fail("bad arguments: %s\n%s" % (" ".join(argv[1:]), __doc__))
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# quick_test.sh — //bench:quick_test, the smoke test of the benchmark
+# harness: installs the build into a temporary prefix (//:install), runs
+# `bench/run.sh --quick` with it (programs quick and threads; variants plain,
+# gcov, naive, edge, edge-atomic, path; one run) and checks the report it
+# prints:
+#   * every variant has a time ratio for both programs;
+#   * counter work: gcov's ratio to itself is 1.000; naive has more static
+#     counters and at least as many increments as edge (edge counts a subset
+#     of naive's edges on the same execution); edge-atomic counts what edge
+#     counts on the single-threaded program;
+#   * path mode reports path slots and path increments;
+#   * edge-atomic counted every call of bench_hot under 4 threads;
+#   * the edge profiles reconstructed the naive profile.
+# Then the failure paths: a variant whose output differs (injected through
+# BALLARUS_BENCH_INJECT_MISMATCH) must stop the run with exit status 1 and a
+# message naming program and variant; an unknown variant is a usage error
+# (exit 2).
+
+set -uo pipefail
+
+failures=0
+fail() {
+  printf 'FAIL: %s\n' "$*" >&2
+  failures=$((failures + 1))
+}
+
+rf=${TEST_SRCDIR:-${RUNFILES_DIR:-$0.runfiles}}/ballarus
+tmp=${TEST_TMPDIR:-$(mktemp -d)}/bench-quick
+rm -rf "$tmp"
+mkdir -p "$tmp"
+
+"$rf/install" "$tmp/prefix" >"$tmp/install.log" 2>&1 \
+  || { cat "$tmp/install.log" >&2; echo "FAIL: install" >&2; exit 1; }
+
+run() {  # run NAME ARGS...: bench/run.sh --quick with our prefix; status in $rc
+  local name=$1; shift
+  rc=0
+  bash "$rf/bench/run.sh" --quick --prefix "$tmp/prefix" --work "$tmp/work-$name" \
+    --out "$tmp/out-$name" "$@" >"$tmp/$name.stdout" 2>"$tmp/$name.stderr" || rc=$?
+}
+
+# --- the smoke run ---------------------------------------------------------
+run main
+if [ "$rc" != 0 ]; then
+  echo "--- stderr of bench/run.sh (last 30 lines)" >&2
+  tail -n 30 "$tmp/main.stderr" >&2
+  echo "FAIL: bench/run.sh --quick exited $rc" >&2
+  exit 1
+fi
+md=$tmp/out-main/results.md
+[ -s "$md" ] || { echo "FAIL: no $md" >&2; exit 1; }
+cmp -s "$md" "$tmp/main.stdout" || fail "stdout is not results.md"
+for f in machine.txt raw/runs.tsv raw/builds.tsv raw/counters.tsv raw/exact.tsv; do
+  [ -s "$tmp/out-main/$f" ] || fail "missing $f"
+done
+grep -q '^nproc: [0-9]' "$tmp/out-main/machine.txt" || fail "machine.txt has no nproc"
+grep -q '^gcc: ' "$tmp/out-main/machine.txt" || fail "machine.txt has no gcc version"
+
+# row TABLE-HEADING VARIANT: the markdown row of VARIANT after a heading.
+row() {
+  awk -v h="$1" -v v="$2" '
+    /^#/ { on = (index($0, h) > 0) }
+    on && index($0, "| " v " |") == 1 { print; exit }' "$md"
+}
+num() { awk -F'|' -v c="$2" '{ gsub(/ /, "", $c); print $c }' <<<"$1"; }
+
+# Run time: a ratio (a positive number) for both programs.
+for v in gcov naive edge edge-atomic path; do
+  r=$(row "## Run time" "$v")
+  [[ $r =~ ^\|\ $v\ \|\ [0-9]+\.[0-9]+\ \|\ [0-9]+\.[0-9]+\ \|$ ]] \
+    || fail "run-time row of $v: '$r'"
+done
+r=$(row "## Compile time" edge)
+[[ $r =~ ^\|\ edge\ \|\ [0-9]+\.[0-9]+\ \|\ [0-9]+\.[0-9]+\ \|$ ]] || fail "compile-time row of edge: '$r'"
+
+# Counter work on the single-threaded program.
+g=$(row "### quick" gcov) n=$(row "### quick" naive) e=$(row "### quick" edge) ea=$(row "### quick" edge-atomic)
+[ "$(num "$g" 4)" = 1.000 ] && [ "$(num "$g" 6)" = 1.000 ] || fail "gcov vs gcov is not 1.000: '$g'"
+[ "$(num "$n" 3)" -gt "$(num "$e" 3)" ] 2>/dev/null || fail "naive should have more static counters than edge: '$n' / '$e'"
+[ "$(num "$n" 5)" -ge "$(num "$e" 5)" ] 2>/dev/null || fail "naive should count at least edge's increments: '$n' / '$e'"
+[ "$(num "$e" 5)" -gt 0 ] 2>/dev/null || fail "edge counted no increments: '$e'"
+[ "$(num "$e" 3)/$(num "$e" 5)" = "$(num "$ea" 3)/$(num "$ea" 5)" ] \
+  || fail "edge and edge-atomic differ on a single-threaded run: '$e' / '$ea'"
+
+# Path mode: its counter work is the path counts (the edge columns add
+# path_dense_slots + path_hashed_entries and path_increments).
+pr=$(row "### quick" path)
+[ "$(num "$pr" 3)" -gt 0 ] 2>/dev/null && [ "$(num "$pr" 5)" -gt 0 ] 2>/dev/null \
+  && [[ $pr == *path_increments=* ]] || fail "path row without path counter work: '$pr'"
+
+# Threads: atomic is exact.
+t=$(row "## Counts under threads" edge-atomic)
+[ "$(num "$t" 3)" = 8000000 ] && [ "$(num "$t" 4)" = 8000000 ] && [ "$(num "$t" 6)" = yes ] \
+  || fail "edge-atomic should count 8000000 of 8000000 calls: '$t'"
+grep -q '^\* quick: every edge and block count equals the naive profile.s: edge edge-atomic$' "$md" \
+  || fail "no check of the edge profiles against naive"
+
+# --- failure paths -----------------------------------------------------------
+BALLARUS_BENCH_INJECT_MISMATCH=edge run mismatch --programs quick --variants plain,edge
+[ "$rc" = 1 ] || fail "a differing output should exit 1, got $rc"
+grep -q 'quick: variant edge: output stdout differs' "$tmp/mismatch.stderr" \
+  || fail "the mismatch message should name program and variant: $(tail -n 2 "$tmp/mismatch.stderr")"
+
+run usage --variants no-such-variant
+[ "$rc" = 2 ] || fail "an unknown variant should exit 2, got $rc"
+grep -q "unknown variant 'no-such-variant'" "$tmp/usage.stderr" || fail "no usage message: $(cat "$tmp/usage.stderr")"
+
+if [ "$failures" -gt 0 ]; then
+  echo "$failures failure(s); results: $md" >&2
+  exit 1
+fi
+echo "PASS"
