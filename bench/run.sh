@@ -5,7 +5,7 @@
 #
 #   bash bench/run.sh [--quick] [--programs LIST] [--variants LIST] [--runs N]
 #                     [--warmup N] [--out DIR] [--cache DIR] [--work DIR]
-#                     [--prefix DIR] [--list]
+#                     [--prefix DIR] [--note TEXT] [--list]
 #
 # For each program (default lua,sqlite3,bzip2,threads):
 #   1. sources: lua5.4, sqlite3 and bzip2 come from Debian with
@@ -38,7 +38,7 @@
 #
 # --quick (CI smoke mode, //bench:quick_test): no apt-get, no network, a few
 # seconds: programs quick,threads (small), variants
-# plain,gcov,naive,edge,edge-atomic, one run, no warm-up.
+# plain,gcov,naive,edge,edge-atomic,path, one run, no warm-up.
 #
 # Refresh the committed baseline (on a quiet machine):
 #   bash bench/run.sh --out bench/results/baseline
@@ -130,6 +130,7 @@ overhead and counter work, on real programs (see bench/README.md).
                      CACHE/work; --quick: a temporary directory)
   --prefix DIR       an installed ballarus (bazel run //:install -- DIR);
                      default: build with bazel and install into WORK/prefix
+  --note TEXT        a line for machine.txt (e.g. what else ran)
   --list             print the variants and exit
   -h, --help         this text
 
@@ -137,20 +138,21 @@ Refresh the committed baseline:  bash bench/run.sh --out bench/results/baseline
 EOF
 }
 
-quick=0 programs= variants= runs= warmup= out= cache= work= prefix=
+quick=0 programs='' variants='' runs='' warmup='' out='' cache='' work='' prefix='' note=''
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
-    --programs|--variants|--runs|--warmup|--out|--cache|--work|--prefix)
+    --programs|--variants|--runs|--warmup|--out|--cache|--work|--prefix|--note)
       [ $# -ge 2 ] || usage_die "$1 needs a value"
       v=$2
       case "$1" in
         --programs) programs=$v ;; --variants) variants=$v ;;
         --runs) runs=$v ;; --warmup) warmup=$v ;; --out) out=$v ;;
         --cache) cache=$v ;; --work) work=$v ;; --prefix) prefix=$v ;;
+        --note) note=$v ;;
       esac
       shift ;;
-    --programs=*|--variants=*|--runs=*|--warmup=*|--out=*|--cache=*|--work=*|--prefix=*)
+    --programs=*|--variants=*|--runs=*|--warmup=*|--out=*|--cache=*|--work=*|--prefix=*|--note=*)
       set -- "${1%%=*}" "${1#*=}" "${@:2}"; continue ;;
     --list)
       for v in "${V_ORDER[@]}"; do
@@ -202,8 +204,8 @@ done
 [ ${#PROGS[@]} -gt 0 ] || usage_die "no programs selected"
 
 # Variants: expand names and patterns; remember which were asked for by name
-# (those must work; path modes only implied by "all" are skipped with a
-# warning while the plugin rejects them).
+# (those must build; variants the plugin rejects are skipped when only
+# implied by "all" or a pattern).
 declare -A SELECTED=() EXPLICIT=()
 IFS=, read -r -a req_vars <<<"$variants"
 for pat in "${req_vars[@]}"; do
@@ -308,9 +310,9 @@ RECON=$prefix/bin/ballarus-reconstruct
   || die "not a ballarus prefix: $prefix (needs bin/ballarus-gcc, bin/ballarus-reconstruct, lib/ballarus/ballarus.so)"
 PY=$here/lib/bench.py
 
-# Ballarus variants whose options the plugin rejects (path modes until they
-# land): skipped with a warning when only implied by a pattern, fatal when
-# named.
+# Ballarus variants whose options the plugin rejects (as it rejected
+# mode=path before path profiling landed): skipped with a warning when only
+# implied by "all" or a pattern, fatal when named.
 mkdir -p "$work/probe"
 echo 'int main(void) { return 0; }' >"$work/probe/probe.c"
 skipped=
@@ -782,10 +784,12 @@ done
     commit+=" (working tree differs from the commit)"
   fi
   echo "ballarus: $commit"
+  SRC_VERSIONS=${SRC_VERSIONS%; }
   echo "sources: ${SRC_VERSIONS:-none downloaded}"
   echo "command: bash bench/run.sh$([ "$quick" = 1 ] && echo ' --quick') --programs $(IFS=,; echo "${PROGS[*]}") --variants $(IFS=,; echo "${VARS[*]}") --runs $runs --warmup $warmup"
   echo "workloads: lua bench/lua/workload.lua; sqlite3 bench/sqlite3/workload.sql; bzip2 -9 then -d of $BZIP2_BYTES bytes from bench/bzip2/gentext.c; threads 4 x $THREADS_ITERS calls"
   [ -z "$skipped" ] || echo "skipped (the plugin rejects them): $skipped"
+  [ -z "$note" ] || echo "note: $note"
   echo "elapsed: $(( $(date +%s) - start )) s"
 } >"$out/machine.txt"
 
