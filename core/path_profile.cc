@@ -5,6 +5,8 @@
 #include <numeric>
 #include <utility>
 
+#include "core/disjoint_sets.h"
+
 namespace ballarus {
 
 namespace {
@@ -17,34 +19,6 @@ u128 SatAdd(u128 a, u128 b) {
   u128 s = a + b;
   return s < a ? kSaturated : s;
 }
-
-// Union-find for Kruskal.
-class DisjointSets {
- public:
-  explicit DisjointSets(size_t n) : parent_(n), rank_(n, 0) {
-    std::iota(parent_.begin(), parent_.end(), 0);
-  }
-  size_t Find(size_t x) {
-    while (parent_[x] != x) {
-      parent_[x] = parent_[parent_[x]];
-      x = parent_[x];
-    }
-    return x;
-  }
-  bool Union(size_t a, size_t b) {
-    a = Find(a);
-    b = Find(b);
-    if (a == b) return false;
-    if (rank_[a] < rank_[b]) std::swap(a, b);
-    parent_[b] = a;
-    if (rank_[a] == rank_[b]) ++rank_[a];
-    return true;
-  }
-
- private:
-  std::vector<size_t> parent_;
-  std::vector<uint8_t> rank_;
-};
 
 // Number of paths per vertex, saturating at 2^128 - 1.
 std::vector<u128> CountPaths128(const PathDag& dag) {
