@@ -52,20 +52,6 @@ const PathInfo* FindPathInfo(const Function& f, PathInfo* storage,
   return found;
 }
 
-// Adds `count` to the CFG edges of a path.  AddPathToEdgeCounts
-// (core/path_profile.h) does the same but saturates; profile counts are
-// residues modulo 2^64 (runtime/ballarus_format.h: a "-1" written by a
-// dump between a path's count and its undo must cancel a +1), so sums here
-// are modular, like every other sum of profile counts.
-void AddPathModular(const PathDag& dag, const std::vector<uint32_t>& edges,
-                    uint64_t count, std::vector<uint64_t>* edge_counts) {
-  for (uint32_t e : edges) {
-    const DagEdge& d = dag.edges[e];
-    if (d.kind == DagEdge::kCfg || d.kind == DagEdge::kBackEnd)
-      (*edge_counts)[d.ref] = ballarus_count_add((*edge_counts)[d.ref], count);
-  }
-}
-
 // One function of one record, before COMDAT copies are summed.
 struct Copy {
   std::vector<Count> known;
@@ -142,7 +128,7 @@ bool LoadPaths(const Function& f, const PathInfo& info, const RecordOffsets& at,
                " cannot be decoded";  // cannot happen: number < n_paths
       return false;
     }
-    AddPathModular(out->dag, edges, count, &out->derived);
+    AddPathToEdgeCounts(out->dag, edges, count, &out->derived);
     out->total = ballarus_count_add(out->total, count);
   }
   return true;
