@@ -974,29 +974,41 @@ void AnalyseFunction(ballarus::Function* fn, FileTable* files,
   remove_fake_edges();
 }
 
-// Builds `counters[index] += 1` on edge E, queued with gsi_insert_on_edge.
-void QueueIncrement(edge e, tree counters, uint64_t index, bool atomic) {
-  tree u64 = TREE_TYPE(TREE_TYPE(counters));
-  tree one = build_int_cst(u64, 1);
-  tree ref = build4(ARRAY_REF, u64, counters,
-                    build_int_cst(integer_type_node, index), NULL_TREE,
-                    NULL_TREE);
+// Appends `ref += delta` to seq: a load, an add and a store, or with
+// update=atomic one relaxed __atomic_fetch_add_8.  ref is an element of a
+// counter array (constant or SSA index).
+void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic) {
+  tree u64 = TREE_TYPE(ref);
   if (atomic) {
     tree addr = build_fold_addr_expr(ref);
+    if (!is_gimple_min_invariant(addr)) {  // variable index: via an SSA name
+      tree p = make_temp_ssa_name(TREE_TYPE(addr), NULL, "BLRS_p");
+      gimple_seq_add_stmt(seq, gimple_build_assign(p, addr));
+      addr = p;
+    }
     tree f = builtin_decl_explicit(BUILT_IN_ATOMIC_FETCH_ADD_8);
-    gcall* call = gimple_build_call(
-        f, 3, addr, one, build_int_cst(integer_type_node, MEMMODEL_RELAXED));
-    gsi_insert_on_edge(e, call);
+    gimple_seq_add_stmt(
+        seq, gimple_build_call(f, 3, addr, delta,
+                               build_int_cst(integer_type_node,
+                                             MEMMODEL_RELAXED)));
     return;
   }
   tree t1 = make_temp_ssa_name(u64, NULL, "BLRS_ctr");
-  gassign* s1 = gimple_build_assign(t1, ref);
+  gimple_seq_add_stmt(seq, gimple_build_assign(t1, ref));
   tree t2 = make_temp_ssa_name(u64, NULL, "BLRS_ctr");
-  gassign* s2 = gimple_build_assign(t2, PLUS_EXPR, t1, one);
-  gassign* s3 = gimple_build_assign(unshare_expr(ref), t2);
-  gsi_insert_on_edge(e, s1);
-  gsi_insert_on_edge(e, s2);
-  gsi_insert_on_edge(e, s3);
+  gimple_seq_add_stmt(seq, gimple_build_assign(t2, PLUS_EXPR, t1, delta));
+  gimple_seq_add_stmt(seq, gimple_build_assign(unshare_expr(ref), t2));
+}
+
+// Builds `counters[index] += 1` on edge E, queued with gsi_insert_on_edge.
+void QueueIncrement(edge e, tree counters, uint64_t index, bool atomic) {
+  tree u64 = TREE_TYPE(TREE_TYPE(counters));
+  tree ref = build4(ARRAY_REF, u64, counters,
+                    build_int_cst(integer_type_node, index), NULL_TREE,
+                    NULL_TREE);
+  gimple_seq seq = NULL;
+  AppendCounterAdd(&seq, ref, build_int_cst(u64, 1), atomic);
+  gsi_insert_seq_on_edge(e, seq);
 }
 
 // Emits the path-register code of one function (see PathAction).
@@ -1114,20 +1126,7 @@ class PathEmitter {
     tree sidx = make_temp_ssa_name(sizetype, NULL, "BLRS_i");
     Add(seq, gimple_build_assign(sidx, NOP_EXPR, idx));
     tree ref = build4(ARRAY_REF, u64_, counters_, sidx, NULL_TREE, NULL_TREE);
-    if (atomic_) {
-      tree p = make_temp_ssa_name(build_pointer_type(u64_), NULL, "BLRS_p");
-      Add(seq, gimple_build_assign(p, build_fold_addr_expr(ref)));
-      tree f = builtin_decl_explicit(BUILT_IN_ATOMIC_FETCH_ADD_8);
-      Add(seq, gimple_build_call(f, 3, p, delta,
-                                 build_int_cst(integer_type_node,
-                                               MEMMODEL_RELAXED)));
-      return;
-    }
-    tree v1 = make_temp_ssa_name(u64_, NULL, "BLRS_ctr");
-    Add(seq, gimple_build_assign(v1, ref));
-    tree v2 = make_temp_ssa_name(u64_, NULL, "BLRS_ctr");
-    Add(seq, gimple_build_assign(v2, PLUS_EXPR, v1, delta));
-    Add(seq, gimple_build_assign(unshare_expr(ref), v2));
+    AppendCounterAdd(seq, ref, delta, atomic_);
   }
 
   const ballarus::PathInfo& info_;
