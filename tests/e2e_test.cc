@@ -498,10 +498,15 @@ void CheckAnnotations(
 
 class Corpus : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 
-// Same functions, same graphs, same counts on every edge and block; and in
-// edge mode exactly |E|-|V|+1 counted edges per function (closed graph:
-// ignored edges left out, the virtual EXIT->ENTRY edge counted in |E|).
-void CompareEdgeWithNaive(const json& naive, const json& edge, Diff* diff) {
+// Matches `other`'s functions with the naive profile's (by name,
+// checksum and TUs), reports functions missing on either side and graphs
+// that differ, and calls `check(naive_function, other_function, where)` for
+// every pair with the same graph.
+void ForEachFunctionLikeNaive(
+    const json& naive, const json& other, const std::string& label,
+    Diff* diff,
+    const std::function<void(const json&, const json&, const std::string&)>&
+        check) {
   auto key = [](const json& f) {
     return f.at("name").get<std::string>() + "#" +
            std::to_string(f.at("checksum").get<uint64_t>()) + "#" +
@@ -509,11 +514,11 @@ void CompareEdgeWithNaive(const json& naive, const json& edge, Diff* diff) {
   };
   std::map<std::string, const json*> by_key;
   for (const json& f : naive.at("functions")) by_key[key(f)] = &f;
-  if (naive.at("functions").size() != edge.at("functions").size())
+  if (naive.at("functions").size() != other.at("functions").size())
     diff->Add("function counts differ: naive " +
-              std::to_string(naive.at("functions").size()) + ", edge " +
-              std::to_string(edge.at("functions").size()));
-  for (const json& f : edge.at("functions")) {
+              std::to_string(naive.at("functions").size()) + ", " + label +
+              " " + std::to_string(other.at("functions").size()));
+  for (const json& f : other.at("functions")) {
     const std::string where = "function '" + f.at("name").get<std::string>() + "'";
     auto it = by_key.find(key(f));
     if (it == by_key.end()) {
@@ -526,31 +531,53 @@ void CompareEdgeWithNaive(const json& naive, const json& edge, Diff* diff) {
       diff->Add(where + ": graphs differ");
       continue;
     }
-    for (size_t i = 0; i < f.at("edges").size(); i++) {
-      const json &a = n.at("edges")[i], &b = f.at("edges")[i];
-      if (a.at("count") != b.at("count"))
-        diff->Add(where + ": edge " + b.at("src").dump() + "->" +
-                  b.at("dst").dump() + ": naive " + a.at("count").dump() +
-                  ", edge " + b.at("count").dump());
-    }
-    for (size_t i = 0; i < f.at("blocks").size(); i++)
-      if (n.at("blocks")[i].at("count") != f.at("blocks")[i].at("count"))
-        diff->Add(where + ": block " + f.at("blocks")[i].at("id").dump() +
-                  ": naive " + n.at("blocks")[i].at("count").dump() +
-                  ", edge " + f.at("blocks")[i].at("count").dump());
-    size_t counted = 0, live_edges = 0;
-    for (const json& e : f.at("edges")) {
-      bool ignored = false;
-      for (const json& fl : e.value("flags", json::array()))
-        ignored |= fl.get<std::string>() == "ignored";
-      if (!ignored) live_edges++;
-      if (e.at("counted").get<bool>()) counted++;
-    }
-    const size_t want = live_edges + 1 - f.at("blocks").size() + 1;
-    if (counted != want)
-      diff->Add(where + ": " + std::to_string(counted) +
-                " counters, |E|-|V|+1 = " + std::to_string(want));
+    check(n, f, where);
   }
+}
+
+// Every edge and block count of `f` equals the naive profile's `n`; with
+// null_as_zero, an edge the naive profile cannot count (null) may also be
+// 0 in `f`.
+void CompareCounts(const json& n, const json& f, const std::string& where,
+                   const std::string& label, bool null_as_zero, Diff* diff) {
+  for (size_t i = 0; i < f.at("edges").size(); i++) {
+    const json &a = n.at("edges")[i], &b = f.at("edges")[i];
+    bool same = a.at("count") == b.at("count") ||
+                (null_as_zero && a.at("count").is_null() &&
+                 (b.at("count").is_null() || b.at("count") == 0));
+    if (!same)
+      diff->Add(where + ": edge " + b.at("src").dump() + "->" +
+                b.at("dst").dump() + ": naive " + a.at("count").dump() +
+                ", " + label + " " + b.at("count").dump());
+  }
+  for (size_t i = 0; i < f.at("blocks").size(); i++)
+    if (n.at("blocks")[i].at("count") != f.at("blocks")[i].at("count"))
+      diff->Add(where + ": block " + f.at("blocks")[i].at("id").dump() +
+                ": naive " + n.at("blocks")[i].at("count").dump() + ", " +
+                label + " " + f.at("blocks")[i].at("count").dump());
+}
+
+// Same functions, same graphs, same counts on every edge and block; and in
+// edge mode exactly |E|-|V|+1 counted edges per function (closed graph:
+// ignored edges left out, the virtual EXIT->ENTRY edge counted in |E|).
+void CompareEdgeWithNaive(const json& naive, const json& edge, Diff* diff) {
+  ForEachFunctionLikeNaive(
+      naive, edge, "edge", diff,
+      [&](const json& n, const json& f, const std::string& where) {
+        CompareCounts(n, f, where, "edge", /*null_as_zero=*/false, diff);
+        size_t counted = 0, live_edges = 0;
+        for (const json& e : f.at("edges")) {
+          bool ignored = false;
+          for (const json& fl : e.value("flags", json::array()))
+            ignored |= fl.get<std::string>() == "ignored";
+          if (!ignored) live_edges++;
+          if (e.at("counted").get<bool>()) counted++;
+        }
+        const size_t want = live_edges + 1 - f.at("blocks").size() + 1;
+        if (counted != want)
+          diff->Add(where + ": " + std::to_string(counted) +
+                    " counters, |E|-|V|+1 = " + std::to_string(want));
+      });
 }
 
 // A profile whose edge counts were derived from Ball-Larus path counts
@@ -559,48 +586,13 @@ void CompareEdgeWithNaive(const json& naive, const json& edge, Diff* diff) {
 // cannot count either (null) must be null or 0 here.
 void ComparePathDerivedWithNaive(const json& naive, const json& paths,
                                  Diff* diff) {
-  auto key = [](const json& f) {
-    return f.at("name").get<std::string>() + "#" +
-           std::to_string(f.at("checksum").get<uint64_t>()) + "#" +
-           f.at("tus").dump();
-  };
-  std::map<std::string, const json*> by_key;
-  for (const json& f : naive.at("functions")) by_key[key(f)] = &f;
-  if (naive.at("functions").size() != paths.at("functions").size())
-    diff->Add("function counts differ: naive " +
-              std::to_string(naive.at("functions").size()) + ", path " +
-              std::to_string(paths.at("functions").size()));
-  for (const json& f : paths.at("functions")) {
-    const std::string where = "function '" + f.at("name").get<std::string>() + "'";
-    auto it = by_key.find(key(f));
-    if (it == by_key.end()) {
-      diff->Add(where + ": not in the naive profile");
-      continue;
-    }
-    const json& n = *it->second;
-    if (!f.value("edges_from_paths", false))
-      diff->Add(where + ": its edge counts do not come from paths");
-    if (n.at("edges").size() != f.at("edges").size() ||
-        n.at("blocks").size() != f.at("blocks").size()) {
-      diff->Add(where + ": graphs differ");
-      continue;
-    }
-    for (size_t i = 0; i < f.at("edges").size(); i++) {
-      const json &a = n.at("edges")[i], &b = f.at("edges")[i];
-      bool same = a.at("count") == b.at("count") ||
-                  (a.at("count").is_null() &&
-                   (b.at("count").is_null() || b.at("count") == 0));
-      if (!same)
-        diff->Add(where + ": edge " + b.at("src").dump() + "->" +
-                  b.at("dst").dump() + ": naive " + a.at("count").dump() +
-                  ", from paths " + b.at("count").dump());
-    }
-    for (size_t i = 0; i < f.at("blocks").size(); i++)
-      if (n.at("blocks")[i].at("count") != f.at("blocks")[i].at("count"))
-        diff->Add(where + ": block " + f.at("blocks")[i].at("id").dump() +
-                  ": naive " + n.at("blocks")[i].at("count").dump() +
-                  ", from paths " + f.at("blocks")[i].at("count").dump());
-  }
+  ForEachFunctionLikeNaive(
+      naive, paths, "path", diff,
+      [&](const json& n, const json& f, const std::string& where) {
+        if (!f.value("edges_from_paths", false))
+          diff->Add(where + ": its edge counts do not come from paths");
+        CompareCounts(n, f, where, "from paths", /*null_as_zero=*/true, diff);
+      });
 }
 
 TEST_P(Corpus, MatchesPlainAndGcov) {
