@@ -203,10 +203,8 @@ for p in "${req_progs[@]}"; do
 done
 [ ${#PROGS[@]} -gt 0 ] || usage_die "no programs selected"
 
-# Variants: expand names and patterns; remember which were asked for by name
-# (those must build; variants the plugin rejects are skipped when only
-# implied by "all" or a pattern).
-declare -A SELECTED=() EXPLICIT=()
+# Variants: expand names and patterns.
+declare -A SELECTED=()
 IFS=, read -r -a req_vars <<<"$variants"
 for pat in "${req_vars[@]}"; do
   [ "$pat" = all ] && pat='*'
@@ -215,7 +213,6 @@ for pat in "${req_vars[@]}"; do
     # shellcheck disable=SC2053
     if [[ $v == $pat ]]; then
       SELECTED[$v]=1 hit=1
-      [ "$v" = "$pat" ] && EXPLICIT[$v]=1
     fi
   done
   [ "$hit" = 1 ] || usage_die "unknown variant '$pat' (bash bench/run.sh --list)"
@@ -310,12 +307,11 @@ RECON=$prefix/bin/ballarus-reconstruct
   || die "not a ballarus prefix: $prefix (needs bin/ballarus-gcc, bin/ballarus-reconstruct, lib/ballarus/ballarus.so)"
 PY=$here/lib/bench.py
 
-# Ballarus variants whose options the plugin rejects (as it rejected
-# mode=path before path profiling landed): skipped with a warning when only
-# implied by "all" or a pattern, fatal when named.
+# Every selected ballarus variant's options must be accepted by the plugin:
+# try them on an empty file first, so a rejected option fails in seconds,
+# naming the variant, rather than after the downloads.
 mkdir -p "$work/probe"
 echo 'int main(void) { return 0; }' >"$work/probe/probe.c"
-skipped=
 for v in "${V_ORDER[@]}"; do
   [ -n "${SELECTED[$v]:-}" ] && [ "${V_KIND[$v]}" = ballarus ] || continue
   probe_args=()
@@ -324,13 +320,8 @@ for v in "${V_ORDER[@]}"; do
     probe_args+=("-fplugin-arg-ballarus-$kv")
   done
   if ! "$BCC" "${probe_args[@]}" -c "$work/probe/probe.c" -o "$work/probe/probe.o" 2>"$work/probe/$v.err"; then
-    if [ -n "${EXPLICIT[$v]:-}" ]; then
-      cat "$work/probe/$v.err" >&2
-      die "the ballarus plugin rejects variant $v (${V_OPTS[$v]})"
-    fi
-    say "skipping $v: the plugin rejects ${V_OPTS[$v]}: $(grep -m1 error "$work/probe/$v.err" | sed 's/.*error: //')"
-    skipped+="$v "
-    unset "SELECTED[$v]"
+    cat "$work/probe/$v.err" >&2
+    die "the ballarus plugin rejects variant $v (${V_OPTS[$v]})"
   fi
 done
 
@@ -788,7 +779,6 @@ done
   echo "sources: ${SRC_VERSIONS:-none downloaded}"
   echo "command: bash bench/run.sh$([ "$quick" = 1 ] && echo ' --quick') --programs $(IFS=,; echo "${PROGS[*]}") --variants $(IFS=,; echo "${VARS[*]}") --runs $runs --warmup $warmup"
   echo "workloads: lua bench/lua/workload.lua; sqlite3 bench/sqlite3/workload.sql; bzip2 -9 then -d of $BZIP2_BYTES bytes from bench/bzip2/gentext.c; threads 4 x $THREADS_ITERS calls"
-  [ -z "$skipped" ] || echo "skipped (the plugin rejects them): $skipped"
   [ -z "$note" ] || echo "note: $note"
   echo "elapsed: $(( $(date +%s) - start )) s"
 } >"$out/machine.txt"
