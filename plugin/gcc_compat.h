@@ -5,7 +5,10 @@
 
    Standard C++ headers and ballarus' own GCC-free headers must be included
    *before* this one: GCC's system.h poisons identifiers (malloc, strdup, ...)
-   that libstdc++ headers use.  */
+   that libstdc++ headers use.  The plugin's headers that need GCC's types
+   (cfg_prep.h, counter_emit.h, ...) include this one last themselves; a
+   source file includes them after it, once every standard and GCC-free
+   header is in.  */
 
 #ifndef BALLARUS_PLUGIN_GCC_COMPAT_H
 #define BALLARUS_PLUGIN_GCC_COMPAT_H

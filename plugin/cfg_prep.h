@@ -1,0 +1,50 @@
+// cfg_prep.h — makes a function's CFG gcov's CFG and records it in core's
+// model (core/model.h).  See cfg_prep.cc.
+#ifndef BALLARUS_PLUGIN_CFG_PREP_H_
+#define BALLARUS_PLUGIN_CFG_PREP_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/model.h"
+// GCC's headers come last: see gcc_compat.h.
+#include "plugin/gcc_compat.h"
+
+namespace ballarus::plugin {
+
+// Interns file names in first-seen order (deterministic for a given source).
+class FileTable {
+ public:
+  explicit FileTable(std::vector<std::string>* files) : files_(files) {}
+  uint32_t Intern(const char* name) {
+    std::string s = name ? name : "";
+    auto it = index_.find(s);
+    if (it != index_.end()) return it->second;
+    uint32_t id = static_cast<uint32_t>(files_->size());
+    files_->push_back(s);
+    index_.emplace(s, id);
+    return id;
+  }
+
+ private:
+  std::vector<std::string>* files_;
+  std::map<std::string, uint32_t> index_;
+};
+
+// Whether node's body is instrumented: what gcov would instrument.
+bool ShouldInstrument(cgraph_node* node);
+
+// Prepares cfun's CFG as branch_prob() does for gcov and records it in fn:
+// names, source range, checksums, each block's lines, every edge (in gcov's
+// arc order) with its flags, and the edges gcov drops (kEdgeIgnored).
+// gcc_edges receives GCC's edge for each of fn->edges.  Returns with the
+// fake edges still in place; the caller removes them (remove_fake_edges)
+// once it has planned the instrumentation.
+void PrepareAndRecordFunction(ballarus::Function* fn, FileTable* files,
+                              std::vector<edge>* gcc_edges);
+
+}  // namespace ballarus::plugin
+
+#endif  // BALLARUS_PLUGIN_CFG_PREP_H_

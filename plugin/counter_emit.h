@@ -1,0 +1,52 @@
+// counter_emit.h — edge counters: which edges get one, and the one builder
+// of every counter update (edge counters and dense path counts), single or
+// atomic.  See counter_emit.cc.
+#ifndef BALLARUS_PLUGIN_COUNTER_EMIT_H_
+#define BALLARUS_PLUGIN_COUNTER_EMIT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "core/model.h"
+// GCC's headers come last: see gcc_compat.h.
+#include "plugin/gcc_compat.h"
+
+namespace ballarus::plugin {
+
+// One function's edge counters, chosen in the analysis phase and emitted in
+// the instrumentation phase.
+struct EdgeCounters {
+  // Edges that get a counter, with the counter index; in model edge order.
+  std::vector<std::pair<edge, uint64_t>> counted;
+  std::vector<size_t> counted_model_edge;  // parallel to `counted`
+};
+
+// Whether this compile's counter updates are atomic: update=, or by default
+// what the compile asked for (-pthread, -fprofile-update=atomic).
+bool UseAtomic();
+
+// Chooses cfun's edge counters per mode= (none, naive: every edge that can
+// hold one, edge: the chords of a maximum spanning tree under `weights`),
+// numbers them from *next_counter on, and records them in fn's edges.  The
+// CFG is prepared (cfg_prep.h) and gcc_edges is parallel to fn->edges.
+void PlaceEdgeCounters(ballarus::Function* fn,
+                       const std::vector<edge>& gcc_edges,
+                       const std::vector<uint64_t>& weights,
+                       uint64_t* next_counter, EdgeCounters* out);
+
+// Appends `ref += delta` to seq, where ref is an element of a counter array
+// (constant or SSA index): the one way ballarus updates a counter.
+void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic);
+
+// Inserts `counters[i] += 1` on each counted edge of cfun and commits those
+// edges (with whatever else is queued on them), recording kEdgeSplit in fn
+// where an edge had to be split.  Other queued edges are left to the
+// caller's gsi_commit_edge_inserts.
+void EmitEdgeCounters(const EdgeCounters& work, ballarus::Function* fn,
+                      tree counters, bool atomic);
+
+}  // namespace ballarus::plugin
+
+#endif  // BALLARUS_PLUGIN_COUNTER_EMIT_H_

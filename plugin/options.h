@@ -1,0 +1,49 @@
+// options.h — the plugin's options, -fplugin-arg-ballarus-KEY=VALUE: what
+// this compile asked for, the parser that fills it in and the help text.
+//
+// Options come from the command line only, never from environment variables
+// read by the compiler.  A bad option is a GCC error naming the option, and
+// plugin_init (plugin.cc) then fails the compile.
+#ifndef BALLARUS_PLUGIN_OPTIONS_H_
+#define BALLARUS_PLUGIN_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "plugin/profile_weights.h"
+
+struct plugin_name_args;  // gcc-plugin.h
+
+namespace ballarus::plugin {
+
+// -fplugin-arg-ballarus-help prints it; plugin_init also registers it as
+// the plugin's help (PLUGIN_INFO).
+extern const char kHelp[];
+
+enum class Mode { kNaive, kEdge, kNone };
+enum class WeightKind { kHeuristic, kGcc, kUniform, kProfile };
+enum class Update { kDefault, kSingle, kAtomic };
+
+struct Options {
+  Mode mode = Mode::kEdge;  // edge counters: naive, edge, or none (path only)
+  bool paths = false;       // Ball-Larus path profiling
+  uint64_t path_table_max = 4096;
+  bool early_termination = true;
+  WeightKind weights = WeightKind::kHeuristic;
+  std::string profile_path;
+  Update update = Update::kDefault;
+  bool dump = false;
+};
+
+// This compile's options, filled in by ParseOptions.
+extern Options g_options;
+// weights=profile=FILE: that profile, loaded by plugin_init.
+extern ballarus::ProfileWeights g_profile_weights;
+
+// Parses the plugin's arguments into g_options.  Reports every bad option
+// through GCC's error() and returns false if there was one.
+bool ParseOptions(const plugin_name_args* info);
+
+}  // namespace ballarus::plugin
+
+#endif  // BALLARUS_PLUGIN_OPTIONS_H_

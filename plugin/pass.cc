@@ -1,0 +1,268 @@
+// pass.cc — the instrumentation pass, "ballarus": a simple IPA pass that
+// drives the instrumentation of one translation unit.  It is to ballarus
+// what tree_profiling (GCC's tree-profile.cc) is to gcov: it walks the
+// functions, lets the other files decide and emit, and fixes up what
+// instrumentation leaves behind.
+//
+// The pass runs right after GCC's own "profile" pass (plugin.cc says why),
+// in two phases:
+//
+//   1. analysis, per function (AnalyseFunction): prepare the CFG as gcov
+//      does and record it in the model (cfg_prep.cc), weigh its edges
+//      (weights=: estimator/, GCC's frequencies or an earlier profile),
+//      choose the edge counters (counter_emit.cc) and plan the path
+//      profiling (path_plan.cc), numbering counters across the TU;
+//   2. instrumentation, once every function is known and the TU's counter
+//      array exists (tu_emit.cc): per function, emit the path code
+//      (path_emit.cc) and the edge counters (counter_emit.cc), committing
+//      the edge insertions once.
+//
+// Per translation unit the pass also emits (tu_emit.cc): the counter array,
+// the metadata blob (core/metadata.h) and a descriptor in section
+// "ballarus_tus" that the runtime finds at start-up
+// (runtime/ballarus_format.h).
+//
+// The pass dump (-fplugin-arg-ballarus-dump, or -fdump-ipa-all: GCC 12
+// refuses -fdump-ipa-ballarus itself, see options.cc) explains every
+// decision.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/metadata.h"
+#include "core/model.h"
+#include "estimator/estimator.h"
+#include "plugin/options.h"
+#include "plugin/profile_weights.h"
+#include "runtime/ballarus_format.h"
+// GCC's headers come last: see gcc_compat.h.
+#include "plugin/gcc_compat.h"
+#include "plugin/cfg_prep.h"
+#include "plugin/counter_emit.h"
+#include "plugin/pass.h"
+#include "plugin/path_emit.h"
+#include "plugin/path_plan.h"
+#include "plugin/tu_emit.h"
+
+namespace ballarus::plugin {
+
+namespace {
+
+// One function's analysis result, kept between the analysis and the
+// instrumentation phases.
+struct FunctionWork {
+  cgraph_node* node = nullptr;
+  size_t model_index = 0;
+  EdgeCounters counters;
+  PathWork path;
+};
+
+// Spanning-tree weights for fn's edges (parallel to fn.edges), per
+// -fplugin-arg-ballarus-weights.
+std::vector<uint64_t> EdgeWeights(const ballarus::Function& fn,
+                                  const std::vector<edge>& gcc_edges,
+                                  uint64_t tu_identity) {
+  WeightKind kind = g_options.weights;
+  if (kind == WeightKind::kProfile) {
+    std::vector<uint64_t> counts;
+    if (g_profile_weights.Lookup(fn.name, fn.cfg_checksum, tu_identity,
+                                 &counts) &&
+        counts.size() == fn.edges.size()) {
+      if (dump_file) fprintf(dump_file, "  weights: profile counts\n");
+      for (uint64_t& c : counts) c = ballarus_sat_add(c, 1);
+      return counts;
+    }
+    if (dump_file)
+      fprintf(dump_file,
+              "  weights: %s not in the profile (or another CFG); using the "
+              "heuristic\n",
+              fn.name.c_str());
+    kind = WeightKind::kHeuristic;
+  }
+  if (kind == WeightKind::kGcc) {
+    if (profile_status_for_fn(cfun) != PROFILE_ABSENT) {
+      std::vector<uint64_t> w(fn.edges.size(), 1);
+      for (size_t i = 0; i < gcc_edges.size(); ++i)
+        if (!(gcc_edges[i]->flags & EDGE_FAKE))
+          w[i] = static_cast<uint64_t>(EDGE_FREQUENCY(gcc_edges[i])) + 1;
+      if (dump_file) fprintf(dump_file, "  weights: GCC edge frequencies\n");
+      return w;
+    }
+    if (dump_file)
+      fprintf(dump_file,
+              "  weights: GCC has no profile estimate here; using the "
+              "heuristic\n");
+    kind = WeightKind::kHeuristic;
+  }
+  if (kind == WeightKind::kUniform) {
+    if (dump_file) fprintf(dump_file, "  weights: uniform\n");
+    return ballarus::UniformWeights(fn).edges;
+  }
+  if (dump_file) fprintf(dump_file, "  weights: Ball-Larus heuristic\n");
+  return ballarus::HeuristicWeights(fn).edges;
+}
+
+// Analyses cfun: prepares the CFG, fills `fn`, chooses counters.
+void AnalyseFunction(ballarus::Function* fn, FileTable* files,
+                     uint64_t tu_identity, uint64_t* next_counter,
+                     uint64_t* next_hash, FunctionWork* work) {
+  std::vector<edge> gcc_edges;  // parallel to fn->edges
+  PrepareAndRecordFunction(fn, files, &gcc_edges);
+
+  std::vector<uint64_t> weights;
+  if (g_options.mode == Mode::kEdge || g_options.paths)
+    weights = EdgeWeights(*fn, gcc_edges, tu_identity);
+  PlaceEdgeCounters(fn, gcc_edges, weights, next_counter, &work->counters);
+  if (g_options.paths)
+    PlanPathProfiling(fn, gcc_edges, weights, next_counter, next_hash,
+                      &work->path);
+  // The fake edges have served: gcov removes them before instrumenting too.
+  remove_fake_edges();
+}
+
+std::string GetCwd() {
+  const char* pwd = getpwd();
+  return pwd ? pwd : "";
+}
+
+unsigned int ExecuteBallarus() {
+  const bool atomic = UseAtomic();
+  ballarus::TranslationUnit tu;
+  tu.source = main_input_filename ? main_input_filename : "";
+  tu.cwd = GetCwd();
+  tu.compiler = std::string("gcc ") + version_string;
+  tu.flags = (g_options.mode == Mode::kNaive  ? BALLARUS_META_F_NAIVE
+              : g_options.mode == Mode::kEdge ? BALLARUS_META_F_EDGE
+                                              : 0u) |
+             (g_options.paths ? BALLARUS_META_F_PATH : 0u) |
+             (atomic ? BALLARUS_META_F_ATOMIC : 0u);
+  FileTable files(&tu.files);
+
+  if (dump_file)
+    fprintf(dump_file, "ballarus: mode %s%s, update %s\n",
+            g_options.mode == Mode::kNaive  ? "naive"
+            : g_options.mode == Mode::kEdge ? "edge"
+                                            : "",
+            g_options.paths ? (g_options.mode == Mode::kNone ? "path" : ",path")
+                            : "",
+            atomic ? "atomic" : "single");
+
+  // Phase 1: analyse every function; choose counters.
+  std::vector<FunctionWork> work;
+  uint64_t n_counters = 0;
+  uint64_t n_hashes = 0;  // functions with hashed path tables
+  const uint64_t tu_identity = ballarus::TuIdentity(tu.cwd, tu.source);
+  cgraph_node* node;
+  FOR_EACH_DEFINED_FUNCTION(node) {
+    if (!ShouldInstrument(node)) continue;
+    push_cfun(DECL_STRUCT_FUNCTION(node->decl));
+    FunctionWork w;
+    w.node = node;
+    w.model_index = tu.functions.size();
+    tu.functions.emplace_back();
+    AnalyseFunction(&tu.functions.back(), &files, tu_identity, &n_counters,
+                    &n_hashes, &w);
+    work.push_back(std::move(w));
+    free_dominance_info(CDI_DOMINATORS);
+    free_dominance_info(CDI_POST_DOMINATORS);
+    pop_cfun();
+  }
+  if (work.empty()) return 0;
+  tu.n_counters = n_counters;
+
+  // The TU's counter array and hashed path tables, which the
+  // instrumentation refers to.
+  tree counters = EmitCounterArray(n_counters);
+  std::vector<HashedPathTable> hashed;
+  for (const FunctionWork& w : work)
+    if (w.path.enabled && w.path.info.storage == ballarus::PathInfo::kHashed)
+      hashed.push_back({w.path.info.base, w.model_index});
+  gcc_assert(hashed.size() == n_hashes);
+  const PathHashDecls hashes = EmitPathHashTables(hashed);
+
+  tree arrived = NULL_TREE;
+  for (const FunctionWork& w : work)
+    if (w.path.uses_flag && arrived == NULL_TREE) arrived = MakeArrivedFlag();
+
+  // Phase 2: instrument.  One commit per function; an edge is split only
+  // where neither end can hold its code.
+  for (FunctionWork& w : work) {
+    push_cfun(DECL_STRUCT_FUNCTION(w.node->decl));
+    ballarus::Function& fn = tu.functions[w.model_index];
+    if (dump_file)
+      fprintf(dump_file, "ballarus: function %s: %zu counters\n",
+              fn.demangled.c_str(), w.counters.counted.size());
+    if (w.path.enabled)
+      EmitPathProfiling(w.path, counters, hashes.tables, hashes.add_fn,
+                        arrived, atomic);
+    EmitEdgeCounters(w.counters, &fn, counters, atomic);
+    gsi_commit_edge_inserts();
+    pop_cfun();
+  }
+
+  // Instrumented functions write memory now: they are no longer const/pure
+  // (as tree_profiling does for gcov), and their call statements and the
+  // call graph need refreshing.
+  for (FunctionWork& w : work) {
+    w.node->set_const_flag(false, false);
+    w.node->set_pure_flag(false, false);
+  }
+  for (FunctionWork& w : work) {
+    push_cfun(DECL_STRUCT_FUNCTION(w.node->decl));
+    basic_block bb;
+    FOR_EACH_BB_FN(bb, cfun) {
+      for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi);
+           gsi_next(&gsi)) {
+        gimple* stmt = gsi_stmt(gsi);
+        if (is_gimple_call(stmt)) update_stmt(stmt);
+      }
+    }
+    cleanup_tree_cfg();
+    mark_virtual_operands_for_renaming(cfun);
+    update_ssa(TODO_update_ssa);
+    cgraph_edge::rebuild_edges();
+    pop_cfun();
+  }
+
+  // The metadata blob and the descriptor the runtime walks.
+  const size_t blob_size =
+      EmitMetadataAndDescriptor(tu, counters, hashes.tables, n_hashes);
+  if (dump_file)
+    fprintf(dump_file,
+            "ballarus: %zu functions, %llu counters, metadata %zu bytes\n",
+            tu.functions.size(), (unsigned long long)n_counters, blob_size);
+  return 0;
+}
+
+const pass_data kPassData = {
+    SIMPLE_IPA_PASS,  // type
+    "ballarus",       // name: -fdump-ipa-ballarus
+    OPTGROUP_NONE,    // optinfo_flags
+    TV_NONE,          // tv_id
+    0,                // properties_required
+    0,                // properties_provided
+    0,                // properties_destroyed
+    0,                // todo_flags_start
+    0,                // todo_flags_finish
+};
+
+class ballarus_pass : public simple_ipa_opt_pass {
+ public:
+  explicit ballarus_pass(gcc::context* ctxt)
+      : simple_ipa_opt_pass(kPassData, ctxt) {}
+  bool gate(function*) override { return !seen_error() && !in_lto_p; }
+  unsigned int execute(function*) override { return ExecuteBallarus(); }
+};
+
+}  // namespace
+
+simple_ipa_opt_pass* make_ballarus_pass(gcc::context* ctxt) {
+  return new ballarus_pass(ctxt);
+}
+
+}  // namespace ballarus::plugin

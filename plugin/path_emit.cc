@@ -1,0 +1,266 @@
+// path_emit.cc — Ball–Larus path profiling, the emission half: turns the
+// PathActions planned by path_plan.cc into GIMPLE once the fake edges are
+// removed.  Block actions are inserted at once; edge actions are queued with
+// gsi_insert_seq_on_edge and committed with the edge counters (pass.cc), so
+// an edge is split only when neither of its ends can hold the code.
+//
+// A function with two paths (x > 0 or not), before:
+//
+//   <bb 2>:
+//   if (x_2(D) > 0) goto <bb 3>; else goto <bb 4>;
+//   <bb 3>:
+//   x_3 = x_2(D) * 3;
+//   <bb 4>:
+//   # x_1 = PHI <x_2(D)(2), x_3(3)>
+//   _4 = x_1 + 1;
+//   return _4;
+//
+// and after (mode=path, update=single; the increment sits on the chord
+// 2->4, split into a new block 5; path 1 is "x <= 0"):
+//
+//   <bb 2>:
+//   BLRS_path.1 = 0;                                  r = Inc(ENTRY->2)
+//   if (x_2(D) > 0) goto <bb 3>; else goto <bb 5>;
+//   <bb 5>:
+//   BLRS_r_6 = BLRS_path.1;                           r += Inc(2->4)
+//   BLRS_r_7 = BLRS_r_6 + 1;
+//   BLRS_path.1 = BLRS_r_7;
+//   goto <bb 4>;
+//   <bb 3>:
+//   x_3 = x_2(D) * 3;
+//   <bb 4>:
+//   # x_1 = PHI <x_2(D)(5), x_3(3)>
+//   _4 = x_1 + 1;
+//   BLRS_r_8 = BLRS_path.1;                           count[r]++
+//   BLRS_i_9 = MIN_EXPR <BLRS_r_8, 2>;                (slot 2: out of range)
+//   BLRS_i_10 = (sizetype) BLRS_i_9;
+//   BLRS_ctr_11 = __ballarus_counters[BLRS_i_10];
+//   BLRS_ctr_12 = BLRS_ctr_11 + 1;
+//   __ballarus_counters[BLRS_i_10] = BLRS_ctr_12;
+//   return _4;
+//
+// The register BLRS_path is an addressable local until GCC's
+// update-address-taken (-O1 and up) makes it an SSA register, so no PHIs are
+// built here.  A dense count goes through AppendCounterAdd (counter_emit.cc)
+// like an edge counter, so update=single/atomic applies to both alike; a
+// hashed table is counted by a call to the runtime's __ballarus_path_add.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/metadata.h"
+#include "core/model.h"
+// GCC's headers come last: see gcc_compat.h.
+#include "plugin/gcc_compat.h"
+#include "plugin/counter_emit.h"
+#include "plugin/path_emit.h"
+#include "plugin/path_plan.h"
+
+namespace ballarus::plugin {
+
+namespace {
+
+// Emits the path-register code of one function (see PathAction).
+class PathEmitter {
+ public:
+  PathEmitter(const ballarus::PathInfo& info, tree counters, tree hashes,
+              tree add_fn, tree flag, bool atomic)
+      : info_(info),
+        counters_(counters),
+        hashes_(hashes),
+        add_fn_(add_fn),
+        atomic_(atomic),
+        u64_(long_long_unsigned_type_node),
+        flag_(flag) {
+    // The register lives in memory until update-address-taken (at -O1 and
+    // up) turns it into an SSA register: no PHIs to build here.
+    r_ = create_tmp_var(u64_, "BLRS_path");
+    TREE_ADDRESSABLE(r_) = 1;
+  }
+
+  void Emit(const PathAction& act, gimple_seq* seq) {
+    switch (act.kind) {
+      case PathAction::kCheckFlag:
+      case PathAction::kStartCheckFlag:
+        CheckFlag(seq, act.a);
+        break;
+      case PathAction::kUndo:
+        Count(seq, act.a, /*undo=*/true);
+        break;
+      case PathAction::kSetFlag:
+        Add(seq, gimple_build_assign(Flag(), build_int_cst(FlagType(), 1)));
+        break;
+      case PathAction::kInit:
+        Add(seq, gimple_build_assign(r_, build_int_cst(u64_, act.a)));
+        break;
+      case PathAction::kAdd: {
+        tree v = Plus(seq, LoadR(seq), act.a);
+        Add(seq, gimple_build_assign(r_, v));
+        break;
+      }
+      case PathAction::kCount:
+      case PathAction::kPreCount:
+        Count(seq, act.a, false);
+        break;
+      case PathAction::kCountReset:
+      case PathAction::kStartCut:
+        Count(seq, act.a, false);
+        Add(seq, gimple_build_assign(r_, build_int_cst(u64_, act.b)));
+        break;
+      case PathAction::kEndCountReset:
+        Count(seq, act.a, false);
+        Add(seq, gimple_build_assign(r_, build_int_cst(u64_, 0)));
+        break;
+    }
+  }
+
+ private:
+  static void Add(gimple_seq* seq, gimple* g) { gimple_seq_add_stmt(seq, g); }
+
+  static tree FlagType() {
+    return build_qualified_type(unsigned_char_type_node, TYPE_QUAL_VOLATILE);
+  }
+  // "arrived" (MakeArrivedFlag): set on every normal entry into a block
+  // that can also be re-entered abnormally (longjmp), cleared where that
+  // block checks it.
+  tree Flag() { return flag_; }
+
+  tree LoadR(gimple_seq* seq) {
+    tree t = make_temp_ssa_name(u64_, NULL, "BLRS_r");
+    Add(seq, gimple_build_assign(t, r_));
+    return t;
+  }
+
+  tree Plus(gimple_seq* seq, tree v, uint64_t c) {
+    if (c == 0) return v;
+    tree t = make_temp_ssa_name(u64_, NULL, "BLRS_r");
+    Add(seq, gimple_build_assign(t, PLUS_EXPR, v,
+                                 wide_int_to_tree(u64_, wi::uhwi(c, 64))));
+    return t;
+  }
+
+  void CheckFlag(gimple_seq* seq, uint64_t reentry) {
+    tree t = make_temp_ssa_name(unsigned_char_type_node, NULL, "BLRS_f");
+    Add(seq, gimple_build_assign(t, Flag()));
+    tree c = make_temp_ssa_name(boolean_type_node, NULL, "BLRS_f");
+    Add(seq, gimple_build_assign(c, NE_EXPR, t,
+                                 build_int_cst(unsigned_char_type_node, 0)));
+    tree r0 = LoadR(seq);
+    tree r1 = make_temp_ssa_name(u64_, NULL, "BLRS_r");
+    Add(seq, gimple_build_assign(r1, COND_EXPR, c, r0,
+                                 wide_int_to_tree(u64_, wi::uhwi(reentry, 64))));
+    Add(seq, gimple_build_assign(r_, r1));
+    Add(seq, gimple_build_assign(Flag(), build_int_cst(FlagType(), 0)));
+  }
+
+  // count[r + c] += 1 (or -= 1).
+  void Count(gimple_seq* seq, uint64_t c, bool undo) {
+    tree key = Plus(seq, LoadR(seq), c);
+    tree delta = wide_int_to_tree(u64_, wi::uhwi(undo ? ~0ull : 1ull, 64));
+    if (info_.storage == ballarus::PathInfo::kHashed) {
+      tree slot = build4(ARRAY_REF, u64_, hashes_,
+                         build_int_cst(sizetype, 2 * info_.base), NULL_TREE,
+                         NULL_TREE);
+      tree addr = build_fold_addr_expr_with_type(slot, ptr_type_node);
+      Add(seq, gimple_build_call(add_fn_, 3, addr, key, delta));
+      return;
+    }
+    // Dense: counters[base + min(key, n_paths)]; the last slot catches
+    // numbers out of range, which only broken instrumentation produces.
+    tree idx = make_temp_ssa_name(u64_, NULL, "BLRS_i");
+    Add(seq, gimple_build_assign(
+                 idx, MIN_EXPR, key,
+                 wide_int_to_tree(u64_, wi::uhwi(info_.n_paths, 64))));
+    idx = Plus(seq, idx, info_.base);
+    tree sidx = make_temp_ssa_name(sizetype, NULL, "BLRS_i");
+    Add(seq, gimple_build_assign(sidx, NOP_EXPR, idx));
+    tree ref = build4(ARRAY_REF, u64_, counters_, sidx, NULL_TREE, NULL_TREE);
+    AppendCounterAdd(seq, ref, delta, atomic_);
+  }
+
+  const ballarus::PathInfo& info_;
+  tree counters_;
+  tree hashes_;
+  tree add_fn_;
+  bool atomic_;
+  tree u64_;
+  tree r_ = NULL_TREE;
+  tree flag_;
+};
+
+// Inserts `seq` into bb for a block action: at its start (after labels and
+// a __builtin_setjmp_receiver) or before its last statement.
+void InsertInBlock(basic_block bb, const PathAction& act, gimple_seq seq) {
+  if (act.kind == PathAction::kStartCheckFlag ||
+      act.kind == PathAction::kStartCut) {
+    gimple_stmt_iterator gsi = gsi_after_labels(bb);
+    if (!gsi_end_p(gsi)) {
+      gimple* first = gsi_stmt(gsi);
+      if (is_gimple_call(first) &&
+          gimple_call_builtin_p(first, BUILT_IN_SETJMP_RECEIVER)) {
+        gsi_insert_seq_after(&gsi, seq, GSI_SAME_STMT);
+        return;
+      }
+    }
+    gsi_insert_seq_before(&gsi, seq, GSI_SAME_STMT);
+    return;
+  }
+  gimple_stmt_iterator gsi = gsi_last_nondebug_bb(bb);
+  if (gsi_end_p(gsi)) {  // no statements but debug ones: append
+    gsi = gsi_last_bb(bb);
+    gsi_insert_seq_after(&gsi, seq, GSI_SAME_STMT);
+    return;
+  }
+  gimple* last = gsi_stmt(gsi);
+  if (is_gimple_call(last) || stmt_ends_bb_p(last) ||
+      gimple_code(last) == GIMPLE_GOTO || gimple_code(last) == GIMPLE_RETURN)
+    gsi_insert_seq_before(&gsi, seq, GSI_SAME_STMT);
+  else
+    gsi_insert_seq_after(&gsi, seq, GSI_SAME_STMT);
+}
+
+}  // namespace
+
+// The TU's "arrived" flag for abnormal re-entries: a thread-local volatile
+// byte.  A normal entry into a re-entry block sets it and the check right
+// after (past setjmp's first return, or at the block's start) clears it,
+// so it is clear whenever a longjmp lands.  Per thread (not per
+// activation: a local would be kept in a register across setjmp by GCC's
+// RTL passes) is enough, because nothing runs between a set and its check
+// but the returns_twice call itself.
+tree MakeArrivedFlag() {
+  tree type = build_qualified_type(unsigned_char_type_node,
+                                   TYPE_QUAL_VOLATILE);
+  tree flag = build_decl(BUILTINS_LOCATION, VAR_DECL,
+                         get_identifier("__ballarus_arrived"), type);
+  TREE_STATIC(flag) = 1;
+  TREE_PUBLIC(flag) = 0;
+  TREE_THIS_VOLATILE(flag) = 1;
+  TREE_USED(flag) = 1;
+  TREE_ADDRESSABLE(flag) = 1;
+  DECL_ARTIFICIAL(flag) = 1;
+  DECL_IGNORED_P(flag) = 1;
+  set_decl_tls_model(flag, decl_default_tls_model(flag));
+  varpool_node::finalize_decl(flag);
+  return flag;
+}
+
+void EmitPathProfiling(const PathWork& work, tree counters, tree hashes,
+                       tree add_fn, tree arrived, bool atomic) {
+  PathEmitter emit(work.info, counters, hashes, add_fn, arrived, atomic);
+  for (const auto& [bb, act] : work.in_blocks) {
+    gimple_seq seq = NULL;
+    emit.Emit(act, &seq);
+    InsertInBlock(bb, act, seq);
+  }
+  for (const auto& [e, act] : work.on_edges) {
+    gimple_seq seq = NULL;
+    emit.Emit(act, &seq);
+    gsi_insert_seq_on_edge(e, seq);
+  }
+}
+
+}  // namespace ballarus::plugin

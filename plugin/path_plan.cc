@@ -1,0 +1,275 @@
+// path_plan.cc — Ball–Larus path profiling (Ball & Larus, "Efficient path
+// profiling", MICRO 1996), the planning half: which code goes where.
+//
+// It runs on the CFG prepared like gcov's (cfg_prep.cc) while the fake edges
+// still exist.  core/path_profile.h does the GCC-free work: the DAG (back
+// edges from a DFS, dummy ENTRY/EXIT edges, cut blocks for functions above
+// 2^63-1 paths), the exact numbering, and the increments on the chords of a
+// maximum spanning tree of the DAG plus EXIT->ENTRY.  This file adds what
+// needs GCC's IR — which blocks may be cut (not a returns-twice call, not an
+// abnormal dispatcher), which calls may not return (early termination; not
+// fork), which blocks are re-entered abnormally (setjmp receivers, nonlocal
+// labels, computed-goto targets) — and turns it all into PathActions on
+// edges and in blocks.  It also records the function's PathInfo (a metadata
+// extension, core/metadata.h) and reserves its storage: a dense slice of the
+// TU's counter array (at most path-table-max paths) or a hashed table.
+// path_emit.cc emits the actions once the fake edges are gone; the table of
+// actions and their code is in docs/DESIGN.md ("Path mode in the plugin").
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/metadata.h"
+#include "core/model.h"
+#include "core/path_profile.h"
+#include "plugin/options.h"
+// GCC's headers come last: see gcc_compat.h.
+#include "plugin/gcc_compat.h"
+#include "plugin/path_plan.h"
+
+namespace ballarus::plugin {
+
+namespace {
+
+gimple* FirstStmt(basic_block bb) {
+  gimple_stmt_iterator gsi = gsi_start_nondebug_after_labels_bb(bb);
+  return gsi_end_p(gsi) ? NULL : gsi_stmt(gsi);
+}
+
+bool IsReturnsTwiceBlock(basic_block bb) {
+  gimple* first = FirstStmt(bb);
+  return first && is_gimple_call(first) &&
+         (gimple_call_flags(first) & ECF_RETURNS_TWICE);
+}
+
+bool IsDispatcherBlock(basic_block bb) {
+  gimple* first = FirstStmt(bb);
+  return first && gimple_call_internal_p(first) &&
+         gimple_call_internal_fn(first) == IFN_ABNORMAL_DISPATCHER;
+}
+
+bool IsForkCall(gimple* call) {
+  if (gimple_call_builtin_p(call, BUILT_IN_FORK)) return true;
+  tree fn = gimple_call_fndecl(call);
+  if (fn == NULL_TREE || DECL_NAME(fn) == NULL_TREE) return false;
+  const char* name = IDENTIFIER_POINTER(DECL_NAME(fn));
+  return strcmp(name, "fork") == 0 || strcmp(name, "vfork") == 0 ||
+         strcmp(name, "__fork") == 0 || strcmp(name, "_Fork") == 0;
+}
+
+const char* PathActionName(PathAction::Kind k) {
+  switch (k) {
+    case PathAction::kCheckFlag: return "re-entry check";
+    case PathAction::kUndo: return "undo pre-count";
+    case PathAction::kSetFlag: return "mark normal entry";
+    case PathAction::kInit: return "r = a";
+    case PathAction::kAdd: return "r += a";
+    case PathAction::kCount: return "count[r + a]++";
+    case PathAction::kCountReset: return "count[r + a]++; r = b";
+    case PathAction::kStartCheckFlag: return "re-entry check at start";
+    case PathAction::kStartCut: return "cut: count[r + a]++; r = b";
+    case PathAction::kPreCount: return "pre-count[r + a]++ before call";
+    case PathAction::kEndCountReset: return "count[r + a]++; r = 0 at end";
+  }
+  return "?";
+}
+
+}  // namespace
+
+void PlanPathProfiling(ballarus::Function* fn,
+                       const std::vector<edge>& gcc_edges,
+                       const std::vector<uint64_t>& weights,
+                       uint64_t* next_counter, uint64_t* next_hash,
+                       PathWork* work) {
+  const uint32_t nb = static_cast<uint32_t>(fn->blocks.size());
+  std::vector<basic_block> bbs(nb);
+  for (uint32_t i = 0; i < nb; ++i) bbs[i] = BASIC_BLOCK_FOR_FN(cfun, i);
+  std::vector<bool> returns_twice(nb, false), dispatcher(nb, false);
+  std::vector<bool> may_cut(nb, false);
+  for (uint32_t i = 2; i < nb; ++i) {
+    if (bbs[i] == NULL) continue;
+    returns_twice[i] = IsReturnsTwiceBlock(bbs[i]);
+    dispatcher[i] = IsDispatcherBlock(bbs[i]);
+    // A returns-twice call must stay first in its block.
+    may_cut[i] = !returns_twice[i] && !dispatcher[i];
+  }
+
+  ballarus::PathPlan plan;
+  std::string err;
+  if (!ballarus::PlanPaths(*fn, may_cut, ballarus::kMaxInstrumentedPaths,
+                           &plan, &err)) {
+    internal_error("ballarus: path plan for %s: %s", fn->name.c_str(),
+                   err.c_str());
+  }
+  ballarus::PathDag dag;
+  if (!ballarus::BuildPathDag(*fn, plan.cuts, &dag, &err))
+    internal_error("ballarus: path DAG for %s: %s", fn->name.c_str(),
+                   err.c_str());
+  ballarus::PathIncrements inc;
+  if (!ballarus::PlaceIncrements(*fn, dag, weights, &inc, &err))
+    internal_error("ballarus: path increments for %s: %s", fn->name.c_str(),
+                   err.c_str());
+
+  ballarus::PathInfo& info = work->info;
+  info.n_paths = inc.n_paths;
+  info.cut_edges = plan.cuts.edges;
+  info.cut_blocks = plan.cuts.blocks;
+  info.flags = g_options.early_termination
+                   ? ballarus::kPathFlagEarlyTermination
+                   : 0;
+  if (inc.n_paths <= g_options.path_table_max) {
+    info.storage = ballarus::PathInfo::kDense;
+    info.base = *next_counter;
+    *next_counter += inc.n_paths + 1;
+  } else {
+    info.storage = ballarus::PathInfo::kHashed;
+    info.base = (*next_hash)++;
+  }
+  work->enabled = true;
+  fn->extensions.push_back(
+      {ballarus::kPathExtensionTag, ballarus::EncodePathInfo(info)});
+
+  if (dump_file) {
+    fprintf(dump_file, "  paths: %llu (%s %llu); %zu cut edges, %zu cut "
+            "blocks; early termination %s\n",
+            (unsigned long long)inc.n_paths,
+            info.storage == ballarus::PathInfo::kDense ? "dense from counter"
+                                                       : "runtime hash table",
+            (unsigned long long)info.base, info.cut_edges.size(),
+            info.cut_blocks.size(),
+            g_options.early_termination ? "counted" : "off");
+    for (uint32_t i : info.cut_edges)
+      fprintf(dump_file, "  back edge %u->%u cut\n", fn->edges[i].src,
+              fn->edges[i].dst);
+    for (uint32_t b : info.cut_blocks)
+      fprintf(dump_file, "  block %u cut (too many paths through it)\n", b);
+  }
+
+  auto on_edge = [&](edge e, PathAction::Kind k, uint64_t a, uint64_t b) {
+    work->on_edges.push_back({e, {k, a, b}});
+  };
+  auto in_block = [&](uint32_t bi, PathAction::Kind k, uint64_t a,
+                      uint64_t b) {
+    work->in_blocks.push_back({bbs[bi], {k, a, b}});
+  };
+
+  // Blocks whose path ends because they leave by abnormal edges only
+  // (computed goto): their targets need no re-entry check.
+  std::vector<bool> end_reset(nb, false);
+
+  // Fake edges into EXIT: a call that may not return (early termination)
+  // or a block left by abnormal edges only.
+  for (size_t i = 0; i < fn->edges.size(); ++i) {
+    const ballarus::Edge& me = fn->edges[i];
+    if (!(me.flags & ballarus::kEdgeFake) || me.dst != ballarus::kExitBlock ||
+        dag.dag_edge_of_cfg[i] < 0)
+      continue;
+    const uint32_t u = me.src;
+    if (returns_twice[u] || dispatcher[u] || bbs[u] == NULL) continue;
+    const uint64_t a = inc.inc[dag.dag_edge_of_cfg[i]];
+    basic_block bb = bbs[u];
+    gimple_stmt_iterator gsi = gsi_last_nondebug_bb(bb);
+    gimple* last = gsi_end_p(gsi) ? NULL : gsi_stmt(gsi);
+    std::vector<edge> normal;
+    edge e;
+    edge_iterator ei;
+    FOR_EACH_EDGE(e, ei, bb->succs)
+      if (!(e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL)))
+        normal.push_back(e);
+    if ((last == NULL || !is_gimple_call(last)) && normal.empty()) {
+      in_block(u, PathAction::kEndCountReset, a, 0);
+      end_reset[u] = true;
+      continue;
+    }
+    if (!g_options.early_termination) continue;
+    // fork() returns twice, in two processes; the child's counts restart
+    // at zero (runtime), so a pre-count before fork would be undone in the
+    // child without having been counted there.  fork never ends the caller.
+    if (last && is_gimple_call(last) && IsForkCall(last)) continue;
+    in_block(u, PathAction::kPreCount, a, 0);
+    for (edge n : normal) on_edge(n, PathAction::kUndo, a, 0);
+  }
+
+  // Fake edges out of ENTRY: abnormal re-entries (setjmp receivers,
+  // nonlocal labels, computed-goto targets).  The path starts afresh with
+  // r = Inc(ENTRY->w) = 0 (fake ENTRY edges are tree edges).
+  for (size_t i = 0; i < fn->edges.size(); ++i) {
+    const ballarus::Edge& me = fn->edges[i];
+    if (!(me.flags & ballarus::kEdgeFake) || me.src != ballarus::kEntryBlock ||
+        dag.dag_edge_of_cfg[i] < 0)
+      continue;
+    const uint32_t w = me.dst;
+    if (dispatcher[w] || bbs[w] == NULL) continue;
+    const uint64_t a = inc.inc[dag.dag_edge_of_cfg[i]];
+    bool all_sources_reset = true;
+    edge e;
+    edge_iterator ei;
+    FOR_EACH_EDGE(e, ei, bbs[w]->preds)
+      if ((e->flags & (EDGE_ABNORMAL | EDGE_ABNORMAL_CALL)) &&
+          !(e->src->index >= 0 && (uint32_t)e->src->index < nb &&
+            end_reset[e->src->index]))
+        all_sources_reset = false;
+    if (all_sources_reset && a == 0) continue;
+    work->uses_flag = true;
+    FOR_EACH_EDGE(e, ei, bbs[w]->preds)
+      if (!(e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL)))
+        on_edge(e, PathAction::kSetFlag, 0, 0);
+    if (returns_twice[w]) {
+      // The call returns a second time at its end: check on its way out.
+      FOR_EACH_EDGE(e, ei, bbs[w]->succs)
+        if (!(e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL)))
+          on_edge(e, PathAction::kCheckFlag, a, 0);
+    } else {
+      in_block(w, PathAction::kStartCheckFlag, a, 0);
+    }
+  }
+
+  // The DAG's real edges and the cuts.
+  for (size_t d = 0; d < dag.edges.size(); ++d) {
+    const ballarus::DagEdge& de = dag.edges[d];
+    if (de.kind == ballarus::DagEdge::kCfg) {
+      const ballarus::Edge& me = fn->edges[de.ref];
+      if (me.flags & ballarus::kEdgeFake) continue;
+      edge e = gcc_edges[de.ref];
+      if (me.src == ballarus::kEntryBlock)
+        on_edge(e, PathAction::kInit, inc.inc[d], 0);
+      else if (me.dst == ballarus::kExitBlock)
+        on_edge(e, PathAction::kCount, inc.inc[d], 0);
+      else if (inc.inc[d] != 0)
+        on_edge(e, PathAction::kAdd, inc.inc[d], 0);
+    } else if (de.kind == ballarus::DagEdge::kBackEnd) {
+      const ballarus::Edge& me = fn->edges[de.ref];
+      on_edge(gcc_edges[de.ref], PathAction::kCountReset, inc.inc[d],
+              inc.inc[dag.start_edge[me.dst]]);
+    } else if (de.kind == ballarus::DagEdge::kCutEnd) {
+      in_block(de.ref, PathAction::kStartCut, inc.inc[d],
+               inc.inc[dag.start_edge[de.ref]]);
+    }
+  }
+  // Per edge, the actions in Kind order (stable: planning order within).
+  std::stable_sort(work->on_edges.begin(), work->on_edges.end(),
+                   [](const auto& x, const auto& y) {
+                     return x.second.kind < y.second.kind;
+                   });
+  std::stable_sort(work->in_blocks.begin(), work->in_blocks.end(),
+                   [](const auto& x, const auto& y) {
+                     return x.second.kind < y.second.kind;
+                   });
+  if (dump_file) {
+    for (const auto& [e, act] : work->on_edges)
+      fprintf(dump_file, "  path: edge %d->%d: %s (a=%llu, b=%llu)\n",
+              e->src->index, e->dest->index, PathActionName(act.kind),
+              (unsigned long long)act.a, (unsigned long long)act.b);
+    for (const auto& [bb, act] : work->in_blocks)
+      fprintf(dump_file, "  path: block %d: %s (a=%llu, b=%llu)\n",
+              bb->index, PathActionName(act.kind), (unsigned long long)act.a,
+              (unsigned long long)act.b);
+  }
+}
+
+}  // namespace ballarus::plugin

@@ -1,0 +1,70 @@
+// path_plan.h — Ball–Larus path profiling, planning: per function, the path
+// numbering and the code (PathActions) that path_emit.h emits.  See
+// path_plan.cc.
+#ifndef BALLARUS_PLUGIN_PATH_PLAN_H_
+#define BALLARUS_PLUGIN_PATH_PLAN_H_
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "core/metadata.h"
+#include "core/model.h"
+// GCC's headers come last: see gcc_compat.h.
+#include "plugin/gcc_compat.h"
+
+namespace ballarus::plugin {
+
+// Path-register code, planned in the analysis phase (while the fake edges
+// exist) and emitted in the instrumentation phase.  r is the function's
+// 64-bit path register (a local: recursion and threads are safe); "count
+// [x]" is count[x] += 1 in the function's path table (dense slice of the
+// counter array, index clamped to the overflow slot, or the runtime hash).
+struct PathAction {
+  enum Kind {
+    // On an edge, in this order when several meet on one edge:
+    kCheckFlag,   // r = arrived ? r : a; arrived = 0   (abnormal re-entry)
+    kUndo,        // count[r + a] -= 1   (the call before it returned)
+    kSetFlag,     // arrived = 1         (a normal entry into a re-entry block)
+    kInit,        // r = a               (edge out of ENTRY)
+    kAdd,         // r += a              (chord)
+    kCount,       // count[r + a] += 1   (return)
+    kCountReset,  // count[r + a] += 1; r = b   (cut edge: back edge)
+    // In a block:
+    kStartCheckFlag,  // at its start: as kCheckFlag
+    kStartCut,        // at its start: count[r + a] += 1; r = b (cut block)
+    kPreCount,        // before its last statement (a call that may not
+                      // return): count[r + a] += 1, undone on return
+    kEndCountReset,   // before its last statement (computed goto): the path
+                      // ends here, the abnormal target starts one with r = 0
+  };
+  Kind kind;
+  uint64_t a = 0;
+  uint64_t b = 0;
+};
+
+// One function's path profiling plan, kept between the analysis and the
+// instrumentation phases.
+struct PathWork {
+  bool enabled = false;
+  ballarus::PathInfo info;
+  std::vector<std::pair<edge, PathAction>> on_edges;
+  std::vector<std::pair<basic_block, PathAction>> in_blocks;
+  bool uses_flag = false;
+};
+
+// Plans Ball-Larus path profiling for cfun (CFG prepared, fake edges
+// present): the DAG and its cuts, the increments on the chords of a
+// maximum spanning tree (weights), the path table, and every piece of code.
+// The function's PathInfo is added to fn's extensions; a dense path table
+// takes n_paths + 1 counters from *next_counter, a hashed one the next
+// table index from *next_hash.
+void PlanPathProfiling(ballarus::Function* fn,
+                       const std::vector<edge>& gcc_edges,
+                       const std::vector<uint64_t>& weights,
+                       uint64_t* next_counter, uint64_t* next_hash,
+                       PathWork* work);
+
+}  // namespace ballarus::plugin
+
+#endif  // BALLARUS_PLUGIN_PATH_PLAN_H_

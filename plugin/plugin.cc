@@ -1,0 +1,60 @@
+// plugin.cc — the plugin's entry point: checks that the GCC loading it is the
+// one it was built for, parses the options (options.cc), loads the profile of
+// weights=profile=FILE, and registers the pass (pass.cc).
+//
+//   gcc -fplugin=ballarus.so -fplugin-arg-ballarus-mode=naive ...
+//
+// What the plugin does to a translation unit, step by step, and which file
+// owns each step: docs/DESIGN.md ("The plugin").
+
+#include <string>
+
+#include "plugin/options.h"
+#include "plugin/profile_weights.h"
+// GCC's headers come last: see gcc_compat.h.
+#include "plugin/gcc_compat.h"
+#include "plugin/pass.h"
+
+int plugin_is_GPL_compatible;
+
+namespace {
+
+const char kPluginVersion[] = "0.1.0";
+
+}  // namespace
+
+int plugin_init(plugin_name_args* info, plugin_gcc_version* version) {
+  namespace bp = ballarus::plugin;
+  if (!plugin_default_version_check(version, &gcc_version)) {
+    error("ballarus: built for GCC %s, but this is GCC %s",
+          gcc_version.basever, version->basever);
+    return 1;
+  }
+  static plugin_info pinfo = {kPluginVersion, bp::kHelp};
+  register_callback(info->base_name, PLUGIN_INFO, NULL, &pinfo);
+  if (!bp::ParseOptions(info)) return 1;
+  if (bp::g_options.weights == bp::WeightKind::kProfile) {
+    std::string err;
+    if (!bp::g_profile_weights.Load(bp::g_options.profile_path, &err)) {
+      error("ballarus: %<-fplugin-arg-ballarus-weights=profile=%s%>: %s",
+            bp::g_options.profile_path.c_str(), err.c_str());
+      return 1;
+    }
+  }
+
+  // Why here: right after GCC's own "profile" pass (tree-profile.cc), the
+  // point where -fprofile-arcs instruments — after early inlining and local
+  // cleanups, before the IPA optimisations — so a ballarus CFG is gcov's CFG
+  // for the same compile and counts compare edge by edge.
+  register_pass_info pass_info;
+  pass_info.pass = bp::make_ballarus_pass(g);
+  pass_info.reference_pass_name = "profile";
+  pass_info.ref_pass_instance_number = 1;
+  pass_info.pos_op = PASS_POS_INSERT_AFTER;
+  register_callback(info->base_name, PLUGIN_PASS_MANAGER_SETUP, NULL,
+                    &pass_info);
+  // The pass manager already exists when plugins initialise, so the pass is
+  // registered by now and its dump can be switched on by name.
+  if (bp::g_options.dump) g->get_dumps()->dump_switch_p("ipa-ballarus");
+  return 0;
+}
