@@ -1,42 +1,27 @@
 // profile_weights.cc — see profile_weights.h.
 #include "plugin/profile_weights.h"
 
-#include <cstring>
-
-#include "core/flow.h"
-#include "core/metadata.h"
+#include "core/profile_reader.h"
 #include "runtime/ballarus_format.h"
-#include "runtime/profile_io.h"
 
 namespace ballarus {
 
 bool ProfileWeights::Load(const std::string& path, std::string* error) {
-  ballarus_profile profile;
-  char err[512];
-  if (ballarus_profile_read_file(path.c_str(), &profile, err, sizeof err) !=
-      0) {
+  ProfileRecords profile;
+  std::string err;
+  if (!ReadProfile(path, &profile, &err)) {
     *error = path + ": " + err;
     return false;
   }
-  bool ok = true;
-  for (uint32_t r = 0; r < profile.n_records && ok; ++r) {
-    const ballarus_profile_record& rec = profile.records[r];
-    TranslationUnit tu;
-    DecodeResult res = DecodeMetadata(rec.metadata, rec.meta_size, &tu);
-    if (!res.ok) {
-      *error = path + ": record " + std::to_string(r) + ": " + res.error;
-      ok = false;
-      break;
-    }
-    for (const Function& fn : tu.functions) {
-      std::vector<Count> known =
-          KnownFromCounters(fn, rec.counters, rec.n_counters);
-      FlowResult flow = SolveFlow(fn, known);
+  for (const LoadedTu& lt : profile.tus) {
+    for (size_t fi = 0; fi < lt.tu.functions.size(); ++fi) {
+      const Function& fn = lt.tu.functions[fi];
+      const FlowResult& flow = lt.copies[fi].flow;
       std::vector<uint64_t> counts(fn.edges.size(), 0);
       for (size_t i = 0; i < counts.size(); ++i)
         counts[i] = flow.edges[i].value_or(0);
       std::vector<uint64_t>& slot =
-          functions_[Key{fn.name, fn.cfg_checksum}][rec.identity];
+          functions_[Key{fn.name, fn.cfg_checksum}][lt.record->identity];
       if (slot.empty()) {
         slot = std::move(counts);
       } else if (slot.size() == counts.size()) {
@@ -45,8 +30,7 @@ bool ProfileWeights::Load(const std::string& path, std::string* error) {
       }
     }
   }
-  ballarus_profile_free(&profile);
-  return ok;
+  return true;
 }
 
 bool ProfileWeights::Lookup(const std::string& name, uint32_t cfg_checksum,

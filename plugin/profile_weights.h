@@ -4,6 +4,11 @@
 // With exact counts as weights the maximum spanning tree leaves the fewest
 // dynamic increments any spanning-tree placement can have for that run:
 // Ball & Larus' "Exact-Max" (TOPLAS 1994 §6.4).  GCC-free.
+//
+// The profile is read by core/profile_reader.h, the reader
+// ballarus-reconstruct uses too: every function's edge counts are its
+// solved flow — from its edge counters, or, for a function profiled in
+// path mode alone, from its paths.
 #ifndef BALLARUS_PLUGIN_PROFILE_WEIGHTS_H_
 #define BALLARUS_PLUGIN_PROFILE_WEIGHTS_H_
 
@@ -20,7 +25,7 @@ namespace ballarus {
 class ProfileWeights {
  public:
   // Loads FILE.  On failure returns false with a one-line message in *error
-  // ("FILE: offset N: problem").
+  // ("FILE: offset N: problem", as ballarus-reconstruct words it).
   bool Load(const std::string& path, std::string* error);
 
   // Edge counts (parallel to the function's edges; unknown edges count 0) of

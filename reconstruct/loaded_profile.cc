@@ -1,18 +1,19 @@
-// loaded_profile.cc — read, decode, group, solve (see loaded_profile.h).
+// loaded_profile.cc — line counts, COMDAT grouping (see loaded_profile.h).
 #include "reconstruct/loaded_profile.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <string>
 #include <tuple>
 #include <utility>
 
-#include "core/metadata.h"
 #include "runtime/ballarus_format.h"
 
 namespace ballarus {
 namespace {
 
-uint64_t Pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
+using u128 = unsigned __int128;
 
 // COMDAT copies can be summed only if their graphs are the same.
 bool SameGraph(const Function& a, const Function& b) {
@@ -36,172 +37,18 @@ bool SamePaths(const std::optional<LoadedPaths>& a,
                 a->info.cut_blocks == b->info.cut_blocks);
 }
 
-const PathInfo* FindPathInfo(const Function& f, PathInfo* storage,
-                             std::string* error) {
-  const PathInfo* found = nullptr;
-  for (const Extension& x : f.extensions) {
-    if (x.tag != kPathExtensionTag) continue;
-    if (found) {
-      *error = "two path extensions";
-      return nullptr;
-    }
-    if (!DecodePathInfo(x.bytes, storage, error)) return nullptr;
-    found = storage;
-  }
-  if (!found) error->clear();
-  return found;
-}
-
-// One function of one record, before COMDAT copies are summed.
-struct Copy {
-  std::vector<Count> known;
-  bool edge_counters = false;
-  std::optional<LoadedPaths> paths;
-};
-
-// Where record `index`'s pieces start in the file.
-struct RecordOffsets {
-  uint32_t index = 0;
-  uint64_t record = 0;
-  uint64_t metadata = 0;
-  uint64_t sparse = 0;
-};
-
-std::string At(uint64_t offset, uint32_t record) {
-  return "offset " + std::to_string(offset) + ": record " +
-         std::to_string(record) + ": ";
-}
-
-// Rebuilds function `fi`'s path DAG and numbering, gathers its counts and
-// derives its edge counts.  `sparse`/`n_sparse` are its own sparse entries.
-bool LoadPaths(const Function& f, const PathInfo& info, const RecordOffsets& at,
-               const ballarus_profile_record& rec,
-               const ballarus_sparse_entry* sparse, size_t n_sparse,
-               LoadedPaths* out, std::string* error) {
-  const std::string where = At(at.metadata, at.index) + "metadata: function '" +
-                            f.name + "': path extension: ";
-  out->info = info;
-  std::string err;
-  if (!BuildPathDag(f, PathCuts{info.cut_edges, info.cut_blocks}, &out->dag,
-                    &err)) {
-    *error = where + err;
-    return false;
-  }
-  out->numbering = NumberPaths(out->dag);
-  if (out->numbering.total() !=
-      mpz_class(static_cast<unsigned long>(info.n_paths))) {
-    *error = where + "declares " + std::to_string(info.n_paths) +
-             " paths, the CFG with its cuts has " +
-             out->numbering.total().get_str();
-    return false;
-  }
-  if (info.storage == PathInfo::kDense) {
-    // DecodeMetadata checked the range already; never trust twice-removed
-    // invariants with an out-of-bounds read.
-    if (info.base > rec.n_counters ||
-        info.n_paths + 1 > rec.n_counters - info.base) {
-      *error = where + "dense path counters exceed the record's counters";
-      return false;
-    }
-    const uint64_t* c = rec.counters + info.base;
-    for (uint64_t p = 0; p < info.n_paths; ++p)
-      if (c[p] != 0) out->counts.emplace_hint(out->counts.end(), p, c[p]);
-    out->out_of_range = c[info.n_paths];
-  } else {
-    for (size_t k = 0; k < n_sparse; ++k) {
-      const ballarus_sparse_entry& s = sparse[k];
-      if (s.count == 0) continue;
-      if (s.key < info.n_paths) {
-        out->counts.emplace_hint(out->counts.end(), s.key, s.count);
-      } else {
-        out->out_of_range_keys[s.key] = s.count;
-        out->out_of_range = ballarus_count_add(out->out_of_range, s.count);
-      }
-    }
-  }
-  out->derived.assign(f.edges.size(), 0);
-  std::vector<uint32_t> edges;
-  for (const auto& [number, count] : out->counts) {
-    if (!DecodePath(out->dag, out->numbering,
-                    mpz_class(static_cast<unsigned long>(number)), &edges)) {
-      *error = where + "path " + std::to_string(number) +
-               " cannot be decoded";  // cannot happen: number < n_paths
-      return false;
-    }
-    AddPathToEdgeCounts(out->dag, edges, count, &out->derived);
-    out->total = ballarus_count_add(out->total, count);
-  }
-  return true;
-}
-
-// Decodes every function's path extension of one record and loads its path
-// data; checks that every sparse entry names a hashed path table.
-bool LoadRecordCopies(const LoadedTu& lt, const RecordOffsets& at,
-                      std::vector<Copy>* copies, std::string* error) {
-  const ballarus_profile_record& rec = *lt.record;
-  const size_t nf = lt.tu.functions.size();
-  copies->assign(nf, Copy());
-  std::vector<const PathInfo*> infos(nf, nullptr);
-  std::vector<PathInfo> storage(nf);
-  for (size_t i = 0; i < nf; ++i) {
-    const Function& f = lt.tu.functions[i];
-    std::string err;
-    infos[i] = FindPathInfo(f, &storage[i], &err);
-    if (!infos[i] && !err.empty()) {
-      *error = At(at.metadata, at.index) + "metadata: function '" + f.name +
-               "': " + err;
-      return false;
-    }
-  }
-  // Sparse entries are sorted by (function, key) (checked by profile_io).
-  for (uint64_t k = 0; k < rec.n_sparse; ++k) {
-    const uint64_t fn = rec.sparse[k].function;
-    if (fn >= nf || !infos[fn] || infos[fn]->storage != PathInfo::kHashed) {
-      *error = At(at.sparse + k * sizeof(ballarus_sparse_entry), at.index) +
-               "sparse entry " + std::to_string(k) + " names function " +
-               std::to_string(fn) +
-               (fn >= nf ? " of " + std::to_string(nf)
-                         : " ('" + lt.tu.functions[fn].name +
-                               "'), which has no hashed path table");
-      return false;
-    }
-  }
-  size_t next_sparse = 0;
-  for (size_t i = 0; i < nf; ++i) {
-    const Function& f = lt.tu.functions[i];
-    Copy& c = (*copies)[i];
-    for (const Edge& e : f.edges)
-      if (e.counter != kNoCounter) c.edge_counters = true;
-    if (lt.tu.flags & (BALLARUS_META_F_NAIVE | BALLARUS_META_F_EDGE))
-      c.edge_counters = true;
-    size_t first = next_sparse;
-    while (next_sparse < rec.n_sparse && rec.sparse[next_sparse].function == i)
-      ++next_sparse;
-    if (infos[i]) {
-      c.paths.emplace();
-      const size_t n = next_sparse - first;
-      if (!LoadPaths(f, *infos[i], at, rec, n ? rec.sparse + first : nullptr, n,
-                     &*c.paths, error))
-        return false;
-    }
-    if (c.edge_counters || !c.paths) {
-      c.known = KnownFromCounters(f, rec.counters, rec.n_counters);
-    } else {
-      c.known.assign(f.edges.size(), std::nullopt);
-      for (size_t e = 0; e < f.edges.size(); ++e)
-        if (c.paths->in_dag(e)) c.known[e] = c.paths->derived[e];
-    }
-  }
-  return true;
-}
-
 // Adds a COMDAT copy's path counts into the group's.
 void MergePaths(const LoadedPaths& from, LoadedPaths* into) {
   into->info.flags &= from.info.flags;
   for (const auto& [number, count] : from.counts) {
     uint64_t& c = into->counts[number];
     c = ballarus_count_add(c, count);
-    if (c == 0) into->counts.erase(number);
+    if (c == 0) {
+      into->counts.erase(number);
+      into->decoded.erase(number);
+    } else {
+      into->decoded.emplace(number, from.decoded.at(number));
+    }
   }
   for (const auto& [key, count] : from.out_of_range_keys) {
     uint64_t& c = into->out_of_range_keys[key];
@@ -215,106 +62,118 @@ void MergePaths(const LoadedPaths& from, LoadedPaths* into) {
   into->total = ballarus_count_add(into->total, from.total);
 }
 
-}  // namespace
-
-PathView DescribePath(const Function& f, const PathDag& dag,
-                      const std::vector<uint32_t>& dag_edges) {
-  PathView v;
-  v.blocks = PathBlocks(dag, dag_edges);
-  if (dag_edges.empty()) return v;
-  const DagEdge& first = dag.edges[dag_edges.front()];
-  if (first.kind == DagEdge::kStart)
-    v.start = dag.cut_end_edge[first.dst] >= 0 ? PathView::kAfterCut
-                                               : PathView::kAfterBackEdge;
-  const DagEdge& last = dag.edges[dag_edges.back()];
-  switch (last.kind) {
-    case DagEdge::kBackEnd:
-      v.end = PathView::kBackEdge;
-      v.target = f.edges[last.ref].dst;
-      break;
-    case DagEdge::kCutEnd:
-      v.end = PathView::kCut;
-      v.target = last.ref;
-      // PathBlocks lists the cut block the path's last CFG edge enters;
-      // it runs on the next path.
-      if (!v.blocks.empty() && v.blocks.back() == last.ref &&
-          dag_edges.size() >= 2)
-        v.blocks.pop_back();
-      break;
-    case DagEdge::kCfg:
-      v.end = (f.edges[last.ref].flags & kEdgeFake) ? PathView::kNoReturn
-                                                    : PathView::kReturn;
-      break;
-    case DagEdge::kStart:  // a DAG path never ends with a start dummy
-      break;
-  }
-  return v;
+// a + b into *sum if both are known and the sum stays below UINT64_MAX
+// (so neither side nor the sum was clamped by SolveFlow); true, leaving
+// *sum alone, if both are unknown; false otherwise.
+bool SumBelowMax(const Count& a, const Count& b, Count* sum) {
+  if (a.has_value() != b.has_value()) return false;
+  if (!a) return true;
+  const u128 s = u128{*a} + *b;
+  if (s >= UINT64_MAX) return false;
+  *sum = static_cast<uint64_t>(s);
+  return true;
 }
 
-LoadedProfile::~LoadedProfile() { ballarus_profile_free(&raw); }
+bool SumCounts(const std::vector<Count>& a, const std::vector<Count>& b,
+               std::vector<Count>* sum) {
+  if (a.size() != b.size()) return false;
+  sum->resize(a.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!SumBelowMax(a[i], b[i], &(*sum)[i])) return false;
+  return true;
+}
 
-bool LoadProfile(const std::string& path, LoadedProfile* out,
-                 std::string* error) {
-  out->path = path;
-  char err[512];
-  if (ballarus_profile_read_file(path.c_str(), &out->raw, err, sizeof err) !=
-      0) {
-    *error = err;
-    return false;
-  }
-
-  // Decode every record's metadata; offsets are reported file-relative.
-  uint64_t offset = BALLARUS_PROFILE_HEADER_SIZE;
-  out->tus.resize(out->raw.n_records);
-  std::vector<RecordOffsets> offsets(out->raw.n_records);
-  for (uint32_t i = 0; i < out->raw.n_records; ++i) {
-    const ballarus_profile_record& rec = out->raw.records[i];
-    LoadedTu& lt = out->tus[i];
-    lt.record = &rec;
-    lt.file_offset = offset;
-    const uint64_t meta_at = offset + BALLARUS_RECORD_HEADER_SIZE;
-    DecodeResult r = DecodeMetadata(rec.metadata, rec.meta_size, &lt.tu);
-    if (!r.ok) {
-      // r.error reads "offset N: problem" with N blob-relative.
-      const std::string problem = r.error.substr(r.error.find(": ") + 2);
-      *error = "offset " + std::to_string(meta_at + r.offset) + ": record " +
-               std::to_string(i) + ": metadata: " + problem;
+// The solution of the summed counts from the two solutions, when that is
+// exactly what SolveFlow(f, known_a + known_b) would give.  It is when both
+// sides know the same edges, their known counts add up without wrapping
+// modulo 2^64, neither met a negative derivation and no solved count comes
+// near UINT64_MAX: SolveFlow then solves the same edges in the same order
+// on both sides, each from a difference that is linear in the known counts
+// and never negative, so the sum's solution is the sum of the solutions.
+bool SumSolutions(const std::vector<Count>& known_a, const FlowResult& a,
+                  const std::vector<Count>& known_b, const FlowResult& b,
+                  FlowResult* sum) {
+  if (!a.negatives.empty() || !b.negatives.empty()) return false;
+  if (known_a.size() != known_b.size()) return false;
+  for (size_t i = 0; i < known_a.size(); ++i) {
+    if (known_a[i].has_value() != known_b[i].has_value()) return false;
+    if (known_a[i] && u128{*known_a[i]} + *known_b[i] > UINT64_MAX)
       return false;
-    }
-    if (lt.tu.n_counters != rec.n_counters) {
-      *error = "offset " + std::to_string(offset) + ": record " +
-               std::to_string(i) + ": " + std::to_string(rec.n_counters) +
-               " counters, its metadata declares " +
-               std::to_string(lt.tu.n_counters);
-      return false;
-    }
-    offsets[i].index = i;
-    offsets[i].record = offset;
-    offsets[i].metadata = meta_at;
-    offsets[i].sparse = meta_at + Pad8(rec.meta_size) + 8 * rec.n_counters;
-    offset += BALLARUS_RECORD_HEADER_SIZE + Pad8(rec.meta_size) +
-              8 * rec.n_counters +
-              sizeof(ballarus_sparse_entry) * rec.n_sparse;
   }
+  return SumCounts(a.edges, b.edges, &sum->edges) &&
+         SumCounts(a.blocks, b.blocks, &sum->blocks) &&
+         SumBelowMax(a.virtual_edge, b.virtual_edge, &sum->virtual_edge);
+}
 
-  // Per record and function: measured (or path-derived) edge counts and
-  // path data.
-  std::vector<std::vector<Copy>> copies(out->tus.size());
-  for (size_t t = 0; t < out->tus.size(); ++t) {
-    if (!LoadRecordCopies(out->tus[t], offsets[t], &copies[t], error))
-      return false;
-    if (out->tus[t].tu.flags & BALLARUS_META_F_PATH) out->has_paths = true;
+// Adds COMDAT copy `c` into group `g`.  *solved says whether g.flow is
+// still SolveFlow(g.function, g.known); it becomes false when the sum of
+// the solutions is not the solution of the sum.
+void AddCopy(size_t t, FunctionCopy* c, LoadedFunction* g, bool* solved) {
+  if (*solved) {
+    FlowResult sum;
+    *solved = SumSolutions(g->known, g->flow, c->known, c->flow, &sum);
+    if (*solved) g->flow = std::move(sum);
   }
+  for (size_t e = 0; e < c->known.size(); ++e) {
+    if (g->known[e] && c->known[e])
+      g->known[e] = ballarus_count_add(*g->known[e], *c->known[e]);
+    else
+      g->known[e].reset();
+  }
+  if (g->paths) MergePaths(*c->paths, &*g->paths);
+  g->tus.push_back(t);
+}
 
-  // Group functions: COMDAT copies by (name, cfg_checksum) if their graphs
-  // and path numberings agree; everything else stands alone.
+// gcov's line counts are a per-TU computation (gcov.cc accumulates all
+// functions of a .gcno before it counts lines): each TU with its own
+// copies' solved counts, the TUs added up.
+void CountFileLines(LoadedProfile* out) {
+  for (const LoadedTu& lt : out->records.tus)
+    out->files.insert(out->files.end(), lt.tu.files.begin(),
+                      lt.tu.files.end());
+  std::sort(out->files.begin(), out->files.end());
+  out->files.erase(std::unique(out->files.begin(), out->files.end()),
+                   out->files.end());
+  // (file << 32 | line, count) of every TU's lines, then summed by key.
+  std::vector<std::pair<uint64_t, int64_t>> counts;
+  for (const LoadedTu& lt : out->records.tus) {
+    std::vector<uint32_t>& file_of = out->tu_files.emplace_back();
+    for (const std::string& name : lt.tu.files)
+      file_of.push_back(static_cast<uint32_t>(
+          std::lower_bound(out->files.begin(), out->files.end(), name) -
+          out->files.begin()));
+    std::vector<GcovFunctionInput> inputs;
+    inputs.reserve(lt.tu.functions.size());
+    for (size_t i = 0; i < lt.tu.functions.size(); ++i)
+      inputs.push_back(GcovFunctionInput{&lt.tu.functions[i],
+                                         &lt.copies[i].flow.edges,
+                                         &lt.copies[i].flow.blocks});
+    for (const GcovLine& l : GcovLineCounts(inputs))
+      counts.emplace_back(uint64_t{file_of[l.file]} << 32 | l.line, l.count);
+  }
+  std::stable_sort(counts.begin(), counts.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [key, count] : counts) {
+    if (out->file_lines.empty() ||
+        (uint64_t{out->file_lines.back().file} << 32 |
+         out->file_lines.back().line) != key)
+      out->file_lines.push_back(LoadedProfile::FileLineCount{
+          static_cast<uint32_t>(key >> 32), static_cast<uint32_t>(key), 0});
+    out->file_lines.back().count += count;
+  }
+}
+
+// Groups functions: COMDAT copies by (name, cfg_checksum) if their graphs
+// and path numberings agree; everything else stands alone.  Moves every
+// copy's counts into out->functions.
+void GroupFunctions(LoadedProfile* out) {
   std::map<std::pair<std::string, uint32_t>, std::vector<size_t>> comdat;
-  for (size_t t = 0; t < out->tus.size(); ++t) {
-    const LoadedTu& lt = out->tus[t];
+  std::vector<bool> solved;  // parallel to out->functions
+  for (size_t t = 0; t < out->records.tus.size(); ++t) {
+    LoadedTu& lt = out->records.tus[t];
     for (size_t fi = 0; fi < lt.tu.functions.size(); ++fi) {
       const Function& f = lt.tu.functions[fi];
-      Copy& c = copies[t][fi];
-      if (c.paths) out->has_paths = true;
+      FunctionCopy& c = lt.copies[fi];
       if (f.flags & kFunctionComdat) {
         std::vector<size_t>& group = comdat[{f.name, f.cfg_checksum}];
         bool merged = false;
@@ -322,14 +181,9 @@ bool LoadProfile(const std::string& path, LoadedProfile* out,
           LoadedFunction& g = out->functions[gi];
           if (!SameGraph(*g.function, f) || !SamePaths(g.paths, c.paths))
             continue;
-          for (size_t e = 0; e < c.known.size(); ++e) {
-            if (g.known[e] && c.known[e])
-              g.known[e] = ballarus_count_add(*g.known[e], *c.known[e]);
-            else
-              g.known[e].reset();
-          }
-          if (g.paths) MergePaths(*c.paths, &*g.paths);
-          g.tus.push_back(t);
+          bool s = solved[gi];
+          AddCopy(t, &c, &g, &s);
+          solved[gi] = s;
           merged = true;
           break;
         }
@@ -340,38 +194,37 @@ bool LoadProfile(const std::string& path, LoadedProfile* out,
       lf.function = &f;
       lf.tu = &lt.tu;
       lf.tus.push_back(t);
-      lf.known = c.known;
+      lf.known = std::move(c.known);
       lf.edge_counters = c.edge_counters;
       lf.paths = std::move(c.paths);
+      lf.flow = std::move(c.flow);
       out->functions.push_back(std::move(lf));
+      solved.push_back(true);
     }
+    lt.copies.clear();
   }
+  for (size_t i = 0; i < out->functions.size(); ++i)
+    if (!solved[i]) {
+      LoadedFunction& lf = out->functions[i];
+      lf.flow = SolveFlow(*lf.function, lf.known);
+    }
+}
 
+}  // namespace
+
+bool LoadProfile(const std::string& path, LoadedProfile* out,
+                 std::string* error) {
+  out->path = path;
+  if (!ReadProfile(path, &out->records, error)) return false;
+  CountFileLines(out);
+  GroupFunctions(out);
   for (LoadedFunction& lf : out->functions) {
     std::stable_sort(lf.tus.begin(), lf.tus.end(), [&](size_t a, size_t b) {
-      return out->tus[a].tu.source < out->tus[b].tu.source;
+      return out->records.tus[a].tu.source < out->records.tus[b].tu.source;
     });
-    lf.flow = SolveFlow(*lf.function, lf.known);
     lf.lines = GcovLineCounts(
         {GcovFunctionInput{lf.function, &lf.flow.edges, &lf.flow.blocks}});
   }
-  // gcov's line counts are a per-TU computation (gcov.cc accumulates all
-  // functions of a .gcno before it counts lines): do the same, each TU with
-  // its own copy's counts, and add the TUs up.
-  for (size_t t = 0; t < out->tus.size(); ++t) {
-    const LoadedTu& lt = out->tus[t];
-    std::vector<FlowResult> flows;
-    flows.reserve(lt.tu.functions.size());
-    for (size_t fi = 0; fi < lt.tu.functions.size(); ++fi)
-      flows.push_back(SolveFlow(lt.tu.functions[fi], copies[t][fi].known));
-    std::vector<GcovFunctionInput> inputs;
-    for (size_t i = 0; i < flows.size(); ++i)
-      inputs.push_back(GcovFunctionInput{&lt.tu.functions[i], &flows[i].edges,
-                                         &flows[i].blocks});
-    for (const GcovLine& l : GcovLineCounts(inputs))
-      out->file_lines[{lt.tu.files[l.file], l.line}] += l.count;
-  }
-
   std::stable_sort(
       out->functions.begin(), out->functions.end(),
       [](const LoadedFunction& a, const LoadedFunction& b) {

@@ -1,0 +1,224 @@
+// profile_reader.cc — read, decode, gather counts, solve (see
+// profile_reader.h).
+#include "core/profile_reader.h"
+
+#include <utility>
+
+#include "runtime/ballarus_format.h"
+
+namespace ballarus {
+namespace {
+
+uint64_t Pad8(uint64_t n) { return (n + 7) & ~uint64_t{7}; }
+
+// Where record `index`'s pieces start in the file.
+struct RecordOffsets {
+  uint32_t index = 0;
+  uint64_t metadata = 0;
+  uint64_t sparse = 0;
+};
+
+std::string At(uint64_t offset, uint32_t record) {
+  return "offset " + std::to_string(offset) + ": record " +
+         std::to_string(record) + ": ";
+}
+
+const PathInfo* FindPathInfo(const Function& f, PathInfo* storage,
+                             std::string* error) {
+  const PathInfo* found = nullptr;
+  for (const Extension& x : f.extensions) {
+    if (x.tag != kPathExtensionTag) continue;
+    if (found) {
+      *error = "two path extensions";
+      return nullptr;
+    }
+    if (!DecodePathInfo(x.bytes, storage, error)) return nullptr;
+    found = storage;
+  }
+  if (!found) error->clear();
+  return found;
+}
+
+// Rebuilds function `f`'s path DAG and numbering, gathers its counts and
+// derives its edge counts.  `sparse`/`n_sparse` are its own sparse entries.
+bool LoadPaths(const Function& f, const PathInfo& info, const RecordOffsets& at,
+               const ballarus_profile_record& rec,
+               const ballarus_sparse_entry* sparse, size_t n_sparse,
+               LoadedPaths* out, std::string* error) {
+  const std::string where = At(at.metadata, at.index) + "metadata: function '" +
+                            f.name + "': path extension: ";
+  out->info = info;
+  std::string err;
+  if (!BuildPathDag(f, PathCuts{info.cut_edges, info.cut_blocks}, &out->dag,
+                    &err)) {
+    *error = where + err;
+    return false;
+  }
+  out->numbering = NumberPaths(out->dag);
+  if (out->numbering.total() !=
+      mpz_class(static_cast<unsigned long>(info.n_paths))) {
+    *error = where + "declares " + std::to_string(info.n_paths) +
+             " paths, the CFG with its cuts has " +
+             out->numbering.total().get_str();
+    return false;
+  }
+  if (info.storage == PathInfo::kDense) {
+    // DecodeMetadata checked the range already; never trust twice-removed
+    // invariants with an out-of-bounds read.
+    if (info.base > rec.n_counters ||
+        info.n_paths + 1 > rec.n_counters - info.base) {
+      *error = where + "dense path counters exceed the record's counters";
+      return false;
+    }
+    const uint64_t* c = rec.counters + info.base;
+    for (uint64_t p = 0; p < info.n_paths; ++p)
+      if (c[p] != 0) out->counts.emplace_hint(out->counts.end(), p, c[p]);
+    out->out_of_range = c[info.n_paths];
+  } else {
+    for (size_t k = 0; k < n_sparse; ++k) {
+      const ballarus_sparse_entry& s = sparse[k];
+      if (s.count == 0) continue;
+      if (s.key < info.n_paths) {
+        out->counts.emplace_hint(out->counts.end(), s.key, s.count);
+      } else {
+        out->out_of_range_keys[s.key] = s.count;
+        out->out_of_range = ballarus_count_add(out->out_of_range, s.count);
+      }
+    }
+  }
+  out->derived.assign(f.edges.size(), 0);
+  for (const auto& [number, count] : out->counts) {
+    std::vector<uint32_t>& edges =
+        out->decoded.emplace_hint(out->decoded.end(), number,
+                                  std::vector<uint32_t>())
+            ->second;
+    if (!DecodePath(out->dag, out->numbering,
+                    mpz_class(static_cast<unsigned long>(number)), &edges)) {
+      *error = where + "path " + std::to_string(number) +
+               " cannot be decoded";  // cannot happen: number < n_paths
+      return false;
+    }
+    AddPathToEdgeCounts(out->dag, edges, count, &out->derived);
+    out->total = ballarus_count_add(out->total, count);
+  }
+  return true;
+}
+
+// Every function copy of one record: its path data (checking that every
+// sparse entry names a hashed path table), its measured or path-derived
+// edge counts, and its solved flow.
+bool ReadCopies(const RecordOffsets& at, LoadedTu* lt, std::string* error) {
+  const ballarus_profile_record& rec = *lt->record;
+  const size_t nf = lt->tu.functions.size();
+  lt->copies.assign(nf, FunctionCopy());
+  std::vector<const PathInfo*> infos(nf, nullptr);
+  std::vector<PathInfo> storage(nf);
+  for (size_t i = 0; i < nf; ++i) {
+    const Function& f = lt->tu.functions[i];
+    std::string err;
+    infos[i] = FindPathInfo(f, &storage[i], &err);
+    if (!infos[i] && !err.empty()) {
+      *error = At(at.metadata, at.index) + "metadata: function '" + f.name +
+               "': " + err;
+      return false;
+    }
+  }
+  // Sparse entries are sorted by (function, key) (checked by profile_io).
+  for (uint64_t k = 0; k < rec.n_sparse; ++k) {
+    const uint64_t fn = rec.sparse[k].function;
+    if (fn >= nf || !infos[fn] || infos[fn]->storage != PathInfo::kHashed) {
+      *error = At(at.sparse + k * sizeof(ballarus_sparse_entry), at.index) +
+               "sparse entry " + std::to_string(k) + " names function " +
+               std::to_string(fn) +
+               (fn >= nf ? " of " + std::to_string(nf)
+                         : " ('" + lt->tu.functions[fn].name +
+                               "'), which has no hashed path table");
+      return false;
+    }
+  }
+  size_t next_sparse = 0;
+  for (size_t i = 0; i < nf; ++i) {
+    const Function& f = lt->tu.functions[i];
+    FunctionCopy& c = lt->copies[i];
+    for (const Edge& e : f.edges)
+      if (e.counter != kNoCounter) c.edge_counters = true;
+    if (lt->tu.flags & (BALLARUS_META_F_NAIVE | BALLARUS_META_F_EDGE))
+      c.edge_counters = true;
+    size_t first = next_sparse;
+    while (next_sparse < rec.n_sparse && rec.sparse[next_sparse].function == i)
+      ++next_sparse;
+    if (infos[i]) {
+      c.paths.emplace();
+      const size_t n = next_sparse - first;
+      if (!LoadPaths(f, *infos[i], at, rec, n ? rec.sparse + first : nullptr, n,
+                     &*c.paths, error))
+        return false;
+    }
+    if (c.edge_counters || !c.paths) {
+      c.known = KnownFromCounters(f, rec.counters, rec.n_counters);
+    } else {
+      c.known.assign(f.edges.size(), std::nullopt);
+      for (size_t e = 0; e < f.edges.size(); ++e)
+        if (c.paths->in_dag(e)) c.known[e] = c.paths->derived[e];
+    }
+    c.flow = SolveFlow(f, c.known);
+  }
+  return true;
+}
+
+}  // namespace
+
+ProfileRecords::~ProfileRecords() { ballarus_profile_free(&raw); }
+
+bool ReadProfile(const std::string& path, ProfileRecords* out,
+                 std::string* error) {
+  char err[512];
+  if (ballarus_profile_read_file(path.c_str(), &out->raw, err, sizeof err) !=
+      0) {
+    *error = err;
+    return false;
+  }
+  // Decode every record's metadata; offsets are reported file-relative.
+  uint64_t offset = BALLARUS_PROFILE_HEADER_SIZE;
+  out->tus.resize(out->raw.n_records);
+  for (uint32_t i = 0; i < out->raw.n_records; ++i) {
+    const ballarus_profile_record& rec = out->raw.records[i];
+    LoadedTu& lt = out->tus[i];
+    lt.record = &rec;
+    lt.file_offset = offset;
+    const uint64_t meta_at = offset + BALLARUS_RECORD_HEADER_SIZE;
+    DecodeResult r = DecodeMetadata(rec.metadata, rec.meta_size, &lt.tu);
+    if (!r.ok) {
+      // r.error reads "offset N: problem" with N blob-relative.
+      const std::string problem = r.error.substr(r.error.find(": ") + 2);
+      *error = At(meta_at + r.offset, i) + "metadata: " + problem;
+      return false;
+    }
+    if (lt.tu.n_counters != rec.n_counters) {
+      *error = At(offset, i) + std::to_string(rec.n_counters) +
+               " counters, its metadata declares " +
+               std::to_string(lt.tu.n_counters);
+      return false;
+    }
+    offset += BALLARUS_RECORD_HEADER_SIZE + Pad8(rec.meta_size) +
+              8 * rec.n_counters +
+              sizeof(ballarus_sparse_entry) * rec.n_sparse;
+  }
+  // Then every record's functions (the error of the first bad metadata
+  // wins over any problem of the counts, as the file is read in order).
+  for (uint32_t i = 0; i < out->raw.n_records; ++i) {
+    LoadedTu& lt = out->tus[i];
+    RecordOffsets at;
+    at.index = i;
+    at.metadata = lt.file_offset + BALLARUS_RECORD_HEADER_SIZE;
+    at.sparse = at.metadata + Pad8(lt.record->meta_size) +
+                8 * lt.record->n_counters;
+    if (!ReadCopies(at, &lt, error)) return false;
+    if (lt.tu.flags & BALLARUS_META_F_PATH) out->has_paths = true;
+    for (const FunctionCopy& c : lt.copies)
+      if (c.paths) out->has_paths = true;
+  }
+  return true;
+}
+
+}  // namespace ballarus

@@ -1,0 +1,87 @@
+// cmd_show.cc — `ballarus-reconstruct show PROFILE [--json] [--function
+// REGEX]`: every function's block, edge and line counts; with --json the
+// document of docs/DESIGN.md, whose top-level "lines" (all functions
+// only) are the per-file line counts gcov would print.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "reconstruct/commands.h"
+#include "reconstruct/json_writer.h"
+#include "reconstruct/text_writer.h"
+
+namespace ballarus {
+namespace {
+
+using report::FunctionReport;
+using report::Report;
+
+void PrintFunctionText(const Report& r, const FunctionReport& f) {
+  std::string tus;
+  for (uint32_t t : f.tus) tus += (tus.empty() ? "" : ", ") + r.tus[t].source;
+  fmt::print("{} ({}:{}): executed {} times, checksum 0x{:08x}, TU {}\n",
+             f.display_name(), r.file_name(f.file), f.line,
+             CountText(f.execution_count), f.checksum, tus);
+  if (f.paths)
+    fmt::print("  paths: {} of {} executed{}\n", f.paths->executed.size(),
+               f.paths->n_paths,
+               f.edges_from_paths
+                   ? "; edge counts derived from them (counted = path)"
+                   : "");
+  fmt::print("  blocks:\n  {:>6} {:>20}  lines\n", "id", "count");
+  for (size_t b = 0; b < f.blocks.size(); ++b) {
+    std::string lines;
+    for (const report::SourceLine& l : f.blocks[b].lines) {
+      if (!lines.empty()) lines += ' ';
+      lines += l.file == f.file ? std::to_string(l.line)
+                                : r.file_name(l.file) + ":" +
+                                      std::to_string(l.line);
+    }
+    const char* tag =
+        b == kEntryBlock ? " ENTRY" : b == kExitBlock ? " EXIT" : "";
+    fmt::print("  {:>6} {:>20}  {}{}\n", b, CountText(f.blocks[b].count),
+               lines, tag);
+  }
+  fmt::print("  edges:\n  {:>13} {:<12} {:<8} {:>20}\n", "src->dst", "kind",
+             "counted", "count");
+  for (const report::EdgeReport& e : f.edges)
+    fmt::print("  {:>13} {:<12} {:<8} {:>20}\n",
+               fmt::format("{}->{}", e.src, e.dst),
+               report::EdgeKindName(e.kind),
+               e.counted ? (f.edges_from_paths ? "path" : "yes") : "no",
+               CountText(e.count));
+  fmt::print("  lines:\n");
+  for (const report::LineCount& l : f.lines)
+    fmt::print("  {:>20}: {}:{}\n", l.count, r.file_name(l.where.file),
+               l.where.line);
+  fmt::print("\n");
+}
+
+}  // namespace
+
+int RunShow(const std::string& path, bool json, const std::string& regex) {
+  LoadedReport loaded;
+  LoadReport(path, &loaded);
+  const Report& r = loaded.report;
+  const std::vector<const FunctionReport*> fs = Select(r, regex);
+  if (json) {
+    ojson root;
+    root["profile"] = path;
+    root["runs"] = r.runs;
+    ojson arr = ojson::array();
+    for (const FunctionReport* f : fs) arr.push_back(FunctionJson(r, *f));
+    root["functions"] = arr;
+    if (regex.empty()) root["lines"] = FileLinesJson(r);
+    std::cout << root.dump(1) << "\n";
+  } else {
+    fmt::print("profile {}: {} runs, {} translation units, {} functions\n\n",
+               path, r.runs, r.tus.size(), r.functions.size());
+    for (const FunctionReport* f : fs) PrintFunctionText(r, *f);
+  }
+  std::cout.flush();
+  return 0;
+}
+
+}  // namespace ballarus

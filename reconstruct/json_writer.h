@@ -1,0 +1,30 @@
+// json_writer.h — the JSON pieces of the report model that several
+// subcommands print (show --json, paths --json; schema in docs/DESIGN.md).
+// Key order is part of the format: nlohmann::ordered_json keeps it.
+#ifndef BALLARUS_RECONSTRUCT_JSON_WRITER_H_
+#define BALLARUS_RECONSTRUCT_JSON_WRITER_H_
+
+#include <nlohmann/json.hpp>
+
+#include "core/flow.h"
+#include "reconstruct/report_model.h"
+
+namespace ballarus {
+
+using ojson = nlohmann::ordered_json;
+
+// A count, or null where it is unknown.
+ojson CountJson(const Count& c);
+
+// One function as `show --json` prints it: name, demangled, file, line,
+// end_line, checksum, execution_count, tus, [edges_from_paths], blocks,
+// edges, line_counts.
+ojson FunctionJson(const report::Report& r, const report::FunctionReport& f);
+
+// The top-level "lines": every counted line of every file, by file and
+// line: [{"file", "line", "count"}].
+ojson FileLinesJson(const report::Report& r);
+
+}  // namespace ballarus
+
+#endif  // BALLARUS_RECONSTRUCT_JSON_WRITER_H_

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# compare_reports.sh — runs every report of two ballarus-reconstruct
+# binaries on the same profiles and diffs them byte for byte: a refactoring
+# of reconstruct/ must not change a single byte of output.
+#
+#   bash scripts/compare_reports.sh OLD_BIN NEW_BIN PROFILE...
+#
+# Per profile, with each binary: show, show --json, paths, paths --json,
+# paths --top 0 --json, paths --function . --decode 0 (text and --json),
+# stats, stats --json, verify, verify --against the profile itself, and
+# merge -o (the written file); stdout, stderr and the exit status must be
+# equal (a subcommand that refuses a profile, e.g. paths without path data,
+# must refuse it alike).  Prints one line per difference (with the first
+# lines of the diff) and a summary; exit status 0 when everything is equal,
+# 1 when something differs, 2 on bad usage.
+#
+# Typical use: build the old binary from a throwaway worktree, e.g.
+#   git worktree add /tmp/old c079a28 && (cd /tmp/old && bazel build
+#   //reconstruct:ballarus-reconstruct) && cp /tmp/old/bazel-bin/reconstruct/
+#   ballarus-reconstruct /tmp/old-reconstruct
+# and profiles of the end-to-end corpus (tests/programs, built with the
+# plugin in each mode and run with BALLARUS_PROFILE=FILE).
+set -uo pipefail
+
+if [ $# -lt 3 ]; then
+  echo "usage: $0 OLD_BIN NEW_BIN PROFILE..." >&2
+  exit 2
+fi
+old=$1 new=$2
+shift 2
+for b in "$old" "$new"; do
+  [ -x "$b" ] || { echo "$0: $b is not an executable" >&2; exit 2; }
+done
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+commands=(
+  "show"
+  "show --json"
+  "paths"
+  "paths --json"
+  "paths --top 0 --json"
+  "paths --function . --decode 0"
+  "paths --function . --decode 0 --json"
+  "stats"
+  "stats --json"
+  "verify"
+  "verify --against @PROFILE@"
+)
+
+# run BIN TAG PROFILE ARGS...: stdout, stderr and status into $work/TAG.*
+run() {
+  local bin=$1 tag=$2 profile=$3
+  shift 3
+  "$bin" "$@" >"$work/$tag.out" 2>"$work/$tag.err"
+  echo "exit $?" >"$work/$tag.status"
+}
+
+compared=0 differ=0
+for profile in "$@"; do
+  if [ ! -f "$profile" ]; then
+    echo "$0: $profile: no such file" >&2
+    exit 2
+  fi
+  for c in "${commands[@]}"; do
+    read -r -a words <<<"${c//@PROFILE@/$profile}"
+    sub=${words[0]}
+    rest=("${words[@]:1}")
+    run "$old" old "$profile" "$sub" "$profile" "${rest[@]+"${rest[@]}"}"
+    run "$new" new "$profile" "$sub" "$profile" "${rest[@]+"${rest[@]}"}"
+    compared=$((compared + 1))
+    for part in out err status; do
+      if ! cmp -s "$work/old.$part" "$work/new.$part"; then
+        differ=$((differ + 1))
+        echo "DIFFERS: $profile: $c ($part)"
+        diff "$work/old.$part" "$work/new.$part" | head -n 10 | sed 's/^/    /'
+        break
+      fi
+    done
+  done
+  # merge: the written profile, byte for byte.
+  run "$old" old "$profile" merge -o "$work/old.merged" "$profile"
+  run "$new" new "$profile" merge -o "$work/new.merged" "$profile"
+  compared=$((compared + 1))
+  same_file=1  # both wrote the same bytes, or neither wrote anything
+  if [ -e "$work/old.merged" ] || [ -e "$work/new.merged" ]; then
+    cmp -s "$work/old.merged" "$work/new.merged" || same_file=0
+  fi
+  if ! cmp -s "$work/old.status" "$work/new.status" ||
+     ! cmp -s "$work/old.err" "$work/new.err" || [ "$same_file" = 0 ]; then
+    differ=$((differ + 1))
+    echo "DIFFERS: $profile: merge"
+  fi
+  rm -f "$work/old.merged" "$work/new.merged"
+done
+
+echo "compare_reports: $# profiles, $compared outputs compared, $differ differ"
+[ "$differ" -eq 0 ]
