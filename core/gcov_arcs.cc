@@ -142,6 +142,7 @@ std::vector<uint32_t> GcovCounterEdges(const Function& fn,
 std::vector<uint8_t> EncodeGcovFunctionInfo(const GcovFunctionInfo& info) {
   std::vector<uint8_t> out;
   PutU(&out, info.ident);
+  PutU(&out, info.flags);
   PutU(&out, info.counter_edges.size());
   for (uint32_t e : info.counter_edges) PutU(&out, e);
   return out;
@@ -151,7 +152,7 @@ std::vector<uint8_t> EncodeGcovUnitInfo(const GcovUnitInfo& info) {
   std::vector<uint8_t> out;
   PutU(&out, info.version);
   PutStr(&out, info.da_file_name);
-  PutStr(&out, info.aux_base_name);
+  PutStr(&out, info.aux_name);
   PutU(&out, info.has_profile_dir ? 1 : 0);
   PutStr(&out, info.profile_dir);
   PutStr(&out, info.prefix_path);
@@ -170,7 +171,7 @@ bool DecodeGcovFunctionInfo(const std::vector<uint8_t>& bytes,
   Reader r(bytes);
   uint64_t n = 0;
   *info = GcovFunctionInfo();
-  if (!r.U32(&info->ident, "ident") ||
+  if (!r.U32(&info->ident, "ident") || !r.U32(&info->flags, "flags") ||
       !r.Count(&n, "counter edge count", 1)) {
     *error = r.error();
     return false;
@@ -183,6 +184,10 @@ bool DecodeGcovFunctionInfo(const std::vector<uint8_t>& bytes,
     }
   if (!r.End()) {
     *error = r.error();
+    return false;
+  }
+  if (info->flags & ~static_cast<uint32_t>(kGcovFunctionExternInline)) {
+    *error = "gcov info: unknown flags " + std::to_string(info->flags);
     return false;
   }
   for (size_t k = 0; k < info->counter_edges.size(); ++k) {
@@ -212,7 +217,7 @@ bool DecodeGcovUnitInfo(const std::vector<uint8_t>& bytes, GcovUnitInfo* info,
   uint64_t has_dir = 0, n = 0;
   bool ok = r.U32(&info->version, "version") &&
             r.Str(&info->da_file_name, "da_file_name") &&
-            r.Str(&info->aux_base_name, "aux_base_name") &&
+            r.Str(&info->aux_name, "aux_name") &&
             r.U(&has_dir, "has_profile_dir") &&
             r.Str(&info->profile_dir, "profile_dir") &&
             r.Str(&info->prefix_path, "prefix_path") &&
@@ -238,6 +243,17 @@ bool DecodeGcovUnitInfo(const std::vector<uint8_t>& bytes, GcovUnitInfo* info,
     return false;
   }
   return true;
+}
+
+bool IsProfileUseOnly(const Function& fn) {
+  for (const Extension& x : fn.extensions) {
+    if (x.tag != kGcovExtensionTag) continue;
+    GcovFunctionInfo info;
+    std::string err;
+    return DecodeGcovFunctionInfo(x.bytes, fn, &info, &err) &&
+           (info.flags & kGcovFunctionExternInline);
+  }
+  return false;
 }
 
 const Extension* FindExtension(const Function& fn, uint32_t tag,

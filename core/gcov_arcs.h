@@ -19,11 +19,11 @@
 //
 // The plugin stores these as metadata extensions (model.h Extension):
 //   kGcovExtensionTag      on every instrumented function:
-//     bytes := u32 ident  [u32 edge] counter_edges
+//     bytes := u32 ident  u32 flags  [u32 edge] counter_edges
 //   kGcovUnitExtensionTag  once per TU, on its first function (the model has
 //     no TU-level extension list; the first function always exists when a TU
 //     has a blob at all):
-//     bytes := u32 version  str da_file_name  str aux_base_name
+//     bytes := u32 version  str da_file_name  str aux_name
 //              u has_profile_dir  str profile_dir  str prefix_path
 //              [str name  u32 ident  str why] not_instrumented
 // (`u` unsigned LEB128, `str` = u length + bytes, `[x]` = u count + x's, as
@@ -73,11 +73,28 @@ struct GcovEdgeKey {
 std::vector<uint32_t> GcovCounterEdges(const Function& fn,
                                        const std::vector<GcovEdgeKey>& keys);
 
+// GcovFunctionInfo::flags.
+enum GcovFunctionFlag : uint32_t {
+  // An extern inline body (DECL_EXTERNAL, e.g. a member of an `extern
+  // template` class): never emitted, only inlined, yet -fprofile-arcs
+  // counts it (unless -ftest-coverage) and -fprofile-use reads its counts.
+  // ballarus instruments it for the .gcda alone: gcov's own reports
+  // (-ftest-coverage) leave such bodies out, and so do ballarus' (see
+  // IsProfileUseOnly).
+  kGcovFunctionExternInline = 1u << 0,
+};
+
 // Per function (kGcovExtensionTag).
 struct GcovFunctionInfo {
   uint32_t ident = 0;                   // the .gcda FUNCTION ident
+  uint32_t flags = 0;                   // GcovFunctionFlag bits
   std::vector<uint32_t> counter_edges;  // GcovCounterEdges, ascending
 };
+
+// True if `fn` was instrumented only so that its .gcda record can be
+// written (kGcovFunctionExternInline): reports skip it.  A malformed
+// extension reads as false (the .gcda writer reports it).
+bool IsProfileUseOnly(const Function& fn);
 
 // Per TU (kGcovUnitExtensionTag).
 struct GcovUnitInfo {
@@ -86,7 +103,7 @@ struct GcovUnitInfo {
                              // write and -fprofile-use would read the
                              // .gcda: absolute, or relative to the TU's cwd
                              // when -fprofile-dir was relative
-  std::string aux_base_name;  // GCC's aux_base_name (object name without
+  std::string aux_name;  // GCC's aux_base_name (object name without
                               // extension), to recompute the name for
                               // another -fprofile-dir
   bool has_profile_dir = false;  // -fprofile-dir= (or -fprofile-use=DIR,

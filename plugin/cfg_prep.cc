@@ -27,6 +27,7 @@
 
 #include "core/model.h"
 #include "core/spanning_tree.h"
+#include "plugin/gcov_arcs.h"
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
 #include "plugin/cfg_prep.h"
@@ -117,6 +118,7 @@ void PrepareCfgLikeGcov() {
       }
     }
   }
+  ballarus::GcovCaptureEdgeKeys();  // branch_prob sorts before renumbering
   compact_blocks();
 }
 
@@ -226,8 +228,11 @@ bool ShouldInstrument(cgraph_node* node) {
   if (lookup_attribute("no_profile_instrument_function",
                        DECL_ATTRIBUTES(decl)))
     return false;
-  // Like gcov under -ftest-coverage: extern inline bodies are never emitted.
-  if (DECL_EXTERNAL(decl)) return false;
+  // Extern inline bodies are never emitted, but -fprofile-arcs counts them
+  // (unless -ftest-coverage) and -fprofile-use reads their counts: they
+  // are instrumented for the .gcda and left out of reports, as gcov's
+  // -ftest-coverage leaves them out (core/gcov_arcs.h).
+  if (DECL_EXTERNAL(decl) && flag_test_coverage) return false;
   return true;
 }
 
@@ -277,6 +282,7 @@ void PrepareAndRecordFunction(ballarus::Function* fn, FileTable* files,
       gcc_edges->push_back(e);
     }
   }
+  ballarus::GcovRecordFunction(fn, *gcc_edges);  // for -fprofile-use
 
   // Like branch_prob(): an edge without a counter that would close a cycle
   // of such edges (setjmp receivers, abnormal dispatchers) is dropped, so

@@ -37,6 +37,7 @@
 #include "core/metadata.h"
 #include "core/model.h"
 #include "estimator/estimator.h"
+#include "plugin/gcov_arcs.h"
 #include "plugin/options.h"
 #include "plugin/profile_weights.h"
 #include "runtime/ballarus_format.h"
@@ -174,6 +175,7 @@ unsigned int ExecuteBallarus() {
   }
   if (work.empty()) return 0;
   tu.n_counters = n_counters;
+  ballarus::GcovRecordUnit(&tu);  // where the .gcda goes, for -fprofile-use
 
   // The TU's counter array and hashed path tables, which the
   // instrumentation refers to.

@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "plugin/gcov_arcs.h"
 #include "plugin/options.h"
 #include "plugin/profile_weights.h"
 // GCC's headers come last: see gcc_compat.h.
@@ -53,6 +54,7 @@ int plugin_init(plugin_name_args* info, plugin_gcc_version* version) {
   pass_info.pos_op = PASS_POS_INSERT_AFTER;
   register_callback(info->base_name, PLUGIN_PASS_MANAGER_SETUP, NULL,
                     &pass_info);
+  ballarus::GcovRegister(info->base_name);  // early passes as -fprofile-arcs
   // The pass manager already exists when plugins initialise, so the pass is
   // registered by now and its dump can be switched on by name.
   if (bp::g_options.dump) g->get_dumps()->dump_switch_p("ipa-ballarus");

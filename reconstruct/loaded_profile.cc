@@ -8,6 +8,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/gcov_arcs.h"
 #include "runtime/ballarus_format.h"
 
 namespace ballarus {
@@ -145,7 +146,8 @@ void CountFileLines(LoadedProfile* out) {
     std::vector<GcovFunctionInput> inputs;
     inputs.reserve(lt.tu.functions.size());
     for (size_t i = 0; i < lt.tu.functions.size(); ++i)
-      inputs.push_back(GcovFunctionInput{&lt.tu.functions[i],
+      if (!IsProfileUseOnly(lt.tu.functions[i]))  // as gcov's reports
+        inputs.push_back(GcovFunctionInput{&lt.tu.functions[i],
                                          &lt.copies[i].flow.edges,
                                          &lt.copies[i].flow.blocks});
     for (const GcovLine& l : GcovLineCounts(inputs))
@@ -174,6 +176,7 @@ void GroupFunctions(LoadedProfile* out) {
     for (size_t fi = 0; fi < lt.tu.functions.size(); ++fi) {
       const Function& f = lt.tu.functions[fi];
       FunctionCopy& c = lt.copies[fi];
+      if (IsProfileUseOnly(f)) continue;  // extern inline: for .gcda only
       if (f.flags & kFunctionComdat) {
         std::vector<size_t>& group = comdat[{f.name, f.cfg_checksum}];
         bool merged = false;

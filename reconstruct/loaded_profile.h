@@ -18,7 +18,9 @@
 //     group's summed counts are solved again;
 //   * each function's own gcov line counts.
 // A function copy is solved once: the per-TU line counts and the grouped
-// view read the same solution.
+// view read the same solution.  Functions instrumented only for profile use (extern
+// inline bodies, core/gcov_arcs.h IsProfileUseOnly) are left out of both,
+// as gcov's reports leave them out (`gcda` reads them from ReadProfile).
 #ifndef BALLARUS_RECONSTRUCT_LOADED_PROFILE_H_
 #define BALLARUS_RECONSTRUCT_LOADED_PROFILE_H_
 

@@ -7,6 +7,7 @@
 //   ballarus-reconstruct stats PROFILE [--json] [--gcov FILE.gcda...]
 //   ballarus-reconstruct paths PROFILE [--top N] [--function REGEX] [--json]
 //                                      [--decode ID]
+//   ballarus-reconstruct gcda (--in-place | -o DIR) PROFILE...   (cmd_gcda.h)
 //
 // This file only wires the command line (CLI11) to the subcommands, one
 // file each (cmd_show.cc, cmd_verify.cc, cmd_merge.cc, cmd_stats.cc,
@@ -23,6 +24,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "reconstruct/cmd_gcda.h"
 #include "reconstruct/commands.h"
 
 namespace ballarus {
@@ -107,10 +109,14 @@ int Main(int argc, char** argv) {
       "function(s), executed or not");
   decode_opt->type_name("ID");
 
+  GcdaArgs gcda_args;
+  CLI::App* gcda = AddGcdaCommand(&app, &gcda_args);
+
   // CLI11 reports a stray word as "a subcommand is required"; name it.
   if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "show" &&
       std::string(argv[1]) != "verify" && std::string(argv[1]) != "merge" &&
-      std::string(argv[1]) != "stats" && std::string(argv[1]) != "paths") {
+      std::string(argv[1]) != "stats" && std::string(argv[1]) != "paths" &&
+      std::string(argv[1]) != "gcda") {
     std::fprintf(stderr, "%s: unknown subcommand '%s' (try --help)\n", kProg,
                  argv[1]);
     return 2;
@@ -137,6 +143,7 @@ int Main(int argc, char** argv) {
   if (*paths)
     return RunPaths(paths_path, paths_regex, paths_top, paths_json,
                     paths_decode, decode_opt->count() > 0);
+  if (*gcda) return RunGcda(gcda_args);
   return 2;
 }
 

@@ -1,0 +1,115 @@
+// cmd_gcda.cc — the `gcda` subcommand; see cmd_gcda.h.
+#include "reconstruct/cmd_gcda.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/gcda.h"
+#include "core/profile_reader.h"
+#include "reconstruct/gcda_export.h"
+
+namespace ballarus {
+namespace {
+
+constexpr const char* kProg = "ballarus-reconstruct";
+
+int Error(const std::string& line) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: %s\n", kProg, line.c_str());
+  return 2;
+}
+
+// Writes `bytes` to `path` atomically: PATH.tmp.PID, then rename.
+bool WriteAtomically(const std::string& path, const std::vector<uint8_t>& bytes,
+                     std::string* error) {
+  std::error_code ec;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  if (ec) {
+    *error = path + ": cannot create directory " + parent.string() + ": " +
+             ec.message();
+    return false;
+  }
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) {
+    *error = path + ": cannot write: " + std::strerror(errno);
+    return false;
+  }
+  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  if (std::fclose(f) != 0 || !ok) {
+    *error = path + ": cannot write: " + std::strerror(errno);
+    std::remove(tmp.c_str());
+    return false;
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    *error = path + ": cannot rename into place: " + std::strerror(errno);
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+CLI::App* AddGcdaCommand(CLI::App* app, GcdaArgs* args) {
+  CLI::App* gcda = app->add_subcommand(
+      "gcda",
+      "Write the .gcda files GCC's -fprofile-use reads, so the program is "
+      "optimised as with gcov's own profile.");
+  gcda->add_option("PROFILE", args->profiles,
+                   "profiles of one program (their counts are added)")
+      ->required();
+  CLI::Option* dir =
+      gcda->add_option("-o,--output-dir", args->dir,
+                       "write where gcc -fprofile-use=DIR looks "
+                       "(DIR/mangled-object-path.gcda)")
+          ->type_name("DIR");
+  CLI::Option* in_place = gcda->add_flag(
+      "--in-place", args->in_place,
+      "write where the instrumented compile's gcov would (beside each "
+      "object, or under its -fprofile-dir), for plain -fprofile-use");
+  dir->excludes(in_place);
+  in_place->excludes(dir);
+  return gcda;
+}
+
+int RunGcda(const GcdaArgs& args) {
+  if (!args.in_place && args.dir.empty())
+    return Error("gcda: give --in-place or -o DIR");
+  std::vector<std::unique_ptr<ProfileRecords>> read;
+  std::vector<GcdaInput> profiles;
+  for (const std::string& path : args.profiles) {
+    read.push_back(std::make_unique<ProfileRecords>());
+    std::string err;
+    if (!ReadProfile(path, read.back().get(), &err))
+      return Error(path + ": " + err);
+    profiles.push_back({path, read.back().get()});
+  }
+  GcdaExportOptions options;
+  if (!args.in_place) {
+    options.where = GcdaExportOptions::kDir;
+    options.dir = args.dir;
+  }
+  GcdaExport result;
+  std::string err;
+  if (!BuildGcdaFiles(profiles, options, &result, &err)) return Error(err);
+  for (const std::string& note : result.notes)
+    std::fprintf(stderr, "%s: note: %s\n", kProg, note.c_str());
+  for (const GcdaOutput& o : result.outputs) {
+    if (!WriteAtomically(o.path, EncodeGcda(o.file), &err)) return Error(err);
+    std::printf("%s: %zu functions, runs %u, sum_max %llu\n", o.path.c_str(),
+                o.file.functions.size(), o.file.runs,
+                static_cast<unsigned long long>(o.file.sum_max));
+  }
+  return 0;
+}
+
+}  // namespace ballarus
