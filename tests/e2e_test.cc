@@ -992,11 +992,13 @@ TEST(Determinism, IdenticalObjects) {
                              (cxx ? "ballarus-g++" : "ballarus-gcc")) +
                        " -fplugin-arg-ballarus-mode=" + mode +
                        " -frandom-seed=x " + opt + " -c " + s;
-      CommandResult a = harness::Run(cc + " -o a.o", dir);
-      CommandResult b = harness::Run(cc + " -o b.o", dir);
+      // Same output name both times: the metadata records the .gcda name
+      // GCC derives from it (plugin/gcov_arcs.h), as gcov's objects do.
+      CommandResult a = harness::Run(cc + " -o a.o && mv a.o first.o", dir);
+      CommandResult b = harness::Run(cc + " -o a.o", dir);
       ASSERT_EQ(a.status, 0) << a.err;
       ASSERT_EQ(b.status, 0) << b.err;
-      CommandResult cmp = harness::Run("cmp a.o b.o", dir);
+      CommandResult cmp = harness::Run("cmp first.o a.o", dir);
       EXPECT_EQ(cmp.status, 0) << s << " " << opt << " " << mode << ": "
                                << cmp.out;
     }
