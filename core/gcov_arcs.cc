@@ -186,7 +186,8 @@ bool DecodeGcovFunctionInfo(const std::vector<uint8_t>& bytes,
     *error = r.error();
     return false;
   }
-  if (info->flags & ~static_cast<uint32_t>(kGcovFunctionExternInline)) {
+  if (info->flags & ~static_cast<uint32_t>(kGcovFunctionExternInline |
+                                           kGcovFunctionThunk)) {
     *error = "gcov info: unknown flags " + std::to_string(info->flags);
     return false;
   }

@@ -82,6 +82,12 @@ enum GcovFunctionFlag : uint32_t {
   // (-ftest-coverage) leave such bodies out, and so do ballarus' (see
   // IsProfileUseOnly).
   kGcovFunctionExternInline = 1u << 0,
+  // A thunk, which -fprofile-arcs expands to GIMPLE and counts with one
+  // counter on the edge out of ENTRY (its call count); its .gcda record has
+  // lineno and cfg checksums 0 (profile.cc branch_prob (thunk = true)), and
+  // -fprofile-use reads that one count (read_thunk_profile).  ballarus
+  // expands and instruments it the same way.
+  kGcovFunctionThunk = 1u << 1,
 };
 
 // Per function (kGcovExtensionTag).

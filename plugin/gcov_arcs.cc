@@ -19,11 +19,14 @@
 //   * where the .gcda goes: coverage_init's da_file_name, recomputed from
 //     aux_base_name, the working directory, -fprofile-dir and
 //     -fprofile-prefix-path (core/gcda.h GcdaFileName);
-//   * functions gcov profiles that ballarus does not instrument (thunks,
-//     which tree_profiling expands and counts): listed, so the converter
-//     can say so.  Extern inline bodies, which gcov counts unless
-//     -ftest-coverage, ballarus instruments too, flagged
-//     kGcovFunctionExternInline (reports skip them).
+//   * the functions gcov profiles beyond ballarus' usual ones: extern
+//     inline bodies, which gcov counts unless -ftest-coverage, ballarus
+//     instruments too (flagged kGcovFunctionExternInline; reports skip
+//     them); thunks, which tree_profiling expands to GIMPLE and counts with
+//     one counter out of ENTRY, ballarus expands the same way
+//     (GcovExpandThunks) and instruments like any function, recording
+//     kGcovFunctionThunk and that edge.  Anything gcov would profile that
+//     still has no record is listed, so the converter can say so.
 //
 // One thing must be made equal first.  GCC gates its early function
 // splitting pass ("fnsplit", ipa-split.cc) off under -fprofile-arcs and
@@ -52,6 +55,10 @@
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
 
+// symtab-thunks.h (GCC 11+), whose own header needs symbol-summary.h's
+// templates; the one declaration used here.
+bool expand_thunk(cgraph_node*, bool, bool);
+
 namespace ballarus {
 namespace {
 
@@ -62,6 +69,8 @@ std::map<cgraph_node*, unsigned> g_idents;
 bool g_idents_ready = false;
 // Nodes GcovRecordFunction saw.
 std::set<cgraph_node*> g_recorded;
+// Thunks GcovExpandThunks expanded.
+std::set<cgraph_node*> g_thunks;
 
 void ComputeIdents() {
   // value-prof.cc init_node_map (true): every defined function with a
@@ -137,6 +146,25 @@ void GcovRegister(const char* plugin_name) {
   register_callback(plugin_name, PLUGIN_OVERRIDE_GATE, OverrideGate, NULL);
 }
 
+void GcovExpandThunks() {
+  // tree_profiling under -fprofile-arcs: "When generate profile, expand
+  // thunk to gimple so it can be instrumented same way as other
+  // functions" — the ones its filter keeps, variadic thunks excepted.
+  // Idents first: init_node_map numbers the nodes before any expansion.
+  if (!param_profile_func_internal_id && !g_idents_ready) ComputeIdents();
+  std::vector<cgraph_node*> thunks;
+  cgraph_node* n;
+  FOR_EACH_DEFINED_FUNCTION(n)
+    if (n->thunk && !GcovSkips(n)) thunks.push_back(n);
+  for (cgraph_node* t : thunks) {
+    expand_thunk(t, false, true);
+    g_thunks.insert(t);
+    if (dump_file)
+      fprintf(dump_file, "ballarus: thunk %s expanded, as -fprofile-arcs "
+              "does\n", IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(t->decl)));
+  }
+}
+
 void GcovCaptureEdgeKeys() {
   g_keys.clear();
   basic_block bb;
@@ -172,7 +200,15 @@ void GcovRecordFunction(Function* fn, const std::vector<edge>& gcc_edges) {
   info.ident = Ident(node, cfun);
   if (DECL_EXTERNAL(current_function_decl))
     info.flags |= kGcovFunctionExternInline;
-  info.counter_edges = GcovCounterEdges(*fn, keys);
+  if (g_thunks.count(node)) {
+    // branch_prob (thunk = true): every edge but ENTRY's ignored, no tree.
+    info.flags |= kGcovFunctionThunk;
+    for (size_t i = 0; i < fn->edges.size(); ++i)
+      if (fn->edges[i].src == kEntryBlock && !(fn->edges[i].flags & kEdgeFake))
+        info.counter_edges.push_back(static_cast<uint32_t>(i));
+  } else {
+    info.counter_edges = GcovCounterEdges(*fn, keys);
+  }
   fn->extensions.push_back(
       {kGcovExtensionTag, EncodeGcovFunctionInfo(info)});
   g_recorded.insert(node);
@@ -211,6 +247,7 @@ void GcovRecordUnit(TranslationUnit* tu) {
     m.why = n->thunk                ? "thunk"
             : DECL_EXTERNAL(n->decl) ? "extern inline body"
                                      : "not instrumented by ballarus";
+    if (g_thunks.count(n)) m.why = "expanded thunk, not instrumented";
     u.not_instrumented.push_back(m);
   }
   tu->functions.front().extensions.push_back(
@@ -223,6 +260,7 @@ void GcovRecordUnit(TranslationUnit* tu) {
               "does not\n", m.name.c_str(), m.why.c_str());
   }
   g_recorded.clear();
+  g_thunks.clear();
 }
 
 }  // namespace ballarus

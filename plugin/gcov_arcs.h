@@ -5,8 +5,10 @@
 // `ballarus-reconstruct gcda` can write the .gcda files -fprofile-use reads.
 //
 // GcovRegister, from plugin_init, makes the compile's early passes those
-// of a -fprofile-arcs compile where they differ (see gcov_arcs.cc).  Then
-// three calls, in the order the pass reaches them:
+// of a -fprofile-arcs compile where they differ (see gcov_arcs.cc).
+// GcovExpandThunks, first thing in the pass, expands the thunks
+// -fprofile-arcs would expand (and count).  Then three calls, in the order
+// the pass reaches them:
 //   GcovCaptureEdgeKeys   in the CFG preparation, just before
 //                         compact_blocks(): branch_prob sorts its edge list
 //                         (compare_freqs) before it renumbers the blocks, so
@@ -31,6 +33,7 @@ typedef struct edge_def* edge;
 namespace ballarus {
 
 void GcovRegister(const char* plugin_name);
+void GcovExpandThunks();
 void GcovCaptureEdgeKeys();
 void GcovRecordFunction(Function* fn, const std::vector<edge>& gcc_edges);
 void GcovRecordUnit(TranslationUnit* tu);

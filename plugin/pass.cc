@@ -132,6 +132,7 @@ std::string GetCwd() {
 }
 
 unsigned int ExecuteBallarus() {
+  ballarus::GcovExpandThunks();  // as -fprofile-arcs does, to count them
   const bool atomic = UseAtomic();
   ballarus::TranslationUnit tu;
   tu.source = main_input_filename ? main_input_filename : "";

@@ -162,8 +162,10 @@ bool BuildGcdaFiles(const std::vector<GcdaInput>& profiles,
       }
       GcdaFunction gf;
       gf.ident = u.fns[i].ident;
-      gf.lineno_checksum = f.lineno_checksum;
-      gf.cfg_checksum = f.cfg_checksum;
+      // A thunk's record has checksums 0 (branch_prob (thunk = true)).
+      const bool thunk = u.fns[i].flags & kGcovFunctionThunk;
+      gf.lineno_checksum = thunk ? 0 : f.lineno_checksum;
+      gf.cfg_checksum = thunk ? 0 : f.cfg_checksum;
       gf.arcs = u.arcs[i];
       g.functions.push_back(std::move(gf));
     }

@@ -20,7 +20,8 @@
 // DIR, which -fprofile-use=DIR reads), merged multi-run profiles (the
 // summary note), mode=path and mode=naive profiles, a source changed after
 // profiling (GCC's own -Wcoverage-mismatch diagnostics, as with gcov's
-// profile), and two builds of one TU given together (exit 2, one line).
+// profile), C++ thunks, and two builds of one TU given together (exit 2,
+// one line).
 //
 // One difference is expected, in the .gcda only (the objects must still be
 // identical): libgcov adds each run's largest counter of the *module*
@@ -481,6 +482,48 @@ TEST(Mismatch, ChangedSourceGetsGccsDiagnostics) {
   EXPECT_EQ(with_ours.status, with_gcov.status);
   EXPECT_EQ(with_ours.err, with_gcov.err);
   EXPECT_NE(Slurp(dir + "/loops.gcda"), gcov_gcda);  // ours was written
+}
+
+// C++ thunks (multiple inheritance): -fprofile-arcs expands and counts
+// them, -fprofile-use reads their one count; ballarus expands and counts
+// them too.
+TEST(Thunks, CountedAndConvertedLikeGcov) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/pgo-thunks";
+  harness::MakeFreshDir(dir);
+  harness::WriteFileOrDie(
+      dir + "/t.cc",
+      "#include <cstdio>\n"
+      "struct A { virtual int f() { return 1; } virtual ~A() {} };\n"
+      "struct B { virtual int g() { return 2; } virtual ~B() {} };\n"
+      "struct C : A, B { int g() override { return 3; } };\n"
+      "int main() {\n"
+      "  C c; B* b = &c; int s = 0;\n"
+      "  for (int i = 0; i < 1000; i++) s += b->g();\n"
+      "  std::printf(\"%d\\n\", s);\n"
+      "  return 0;\n"
+      "}\n");
+  auto ok = [&](const std::string& cmd, const std::vector<std::string>& env =
+                                             {}) {
+    CommandResult r = harness::Run(cmd, dir, env);
+    EXPECT_EQ(r.status, 0) << cmd << ": " << r.err;
+    return r;
+  };
+  ok("g++ -O2 -g -fprofile-arcs -c t.cc -o t.o && g++ -fprofile-arcs t.o -o t"
+     " && ./t && mv t.gcda gcov.gcda");
+  const std::string bxx = Quote(InstallPrefix() + "/bin/ballarus-g++");
+  ok(bxx + " -O2 -g -c t.cc -o t.o && " + bxx + " t.o -o t");
+  ok("./t", {"BALLARUS_PROFILE=" + dir + "/t.profile"});
+  CommandResult c =
+      ok(Quote(Reconstruct()) + " gcda --in-place t.profile");
+  EXPECT_EQ(c.err, "");  // no function left without a record
+  EXPECT_EQ(GcdaDiff(dir + "/t.gcda", dir + "/gcov.gcda"), "");
+  CommandResult ours = ok("g++ -O2 -g -fprofile-use -c t.cc -o t.o && "
+                          "mv t.o ours.o && cp gcov.gcda t.gcda");
+  CommandResult theirs = ok("g++ -O2 -g -fprofile-use -c t.cc -o t.o");
+  EXPECT_EQ(ours.err, theirs.err);
+  EXPECT_EQ(theirs.err, "");
+  EXPECT_EQ(Slurp(dir + "/t.o"), Slurp(dir + "/ours.o"));
 }
 
 // Two different builds of one TU cannot share a .gcda: exit 2, one line.
