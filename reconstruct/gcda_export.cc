@@ -185,6 +185,7 @@ bool BuildGcdaFiles(const std::vector<GcdaInput>& profiles,
             [](const GcdaOutput& a, const GcdaOutput& b) {
               return a.path < b.path;
             });
+  std::sort(out->notes.begin(), out->notes.end());
   return true;
 }
 

@@ -60,7 +60,8 @@ struct GcdaOutput {
 
 struct GcdaExport {
   std::vector<GcdaOutput> outputs;  // sorted by path
-  // One line each, e.g. "a.c: function 'f': ...; left out of a.gcda".
+  // One line each, e.g. "a.c: function 'f': ...; left out of a.gcda";
+  // sorted.
   std::vector<std::string> notes;
 };
 
