@@ -7,6 +7,9 @@
 #
 #   bash bench/pgo.sh [--quick] [--programs LIST] [--runs N] [--cpu N]
 #                     [--out DIR] [--cache DIR] [--work DIR] [--prefix DIR]
+#   bash bench/pgo.sh --report-only --runs N [--out DIR]   (redraw OUT/pgo.md
+#                     from OUT/raw, e.g. after concatenating two runs' raw
+#                     files)
 #
 # Per program (default lua,sqlite3,bzip2; the programs, their sources,
 # builds and workloads are bench/run.sh's, bench/lib/programs.sh):
@@ -46,11 +49,12 @@ say() { printf '[pgo] %s\n' "$*" >&2; }
 die() { printf '%s: error: %s\n' "$prog" "$*" >&2; exit 1; }
 usage_die() { printf '%s: %s (try --help)\n' "$prog" "$*" >&2; exit 2; }
 
-quick=0 programs='' runs='' cpu='' out='' cache='' work='' prefix=''
+quick=0 programs='' runs='' cpu='' out='' cache='' work='' prefix='' report_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --help|-h) sed -n '2,42p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --help|-h) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --quick) quick=1 ;;
+    --report-only) report_only=1 ;;
     --programs|--runs|--cpu|--out|--cache|--work|--prefix)
       [ $# -ge 2 ] || usage_die "$1 needs a value"
       case "$1" in
@@ -88,6 +92,46 @@ work=$(absolute "$work")
 for d in "$cache" "$out" "$work" "$prefix" "$here"; do
   case "$d" in *[[:space:],]*) die "paths with spaces or commas are not supported: '$d'" ;; esac
 done
+
+# report: OUT/pgo.md (also on stdout) from OUT/raw.
+report() {
+  awk -F'\t' -v runs="$runs" '
+    FNR == 1 { next }
+    FILENAME ~ /objects/ {
+      if ($2 == "gcov-vs-ballarus") { objs[$1] = $4 "/" $3; diag[$1] = $5 }
+      else merged[$1] = ($3 - $4) "/" $3
+      next
+    }
+    { t[$1, $2, $3] = $4; if (!($1 in seen)) { seen[$1] = 1; order[++np] = $1 } }
+    function sortn(a, n,   i, j, x) { for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j+1] = a[j]; a[j+1] = x } }
+    function stat(p, v,   r, n, a, s, med) {
+      n = 0
+      for (r = 1; r <= runs; r++) if ((p, r, v) in t && (p, r, "plain") in t) a[++n] = t[p, r, "plain"] / t[p, r, v]
+      if (n == 0) return "-"
+      sortn(a, n)
+      med = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+      return sprintf("%.3f [%.3f–%.3f]", med, a[1], a[n])
+    }
+    function secs(p, v,   r, n, a) {
+      n = 0
+      for (r = 1; r <= runs; r++) if ((p, r, v) in t) a[++n] = t[p, r, v]
+      sortn(a, n)
+      return sprintf("%.3f", ((n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2) / 1e6)
+    }
+    END {
+      print "## PGO: speedup of gcc -O2 -fprofile-use over plain gcc -O2"
+      print ""
+      print "Median [min–max] over " runs " interleaved round(s) of plain time / variant time, pinned to one CPU (bench/pgo.sh)."
+      print ""
+      print "| program | plain (s) | PGO from gcov | PGO from ballarus edge | PGO from ballarus, merged profile | objects identical, gcov vs ballarus profile | diagnostics | objects changed by merging |"
+      print "|---|---:|---:|---:|---:|---:|---|---:|"
+      for (i = 1; i <= np; i++) {
+        p = order[i]
+        print "| " p " | " secs(p, "plain") " | " stat(p, "pgo-gcov") " | " stat(p, "pgo-ballarus") " | " stat(p, "pgo-ballarus-merged") " | " objs[p] " | " diag[p] " | " merged[p] " |"
+      }
+    }' "$out/raw/pgo-objects.tsv" "$out/raw/pgo-runs.tsv" | tee "$out/pgo.md"
+}
+if [ "$report_only" = 1 ]; then report; exit 0; fi
 
 # shellcheck source=bench/lib/programs.sh
 . "$here/lib/programs.sh"
@@ -132,7 +176,7 @@ run_workload() {
 same_outputs() {  # same_outputs PROG DIR: DIR's outputs equal plain's
   local f
   for f in $("outputs_$1"); do
-    cmp -s "$work/$1/out-plain/$f" "$2/$f" || die "$1: $2/$f differs from the plain build's output"
+    cmp -s "$P/out-plain/$f" "$2/$f" || die "$1: $2/$f differs from the plain build's output"
   done
 }
 clean_objects() { find "$1" \( -name '*.o' -o -name '*.a' \) -delete; rm -f "$1/exe"; }
@@ -151,7 +195,7 @@ diagnostics() { grep -E 'warning|error' "$1" | sed "s|$2||g" || true; }
 
 for p in "${PROGS[@]}"; do
   "prepare_$p"
-  P=$work/$p
+  P=$work/pgo-$p  # ($work/$p holds prepare_$p's inputs)
   rm -rf "$P" && mkdir -p "$P"
   say "$p: plain build"
   build_logged "$p" "$P/plain" gcc "$P/plain.log"
@@ -230,41 +274,7 @@ done
   echo "rounds: $runs; programs: $programs; sources: ${SRC_VERSIONS:-bundled}"
 } >"$out/machine.txt"
 
-awk -F'\t' -v runs="$runs" '
-  FNR == 1 { next }
-  FILENAME ~ /objects/ {
-    if ($2 == "gcov-vs-ballarus") { objs[$1] = $4 "/" $3; diag[$1] = $5 }
-    else merged[$1] = ($3 - $4) "/" $3
-    next
-  }
-  { t[$1, $2, $3] = $4; if (!($1 in seen)) { seen[$1] = 1; order[++np] = $1 } }
-  function sortn(a, n,   i, j, x) { for (i = 2; i <= n; i++) { x = a[i]; for (j = i - 1; j >= 1 && a[j] > x; j--) a[j+1] = a[j]; a[j+1] = x } }
-  function stat(p, v,   r, n, a, s, med) {
-    n = 0
-    for (r = 1; r <= runs; r++) if ((p, r, v) in t && (p, r, "plain") in t) a[++n] = t[p, r, "plain"] / t[p, r, v]
-    if (n == 0) return "-"
-    sortn(a, n)
-    med = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-    return sprintf("%.3f [%.3f–%.3f]", med, a[1], a[n])
-  }
-  function secs(p, v,   r, n, a) {
-    n = 0
-    for (r = 1; r <= runs; r++) if ((p, r, v) in t) a[++n] = t[p, r, v]
-    sortn(a, n)
-    return sprintf("%.3f", ((n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2) / 1e6)
-  }
-  END {
-    print "## PGO: speedup of gcc -O2 -fprofile-use over plain gcc -O2"
-    print ""
-    print "Median [min–max] over " runs " interleaved round(s) of plain time / variant time, pinned to one CPU (bench/pgo.sh)."
-    print ""
-    print "| program | plain (s) | PGO from gcov | PGO from ballarus edge | PGO from ballarus, merged profile | objects identical, gcov vs ballarus profile | diagnostics | objects changed by merging |"
-    print "|---|---:|---:|---:|---:|---:|---|---:|"
-    for (i = 1; i <= np; i++) {
-      p = order[i]
-      print "| " p " | " secs(p, "plain") " | " stat(p, "pgo-gcov") " | " stat(p, "pgo-ballarus") " | " stat(p, "pgo-ballarus-merged") " | " objs[p] " | " diag[p] " | " merged[p] " |"
-    }
-  }' "$out/raw/pgo-objects.tsv" "$out/raw/pgo-runs.tsv" | tee "$out/pgo.md"
+report
 
 # Any pair of -fprofile-use builds that differ is a failure of the run.
 awk -F'\t' 'NR > 1 && $2 == "gcov-vs-ballarus" && ($3 != $4 || $5 != "same") { bad = 1; print "'"$prog"': " $1 ": " $4 "/" $3 " objects identical, diagnostics " $5 > "/dev/stderr" } END { exit bad }' \
