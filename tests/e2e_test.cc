@@ -203,7 +203,12 @@ Outcome BuildAndRun(const Program& p, const BuildOptions& o,
   out.build = harness::BuildProgram(p, o, root + "/" + KindName(o.kind));
   out.run_dir = root + "/run-" + KindName(o.kind);
   harness::MakeFreshDir(out.run_dir);
-  if (out.build.ok) out.run = harness::Run(Quote(out.build.exe), out.run_dir);
+  // Every TU pooled into one file in the run directory (ballarus-reconstruct
+  // reads one profile; by default each object's profile lies beside it).
+  if (out.build.ok)
+    out.run = harness::Run(Quote(out.build.exe), out.run_dir,
+                           {"BALLARUS_PROFILE=" + out.run_dir +
+                            "/ballarus.profile"});
   return out;
 }
 
@@ -939,11 +944,12 @@ TEST(Abort, PathsCutShortAreCounted) {
         dir);
     ASSERT_EQ(c.status, 0) << ctx << ": " << c.err;
     harness::Run("rm -f ballarus.profile", dir);
-    CommandResult r = harness::Run("./ab", dir);
+    const std::string pool = "BALLARUS_PROFILE=" + dir + "/ballarus.profile";
+    CommandResult r = harness::Run("./ab", dir, {pool});
     EXPECT_EQ(r.status, 128 + 6) << ctx;
     EXPECT_NE(access((dir + "/ballarus.profile").c_str(), F_OK), 0)
         << ctx << ": a profile without BALLARUS_DUMP_ON_ABORT";
-    r = harness::Run("./ab", dir, {"BALLARUS_DUMP_ON_ABORT=1"});
+    r = harness::Run("./ab", dir, {pool, "BALLARUS_DUMP_ON_ABORT=1"});
     EXPECT_EQ(r.status, 128 + 6) << ctx;
     CommandResult v = harness::Run(Quote(Reconstruct()) +
                                        " verify ballarus.profile", dir);
@@ -992,8 +998,10 @@ TEST(Determinism, IdenticalObjects) {
                              (cxx ? "ballarus-g++" : "ballarus-gcc")) +
                        " -fplugin-arg-ballarus-mode=" + mode +
                        " -frandom-seed=x " + opt + " -c " + s;
-      CommandResult a = harness::Run(cc + " -o a.o", dir);
-      CommandResult b = harness::Run(cc + " -o b.o", dir);
+      // One output name: the object's name is part of its metadata (its
+      // profile lives beside it), so a.o and b.o would differ there.
+      CommandResult a = harness::Run(cc + " -o x.o && mv x.o a.o", dir);
+      CommandResult b = harness::Run(cc + " -o x.o && mv x.o b.o", dir);
       ASSERT_EQ(a.status, 0) << a.err;
       ASSERT_EQ(b.status, 0) << b.err;
       CommandResult cmp = harness::Run("cmp a.o b.o", dir);
