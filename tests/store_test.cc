@@ -57,6 +57,13 @@ std::string InstallPrefix() {
   static std::string prefix;
   static std::string failure;
   std::call_once(once, [] {
+    // BALLARUS_STORE_TEST_PREFIX=DIR: test an already installed prefix
+    // instead (e.g. an older ballarus, to see these tests fail there).
+    const char* given = getenv("BALLARUS_STORE_TEST_PREFIX");
+    if (given != nullptr && *given != '\0') {
+      prefix = given;
+      return;
+    }
     std::string installer;
     for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
       const char* d = getenv(var);
@@ -97,10 +104,12 @@ std::string Fresh(const std::string& name) {
   return dir;
 }
 
-// Runs a shell script in `dir`; fails the test on a non-zero status.
+// Runs a shell script in `dir`; fails the test on a non-zero status.  (In
+// braces: harness::Run prefixes `cd DIR &&`, which a script starting with
+// `cmd &` would otherwise send to the background with it.)
 CommandResult Sh(const std::string& script, const std::string& dir,
                  const std::vector<std::string>& env = {}) {
-  CommandResult r = harness::Run(script, dir, env);
+  CommandResult r = harness::Run("{\n" + script + "\n}", dir, env);
   EXPECT_EQ(r.status, 0) << script << "\nstdout: " << r.out
                          << "\nstderr: " << r.err;
   return r;
@@ -227,8 +236,8 @@ TEST(Store, ProfilesAreNamedLikeGcovsDataFiles) {
       "obj/a.o && $CC -fprofile-dir=$R/pd -c $R/src/b.c -o $R/obj/b.o && "
       "$CC -o prog obj/a.o obj/b.o",
       "$CC -fprofile-dir=pd -o prog src/a.c src/b.c",
-      "$CC -dumpdir dd/ -c src/a.c -o obj/a.o && $CC -c src/b.c -o obj/b.o "
-      "&& $CC -o prog obj/a.o obj/b.o",
+      "mkdir dd && $CC -dumpdir dd/ -c src/a.c -o obj/a.o && rm -rf dd && "
+      "$CC -c src/b.c -o obj/b.o && $CC -o prog obj/a.o obj/b.o",
       "cat src/a.c | $CC -x c -c - -o obj/a.o && $CC -c src/b.c -o obj/b.o "
       "&& $CC -o prog obj/a.o obj/b.o",
   };
@@ -241,7 +250,7 @@ TEST(Store, ProfilesAreNamedLikeGcovsDataFiles) {
       Write(root + "/src/b.c", b);
       const std::string cc = std::string(kind) == "gcov"
                                  ? "gcc --coverage"
-                                 : Bgcc();
+                                 : InstallPrefix() + "/bin/ballarus-gcc";
       CommandResult r = Sh("export R=$PWD CC=" + Quote(cc) + "; " + c +
                                " && ./prog",
                            root);
@@ -418,7 +427,7 @@ TEST(Store, StaticAndPicObjectsOfOneSourceAreTwoTus) {
          " -o prog_shared main.o -L. -lutil -Wl,-rpath,$PWD",
      root);
   CommandResult r = Sh("./prog_static && ./prog_shared a b", root);
-  EXPECT_EQ(r.out, "15\n63\n");
+  EXPECT_EQ(r.out, "6\n77\n");
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(Matching(Files(root), ".bprof"),
             (std::vector<std::string>{"main.bprof", "objs/util.bprof",
@@ -588,10 +597,10 @@ TEST(Store, PlantedTemporaryAndLockNamesAreNeverFollowed) {
   // The lock file name of the old runtime and this process's first
   // temporary names, as symbolic links ($$ is the pid prog execs into).
   const std::string plant =
-      "ln -s other/created-through-lock pool.profile.lock; "
-      "ln -s other/created-through-lock a.bprof.lock; "
-      "for n in 1 2 3; do ln -s other/victim pool.profile.tmp.$$.$n; "
-      "ln -s other/victim a.bprof.tmp.$$.$n; done; ";
+      "ln -sf other/created-through-lock pool.profile.lock; "
+      "ln -sf other/created-through-lock a.bprof.lock; "
+      "for n in 1 2 3; do ln -sf other/victim pool.profile.tmp.$$.$n; "
+      "ln -sf other/victim a.bprof.tmp.$$.$n; done; ";
   CommandResult r = Sh("sh -c " + Quote(plant + "exec ./prog"), root);
   EXPECT_EQ(r.err, "");
   r = Sh("sh -c " + Quote(plant + "exec ./prog"), root,
@@ -685,7 +694,9 @@ TEST(Store, AStoppedLockHolderDelaysTheNextRunOnlyUpToTheTimeout) {
       "fcntl.flock(fd, fcntl.LOCK_EX)\n"
       "open(sys.argv[1] + \"/locked\", \"w\").close()\n"
       "time.sleep(600)' \"$PWD\" & holder=$!\n"
-      "while [ ! -e locked ]; do sleep 0.05; done; rm locked\n"
+      "i=0; while [ ! -e locked ]; do sleep 0.05; i=$((i + 1));\n"
+      "  if [ $i -gt 200 ]; then echo 'the holder did not lock' >&2;\n"
+      "    kill $holder; exit 1; fi; done; rm locked\n"
       "kill -STOP $holder\n"
       "start=$(date +%s%N)\n"
       "st=0; BALLARUS_LOCK_TIMEOUT=2 ./prog >run.out 2>run.err || st=$?\n"
