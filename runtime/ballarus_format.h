@@ -8,9 +8,12 @@
       object file (read-only data).  It starts with the fixed header
       `ballarus_meta_header` below; the body after the header is an encoded
       description of the functions (see core/metadata.h, which owns the body
-      encoding).  The runtime treats the body as opaque bytes: it only reads
-      the header to learn the blob's size, its stamp and how many counters the
-      TU owns.
+      encoding), starting with a *names block* of plain C strings (profile
+      path, object, source, compilation directory).  The runtime treats the
+      rest of the body as opaque bytes: it reads the header to learn the
+      blob's size, its stamp, its identity and how many counters the TU owns,
+      and the names block to learn where the TU's profile lives and what to
+      call it in messages.
 
    2. The *profile file* written by the runtime and read/merged by
       ballarus-reconstruct.  It is self-contained: it carries every TU's

@@ -1001,7 +1001,7 @@ static int lock_dir(int dfd, char *why, size_t len) {
     if ((double)us > left * 1e6) us = (long)(left * 1e6) + 1;
     struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
     nanosleep(&ts, NULL);
-    if (pause_us < 20000) pause_us *= 2;
+    pause_us = pause_us * 2 > 20000 ? 20000 : pause_us * 2;
   }
 }
 
