@@ -7,9 +7,10 @@
 #                       [--out FILE]
 #
 # (a) N processes (default 1000, P at a time, default 4) of the bundled
-#     bench/quick/quick.c (one translation unit, a few milliseconds each)
-#     write into one profile: the default place (quick.bprof beside the
-#     object), and one file pooled with BALLARUS_PROFILE.  Checks that the
+#     bench/store/procs.c (one translation unit, about a millisecond of
+#     branchy work each) write into one profile: the default place
+#     (procs.bprof beside the object), and one file pooled with
+#     BALLARUS_PROFILE.  Checks that the
 #     profile counts exactly N runs of every function, and reports the CPU
 #     time of all N processes (user + system, children's rusage) for: the
 #     plain build, gcov (-fprofile-arcs, one .gcda), ballarus with
@@ -109,7 +110,7 @@ results=$work/results.md
 } >"$results"
 
 # ------------------------------------------------------------------ (a)
-say "(a) $procs processes of quick.c into one profile, $parallel at a time"
+say "(a) $procs processes of procs.c into one profile, $parallel at a time"
 A=$work/procs
 rm -rf "$A" && mkdir -p "$A"/{plain,gcov,ballarus,pool,off}
 for v in plain gcov ballarus pool off; do
@@ -118,10 +119,10 @@ for v in plain gcov ballarus pool off; do
     gcov) cc="gcc -O2 -fprofile-arcs" ;;
     *) cc="$BGCC -O2" ;;
   esac
-  (cd "$A/$v" && $cc -c "$here/quick/quick.c" -o quick.o && $cc -o quick quick.o) \
+  (cd "$A/$v" && $cc -c "$here/store/procs.c" -o procs.o && $cc -o procs procs.o) \
     || die "(a) building $v failed"
 done
-expected=$("$A/plain/quick" 1)
+expected=$("$A/plain/procs")
 declare -A ACPU AWALL
 for v in plain gcov off ballarus pool; do
   env_=(env -u BALLARUS_PROFILE)
@@ -129,14 +130,14 @@ for v in plain gcov off ballarus pool; do
     off) env_=(env BALLARUS_PROFILE=/dev/null) ;;
     pool) env_=(env BALLARUS_PROFILE="$A/pool/pool.profile") ;;
   esac
-  [ "$("${env_[@]}" "$A/$v/quick" 1)" = "$expected" ] || die "(a) $v: output differs from plain"
+  [ "$("${env_[@]}" "$A/$v/procs")" = "$expected" ] || die "(a) $v: output differs from plain"
   rm -f "$A/$v"/*.gcda "$A/$v"/*.bprof "$A/$v"/*.profile
-  read -r c w f < <("${env_[@]}" python3 "$PY" "$parallel" "$procs" "$A/$v/quick" 1)
+  read -r c w f < <("${env_[@]}" python3 "$PY" "$parallel" "$procs" "$A/$v/procs")
   [ "$f" = 0 ] || die "(a) $v: $f processes failed"
   ACPU[$v]=$c AWALL[$v]=$w
   say "  $v: cpu ${c}s wall ${w}s"
 done
-# Exact counts: every function of quick.c ran in all N processes.
+# Exact counts: every function of procs.c ran in all N processes.
 check_runs() {
   local prof=$1
   "$RECON" show --json "$prof" >"$A/show.json" || die "(a) $prof does not load"
@@ -148,7 +149,7 @@ assert doc["runs"] == n, ("runs", doc["runs"])
 assert counts["main"] == n, ("main", counts["main"])
 EOF
 }
-check_runs "$A/ballarus/quick.bprof"
+check_runs "$A/ballarus/procs.bprof"
 check_runs "$A/pool/pool.profile"
 # The same counts as one process with all the work: every count is N times
 # a single run's.
@@ -161,7 +162,7 @@ def counts(p):
 many = counts(os.path.join(a, "pool", "pool.profile"))
 single = os.path.join(a, "single.profile")
 if os.path.exists(single): os.remove(single)
-subprocess.check_call([os.path.join(a, "ballarus", "quick"), "1"], stdout=subprocess.DEVNULL,
+subprocess.check_call([os.path.join(a, "ballarus", "procs")], stdout=subprocess.DEVNULL,
                       env=dict(os.environ, BALLARUS_PROFILE=single))
 one = counts(single)
 bad = [k for k in one if one[k] is not None and many[k] != n * one[k]]
@@ -174,14 +175,14 @@ per_gcov=$(python3 -c "print('%.3f' % ((${ACPU[gcov]} - ${ACPU[plain]}) * 1000 /
 {
   echo "## (a) $procs processes into one profile ($parallel at a time)"
   echo
-  echo "bench/quick/quick.c (one TU), \`quick 1\` per process; CPU = user + system of all processes."
+  echo "bench/store/procs.c (one TU), one \`procs\` per process; CPU = user + system of all processes."
   echo
   echo "| build | CPU s | wall s | profile |"
   echo "|---|---:|---:|---|"
   echo "| plain gcc -O2 | ${ACPU[plain]} | ${AWALL[plain]} | — |"
-  echo "| gcov -fprofile-arcs | ${ACPU[gcov]} | ${AWALL[gcov]} | quick.gcda |"
+  echo "| gcov -fprofile-arcs | ${ACPU[gcov]} | ${AWALL[gcov]} | procs.gcda |"
   echo "| ballarus, BALLARUS_PROFILE=/dev/null (counts, never dumps) | ${ACPU[off]} | ${AWALL[off]} | none |"
-  echo "| ballarus, default (quick.bprof beside quick.o) | ${ACPU[ballarus]} | ${AWALL[ballarus]} | $(stat -c %s "$A/ballarus/quick.bprof") bytes |"
+  echo "| ballarus, default (procs.bprof beside procs.o) | ${ACPU[ballarus]} | ${AWALL[ballarus]} | $(stat -c %s "$A/ballarus/procs.bprof") bytes |"
   echo "| ballarus, BALLARUS_PROFILE=pool.profile | ${ACPU[pool]} | ${AWALL[pool]} | $(stat -c %s "$A/pool/pool.profile") bytes |"
   echo
   echo "Counts exact: runs = main's count = $procs in both profiles, every edge count $procs times one run's."

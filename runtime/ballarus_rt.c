@@ -60,7 +60,9 @@
    ballarus_profile_update: equal builds added, an earlier build of the same
    object replaced — silently, or one line with BALLARUS_VERBOSE); the result
    is written to a temporary file (O_CREAT|O_EXCL|O_NOFOLLOW, gcov's mode
-   0666 & ~umask, or the existing profile's mode) and renamed over FILE.
+   0666 & ~umask, or the existing profile's mode) and exchanged with FILE
+   (renameat2 RENAME_EXCHANGE, then the old content unlinked: atomic like a
+   rename over it, without ext4's flush of the new file on such a rename).
    The counters read are subtracted from the live counters (atomic
    fetch-sub) only after their file was written (or written beside), so
    increments made during the dump are kept for the next one, and a failed
@@ -891,7 +893,8 @@ static void dump_file(int dfd, fgroup *g, int at_exit) {
     report_failure(g, why, at_exit);
     return;
   }
-  if (ballarus_profile_write_at(dfd, g->name, &old, mode, 0, err,
+  if (ballarus_profile_write_at(dfd, g->name, &old, mode,
+                                BALLARUS_WRITE_EXCHANGE, err,
                                 sizeof err) != 0) {
     snprintf(why, sizeof why, "cannot write (%s)", err);
     report_failure(g, why, at_exit);

@@ -607,10 +607,24 @@ int ballarus_profile_write_at(int dirfd, const char *name,
   }
   if (close(fd) != 0 && rc == 0)
     rc = fail(err, errlen, "cannot close %s: %s", tmp, strerror(errno));
-  if (rc == 0 && renameat(dirfd, tmp, dirfd, name) != 0)
+  int exchanged = 0;
+  if (rc == 0 && (flags & BALLARUS_WRITE_EXCHANGE)) {
+    /* Swap the two names atomically, then remove the old content, now
+       under the temporary name.  On ext4, rename() over an existing file
+       makes the kernel start writing the new file out first
+       (auto_da_alloc), which cost 0.2 to 3 ms per profile here; an
+       exchange does not.  Not possible when `name` does not exist yet
+       (ENOENT) or the file system lacks it (EINVAL): plain rename.  */
+    if (renameat2(dirfd, tmp, dirfd, name, RENAME_EXCHANGE) == 0)
+      exchanged = 1;
+    else if (errno != ENOENT && errno != EINVAL && errno != ENOSYS)
+      rc = fail(err, errlen, "cannot rename %s to %s: %s", tmp, name,
+                strerror(errno));
+  }
+  if (rc == 0 && !exchanged && renameat(dirfd, tmp, dirfd, name) != 0)
     rc = fail(err, errlen, "cannot rename %s to %s: %s", tmp, name,
               strerror(errno));
-  if (rc != 0) unlinkat(dirfd, tmp, 0);
+  if (rc != 0 || exchanged) unlinkat(dirfd, tmp, 0);
   free(tmp);
   free(buf);
   return rc;

@@ -73,12 +73,18 @@ int ballarus_profile_serialize(const ballarus_profile *p, unsigned char **buf,
 
 /* ballarus_profile_write_at flags.  */
 #define BALLARUS_WRITE_FSYNC 1u /* fsync the file before the rename */
+#define BALLARUS_WRITE_EXCHANGE 2u /* replace an existing file by
+                                      renameat2(RENAME_EXCHANGE) and unlink
+                                      (cheaper than rename on ext4) */
 
 /* Writes file `name` in the directory open as `dirfd` (or AT_FDCWD)
    atomically: a temporary file beside it, created with O_CREAT | O_EXCL |
    O_NOFOLLOW and mode 0666 & ~umask (gcov's), set to `mode` first when
-   mode >= 0, written, then renamed over `name`.  Never follows a symbolic
-   link; on failure nothing is left behind and `name` is untouched.  */
+   mode >= 0, written, then renamed over `name` (with
+   BALLARUS_WRITE_EXCHANGE: exchanged with it, and the old content
+   unlinked; readers see the old file or the new one either way).  Never
+   follows a symbolic link; on failure nothing is left behind and `name` is
+   untouched.  */
 int ballarus_profile_write_at(int dirfd, const char *name,
                               const ballarus_profile *p, int mode,
                               unsigned flags, char *err, size_t errlen);

@@ -696,6 +696,29 @@ TEST(ProfileIo, WriteAtNeverFollowsASymlinkAndGivesGcovsMode) {
       << err;
   EXPECT_EQ(Bytes(q), Bytes(p));
   ballarus_profile_free(&q);
+  // Replacing by exchange: a new name, then an existing one; only the
+  // profiles (and the planted links) remain.
+  p.records[0].counters[0] = 77;
+  for (const char* name : {"r", "p"})
+    ASSERT_EQ(ballarus_profile_write_at(dfd, name, &p, -1,
+                                        BALLARUS_WRITE_EXCHANGE, err,
+                                        sizeof err),
+              0)
+        << err;
+  for (const char* name : {"r", "p"}) {
+    ASSERT_EQ(ballarus_profile_read_file((dir + "/" + name).c_str(), &q, err,
+                                         sizeof err),
+              0)
+        << err;
+    EXPECT_EQ(Find(q, StampOf(kA))->counters[0], 77u);
+    ballarus_profile_free(&q);
+  }
+  FILE* ls = popen(("ls '" + dir + "' | grep -v tmp").c_str(), "r");
+  char line[256];
+  std::string names;
+  while (fgets(line, sizeof line, ls)) names += line;
+  pclose(ls);
+  EXPECT_EQ(names, "p\nq\nr\nvictim\n");
   ballarus_profile_free(&p);
   close(dfd);
 }
