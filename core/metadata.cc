@@ -4,12 +4,12 @@
 // verbatim into the profile; ballarus-reconstruct decodes it.  The header is
 // the fixed struct of runtime/ballarus_format.h; this file owns the body.
 //
-// Body grammar, version 1 (BALLARUS_META_VERSION).  `u` is an unsigned
+// Body grammar, version 2 (BALLARUS_META_VERSION).  `u` is an unsigned
 // LEB128 varint in its shortest form (at most 10 bytes, value < 2^64; fields
 // documented as u32 must be < 2^32); `str` is `u length` then that many raw
 // bytes (no terminator); `[x]` is `u count` then count x's.
 //
-//   body      := str source  str cwd  str compiler
+//   body      := names  str compiler
 //                u flags                  (== header.flags)
 //                u n_counters             (== header.n_counters)
 //                [str] files
@@ -24,9 +24,17 @@
 //   location  := u32 file  u32 line
 //   edge      := u32 src  u32 dst  u32 flags  u counter_plus_1  (0 = none)
 //   extension := u32 tag  str bytes
+//   names     := cstr profile  cstr object  cstr source  cstr cwd
+//                (header.names_size bytes; cstr = the bytes, then a NUL,
+//                none inside: the runtime reads this block without
+//                decoding varints, see ballarus_meta_names in
+//                runtime/ballarus_format.h)
 //
 // Header fields: stamp = ballarus_hash64(body), identity =
-// ballarus_hash64(cwd + '\0' + source), size = header + body, reserved = 0.
+// ballarus_tu_identity(profile, cwd, source) (the profile path's hash, or
+// for a TU without one the hash of cwd + '\0' + source), size = header +
+// body, names_size = the names block's size.  profile and object are "" or
+// absolute paths.
 // flags and n_counters appear in both header and body so that a corrupted
 // header field is detected rather than silently believed.
 //
@@ -100,7 +108,7 @@ constexpr size_t kOffSize = 24;
 constexpr size_t kOffNCounters = 32;
 constexpr size_t kOffIdentity = 40;
 constexpr size_t kOffFlags = 48;
-constexpr size_t kOffReserved = 52;
+constexpr size_t kOffNamesSize = 52;
 static_assert(sizeof(ballarus_meta_header) == BALLARUS_META_HEADER_SIZE,
               "header layout");
 
@@ -340,18 +348,22 @@ bool DecodeFunction(Reader* r, const TranslationUnit& tu,
 
 }  // namespace
 
-uint64_t TuIdentity(const std::string& cwd, const std::string& source) {
-  uint64_t h = ballarus_hash64_update(BALLARUS_HASH_INIT, cwd.data(),
-                                      cwd.size());
-  const char nul = '\0';
-  h = ballarus_hash64_update(h, &nul, 1);
-  return ballarus_hash64_update(h, source.data(), source.size());
+// A names-block string: up to its first NUL (paths never hold one).
+std::string CStr(const std::string& s) { return s.substr(0, s.find('\0')); }
+
+uint64_t TuIdentity(const TranslationUnit& tu) {
+  return ballarus_tu_identity(CStr(tu.profile).c_str(), CStr(tu.cwd).c_str(),
+                              CStr(tu.source).c_str());
 }
 
 std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu) {
   std::vector<uint8_t> out(BALLARUS_META_HEADER_SIZE, 0);
-  PutStr(&out, tu.source);
-  PutStr(&out, tu.cwd);
+  for (const std::string* n : {&tu.profile, &tu.object, &tu.source, &tu.cwd}) {
+    const std::string c = CStr(*n);
+    out.insert(out.end(), c.begin(), c.end());
+    out.push_back(0);
+  }
+  const size_t names_size = out.size() - BALLARUS_META_HEADER_SIZE;
   PutStr(&out, tu.compiler);
   PutU(&out, tu.flags);
   PutU(&out, tu.n_counters);
@@ -399,9 +411,9 @@ std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu) {
         8);
   PutLE(h + kOffSize, out.size(), 8);
   PutLE(h + kOffNCounters, tu.n_counters, 8);
-  PutLE(h + kOffIdentity, TuIdentity(tu.cwd, tu.source), 8);
+  PutLE(h + kOffIdentity, TuIdentity(tu), 8);
   PutLE(h + kOffFlags, tu.flags, 4);
-  PutLE(h + kOffReserved, 0, 4);
+  PutLE(h + kOffNamesSize, names_size, 4);
   return out;
 }
 
@@ -504,21 +516,32 @@ DecodeResult DecodeMetadata(const uint8_t* data, size_t size,
                                " trailing bytes after the " +
                                std::to_string(blob_size) +
                                "-byte metadata blob");
-  const uint64_t reserved = GetLE(data + kOffReserved, 4);
-  if (reserved != 0)
-    return fail(kOffReserved, "reserved header field is " +
-                                  std::to_string(reserved) + ", expected 0");
+  ballarus_meta_names names;
+  if (ballarus_meta_get_names(data, size, &names) != 0)
+    return fail(kOffNamesSize,
+                "names block of " + std::to_string(GetLE(data + kOffNamesSize, 4)) +
+                    " bytes is not four NUL-terminated names within the blob");
+  for (const char* n : {names.profile, names.object})
+    if (n[0] != '\0' && n[0] != '/')
+      return fail(BALLARUS_META_HEADER_SIZE +
+                      static_cast<size_t>(n - reinterpret_cast<const char*>(
+                                                  data + BALLARUS_META_HEADER_SIZE)),
+                  std::string("profile and object names must be absolute: '") +
+                      n + "'");
   const uint64_t header_flags = GetLE(data + kOffFlags, 4);
   if (header_flags & ~static_cast<uint64_t>(kKnownMetaFlags))
     return fail(kOffFlags, "unknown metadata flags " + Hex(header_flags));
   const uint64_t header_counters = GetLE(data + kOffNCounters, 8);
 
   TranslationUnit out;
-  Reader r(data, size, BALLARUS_META_HEADER_SIZE);
+  out.profile = names.profile;
+  out.object = names.object;
+  out.source = names.source;
+  out.cwd = names.cwd;
+  Reader r(data, size,
+           BALLARUS_META_HEADER_SIZE + GetLE(data + kOffNamesSize, 4));
   uint64_t flags = 0, n_files = 0, n_functions = 0;
   size_t at_flags = 0, at_counters = 0;
-  r.Str(&out.source, "source name");
-  r.Str(&out.cwd, "compilation directory");
   r.Str(&out.compiler, "compiler");
   at_flags = r.pos();
   r.U(&flags, "TU flags");
@@ -559,10 +582,11 @@ DecodeResult DecodeMetadata(const uint8_t* data, size_t size,
                                " does not match the body's hash " +
                                Hex(body_hash) + " (corrupt metadata)");
   const uint64_t identity = GetLE(data + kOffIdentity, 8);
-  const uint64_t want_identity = TuIdentity(out.cwd, out.source);
+  const uint64_t want_identity = TuIdentity(out);
   if (identity != want_identity)
     return fail(kOffIdentity, "identity " + Hex(identity) +
-                                  " does not match hash of cwd and source " +
+                                  " is not the hash of the profile path (or "
+                                  "of cwd and source) " +
                                   Hex(want_identity));
   *tu = std::move(out);
   res.ok = true;

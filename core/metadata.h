@@ -6,7 +6,8 @@
 // metadata.cc for the exact grammar.  Encoding is deterministic: the same
 // TranslationUnit always gives the same bytes (no pointers, no hash order).
 // The header's stamp is ballarus_hash64 of the body; its identity is
-// ballarus_hash64 of cwd + '\0' + source.
+// TuIdentity(): the hash of the TU's profile path (which names the object
+// it was compiled into), or of cwd + '\0' + source for a TU without one.
 //
 // Decoding never trusts its input: every length and index is range-checked,
 // and a malformed blob yields an error naming the byte offset and the problem.
@@ -22,8 +23,9 @@
 
 namespace ballarus {
 
-// The header's identity of a TU: ballarus_hash64 of cwd + '\0' + source.
-uint64_t TuIdentity(const std::string& cwd, const std::string& source);
+// The header's identity of a TU: ballarus_tu_identity (ballarus_format.h)
+// of tu.profile, tu.cwd, tu.source.
+uint64_t TuIdentity(const TranslationUnit& tu);
 
 // Serialises `tu` into a complete blob (header + body).
 std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu);

@@ -22,6 +22,8 @@ TranslationUnit SampleTu() {
   TranslationUnit tu;
   tu.source = "src/a.c";
   tu.cwd = "/home/u/proj";
+  tu.profile = "/home/u/proj/obj/a.bprof";
+  tu.object = "/home/u/proj/obj/a.o";
   tu.compiler = "gcc 12.2.0";
   tu.flags = BALLARUS_META_F_NAIVE | BALLARUS_META_F_ATOMIC;
   tu.files = {"src/a.c", "src/a.h"};
@@ -75,7 +77,8 @@ TranslationUnit SampleTu() {
 }
 
 bool SameTu(const TranslationUnit& a, const TranslationUnit& b) {
-  if (a.source != b.source || a.cwd != b.cwd || a.compiler != b.compiler ||
+  if (a.source != b.source || a.cwd != b.cwd || a.profile != b.profile ||
+      a.object != b.object || a.compiler != b.compiler ||
       a.flags != b.flags || a.n_counters != b.n_counters ||
       a.files != b.files || a.functions.size() != b.functions.size())
     return false;
@@ -132,25 +135,80 @@ TEST(Metadata, HeaderFields) {
   ASSERT_GE(blob.size(), sizeof h);
   std::memcpy(&h, blob.data(), sizeof h);
   EXPECT_EQ(std::memcmp(h.magic, "BLRSMETA", 8), 0);
-  EXPECT_EQ(h.version, 1u);
+  EXPECT_EQ(h.version, 2u);
   EXPECT_EQ(h.header_size, 56u);
   EXPECT_EQ(h.size, blob.size());
   EXPECT_EQ(h.n_counters, 7u);
   EXPECT_EQ(h.flags, BALLARUS_META_F_NAIVE | BALLARUS_META_F_ATOMIC);
-  EXPECT_EQ(h.reserved, 0u);
+  const std::string names = std::string("/home/u/proj/obj/a.bprof") + '\0' +
+                            "/home/u/proj/obj/a.o" + '\0' + "src/a.c" + '\0' +
+                            "/home/u/proj" + '\0';
+  EXPECT_EQ(h.names_size, names.size());
   EXPECT_EQ(h.stamp, ballarus_hash64(blob.data() + 56, blob.size() - 56));
-  const std::string id = std::string("/home/u/proj") + '\0' + "src/a.c";
+  // The identity is the profile path's hash: the object, not the source.
+  const std::string id = "/home/u/proj/obj/a.bprof";
   EXPECT_EQ(h.identity, ballarus_hash64(id.data(), id.size()));
-  // The body starts with the source name, length-prefixed.
-  EXPECT_EQ(blob[56], 7);
-  EXPECT_EQ(std::string(blob.begin() + 57, blob.begin() + 64), "src/a.c");
+  // The body starts with the names block, plain C strings.
+  EXPECT_EQ(std::string(blob.begin() + 56, blob.begin() + 56 + names.size()),
+            names);
+  ballarus_meta_names n;
+  ASSERT_EQ(ballarus_meta_get_names(blob.data(), blob.size(), &n), 0);
+  EXPECT_STREQ(n.profile, "/home/u/proj/obj/a.bprof");
+  EXPECT_STREQ(n.object, "/home/u/proj/obj/a.o");
+  EXPECT_STREQ(n.source, "src/a.c");
+  EXPECT_STREQ(n.cwd, "/home/u/proj");
+}
+
+TEST(Metadata, IdentityIsTheProfilePath) {
+  // Same source, two objects (static and -fPIC): two identities.
+  TranslationUnit a = SampleTu(), b = SampleTu();
+  b.profile = "/home/u/proj/objs/a.bprof";
+  b.object = "/home/u/proj/objs/a.o";
+  EXPECT_NE(TuIdentity(a), TuIdentity(b));
+  EXPECT_NE(Le64(EncodeMetadata(a), 40), Le64(EncodeMetadata(b), 40));
+  // Another build of one object: same identity, another stamp.
+  b = SampleTu();
+  b.functions[0].line = 4;
+  b.cwd = "/elsewhere";
+  EXPECT_EQ(Le64(EncodeMetadata(a), 40), Le64(EncodeMetadata(b), 40));
+  EXPECT_NE(Le64(EncodeMetadata(a), 16), Le64(EncodeMetadata(b), 16));
+  // Without a profile path (hand-made TUs): cwd and source, as version 1.
+  TranslationUnit c = SampleTu();
+  c.profile.clear();
+  const std::string id = std::string("/home/u/proj") + '\0' + "src/a.c";
+  EXPECT_EQ(TuIdentity(c), ballarus_hash64(id.data(), id.size()));
+}
+
+TEST(Metadata, RelativeProfileOrObjectRejected) {
+  for (int which = 0; which < 2; ++which) {
+    TranslationUnit t = SampleTu();
+    (which == 0 ? t.profile : t.object) = "obj/a.x";
+    const std::vector<uint8_t> blob = EncodeMetadata(t);
+    TranslationUnit back;
+    DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error.find("must be absolute: 'obj/a.x'"), std::string::npos)
+        << r.error;
+  }
+}
+
+TEST(Metadata, VersionOneBlobRefused) {
+  std::vector<uint8_t> blob = EncodeMetadata(SampleTu());
+  blob[8] = 1;
+  TranslationUnit back;
+  DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.offset, 8u);
+  EXPECT_NE(r.error.find("metadata version 1 unsupported"), std::string::npos)
+      << r.error;
 }
 
 TEST(Metadata, EmptyTuRoundTrips) {
   TranslationUnit tu;
   const std::vector<uint8_t> blob = EncodeMetadata(tu);
-  // 3 empty strings, flags, n_counters, no files, no functions.
-  EXPECT_EQ(blob.size(), 56u + 7u);
+  // 4 empty names, an empty compiler string, flags, n_counters, no files,
+  // no functions.
+  EXPECT_EQ(blob.size(), 56u + 4u + 5u);
   TranslationUnit back;
   DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
   ASSERT_TRUE(r.ok) << r.error;
@@ -178,13 +236,14 @@ TEST(Metadata, Deterministic) {
   TranslationUnit back;
   ASSERT_TRUE(DecodeMetadata(a.data(), a.size(), &back).ok);
   EXPECT_EQ(EncodeMetadata(back), a);
-  // Any change changes the stamp; the identity depends on cwd+source only.
+  // Any change changes the stamp; the identity depends on the profile
+  // path only.
   TranslationUnit t = SampleTu();
   t.functions[0].edges[1].flags = kEdgeFalse;
   const std::vector<uint8_t> c = EncodeMetadata(t);
   EXPECT_NE(Le64(a, 16), Le64(c, 16));
   EXPECT_EQ(Le64(a, 40), Le64(c, 40));
-  t.cwd = "/elsewhere";
+  t.profile = "/elsewhere/a.bprof";
   EXPECT_NE(Le64(a, 40), Le64(EncodeMetadata(t), 40));
 }
 
@@ -242,7 +301,7 @@ TEST(Metadata, HeaderFlipsNameTheField) {
       {12, 12, "header size"},  {16, 16, "stamp"},
       {33, 32 + 0, ""},         {40, 40, "identity"},
       {49, 48, "unknown metadata flags"},
-      {52, 52, "reserved"},
+      {52, 52, "names block"},
   };
   for (const Case& c : cases) {
     std::vector<uint8_t> bad = blob;
@@ -358,10 +417,11 @@ TEST(Metadata, StructuralErrorsReported) {
 }
 
 TEST(Metadata, NonMinimalVarintRejected) {
-  // Body of an empty TU with source "" encoded as 0x80 0x00 instead of 0x00.
+  // Body of an empty TU with compiler "" encoded as 0x80 0x00 instead of
+  // 0x00 (after the 4-byte names block of four empty names).
   TranslationUnit tu;
   std::vector<uint8_t> blob = EncodeMetadata(tu);
-  blob.insert(blob.begin() + 56, 0x80);
+  blob.insert(blob.begin() + 60, 0x80);
   const uint64_t size = blob.size();
   std::memcpy(blob.data() + 24, &size, 8);
   const uint64_t stamp = ballarus_hash64(blob.data() + 56, blob.size() - 56);
@@ -369,7 +429,7 @@ TEST(Metadata, NonMinimalVarintRejected) {
   TranslationUnit back;
   DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
   EXPECT_FALSE(r.ok);
-  EXPECT_EQ(r.offset, 56u);
+  EXPECT_EQ(r.offset, 60u);
   EXPECT_NE(r.error.find("not minimal"), std::string::npos) << r.error;
 }
 

@@ -96,6 +96,14 @@ enum FunctionFlag : uint32_t {
 struct TranslationUnit {
   std::string source;    // main input file as given to the compiler
   std::string cwd;       // compilation directory
+  // Absolute, normalised path of the TU's profile file, fixed at compile
+  // time (where gcov puts the object's .gcda, suffix .bprof); "" for a TU
+  // without a home (hand-made ones: the runtime then uses ballarus.profile
+  // in its start-up directory).  With the stamp, it is the TU's identity.
+  std::string profile;
+  // The object file (absolute, normalised), "" when it was a temporary of
+  // a compile-and-link command.
+  std::string object;
   std::string compiler;  // e.g. "gcc 12.2.0"
   uint32_t flags = 0;    // BALLARUS_META_F_* (runtime/ballarus_format.h)
   uint64_t n_counters = 0;

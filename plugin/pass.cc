@@ -39,6 +39,7 @@
 #include "estimator/estimator.h"
 #include "plugin/gcov_arcs.h"
 #include "plugin/options.h"
+#include "plugin/profile_location.h"
 #include "plugin/profile_weights.h"
 #include "runtime/ballarus_format.h"
 // GCC's headers come last: see gcc_compat.h.
@@ -137,6 +138,7 @@ unsigned int ExecuteBallarus() {
   ballarus::TranslationUnit tu;
   tu.source = main_input_filename ? main_input_filename : "";
   tu.cwd = GetCwd();
+  ballarus_plugin::SetProfileLocation(&tu);
   tu.compiler = std::string("gcc ") + version_string;
   tu.flags = (g_options.mode == Mode::kNaive  ? BALLARUS_META_F_NAIVE
               : g_options.mode == Mode::kEdge ? BALLARUS_META_F_EDGE
@@ -158,7 +160,7 @@ unsigned int ExecuteBallarus() {
   std::vector<FunctionWork> work;
   uint64_t n_counters = 0;
   uint64_t n_hashes = 0;  // functions with hashed path tables
-  const uint64_t tu_identity = ballarus::TuIdentity(tu.cwd, tu.source);
+  const uint64_t tu_identity = ballarus::TuIdentity(tu);
   cgraph_node* node;
   FOR_EACH_DEFINED_FUNCTION(node) {
     if (!ShouldInstrument(node)) continue;

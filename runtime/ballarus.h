@@ -4,13 +4,42 @@
    the runtime dumps at exit by itself.
 
    Where the profile goes
-     $BALLARUS_PROFILE, or `ballarus.profile` if unset or empty.  A relative
-     name is made absolute against the working directory at the time the
-     module's runtime starts (its constructor), so a later chdir() does not
-     move it.  In the name, `%p` expands to the process id at dump time (so
-     forked children write separate files), `%%` to `%`.  Dumps of all
-     processes into one file are serialised by a lock on `PROFILE.lock`
-     beside it, and each dump merges into what the file already holds.
+     Each translation unit (TU) has a home fixed when it was compiled, in
+     its metadata: OBJ.bprof, the absolute, lexically normalised path gcov
+     would give the object's .gcda with the suffix .bprof (`gcc -c src/a.c
+     -o obj/a.o` run in /w: /w/obj/a.bprof; `gcc -o prog a.c b.c`:
+     /w/prog-a.bprof and /w/prog-b.bprof; -fprofile-dir= respected).  The
+     working directory at run time plays no part, so test suites that run
+     programs in temporary directories lose nothing.  A file may hold the
+     records of several TUs.
+     $BALLARUS_PROFILE, when set and not empty, pools every TU of the
+     process into that one file instead: a relative name is made absolute
+     against the working directory at start-up; `%p` expands to the process
+     id at dump time (so forked children write separate files), `%%` to
+     `%`.  A destination that exists and is not a regular file turns the
+     dump off: BALLARUS_PROFILE=/dev/null creates, writes and locks
+     nothing.  (A hand-made TU without a home goes to ballarus.profile in
+     the start-up directory.)
+
+   How processes add to it
+     Dumps into one directory are serialised by flock() on the directory
+     (no lock file), waited for at most $BALLARUS_LOCK_TIMEOUT seconds
+     (default 10; a stopped holder), after which this run's counts are
+     written beside the profile as FILE.<pid>.  Per file: the existing
+     profile is read only if it is a regular file owned by this effective
+     user, opened without following a symbolic link (else this run's counts
+     go to FILE.<pid>); it is validated as ballarus-reconstruct validates
+     it, whole-file checksum included (a damaged one is kept as
+     FILE.corrupt and a new profile begun); this dump is added to the
+     records of the same build, replaces the record of an earlier build of
+     the same object (the object was rebuilt: silently, one line with
+     BALLARUS_VERBOSE=1), and the result replaces FILE atomically (a
+     temporary FILE.tmp.<pid>.<n>, O_CREAT|O_EXCL|O_NOFOLLOW, mode
+     0666 & ~umask like gcov's or the old file's, renamed over it).
+     Temporary files of writers that died are removed.  A TU none of whose
+     counts changed since the previous dump is not written (a TU that has
+     never run is written once as a zero record, so reports list it), so a
+     record's run count is the number of dumps that executed its code.
      BALLARUS_VERBOSE=1 logs every dump on stderr.
 
    When counts are written
@@ -40,11 +69,10 @@
      transiently hold a count of 2^64-1, "-1", if the -1 reaches it before
      the +1, e.g. in a profile written beside another one.)
 
-   If the existing profile is not a valid profile, or holds another build of
-   one of the program's translation units, it is left untouched: the runtime
-   warns ("ballarus: PROFILE: <problem>; writing this run's profile to
-   PROFILE.<pid>") and writes beside it.  The runtime never aborts or exits
-   the program; its problems are warnings on stderr prefixed "ballarus: ".
+   In every normal case the runtime prints nothing.  A real problem prints
+   one line "ballarus: FILE: <problem>; <what happened to the counts>",
+   naming files (source, object, profile), never internal ids.  The runtime
+   never aborts or exits the program.
 
    Executables and shared libraries each link their own copy of the runtime;
    the copies find each other through one exported symbol so that these

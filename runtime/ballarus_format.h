@@ -8,9 +8,12 @@
       object file (read-only data).  It starts with the fixed header
       `ballarus_meta_header` below; the body after the header is an encoded
       description of the functions (see core/metadata.h, which owns the body
-      encoding).  The runtime treats the body as opaque bytes: it only reads
-      the header to learn the blob's size, its stamp and how many counters the
-      TU owns.
+      encoding), starting with a *names block* of plain C strings (profile
+      path, object, source, compilation directory).  The runtime treats the
+      rest of the body as opaque bytes: it reads the header to learn the
+      blob's size, its stamp, its identity and how many counters the TU owns,
+      and the names block to learn where the TU's profile lives and what to
+      call it in messages.
 
    2. The *profile file* written by the runtime and read/merged by
       ballarus-reconstruct.  It is self-contained: it carries every TU's
@@ -34,6 +37,7 @@
 #define BALLARUS_FORMAT_H
 
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -81,23 +85,48 @@ void __ballarus_path_add(ballarus_path_hash *h, uint64_t key, uint64_t delta);
 /* Metadata blob header (first BALLARUS_META_HEADER_SIZE bytes of a blob). */
 
 #define BALLARUS_META_MAGIC "BLRSMETA" /* 8 bytes, no NUL stored */
-#define BALLARUS_META_VERSION 1u
+#define BALLARUS_META_VERSION 2u
 #define BALLARUS_META_HEADER_SIZE 56u
 
+/* Version 2 (this one): the body starts with the *names block* and the
+   identity is the TU's profile path; version 1 blobs (identity = hash of
+   cwd and source, no names block) are refused wherever a blob is read.  */
 typedef struct ballarus_meta_header {
   char magic[8];        /* BALLARUS_META_MAGIC */
   uint32_t version;     /* BALLARUS_META_VERSION */
   uint32_t header_size; /* BALLARUS_META_HEADER_SIZE */
-  uint64_t stamp;       /* ballarus_hash64 of bytes [header_size, size) */
+  uint64_t stamp;       /* ballarus_hash64 of bytes [header_size, size): the
+                           names block and the rest of the body */
   uint64_t size;        /* whole blob, header included */
   uint64_t n_counters;  /* 64-bit counters the TU's counter array holds */
-  uint64_t identity;    /* ballarus_hash64 of "<cwd>\0<source>": which TU this
-                           is, whatever its build.  Two blobs with the same
-                           identity and different stamps come from two
-                           builds of one TU and must never be mixed. */
+  uint64_t identity;    /* ballarus_tu_identity() of the names block: which
+                           TU this is (the object it was compiled into, i.e.
+                           its profile path), whatever its build.  Two blobs
+                           with the same identity and different stamps come
+                           from two builds of one object: the newer one's
+                           counts replace the older one's in a profile. */
   uint32_t flags;       /* BALLARUS_META_F_* */
-  uint32_t reserved;    /* 0 */
+  uint32_t names_size;  /* bytes of the names block (below) */
 } ballarus_meta_header;
+
+/* The names block: the first names_size bytes after the header, four
+   NUL-terminated strings, in this order, with no other NUL byte:
+     profile  absolute, lexically normalised path of the TU's profile file,
+              fixed at compile time: where gcov would put the object's .gcda,
+              with the suffix .bprof (plugin/profile_location.cc); "" for a
+              TU that has no home (hand-made test TUs), which then goes to
+              ballarus.profile in the working directory at start-up
+     object   the object file, absolute and normalised, as the compiler
+              driver was told (-c [-o]); "" when the object was a temporary
+              of a compile-and-link command
+     source   the main input file as given to the compiler
+     cwd      the compilation directory
+   They are plain C strings so that the runtime can find where to write and
+   name files in its messages without decoding the body (whose encoding
+   core/metadata.h owns); the stamp covers them.  */
+typedef struct ballarus_meta_names {
+  const char *profile, *object, *source, *cwd;
+} ballarus_meta_names;
 
 /* Header flags: which instrumentation the TU carries, and its update mode. */
 #define BALLARUS_META_F_NAIVE 0x1u
@@ -109,12 +138,19 @@ typedef struct ballarus_meta_header {
 /* Profile file.
 
    file    := file_header record*
-   file_header (32 bytes):
+   file_header (40 bytes):
      char     magic[8]      BALLARUS_PROFILE_MAGIC
      uint32   version       BALLARUS_PROFILE_VERSION
      uint32   n_records
-     uint64   runs          how many program runs (dumps) were merged in
-     uint64   header_check  ballarus_hash64 of the 24 bytes before it
+     uint64   runs          how many dumps with counts were merged in (a
+                            dump that only adds never-executed TUs' zero
+                            records adds none)
+     uint64   file_check    ballarus_hash64 of every byte after the header
+                            (the whole-file checksum: a damaged byte
+                            anywhere is caught by the one reader,
+                            profile_io.c, that the runtime and
+                            ballarus-reconstruct share)
+     uint64   header_check  ballarus_hash64 of the 32 bytes before it
    record  := record_header metadata[pad8] counters sparse
    record_header (56 bytes):
      uint32   tag           BALLARUS_RECORD_TU
@@ -123,7 +159,11 @@ typedef struct ballarus_meta_header {
      uint64   meta_size     bytes of metadata (a whole blob, header included)
      uint64   n_counters    = the metadata header's n_counters
      uint64   n_sparse      sparse entries that follow the counters
-     uint64   runs          how many dumps of this TU were merged in
+     uint64   runs          how many dumps of this TU with counts were
+                            merged in: a dump writes a TU only when some of
+                            its counters changed since the previous dump,
+                            so this is the number of dumps (normally:
+                            processes) that executed its code; 0 = never
      uint64   check         ballarus_hash64 over the record header's first
                             48 bytes (tag .. runs), then the record's payload
                             (metadata bytes incl. padding, then counters, then
@@ -150,8 +190,8 @@ typedef struct ballarus_meta_header {
    nothing.  */
 
 #define BALLARUS_PROFILE_MAGIC "BLRSPROF" /* 8 bytes, no NUL stored */
-#define BALLARUS_PROFILE_VERSION 1u
-#define BALLARUS_PROFILE_HEADER_SIZE 32u
+#define BALLARUS_PROFILE_VERSION 2u  /* 1: no file_check, 32-byte header */
+#define BALLARUS_PROFILE_HEADER_SIZE 40u
 #define BALLARUS_RECORD_HEADER_SIZE 56u
 #define BALLARUS_RECORD_TU 0x55544c42u /* "BLTU" little-endian */
 
@@ -160,6 +200,7 @@ typedef struct ballarus_profile_header {
   uint32_t version;
   uint32_t n_records;
   uint64_t runs;
+  uint64_t file_check;
   uint64_t header_check;
 } ballarus_profile_header;
 
@@ -198,6 +239,46 @@ static inline uint64_t ballarus_hash64_update(uint64_t h, const void *data,
 
 static inline uint64_t ballarus_hash64(const void *data, uint64_t len) {
   return ballarus_hash64_update(BALLARUS_HASH_INIT, data, len);
+}
+
+/* The names block of a metadata blob whose header fields (header_size,
+   size) were checked: 0 and *out pointing into the blob, or -1 when the
+   block is malformed (too large, not four NUL-terminated strings).  */
+static inline int ballarus_meta_get_names(const unsigned char *blob,
+                                          uint64_t blob_size,
+                                          ballarus_meta_names *out) {
+  ballarus_meta_header h;
+  if (blob_size < BALLARUS_META_HEADER_SIZE) return -1;
+  memcpy(&h, blob, sizeof h);
+  if (h.header_size != BALLARUS_META_HEADER_SIZE || h.size != blob_size ||
+      h.names_size < 4 || h.names_size > blob_size - h.header_size)
+    return -1;
+  const char *p = (const char *)blob + h.header_size;
+  const char *s[4];
+  uint32_t k = 0, start = 0;
+  for (uint32_t i = 0; i < h.names_size; i++) {
+    if (p[i] != '\0') continue;
+    if (k == 4) return -1;
+    s[k++] = p + start;
+    start = i + 1;
+  }
+  if (k != 4 || start != h.names_size) return -1;
+  out->profile = s[0];
+  out->object = s[1];
+  out->source = s[2];
+  out->cwd = s[3];
+  return 0;
+}
+
+/* The identity of a TU: ballarus_hash64 of its profile path, or, for a TU
+   without one, of "<cwd>\0<source>" (the identity of version 1).  */
+static inline uint64_t ballarus_tu_identity(const char *profile,
+                                            const char *cwd,
+                                            const char *source) {
+  if (profile[0] != '\0') return ballarus_hash64(profile, strlen(profile));
+  uint64_t h = ballarus_hash64_update(BALLARUS_HASH_INIT, cwd, strlen(cwd));
+  h = ballarus_hash64_update(h, "", 1);
+  return ballarus_hash64_update(h, source, strlen(source));
 }
 
 /* How profile counts are added (counters and sparse counts): modulo 2^64,

@@ -1,6 +1,6 @@
 /* ballarus_rt.c — the runtime linked into every instrumented module
    (libballarus_rt.a): finds the module's translation units, and writes
-   their counters into the profile at exit, at dlclose and on
+   their counters into their profiles at exit, at dlclose and on
    __ballarus_dump().  Public API and user-visible behaviour: ballarus.h.
 
    Plain C11 + pthreads, no libstdc++, compiled -fPIC with hidden visibility
@@ -12,11 +12,15 @@
    so each module sees its own (and none if nothing is instrumented).  Each
    descriptor points at __ballarus_runtime_anchor, which is what drags this
    object out of the archive.  A constructor validates every descriptor's
-   metadata header (magic, version, header size, stamp = hash of the body)
-   and its path table fields, and skips bad ones with a warning; a section
-   that is not made of this layout's descriptors (its size is not a
-   multiple of theirs, or one of them does not point at this module's
-   anchor: objects of an older plugin) is refused as a whole.
+   metadata header (magic, version, header size, stamp = hash of the body,
+   names block, identity = hash of the profile path) and its path table
+   fields, and skips bad ones with a warning; a section that is not made of
+   this layout's descriptors (its size is not a multiple of theirs, or one
+   of them does not point at this module's anchor: objects of an older
+   plugin) is refused as a whole.  Each TU's destination is its *home*, the
+   absolute profile path the plugin recorded in its names block (beside its
+   object, where gcov puts the .gcda), or $BALLARUS_PROFILE for all of them
+   when set (made absolute against the working directory at start-up).
 
    Modules and the master chain (after libgcov's __gcov_master/__gcov_root,
    libgcc/libgcov-driver.c).  Every module (the executable, each shared
@@ -35,37 +39,61 @@
    __ballarus_dump() called from one module no longer reaches the others.
    A master of another layout version is never joined.
 
-   Dumping.  A dump takes the master's mutex (threads) and an exclusive lock
-   on PROFILE.lock (processes: an open-file-description lock, F_OFD_SETLKW,
-   which also serialises two modules of one process that do not share a
-   master; flock() where OFD locks are missing), reads PROFILE if present,
-   merges this dump's records in (profile_io.c), writes a temporary file and
-   renames it over PROFILE.  The counters are read, and after a successful
-   write the values written are subtracted from the live counters (atomic
-   fetch-sub), so increments that happen during the dump are kept for the
-   next one, and a failed write loses nothing.  Hashed path tables
+   Dumping (dump_roots).  Under the master's mutex (threads), every TU's
+   counters and path tables are read.  A TU none of whose counts changed
+   since the previous dump is left out (so a process's exit costs what it
+   ran), unless its profile does not list it yet: then it goes as a *zero
+   record* (runs 0), once, so that a never-executed TU still appears in
+   reports (gcov writes every object's .gcda too).  The TUs are grouped by
+   destination directory, then by file.  Per directory, processes are
+   serialised by flock() on the directory itself (no lock files; a holder's
+   lock dies with it; polled up to BALLARUS_LOCK_TIMEOUT seconds, default
+   10, after which this run's counts go beside as FILE.<pid>).  Under the
+   lock, temporary files FILE.tmp.<pid>.<n> of dead writers are removed,
+   then per file: the existing profile is opened without following a
+   symbolic link and read only if it is a regular file owned by this
+   effective user (else this run's counts go beside as FILE.<pid>: nothing
+   of a file we do not own is ever copied into a file of ours); it is
+   validated by the same parser ballarus-reconstruct uses, whole-file check
+   included (a damaged one is renamed FILE.corrupt, untouched, and a new
+   profile started); this dump is merged in (profile_io.c's
+   ballarus_profile_update: equal builds added, an earlier build of the same
+   object replaced — silently, or one line with BALLARUS_VERBOSE); the result
+   is written to a temporary file (O_CREAT|O_EXCL|O_NOFOLLOW, gcov's mode
+   0666 & ~umask, or the existing profile's mode) and exchanged with FILE
+   (renameat2 RENAME_EXCHANGE, then the old content unlinked: atomic like a
+   rename over it, without ext4's flush of the new file on such a rename).
+   The counters read are subtracted from the live counters (atomic
+   fetch-sub) only after their file was written (or written beside), so
+   increments made during the dump are kept for the next one, and a failed
+   write loses nothing until the process exits.  Hashed path tables
    (path_table.c) are dumped the same way: every non-zero slot of every
-   generation is read, the TU record gets them as sparse entries (duplicates
-   of a key across generations summed, sorted by (function, key), zero sums
-   dropped), and exactly the values read are subtracted from their slots.
-   Counts are residues modulo 2^64 throughout: path mode undoes a count
-   (-1) when a call that cut a path short returns, and if a dump wrote the
-   +1 in between, the live counter is left at 2^64-1 and the next dump must
-   add that -1 to the file; so live values are merged into the file with
-   modular additions, never saturating ones (ballarus_format.h).
+   generation is read, the TU record gets them as sparse entries
+   (duplicates of a key across generations summed, sorted by (function,
+   key), zero sums dropped), and exactly the values read are subtracted
+   from their slots.  Counts are residues modulo 2^64 throughout: path mode
+   undoes a count (-1) when a call that cut a path short returns, and if a
+   dump wrote the +1 in between, the live counter is left at 2^64-1 and the
+   next dump must add that -1 to the file; so live values are merged into
+   the file with modular additions, never saturating ones
+   (ballarus_format.h).  A destination that exists and is not a regular
+   file (BALLARUS_PROFILE=/dev/null) switches dumping off: nothing is
+   created, written or locked.
 
    At exit the first module finalised that owns the master (normally the
-   executable) dumps the whole chain in one transaction; the other modules
-   then find nothing new and skip.  A dlclose'd library's destructor dumps its
-   own TUs before its counters are unmapped and unlinks its root.  A module is
-   skipped when it was dumped before and has counted nothing since, so one
-   process normally adds one run.
+   executable) dumps the whole chain in one pass; the other modules then
+   find nothing new and skip.  A dlclose'd library's destructor dumps its
+   own TUs before its counters are unmapped and unlinks its root.
 
    fork().  A pthread_atfork child handler zeroes the module's counters and
    the counts of its path tables (keeping the tables), re-initialises the
-   master's mutex (another thread may have held it), and closes the lock
-   file descriptor of a dump that was in progress in another thread (an
-   inherited OFD lock would otherwise stay held by the child).
+   master's mutex (another thread may have held it), and closes the
+   directory descriptor of a dump that was in progress in another thread.
+   flock() locks belong to the open file description, which the child
+   shares: the child only closes its copy (never unlocks it), and the
+   parent always unlocks explicitly (LOCK_UN) before closing, so a child
+   that outlives the dump never keeps the directory locked.  The
+   descriptor is O_CLOEXEC, so exec() does not carry it either.
 
    Known limits.  Counter increments are plain (non-atomic) adds unless the
    TU was compiled in atomic mode, so increments racing with each other or
@@ -81,6 +109,7 @@
 
 #define _GNU_SOURCE
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -92,6 +121,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/ballarus.h"
@@ -105,11 +135,12 @@
 /* ---------------------------------------------------------------------- */
 /* Shared structures.  Their layout is a contract between copies of the
    runtime in one process: change it only together with MASTER_VERSION.
-   Version 2: descriptors with path tables, roots with path_lost, and the
-   path table layout of path_table.c, which one copy's dump reads in another
-   module's memory.  */
+   Version 3: roots with per-TU homes and `listed` flags and the override
+   path (profiles per object).  Version 2: descriptors with path tables,
+   roots with path_lost, and the path table layout of path_table.c, which
+   one copy's dump reads in another module's memory.  */
 
-#define MASTER_VERSION 2u
+#define MASTER_VERSION 3u
 
 typedef struct ballarus_root ballarus_root;
 
@@ -125,9 +156,13 @@ struct ballarus_root {
   ballarus_master *master; /* the master this root is chained into */
   const ballarus_tu_desc **tus; /* validated descriptors */
   uint64_t n_tus;
-  char *path;  /* absolute profile path template (may contain %p) */
-  int dumped;  /* has been written at least once by this process */
-  int mark;    /* scratch, under master->lock */
+  const char **homes;  /* per TU: its absolute profile path (in its
+                          metadata, or `fallback`) */
+  unsigned char *listed; /* per TU: its profile is known to list it */
+  char *override;      /* $BALLARUS_PROFILE, absolute (may hold %p), or NULL */
+  char *fallback;      /* <start-up cwd>/ballarus.profile, for TUs without a
+                          home (hand-made TUs), or NULL */
+  int mark;            /* scratch, under master->lock */
   uint64_t *path_lost; /* the module's count of unrecorded path counts */
 };
 
@@ -155,7 +190,8 @@ extern const ballarus_tu_desc __stop_ballarus_tus[]
 static ballarus_root root;
 static int initialised;           /* under the master lock */
 static int verbose;
-static int busy_lock_fd = -1;     /* lock fd of a dump in progress */
+static double lock_timeout = 10;  /* seconds, BALLARUS_LOCK_TIMEOUT */
+static volatile int busy_lock_fd = -1; /* directory fd of a dump in progress */
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---------------------------------------------------------------------- */
@@ -164,7 +200,7 @@ static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warn(const char *fmt, ...) {
-  char buf[1024];
+  char buf[2048];
   int n = snprintf(buf, sizeof buf, "ballarus: ");
   va_list ap;
   va_start(ap, fmt);
@@ -189,6 +225,7 @@ static int desc_ok(const ballarus_tu_desc *d, uint64_t index) {
     return 0;
   }
   memcpy(&h, m, sizeof h);
+  ballarus_meta_names names;
   const char *problem = NULL;
   if (memcmp(h.magic, BALLARUS_META_MAGIC, 8) != 0)
     problem = "bad metadata magic";
@@ -208,6 +245,12 @@ static int desc_ok(const ballarus_tu_desc *d, uint64_t index) {
   else if (ballarus_hash64(m + h.header_size, h.size - h.header_size) !=
            h.stamp)
     problem = "metadata stamp does not match its body";
+  else if (ballarus_meta_get_names(m, h.size, &names) != 0)
+    problem = "malformed names block";
+  else if ((names.profile[0] != '\0' && names.profile[0] != '/') ||
+           h.identity !=
+               ballarus_tu_identity(names.profile, names.cwd, names.source))
+    problem = "bad profile path or identity";
   if (problem != NULL) {
     warn("TU descriptor %llu: %s; TU skipped", (unsigned long long)index,
          problem);
@@ -216,9 +259,8 @@ static int desc_ok(const ballarus_tu_desc *d, uint64_t index) {
   return 1;
 }
 
-static char *absolute_path_template(void) {
-  const char *p = getenv("BALLARUS_PROFILE");
-  if (p == NULL || p[0] == '\0') p = "ballarus.profile";
+/* `p` made absolute against the working directory (malloc'd), or NULL.  */
+static char *absolute(const char *p) {
   if (p[0] == '/') return strdup(p);
   char cwd[4096];
   if (getcwd(cwd, sizeof cwd) == NULL) {
@@ -254,12 +296,12 @@ static ballarus_master *pick_master(void) {
    held), where a dump could deadlock.  The master lock is only tried, never
    waited for.  Installed by the first module whose runtime finds SIGABRT at
    its default disposition; the dump covers the whole chain.  */
-static void dump_chain(ballarus_master *m);
+static void dump_chain(ballarus_master *m, int at_exit);
 
 static void on_abort(int sig) {
   ballarus_master *m = root.master;
   if (m != NULL && pthread_mutex_trylock(&m->lock) == 0) {
-    dump_chain(m);
+    dump_chain(m, 1);
     pthread_mutex_unlock(&m->lock);
   }
   signal(sig, SIG_DFL);
@@ -289,6 +331,17 @@ static void rt_init(void) {
   }
   const char *v = getenv("BALLARUS_VERBOSE");
   verbose = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+  const char *t = getenv("BALLARUS_LOCK_TIMEOUT");
+  if (t != NULL && t[0] != '\0') {
+    char *end;
+    double x = strtod(t, &end);
+    if (*end == '\0' && x >= 0 && x <= 86400)
+      lock_timeout = x;
+    else
+      warn("BALLARUS_LOCK_TIMEOUT=%s is not a number of seconds (0 to 86400); "
+           "using %g",
+           t, lock_timeout);
+  }
 
   uint64_t n = 0;
   if (__start_ballarus_tus != NULL && __stop_ballarus_tus != NULL &&
@@ -323,16 +376,39 @@ static void rt_init(void) {
     }
   }
   root.tus = calloc(n == 0 ? 1 : n, sizeof *root.tus);
-  if (root.tus == NULL) {
+  root.homes = calloc(n == 0 ? 1 : n, sizeof *root.homes);
+  root.listed = calloc(n == 0 ? 1 : n, 1);
+  if (root.tus == NULL || root.homes == NULL || root.listed == NULL) {
     warn("out of memory registering %llu TUs; this module is not profiled",
          (unsigned long long)n);
     n = 0;
   }
-  for (uint64_t i = 0; i < n; i++)
-    if (desc_ok(&__start_ballarus_tus[i], i))
-      root.tus[root.n_tus++] = &__start_ballarus_tus[i];
-  root.path = absolute_path_template();
-  if (root.path == NULL) warn("out of memory; this module is not profiled");
+  const char *env = getenv("BALLARUS_PROFILE");
+  if (env != NULL && env[0] != '\0') {
+    root.override = absolute(env);
+    if (root.override == NULL) {
+      warn("out of memory; this module is not profiled");
+      n = 0;
+    }
+  }
+  for (uint64_t i = 0; i < n; i++) {
+    const ballarus_tu_desc *d = &__start_ballarus_tus[i];
+    if (!desc_ok(d, i)) continue;
+    ballarus_meta_header h;
+    ballarus_meta_names names;
+    memcpy(&h, d->metadata, sizeof h);
+    if (ballarus_meta_get_names(d->metadata, h.size, &names) != 0) continue;
+    const char *home = names.profile;
+    if (home[0] == '\0') {
+      /* A TU without a home (hand-made): ballarus.profile in the start-up
+         directory, as before profiles lived beside their objects.  */
+      if (root.fallback == NULL) root.fallback = absolute("ballarus.profile");
+      home = root.fallback;
+      if (home == NULL) continue;
+    }
+    root.homes[root.n_tus] = home;
+    root.tus[root.n_tus++] = d;
+  }
   root.path_lost = ballarus_pt_lost();
 
   ballarus_master *m = pick_master();
@@ -347,10 +423,17 @@ static void rt_init(void) {
   pthread_atfork(NULL, NULL, atfork_child);
   initialised = 1;
   maybe_dump_on_abort();
-  if (verbose)
-    warn("registered %llu TUs; profile %s%s", (unsigned long long)root.n_tus,
-         root.path ? root.path : "(none)",
-         m == &own_master ? "" : " (chained into another module's master)");
+  if (verbose) {
+    if (root.override != NULL)
+      warn("registered %llu TUs; profile %s (BALLARUS_PROFILE)%s",
+           (unsigned long long)root.n_tus, root.override,
+           m == &own_master ? "" : " (chained into another module's master)");
+    else
+      warn("registered %llu TUs; profiles beside their objects%s%s%s",
+           (unsigned long long)root.n_tus, root.n_tus > 0 ? ", e.g. " : "",
+           root.n_tus > 0 ? root.homes[0] : "",
+           m == &own_master ? "" : " (chained into another module's master)");
+  }
   pthread_mutex_unlock(&init_lock);
 }
 
@@ -390,6 +473,17 @@ typedef struct {
   uint64_t n_pt, cap_pt;
 } tu_snap;
 
+typedef struct {
+  ballarus_root *root;
+  uint64_t t;          /* index of the TU in root */
+  const char *dest;    /* its profile file, absolute */
+  size_t dir_len;      /* dest[0, dir_len) is the directory */
+  int changed;         /* some count changed since the previous dump */
+  ballarus_profile_record rec; /* this dump's record: metadata points into
+                                  the module, counters/sparse are owned */
+  tu_snap snap;
+} entry;
+
 static int cmp_sparse(const void *a, const void *b) {
   const ballarus_sparse_entry *x = a, *y = b;
   if (x->function != y->function) return x->function < y->function ? -1 : 1;
@@ -415,143 +509,573 @@ static uint64_t normalise_sparse(ballarus_sparse_entry *e, uint64_t n) {
   return z;
 }
 
-static int cmp_record(const void *a, const void *b) {
-  uint64_t x = ((const ballarus_profile_record *)a)->stamp;
-  uint64_t y = ((const ballarus_profile_record *)b)->stamp;
-  return x < y ? -1 : x > y;
+static void free_entry(entry *e) {
+  free(e->rec.counters);
+  free(e->rec.sparse);
+  free(e->snap.snap);
+  free(e->snap.pt);
+  e->rec.counters = NULL;
+  e->rec.sparse = NULL;
+  e->snap.snap = NULL;
+  e->snap.pt = NULL;
 }
 
-/* Reads the counters of `roots` into a fresh profile (one run) and the
-   snapshots.  Returns -1 when out of memory, else 0; *fresh tells whether
-   there is anything to write.  */
-static int snapshot(ballarus_root **roots, size_t n_roots,
-                    ballarus_profile *prof, tu_snap **snaps_out,
-                    uint64_t *n_snaps_out, int *fresh) {
-  uint64_t n = 0;
-  *fresh = 0;
-  for (size_t r = 0; r < n_roots; r++) {
-    n += roots[r]->n_tus;
-    if (!roots[r]->dumped) *fresh = 1;
+/* Reads the TU's counters and path tables into e->rec and e->snap.
+   Returns -1 when out of memory.  */
+static int snapshot_tu(entry *e) {
+  const ballarus_tu_desc *d = e->root->tus[e->t];
+  ballarus_meta_header h;
+  memcpy(&h, d->metadata, sizeof h);
+  ballarus_profile_record *rec = &e->rec;
+  memset(rec, 0, sizeof *rec);
+  rec->stamp = h.stamp;
+  rec->identity = h.identity;
+  rec->metadata = (unsigned char *)d->metadata; /* never written or freed */
+  rec->meta_size = h.size;
+  rec->n_counters = h.n_counters;
+  rec->counters = malloc(h.n_counters == 0 ? 1 : h.n_counters * 8);
+  e->snap.live = d->counters;
+  e->snap.n = h.n_counters;
+  e->snap.snap = malloc(h.n_counters == 0 ? 1 : h.n_counters * 8);
+  if (rec->counters == NULL || e->snap.snap == NULL) return -1;
+  for (uint64_t i = 0; i < h.n_counters; i++) {
+    uint64_t v = __atomic_load_n(&d->counters[i], __ATOMIC_RELAXED);
+    e->snap.snap[i] = v;
+    rec->counters[i] = v;
+    if (v != 0) e->changed = 1;
   }
-  memset(prof, 0, sizeof *prof);
-  if (n > UINT32_MAX) return -1;
-  tu_snap *snaps = calloc(n == 0 ? 1 : n, sizeof *snaps);
-  prof->records = calloc(n == 0 ? 1 : n, sizeof *prof->records);
-  if (snaps == NULL || prof->records == NULL) goto oom;
-  uint64_t k = 0;
-  for (size_t r = 0; r < n_roots; r++) {
-    for (uint64_t t = 0; t < roots[r]->n_tus; t++, k++) {
-      const ballarus_tu_desc *d = roots[r]->tus[t];
-      ballarus_meta_header h;
-      memcpy(&h, d->metadata, sizeof h);
-      ballarus_profile_record *rec = &prof->records[prof->n_records++];
-      rec->stamp = h.stamp;
-      rec->identity = h.identity;
-      rec->runs = 1;
-      rec->meta_size = h.size;
-      rec->n_counters = h.n_counters;
-      rec->metadata = malloc(h.size);
-      rec->counters = malloc(h.n_counters == 0 ? 1 : h.n_counters * 8);
-      rec->sparse = malloc(1);
-      snaps[k].live = d->counters;
-      snaps[k].n = h.n_counters;
-      snaps[k].snap = malloc(h.n_counters == 0 ? 1 : h.n_counters * 8);
-      if (rec->metadata == NULL || rec->counters == NULL ||
-          rec->sparse == NULL || snaps[k].snap == NULL)
-        goto oom;
-      memcpy(rec->metadata, d->metadata, h.size);
-      for (uint64_t i = 0; i < h.n_counters; i++) {
-        uint64_t v = __atomic_load_n(&d->counters[i], __ATOMIC_RELAXED);
-        snaps[k].snap[i] = v;
-        rec->counters[i] = v;
-        if (v != 0) *fresh = 1;
-      }
-      if (ballarus_pt_collect(d, &snaps[k].pt, &snaps[k].n_pt,
-                              &snaps[k].cap_pt) != 0)
-        goto oom;
-      if (snaps[k].n_pt > 0) {
-        const uint64_t np = snaps[k].n_pt;
-        ballarus_sparse_entry *e =
-            np > SIZE_MAX / sizeof *e ? NULL : malloc((size_t)np * sizeof *e);
-        if (e == NULL) goto oom;
-        for (uint64_t i = 0; i < np; i++) {
-          e[i].function = snaps[k].pt[i].function;
-          e[i].key = snaps[k].pt[i].key;
-          e[i].count = snaps[k].pt[i].count;
-        }
-        free(rec->sparse);
-        rec->sparse = e;
-        rec->n_sparse = normalise_sparse(e, np);
-        /* Non-zero slots were read, even if they cancel in the sum (a +1 in
-           one generation, its -1 in another): subtracting them matters.  */
-        *fresh = 1;
-      }
+  if (ballarus_pt_collect(d, &e->snap.pt, &e->snap.n_pt, &e->snap.cap_pt) != 0)
+    return -1;
+  if (e->snap.n_pt > 0) {
+    const uint64_t np = e->snap.n_pt;
+    ballarus_sparse_entry *s =
+        np > SIZE_MAX / sizeof *s ? NULL : malloc((size_t)np * sizeof *s);
+    if (s == NULL) return -1;
+    for (uint64_t i = 0; i < np; i++) {
+      s[i].function = e->snap.pt[i].function;
+      s[i].key = e->snap.pt[i].key;
+      s[i].count = e->snap.pt[i].count;
     }
+    rec->sparse = s;
+    rec->n_sparse = normalise_sparse(s, np);
+    /* Non-zero slots were read, even if they cancel in the sum (a +1 in one
+       generation, its -1 in another): subtracting them matters.  */
+    e->changed = 1;
   }
-  /* Sort by stamp and fold a TU linked twice into one module (same build
-     twice: same stamp) into one record.  */
-  qsort(prof->records, prof->n_records, sizeof *prof->records, cmp_record);
-  uint32_t w = 0;
-  for (uint32_t i = 0; i < prof->n_records; i++) {
-    ballarus_profile_record *cur = &prof->records[i];
-    if (w > 0 && prof->records[w - 1].stamp == cur->stamp &&
-        prof->records[w - 1].n_counters == cur->n_counters) {
-      ballarus_profile_record *keep = &prof->records[w - 1];
-      for (uint64_t c = 0; c < cur->n_counters; c++)
-        keep->counters[c] = ballarus_count_add(keep->counters[c],
-                                               cur->counters[c]);
-      if (cur->n_sparse > 0) {
-        uint64_t total = keep->n_sparse + cur->n_sparse;
-        ballarus_sparse_entry *e =
-            total > SIZE_MAX / sizeof *e
+  rec->runs = e->changed ? 1 : 0;
+  return 0;
+}
+
+/* Subtracts what e read from the live counters: it is in a file now.  */
+static void subtract(entry *e) {
+  for (uint64_t c = 0; c < e->snap.n; c++)
+    if (e->snap.snap[c] != 0)
+      __atomic_fetch_sub(&e->snap.live[c], e->snap.snap[c], __ATOMIC_RELAXED);
+  for (uint64_t k = 0; k < e->snap.n_pt; k++)
+    __atomic_fetch_sub(e->snap.pt[k].live, e->snap.pt[k].count,
+                       __ATOMIC_RELAXED);
+}
+
+/* By directory, then file name, then stamp: each directory's and each
+   file's entries are contiguous, equal stamps of a file adjacent.  */
+static int cmp_entry(const void *a, const void *b) {
+  const entry *x = a, *y = b;
+  size_t m = x->dir_len < y->dir_len ? x->dir_len : y->dir_len;
+  int c = strncmp(x->dest, y->dest, m);
+  if (c == 0 && x->dir_len != y->dir_len)
+    c = x->dir_len < y->dir_len ? -1 : 1;
+  if (c == 0) c = strcmp(x->dest + x->dir_len, y->dest + y->dir_len);
+  if (c != 0) return c;
+  return x->rec.stamp < y->rec.stamp ? -1 : x->rec.stamp > y->rec.stamp;
+}
+
+/* Names for messages.  */
+static const char *source_of(const entry *e) {
+  ballarus_meta_names n;
+  if (ballarus_meta_get_names(e->rec.metadata, e->rec.meta_size, &n) != 0)
+    return "?";
+  return n.source;
+}
+
+/* "the counts of a.c" / "the counts of 3 translation units (a.c, ...)":
+   what a group of entries holds that a failure loses.  Empty when it holds
+   no counts (only zero records).  */
+static void what_is_lost(const entry *e, size_t n, char *buf, size_t len) {
+  size_t k = 0;
+  const entry *first = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (e[i].changed) {
+      if (first == NULL) first = &e[i];
+      k++;
+    }
+  if (k == 0)
+    buf[0] = '\0';
+  else if (k == 1)
+    snprintf(buf, len, "this run's counts of %s", source_of(first));
+  else
+    snprintf(buf, len, "this run's counts of %zu translation units (%s, ...)",
+             k, source_of(first));
+}
+
+/* One file of a dump: entries [a, b) of the directory group.  */
+typedef struct {
+  entry *e;
+  size_t n;
+  const char *path; /* the file, absolute */
+  const char *name; /* its last component */
+  int todo;
+  int any_changed;
+} fgroup;
+
+/* Folds the group's records into one profile (a TU linked into several
+   modules, or twice, has one stamp: its counts are summed).  The records'
+   counters and sparse entries move out of the entries.  */
+static int build_profile(fgroup *g, ballarus_profile *mine) {
+  memset(mine, 0, sizeof *mine);
+  mine->records = calloc(g->n == 0 ? 1 : g->n, sizeof *mine->records);
+  if (mine->records == NULL) return -1;
+  for (size_t i = 0; i < g->n; i++) {
+    entry *e = &g->e[i];
+    if (e->changed) mine->runs = 1;
+    ballarus_profile_record *last =
+        mine->n_records > 0 ? &mine->records[mine->n_records - 1] : NULL;
+    if (last != NULL && last->stamp == e->rec.stamp &&
+        last->n_counters == e->rec.n_counters) {
+      for (uint64_t c = 0; c < e->rec.n_counters; c++)
+        last->counters[c] =
+            ballarus_count_add(last->counters[c], e->rec.counters[c]);
+      if (e->rec.n_sparse > 0) {
+        uint64_t total = last->n_sparse + e->rec.n_sparse;
+        ballarus_sparse_entry *s =
+            total > SIZE_MAX / sizeof *s
                 ? NULL
-                : realloc(keep->sparse, (size_t)total * sizeof *e);
-        if (e == NULL) {
-          /* Keep prof consistent for ballarus_profile_free: records
-             [w, n_records) not yet moved are freed here.  */
-          for (uint32_t j = i; j < prof->n_records; j++) {
-            free(prof->records[j].metadata);
-            free(prof->records[j].counters);
-            free(prof->records[j].sparse);
-          }
-          prof->n_records = w;
-          goto oom;
-        }
-        memcpy(e + keep->n_sparse, cur->sparse,
-               (size_t)cur->n_sparse * sizeof *e);
-        keep->sparse = e;
-        keep->n_sparse = normalise_sparse(e, total);
+                : realloc(last->sparse, (size_t)total * sizeof *s);
+        if (s == NULL) return -1;
+        memcpy(s + last->n_sparse, e->rec.sparse,
+               (size_t)e->rec.n_sparse * sizeof *s);
+        last->sparse = s;
+        last->n_sparse = normalise_sparse(s, total);
       }
-      free(cur->metadata);
-      free(cur->counters);
-      free(cur->sparse);
+      if (e->rec.runs > last->runs) last->runs = e->rec.runs;
       continue;
     }
-    prof->records[w++] = *cur;
+    mine->records[mine->n_records++] = e->rec;
+    e->rec.counters = NULL;
+    e->rec.sparse = NULL;
   }
-  prof->n_records = w;
-  prof->runs = 1;
-  *snaps_out = snaps;
-  *n_snaps_out = n;
   return 0;
-
-oom:
-  ballarus_profile_free(prof);
-  if (snaps != NULL)
-    for (uint64_t i = 0; i < n; i++) {
-      free(snaps[i].snap);
-      free(snaps[i].pt);
-    }
-  free(snaps);
-  return -1;
 }
 
-static void free_snaps(tu_snap *snaps, uint64_t n) {
-  for (uint64_t i = 0; i < n; i++) {
-    free(snaps[i].snap);
-    free(snaps[i].pt);
+/* Frees what build_profile allocated (the metadata belongs to modules).  */
+static void free_profile(ballarus_profile *mine) {
+  for (uint32_t i = 0; i < mine->n_records; i++) {
+    free(mine->records[i].counters);
+    free(mine->records[i].sparse);
   }
-  free(snaps);
+  free(mine->records);
+  memset(mine, 0, sizeof *mine);
+}
+
+static int write_all_fd(int fd, const unsigned char *p, uint64_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n > (1u << 30) ? (1u << 30) : (size_t)n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    p += w;
+    n -= (uint64_t)w;
+  }
+  return 0;
+}
+
+/* Writes `mine` as a new file NAME.<pid> (or NAME.<pid>.<k>) beside NAME:
+   created O_EXCL|O_NOFOLLOW, so nothing existing is opened.  On success
+   *out is its malloc'd absolute path.  */
+static int write_beside(int dfd, const char *path, const char *name,
+                        const ballarus_profile *mine, char **out, char *err,
+                        size_t errlen) {
+  unsigned char *buf;
+  uint64_t size;
+  *out = NULL;
+  if (ballarus_profile_serialize(mine, &buf, &size, err, errlen) != 0)
+    return -1;
+  size_t nlen = strlen(name) + 48, plen = strlen(path) + 48;
+  char *bn = malloc(nlen), *bp = malloc(plen);
+  int fd = -1, e = ENOMEM;
+  if (bn != NULL && bp != NULL) {
+    for (int k = 0; k < 100 && fd < 0; k++) {
+      if (k == 0)
+        snprintf(bn, nlen, "%s.%ld", name, (long)getpid());
+      else
+        snprintf(bn, nlen, "%s.%ld.%d", name, (long)getpid(), k);
+      fd = openat(dfd, bn, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  0666);
+      e = errno;
+      if (fd < 0 && e != EEXIST) break;
+    }
+  }
+  int rc = -1;
+  if (fd < 0) {
+    snprintf(err, errlen, "cannot create a file beside it: %s", strerror(e));
+  } else {
+    snprintf(bp, plen, "%.*s%s", (int)(strlen(path) - strlen(name)), path, bn);
+    if (write_all_fd(fd, buf, size) != 0) {
+      snprintf(err, errlen, "cannot write %s: %s", bp, strerror(errno));
+      close(fd);
+      unlinkat(dfd, bn, 0);
+    } else if (close(fd) != 0) {
+      snprintf(err, errlen, "cannot close %s: %s", bp, strerror(errno));
+      unlinkat(dfd, bn, 0);
+    } else {
+      rc = 0;
+      *out = bp;
+      bp = NULL;
+    }
+  }
+  free(bn);
+  free(bp);
+  free(buf);
+  return rc;
+}
+
+typedef struct {
+  const char *path;
+} replace_ctx;
+
+static void on_replace(void *ctx, const ballarus_profile_record *old_rec,
+                       const ballarus_profile_record *new_rec) {
+  (void)old_rec;
+  if (!verbose) return;
+  ballarus_meta_names n;
+  if (ballarus_meta_get_names(new_rec->metadata, new_rec->meta_size, &n) != 0)
+    return;
+  if (n.object[0] != '\0')
+    warn("%s (object %s): overwriting the profile data of an earlier build "
+         "in %s",
+         n.source, n.object, ((replace_ctx *)ctx)->path);
+  else
+    warn("%s: overwriting the profile data of an earlier build in %s",
+         n.source, ((replace_ctx *)ctx)->path);
+}
+
+/* A failed file: one line naming it, the reason, and what is lost.  */
+static void report_failure(fgroup *g, const char *reason, int at_exit) {
+  char lost[512];
+  what_is_lost(g->e, g->n, lost, sizeof lost);
+  if (lost[0] == '\0') return; /* only zero records: nothing lost */
+  warn("%s: %s; %s %s", g->path, reason, lost,
+       at_exit ? "are lost" : "are kept for the next dump");
+}
+
+/* After a file was written (or this run's counts beside it).  */
+static void done_group(fgroup *g, int listed) {
+  for (size_t i = 0; i < g->n; i++) {
+    if (g->e[i].changed) subtract(&g->e[i]);
+    if (listed) g->e[i].root->listed[g->e[i].t] = 1;
+  }
+}
+
+/* Writes this run's counts of g beside its file; `why` says why.  */
+static void dump_beside(int dfd, fgroup *g, const char *why, int at_exit) {
+  ballarus_profile mine;
+  char err[1024];
+  char *written = NULL;
+  if (build_profile(g, &mine) != 0) {
+    free_profile(&mine);
+    report_failure(g, "out of memory", at_exit);
+    return;
+  }
+  if (mine.runs == 0) {
+    /* Only zero records: nothing worth a stray file.  */
+    free_profile(&mine);
+    return;
+  }
+  if (write_beside(dfd, g->path, g->name, &mine, &written, err, sizeof err) !=
+      0) {
+    char reason[1536];
+    snprintf(reason, sizeof reason, "%s; %s", why, err);
+    report_failure(g, reason, at_exit);
+  } else {
+    warn("%s: %s; this run's counts written to %s instead", g->path, why,
+         written);
+    done_group(g, 0);
+  }
+  free(written);
+  free_profile(&mine);
+}
+
+/* The transaction on one file, with the directory locked.  */
+static void dump_file(int dfd, fgroup *g, int at_exit) {
+  ballarus_profile old;
+  memset(&old, 0, sizeof old);
+  int mode = -1;
+  char why[1200];
+  char err[1024];
+  int fd = openat(dfd, g->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0 && errno != ENOENT) {
+    if (errno == ELOOP)
+      snprintf(why, sizeof why, "is a symbolic link, not read");
+    else
+      snprintf(why, sizeof why, "cannot be opened (%s)", strerror(errno));
+    dump_beside(dfd, g, why, at_exit);
+    return;
+  }
+  if (fd >= 0) {
+    struct stat st;
+    int problem = 0;
+    if (fstat(fd, &st) != 0) {
+      snprintf(why, sizeof why, "cannot stat (%s)", strerror(errno));
+      problem = 1;
+    } else if (!S_ISREG(st.st_mode)) {
+      snprintf(why, sizeof why, "is not a regular file, not read");
+      problem = 1;
+    } else if (st.st_uid != geteuid()) {
+      snprintf(why, sizeof why,
+               "belongs to uid %u, not to this user (uid %u): not read",
+               (unsigned)st.st_uid, (unsigned)geteuid());
+      problem = 1;
+    }
+    if (problem) {
+      close(fd);
+      dump_beside(dfd, g, why, at_exit);
+      return;
+    }
+    mode = (int)(st.st_mode & 07777);
+    int rc = ballarus_profile_read_fd(fd, &old, err, sizeof err);
+    close(fd);
+    if (rc != 0) {
+      /* Damaged: preserved untouched under another name, and a new profile
+         starts with this run's counts.  */
+      size_t len = strlen(g->name) + 64;
+      char *kept = malloc(len);
+      int moved = -1, e = ENOMEM;
+      for (int k = 0; kept != NULL && k < 100 && moved != 0; k++) {
+        if (k == 0)
+          snprintf(kept, len, "%s.corrupt", g->name);
+        else
+          snprintf(kept, len, "%s.corrupt.%ld.%d", g->name, (long)getpid(), k);
+        moved = renameat2(dfd, g->name, dfd, kept, RENAME_NOREPLACE);
+        e = errno;
+        if (moved != 0 && e == EINVAL) {
+          /* No RENAME_NOREPLACE here: link + unlink keeps it as safe.  */
+          moved = linkat(dfd, g->name, dfd, kept, 0);
+          e = errno;
+          if (moved == 0) unlinkat(dfd, g->name, 0);
+        }
+        if (moved != 0 && e != EEXIST) break;
+      }
+      if (moved != 0) {
+        snprintf(why, sizeof why, "damaged (%s) and cannot be renamed (%s)",
+                 err, strerror(e));
+        free(kept);
+        dump_beside(dfd, g, why, at_exit);
+        return;
+      }
+      warn("%s: damaged (%s); kept as %.*s%s, a new profile started", g->path,
+           err, (int)(strlen(g->path) - strlen(g->name)), g->path, kept);
+      free(kept);
+      memset(&old, 0, sizeof old);
+    }
+  }
+
+  ballarus_profile mine;
+  if (build_profile(g, &mine) != 0) {
+    free_profile(&mine);
+    ballarus_profile_free(&old);
+    report_failure(g, "out of memory", at_exit);
+    return;
+  }
+  replace_ctx ctx = {g->path};
+  if (ballarus_profile_update(&old, &mine, on_replace, &ctx, err,
+                              sizeof err) != 0) {
+    ballarus_profile_free(&old);
+    snprintf(why, sizeof why, "cannot merge into it (%s)", err);
+    free_profile(&mine); /* the live counters still hold the counts */
+    report_failure(g, why, at_exit);
+    return;
+  }
+  if (ballarus_profile_write_at(dfd, g->name, &old, mode,
+                                BALLARUS_WRITE_EXCHANGE, err,
+                                sizeof err) != 0) {
+    snprintf(why, sizeof why, "cannot write (%s)", err);
+    report_failure(g, why, at_exit);
+  } else {
+    if (verbose)
+      warn("dumped %u TU records to %s", mine.n_records, g->path);
+    done_group(g, 1);
+  }
+  free_profile(&mine);
+  ballarus_profile_free(&old);
+}
+
+/* Removes temporary files NAME.tmp.<pid>.<n> of the group's files left by
+   writers that died (killed mid-dump): regular files of this user whose
+   pid no longer exists.  Called with the directory locked, so no live
+   ballarus runtime is writing one.  */
+static void remove_orphans(int dfd, fgroup *gs, size_t ng) {
+  int fd2 = dup(dfd);
+  if (fd2 < 0) return;
+  DIR *dir = fdopendir(fd2);
+  if (dir == NULL) {
+    close(fd2);
+    return;
+  }
+  rewinddir(dir);
+  const size_t infix = strlen(BALLARUS_TMP_INFIX);
+  struct dirent *de;
+  while ((de = readdir(dir)) != NULL) {
+    const char *n = de->d_name;
+    for (size_t i = 0; i < ng; i++) {
+      if (!gs[i].todo) continue;
+      size_t len = strlen(gs[i].name);
+      if (strncmp(n, gs[i].name, len) != 0 ||
+          strncmp(n + len, BALLARUS_TMP_INFIX, infix) != 0)
+        continue;
+      const char *p = n + len + infix;
+      char *end;
+      errno = 0;
+      long pid = strtol(p, &end, 10);
+      if (errno != 0 || end == p || *end != '.' || pid <= 0 ||
+          pid == (long)getpid())
+        break;
+      const char *q = end + 1;
+      strtoul(q, &end, 10);
+      if (end == q || *end != '\0') break;
+      if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) break;
+      struct stat st;
+      if (fstatat(dfd, n, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+          S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+          unlinkat(dfd, n, 0) == 0 && verbose)
+        warn("removed %.*s%s, left by process %ld which died writing it",
+             (int)(strlen(gs[i].path) - strlen(gs[i].name)), gs[i].path, n,
+             pid);
+      break;
+    }
+  }
+  closedir(dir);
+}
+
+/* Opens a profile directory, creating missing directories as libgcov does
+   (mode 0755, less the umask).  */
+static int open_dir(const char *dirpath) {
+  int fd = open(dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd >= 0 || errno != ENOENT) return fd;
+  char *p = strdup(dirpath);
+  if (p == NULL) return -1;
+  for (char *s = p + 1; *s; s++) {
+    if (*s != '/') continue;
+    *s = '\0';
+    (void)mkdir(p, 0755);
+    *s = '/';
+  }
+  (void)mkdir(p, 0755);
+  free(p);
+  return open(dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Takes the directory's flock(), polling up to lock_timeout seconds.
+   Returns 0, or -1 with *why set (timeout: a holder that is stopped or
+   very slow; or locking unsupported).  */
+static int lock_dir(int dfd, char *why, size_t len) {
+  const double start = now_seconds();
+  long pause_us = 200 + (long)(getpid() % 300); /* de-synchronised */
+  for (;;) {
+    if (flock(dfd, LOCK_EX | LOCK_NB) == 0) return 0;
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) {
+      snprintf(why, len, "cannot lock its directory (%s)", strerror(errno));
+      return -1;
+    }
+    const double waited = now_seconds() - start;
+    if (waited >= lock_timeout) {
+      snprintf(why, len,
+               "its directory has been locked by another process for %g s "
+               "(stopped? BALLARUS_LOCK_TIMEOUT)",
+               lock_timeout);
+      return -1;
+    }
+    double left = lock_timeout - waited;
+    long us = pause_us;
+    if ((double)us > left * 1e6) us = (long)(left * 1e6) + 1;
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+    nanosleep(&ts, NULL);
+    pause_us = pause_us * 2 > 20000 ? 20000 : pause_us * 2;
+  }
+}
+
+/* Dumps entries e[0, n), all in one directory.  */
+static void dump_dir(entry *e, size_t n, int at_exit) {
+  size_t ng = 0;
+  for (size_t i = 0; i < n; i++)
+    if (i == 0 || strcmp(e[i].dest, e[i - 1].dest) != 0) ng++;
+  fgroup *gs = calloc(ng, sizeof *gs);
+  if (gs == NULL) {
+    warn("out of memory; profiles in %.*s not written", (int)e[0].dir_len,
+         e[0].dest);
+    return;
+  }
+  size_t k = 0, todo = 0;
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && strcmp(e[j].dest, e[i].dest) == 0) j++;
+    fgroup *g = &gs[k++];
+    g->e = &e[i];
+    g->n = j - i;
+    g->path = e[i].dest;
+    g->name = e[i].dest + e[i].dir_len + 1;
+    for (size_t x = i; x < j; x++) g->any_changed |= e[x].changed;
+    struct stat st;
+    if (stat(g->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+      /* The off switch: an existing destination that is not a regular
+         file (BALLARUS_PROFILE=/dev/null).  Nothing created or locked.  */
+      g->todo = 0;
+    } else if (!g->any_changed && lstat(g->path, &st) == 0) {
+      /* Only zero records, and the file exists: assume it lists them.  */
+      for (size_t x = i; x < j; x++) e[x].root->listed[e[x].t] = 1;
+      g->todo = 0;
+    } else {
+      g->todo = 1;
+      todo++;
+    }
+    i = j;
+  }
+  if (todo == 0) {
+    free(gs);
+    return;
+  }
+
+  char *dirpath = e[0].dir_len == 0 ? strdup("/")
+                                    : strndup(e[0].dest, e[0].dir_len);
+  int dfd = dirpath == NULL ? -1 : open_dir(dirpath);
+  char why[512];
+  if (dfd < 0) {
+    snprintf(why, sizeof why, "cannot open its directory (%s)",
+             strerror(dirpath == NULL ? ENOMEM : errno));
+    for (size_t i = 0; i < ng; i++)
+      if (gs[i].todo) report_failure(&gs[i], why, at_exit);
+    free(dirpath);
+    free(gs);
+    return;
+  }
+  busy_lock_fd = dfd;
+  if (lock_dir(dfd, why, sizeof why) != 0) {
+    for (size_t i = 0; i < ng; i++)
+      if (gs[i].todo) dump_beside(dfd, &gs[i], why, at_exit);
+  } else {
+    remove_orphans(dfd, gs, ng);
+    for (size_t i = 0; i < ng; i++)
+      if (gs[i].todo) dump_file(dfd, &gs[i], at_exit);
+    flock(dfd, LOCK_UN); /* explicitly: a forked child may share dfd */
+  }
+  busy_lock_fd = -1;
+  close(dfd);
+  free(dirpath);
+  free(gs);
 }
 
 /* Reports path counts that found no table memory since the last dump.  They
@@ -570,188 +1094,91 @@ static void report_lost(ballarus_root **roots, size_t n_roots) {
   }
 }
 
-/* Takes the inter-process lock on PATH.lock; returns the fd or -1.  */
-static int lock_profile(const char *path) {
-  size_t len = strlen(path) + 6;
-  char *lp = malloc(len);
-  if (lp == NULL) return -1;
-  snprintf(lp, len, "%s.lock", path);
-  int fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-  if (fd < 0) {
-    warn("%s: cannot open lock file (%s); dumping without it", lp,
-         strerror(errno));
-    free(lp);
-    return -1;
-  }
-  struct flock fl;
-  memset(&fl, 0, sizeof fl);
-  fl.l_type = F_WRLCK;
-  fl.l_whence = SEEK_SET;
-  int rc;
-  do {
-    rc = fcntl(fd, F_OFD_SETLKW, &fl);
-  } while (rc != 0 && errno == EINTR);
-  if (rc != 0 && errno == EINVAL) {
-    do {
-      rc = flock(fd, LOCK_EX);
-    } while (rc != 0 && errno == EINTR);
-  }
-  if (rc != 0) {
-    warn("%s: cannot lock (%s); dumping without it", lp, strerror(errno));
-    close(fd);
-    fd = -1;
-  }
-  free(lp);
-  return fd;
-}
-
-static int file_exists(const char *path) {
-  struct stat st;
-  return lstat(path, &st) == 0 || errno != ENOENT;
-}
-
-/* Merges `mine` into the profile at `path` (or creates it).  Returns 0 on
-   success; else -1 with the problem in err.  `*existing_bad` is set when
-   the problem is with the existing file (so writing beside it is right).  */
-static int merge_into(const char *path, const ballarus_profile *mine,
-                      int *existing_bad, char *err, size_t errlen) {
-  *existing_bad = 0;
-  if (!file_exists(path))
-    return ballarus_profile_write_file(path, mine, err, errlen);
-  ballarus_profile old;
-  char sub[512];
-  if (ballarus_profile_read_file(path, &old, sub, sizeof sub) != 0) {
-    *existing_bad = 1;
-    snprintf(err, errlen, "%s", sub);
-    return -1;
-  }
-  if (ballarus_profile_merge(&old, mine, sub, sizeof sub) != 0) {
-    *existing_bad = 1;
-    snprintf(err, errlen, "%s", sub);
-    ballarus_profile_free(&old);
-    return -1;
-  }
-  int rc = ballarus_profile_write_file(path, &old, err, errlen);
-  ballarus_profile_free(&old);
-  return rc;
-}
-
-/* Dumps `roots` (all with the same path template) in one transaction.
-   Called with the master lock held.  */
-static void dump_group(ballarus_root **roots, size_t n_roots) {
-  ballarus_profile mine;
-  tu_snap *snaps = NULL;
-  uint64_t n_snaps = 0;
-  int fresh = 0;
+/* Dumps the TUs of `roots`.  Called with the master lock held.  `at_exit`:
+   no later dump will come (exit, dlclose, abort), so what cannot be
+   written is lost, and the messages say so.  */
+static void dump_roots(ballarus_root **roots, size_t n_roots, int at_exit) {
   report_lost(roots, n_roots);
-  if (snapshot(roots, n_roots, &mine, &snaps, &n_snaps, &fresh) != 0) {
-    warn("out of memory; profile not written (counts kept)");
-    return;
-  }
-  if (!fresh) {
-    ballarus_profile_free(&mine);
-    free_snaps(snaps, n_snaps);
-    return;
-  }
-  char *path = expand_path(roots[0]->path);
-  if (path == NULL) {
-    warn("out of memory; profile not written (counts kept)");
-    ballarus_profile_free(&mine);
-    free_snaps(snaps, n_snaps);
-    return;
-  }
-
-  int fd = lock_profile(path);
-  busy_lock_fd = fd;
-  char err[1024];
-  int bad = 0;
-  const char *written = path;
-  char *beside = NULL;
-  int rc = merge_into(path, &mine, &bad, err, sizeof err);
-  if (rc != 0 && bad) {
-    /* Never mix with, nor destroy, a file we cannot merge into: write
-       beside it, PROFILE.<pid>, or PROFILE.<pid>.<k> if that is taken by a
-       file we cannot merge into either.  */
-    char problem[1024];
-    snprintf(problem, sizeof problem, "%s", err);
-    size_t len = strlen(path) + 64;
-    beside = malloc(len);
-    if (beside == NULL) {
-      warn("%s: %s; out of memory, profile not written", path, problem);
-    } else {
-      for (int k = 0; k < 100; k++) {
-        if (k == 0)
-          snprintf(beside, len, "%s.%ld", path, (long)getpid());
-        else
-          snprintf(beside, len, "%s.%ld.%d", path, (long)getpid(), k);
-        if (k == 0)
-          warn("%s: %s; writing this run's profile to %s", path, problem,
-               beside);
-        rc = merge_into(beside, &mine, &bad, err, sizeof err);
-        if (rc == 0 || !bad) break;
-        warn("%s: %s; trying another name", beside, err);
+  uint64_t total = 0;
+  for (size_t r = 0; r < n_roots; r++) total += roots[r]->n_tus;
+  if (total == 0) return;
+  entry *es = calloc(total, sizeof *es);
+  char **expanded = calloc(n_roots, sizeof *expanded);
+  size_t n = 0;
+  if (es == NULL || expanded == NULL) goto oom;
+  for (size_t r = 0; r < n_roots; r++) {
+    ballarus_root *rt = roots[r];
+    if (rt->override != NULL) {
+      expanded[r] = expand_path(rt->override);
+      if (expanded[r] == NULL) goto oom;
+    }
+    for (uint64_t t = 0; t < rt->n_tus; t++) {
+      entry *e = &es[n];
+      memset(e, 0, sizeof *e);
+      e->root = rt;
+      e->t = t;
+      e->dest = expanded[r] != NULL ? expanded[r] : rt->homes[t];
+      const char *slash = strrchr(e->dest, '/');
+      if (slash == NULL) continue; /* a relative override without a cwd */
+      e->dir_len = (size_t)(slash - e->dest);
+      if (snapshot_tu(e) != 0) {
+        free_entry(e);
+        goto oom;
       }
-      written = beside;
+      if (!e->changed && rt->listed[t]) {
+        free_entry(e);
+        continue;
+      }
+      n++;
     }
   }
-  if (rc == 0) {
-    /* Subtract what was written; increments made meanwhile survive.  */
-    for (uint64_t i = 0; i < n_snaps; i++) {
-      for (uint64_t c = 0; c < snaps[i].n; c++)
-        if (snaps[i].snap[c] != 0)
-          __atomic_fetch_sub(&snaps[i].live[c], snaps[i].snap[c],
-                             __ATOMIC_RELAXED);
-      for (uint64_t e = 0; e < snaps[i].n_pt; e++)
-        __atomic_fetch_sub(snaps[i].pt[e].live, snaps[i].pt[e].count,
-                           __ATOMIC_RELAXED);
-    }
-    for (size_t r = 0; r < n_roots; r++) roots[r]->dumped = 1;
-    if (verbose)
-      warn("dumped %u TU records to %s", mine.n_records, written);
-  } else if (beside == NULL || !bad) {
-    warn("%s: cannot write profile: %s (counts kept for a later dump)",
-         written, err);
+  qsort(es, n, sizeof *es, cmp_entry);
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && es[j].dir_len == es[i].dir_len &&
+           strncmp(es[j].dest, es[i].dest, es[i].dir_len) == 0)
+      j++;
+    dump_dir(&es[i], j - i, at_exit);
+    i = j;
   }
-  busy_lock_fd = -1;
-  if (fd >= 0) close(fd); /* releases the lock */
-  free(beside);
-  free(path);
-  ballarus_profile_free(&mine);
-  free_snaps(snaps, n_snaps);
+  for (size_t i = 0; i < n; i++) free_entry(&es[i]);
+  for (size_t r = 0; r < n_roots; r++) free(expanded[r]);
+  free(expanded);
+  free(es);
+  return;
+
+oom:
+  warn("out of memory; profile not written (counts %s)",
+       at_exit ? "lost" : "kept for the next dump");
+  if (es != NULL)
+    for (size_t i = 0; i < n; i++) free_entry(&es[i]);
+  if (expanded != NULL)
+    for (size_t r = 0; r < n_roots; r++) free(expanded[r]);
+  free(expanded);
+  free(es);
 }
 
-/* Dumps every root of the chain `m`, one transaction per profile path.
-   Called with m->lock held.  */
-static void dump_chain(ballarus_master *m) {
+/* Dumps every root of the chain `m`.  Called with m->lock held.  */
+static void dump_chain(ballarus_master *m, int at_exit) {
   size_t n = 0;
-  for (ballarus_root *r = m->root; r != NULL; r = r->next) {
-    r->mark = 0;
-    n++;
-  }
-  ballarus_root **group = calloc(n == 0 ? 1 : n, sizeof *group);
-  if (group == NULL) {
-    warn("out of memory; profile not written (counts kept)");
+  for (ballarus_root *r = m->root; r != NULL; r = r->next) n++;
+  ballarus_root **all = calloc(n == 0 ? 1 : n, sizeof *all);
+  if (all == NULL) {
+    warn("out of memory; profile not written (counts %s)",
+         at_exit ? "lost" : "kept for the next dump");
     return;
   }
-  for (ballarus_root *r = m->root; r != NULL; r = r->next) {
-    if (r->mark || r->path == NULL) continue;
-    size_t g = 0;
-    for (ballarus_root *s = r; s != NULL; s = s->next) {
-      if (!s->mark && s->path != NULL && strcmp(s->path, r->path) == 0) {
-        s->mark = 1;
-        group[g++] = s;
-      }
-    }
-    dump_group(group, g);
-  }
-  free(group);
+  n = 0;
+  for (ballarus_root *r = m->root; r != NULL; r = r->next) all[n++] = r;
+  dump_roots(all, n, at_exit);
+  free(all);
 }
 
 PUBLIC void __ballarus_dump(void) {
   rt_init();
   ballarus_master *m = root.master;
   pthread_mutex_lock(&m->lock);
-  dump_chain(m);
+  dump_chain(m, 0);
   pthread_mutex_unlock(&m->lock);
 }
 
@@ -780,22 +1207,21 @@ PUBLIC void __ballarus_reset(void) {
 __attribute__((constructor)) static void ballarus_rt_ctor(void) { rt_init(); }
 
 /* At exit or dlclose.  The module owning the master (normally the
-   executable, finalised first at exit) dumps the whole chain in one
-   transaction; any other module dumps its own TUs, which at exit finds
-   nothing new and skips.  Then the root leaves the chain: after dlclose
-   its memory is gone.  If the owner goes while roots of other modules are
-   still chained (only possible at exit), they are detached to a master of
-   their own: they have been dumped already.  */
+   executable, finalised first at exit) dumps the whole chain; any other
+   module dumps its own TUs, which at exit finds nothing new and skips.
+   Then the root leaves the chain: after dlclose its memory is gone.  If
+   the owner goes while roots of other modules are still chained (only
+   possible at exit), they are detached to a master of their own: they
+   have been dumped already.  */
 __attribute__((destructor)) static void ballarus_rt_dtor(void) {
   if (!initialised) return;
   ballarus_master *m = root.master;
   pthread_mutex_lock(&m->lock);
   if (m == &own_master || m == &private_master) {
-    dump_chain(m);
-  } else if (root.path != NULL) {
+    dump_chain(m, 1);
+  } else {
     ballarus_root *self = &root;
-    root.mark = 1;
-    dump_group(&self, 1);
+    dump_roots(&self, 1, 1);
   }
   if (root.next != NULL) root.next->prev = root.prev;
   if (root.prev != NULL)
@@ -819,7 +1245,8 @@ __attribute__((destructor)) static void ballarus_rt_dtor(void) {
 
 static void atfork_child(void) {
   /* Single-threaded here.  Another thread may have held the lock or been
-     in the middle of a dump.  */
+     in the middle of a dump: its directory descriptor is closed, never
+     unlocked (the lock belongs to the parent's dump).  */
   pthread_mutex_init(&root.master->lock, NULL);
   pthread_mutex_init(&init_lock, NULL);
   if (busy_lock_fd >= 0) {

@@ -24,8 +24,28 @@
 
 namespace {
 
-uint64_t Stamp(const char* body, size_t len) { return ballarus_hash64(body, len); }
-#define STAMP(BODY) Stamp(BODY, sizeof(BODY) - 1)
+// The blob a test program builds for TU `tu` (rt_make_blob), with or
+// without a home directory.
+std::vector<unsigned char> RtBlob(const char* home, const char* tu,
+                                  const std::string& body, uint64_t n) {
+  std::vector<unsigned char> b(BALLARUS_META_HEADER_SIZE + RT_NAMES_MAX +
+                               body.size());
+  b.resize(rt_make_blob(b.data(), b.size(), home, tu, body.data(), body.size(),
+                        n));
+  return b;
+}
+uint64_t HeaderField(const std::vector<unsigned char>& b, size_t off) {
+  uint64_t v;
+  memcpy(&v, b.data() + off, 8);
+  return v;
+}
+uint64_t RtStamp(const char* home, const char* tu, const std::string& body) {
+  return HeaderField(RtBlob(home, tu, body, 0), 16);
+}
+uint64_t RtIdentity(const char* home, const char* tu) {
+  return HeaderField(RtBlob(home, tu, "", 0), 40);
+}
+#define STAMP(TU, BODY) RtStamp(nullptr, TU, BODY)
 
 std::string Runfile(const std::string& name) {
   const char* srcdir = getenv("TEST_SRCDIR");
@@ -163,10 +183,10 @@ std::vector<uint64_t> Scaled(int n_counters, uint64_t n) {
   return v;
 }
 
-const uint64_t kAlpha = STAMP(RT_ALPHA_BODY);
-const uint64_t kBeta = STAMP(RT_BETA_BODY);
-const uint64_t kHost = STAMP(RT_HOST_BODY);
-const uint64_t kLib = STAMP(RT_LIB_BODY);
+const uint64_t kAlpha = STAMP("alpha", RT_ALPHA_BODY);
+const uint64_t kBeta = STAMP("beta", RT_BETA_BODY);
+const uint64_t kHost = STAMP("host", RT_HOST_BODY);
+const uint64_t kLib = STAMP("lib", RT_LIB_BODY);
 
 void ExpectAlphaBeta(const Profile& p, uint64_t n, uint64_t calls,
                      uint64_t runs) {
@@ -177,8 +197,8 @@ void ExpectAlphaBeta(const Profile& p, uint64_t n, uint64_t calls,
   ASSERT_EQ(p.records.count(kBeta), 1u);
   EXPECT_EQ(p.records.at(kAlpha).counters, Alpha(n));
   EXPECT_EQ(p.records.at(kBeta).counters, Beta(n, calls));
-  EXPECT_EQ(p.records.at(kAlpha).identity, RT_ALPHA_IDENTITY);
-  EXPECT_EQ(p.records.at(kBeta).identity, RT_BETA_IDENTITY);
+  EXPECT_EQ(p.records.at(kAlpha).identity, RtIdentity(nullptr, "alpha"));
+  EXPECT_EQ(p.records.at(kBeta).identity, RtIdentity(nullptr, "beta"));
   EXPECT_EQ(p.records.at(kAlpha).runs, runs);
   EXPECT_EQ(p.records.at(kBeta).runs, runs);
 }
@@ -189,9 +209,8 @@ TEST(Runtime, OneRunWritesExactCounts) {
   ASSERT_EQ(r.status, 0);
   EXPECT_EQ(r.err, "");
   ExpectAlphaBeta(Read(dir + "/ballarus.profile"), 10, 1, 1);
-  // Only the profile and its lock file; no temporary left behind.
-  EXPECT_EQ(ListDir(dir), (std::vector<std::string>{"ballarus.profile",
-                                                    "ballarus.profile.lock"}));
+  // Only the profile: no lock file, no temporary left behind.
+  EXPECT_EQ(ListDir(dir), (std::vector<std::string>{"ballarus.profile"}));
 }
 
 TEST(Runtime, TwoRunsMergeToTheSum) {
@@ -247,8 +266,9 @@ TEST(Runtime, EightConcurrentProcessesSumExactly) {
   ProcessResult r = Exec(dir, "rt_prog", {"forkmany", "8", "20000"});
   ASSERT_EQ(r.status, 0);
   EXPECT_EQ(r.err, "");
-  // 8 children dump 20000 each; the parent dumps its (zero) counts once.
-  ExpectAlphaBeta(Read(dir + "/ballarus.profile"), 8 * 20000, 8, 9);
+  // 8 children dump 20000 each; the parent, which counted nothing, writes
+  // nothing.
+  ExpectAlphaBeta(Read(dir + "/ballarus.profile"), 8 * 20000, 8, 8);
 }
 
 TEST(Runtime, ConcurrentThreadsDumpingLoseNothing) {
@@ -271,38 +291,33 @@ TEST(Runtime, ChdirDoesNotMoveTheDefaultProfile) {
   EXPECT_TRUE(ListDir(dir + "/sub").empty());
 }
 
-TEST(Runtime, GarbageProfileIsPreservedAndRunWrittenBeside) {
+TEST(Runtime, GarbageProfileIsPreservedAndANewOneStarted) {
   std::string dir = FreshDir("garbage");
   std::string path = dir + "/ballarus.profile";
   { std::ofstream(path) << "not a profile"; }
   ProcessResult r = Exec(dir, "rt_prog", {"count", "3"});
   ASSERT_EQ(r.status, 0);
-  EXPECT_EQ(ReadBytes(path), "not a profile");
-  std::string beside = path + "." + std::to_string(r.pid);
+  EXPECT_EQ(ReadBytes(path + ".corrupt"), "not a profile");
   EXPECT_EQ(r.err, "ballarus: " + path +
-                       ": offset 0: file header truncated (file ends after 13 "
-                       "of 32 bytes); writing this run's profile to " +
-                       beside + "\n");
-  ExpectAlphaBeta(Read(beside), 3, 1, 1);
+                       ": damaged (offset 0: bad magic (not a ballarus "
+                       "profile)); kept as " +
+                       path + ".corrupt, a new profile started\n");
+  ExpectAlphaBeta(Read(path), 3, 1, 1);
+  // The next run merges silently.
+  r = Exec(dir, "rt_prog", {"count", "2"});
+  EXPECT_EQ(r.err, "");
+  ExpectAlphaBeta(Read(path), 5, 2, 2);
+  EXPECT_EQ(ListDir(dir), (std::vector<std::string>{"ballarus.profile",
+                                                    "ballarus.profile.corrupt"}));
 }
 
-TEST(Runtime, AnotherBuildOfATuIsNeverMixed) {
-  std::string dir = FreshDir("conflict");
-  std::string path = dir + "/ballarus.profile";
-  // A profile holding another build of alpha: same identity, other body.
-  std::string body = "alpha, as built last week";
-  std::vector<uint8_t> blob(sizeof(ballarus_meta_header));
+// A profile of another build of alpha (same identity, other body).
+void WriteOtherBuildOfAlpha(const std::string& path) {
+  std::vector<unsigned char> blob =
+      RtBlob(nullptr, "alpha", "alpha, as built last week", 1);
   ballarus_meta_header h;
-  memset(&h, 0, sizeof h);
-  memcpy(h.magic, BALLARUS_META_MAGIC, 8);
-  h.version = BALLARUS_META_VERSION;
-  h.header_size = BALLARUS_META_HEADER_SIZE;
-  h.stamp = ballarus_hash64(body.data(), body.size());
-  h.size = BALLARUS_META_HEADER_SIZE + body.size();
-  h.n_counters = 1;
-  h.identity = RT_ALPHA_IDENTITY;
-  memcpy(blob.data(), &h, sizeof h);
-  blob.insert(blob.end(), body.begin(), body.end());
+  memcpy(&h, blob.data(), sizeof h);
+  ASSERT_EQ(h.identity, RtIdentity(nullptr, "alpha"));
   uint64_t counter = 42;
   ballarus_profile_record rec = {h.stamp, h.identity, 1, blob.data(),
                                  blob.size(), &counter, 1, nullptr, 0};
@@ -310,21 +325,38 @@ TEST(Runtime, AnotherBuildOfATuIsNeverMixed) {
   char err[256] = "";
   ASSERT_EQ(ballarus_profile_write_file(path.c_str(), &old, err, sizeof err), 0)
       << err;
-  std::string before = ReadBytes(path);
+}
 
+TEST(Runtime, AnotherBuildOfATuIsReplacedSilently) {
+  std::string dir = FreshDir("rebuilt");
+  std::string path = dir + "/ballarus.profile";
+  WriteOtherBuildOfAlpha(path);
   ProcessResult r = Exec(dir, "rt_prog", {"count", "2"});
   ASSERT_EQ(r.status, 0);
-  EXPECT_EQ(ReadBytes(path), before);
-  std::string beside = path + "." + std::to_string(r.pid);
-  EXPECT_EQ(r.err.rfind("ballarus: " + path + ": conflict: TU identity 0x" +
-                            "a1a1a1a1a1a1a1a1",
-                        0),
-            0u)
-      << r.err;
-  EXPECT_NE(r.err.find("; writing this run's profile to " + beside + "\n"),
+  EXPECT_EQ(r.err, "");
+  // The old build of alpha is gone; file runs count the old one too.
+  Profile p = Read(path);
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.runs, 2u);
+  ASSERT_EQ(p.records.size(), 2u);
+  EXPECT_EQ(p.records.at(kAlpha).counters, Alpha(2));
+  EXPECT_EQ(p.records.at(kAlpha).runs, 1u);
+  EXPECT_EQ(ListDir(dir), std::vector<std::string>{"ballarus.profile"});
+}
+
+TEST(Runtime, AnotherBuildIsNamedWhenVerbose) {
+  std::string dir = FreshDir("rebuilt_verbose");
+  std::string path = dir + "/ballarus.profile";
+  WriteOtherBuildOfAlpha(path);
+  ProcessResult r =
+      Exec(dir, "rt_prog", {"count", "2"}, {{"BALLARUS_VERBOSE", "1"}});
+  ASSERT_EQ(r.status, 0);
+  EXPECT_NE(r.err.find("ballarus: alpha.c: overwriting the profile data of "
+                       "an earlier build in " +
+                       path + "\n"),
             std::string::npos)
       << r.err;
-  ExpectAlphaBeta(Read(beside), 2, 1, 1);
+  EXPECT_EQ(r.err.find("0x"), std::string::npos) << r.err;  // no hex ids
 }
 
 TEST(Runtime, DlclosedLibraryDumpsItsOwnTu) {
@@ -430,31 +462,47 @@ TEST(Runtime, DescriptorsOfAnotherLayoutAreRefusedWholesale) {
             "ballarus: TU descriptor 1 does not point at this runtime "
             "(objects built by another ballarus version?); this module is "
             "not profiled\n");
-  Profile p = Read(dir + "/ballarus.profile");
-  ASSERT_TRUE(p.ok) << p.error;
-  EXPECT_TRUE(p.records.empty());
+  // Nothing profiled, nothing written.
+  EXPECT_EQ(ListDir(dir), std::vector<std::string>{});
 }
 
 TEST(Runtime, UnwritableProfileWarnsAndNeverFailsTheProgram) {
   std::string dir = FreshDir("unwritable");
-  std::string path = dir + "/no/such/dir/p";
+  { std::ofstream(dir + "/file") << "x"; }
+  std::string path = dir + "/file/p";  // its "directory" is a regular file
   ProcessResult r = Exec(dir, "rt_prog", {"count", "2"}, {{"BALLARUS_PROFILE", path}});
   EXPECT_EQ(r.status, 0);
-  EXPECT_NE(r.err.find("ballarus: " + path + ".lock: cannot open lock file (No such file or directory); dumping without it\n"),
-            std::string::npos)
+  // One line: the file, the reason, what is lost (at exit: no later dump).
+  const std::string head = "ballarus: " + path +
+                           ": cannot open its directory (Not a directory); "
+                           "this run's counts of 2 translation units (";
+  EXPECT_TRUE(r.err == head + "alpha.c, ...) are lost\n" ||
+              r.err == head + "beta.c, ...) are lost\n")
       << r.err;
-  EXPECT_NE(r.err.find("ballarus: " + path + ": cannot write profile: cannot create temporary file"),
-            std::string::npos)
+  EXPECT_EQ(ListDir(dir), std::vector<std::string>{"file"});
+}
+
+TEST(Runtime, ExplicitDumpThatFailsKeepsTheCounts) {
+  // dumpmid: the first dump fails (not exiting: counts kept), the exit
+  // dump fails too (lost), and both say so.
+  std::string dir = FreshDir("unwritable_mid");
+  { std::ofstream(dir + "/file") << "x"; }
+  std::string path = dir + "/file/p";
+  ProcessResult r =
+      Exec(dir, "rt_prog", {"dumpmid", "2"}, {{"BALLARUS_PROFILE", path}});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.err.find("are kept for the next dump\n"), std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find("(counts kept for a later dump)\n"), std::string::npos) << r.err;
-  EXPECT_EQ(ListDir(dir), std::vector<std::string>{});
+  EXPECT_NE(r.err.find("are lost\n"), std::string::npos) << r.err;
 }
 
 TEST(Runtime, VerboseLogsDumps) {
   std::string dir = FreshDir("verbose");
   ProcessResult r = Exec(dir, "rt_prog", {"count", "1"}, {{"BALLARUS_VERBOSE", "1"}});
   ASSERT_EQ(r.status, 0);
-  EXPECT_EQ(r.err, "ballarus: registered 2 TUs; profile " + dir +
+  EXPECT_EQ(r.err, "ballarus: registered 2 TUs; profiles beside their "
+                       "objects, e.g. " +
+                       dir +
                        "/ballarus.profile\nballarus: dumped 2 TU records to " +
                        dir + "/ballarus.profile\n");
 }
@@ -462,8 +510,8 @@ TEST(Runtime, VerboseLogsDumps) {
 // ---------------------------------------------------------------------------
 // Hashed path tables (rt_path.c): __ballarus_path_add and its dump.
 
-const uint64_t kPaths = STAMP(RT_PATHS_BODY);
-const uint64_t kTwin = STAMP(RT_TWIN_BODY);
+const uint64_t kPaths = STAMP("paths", RT_PATHS_BODY);
+const uint64_t kTwin = STAMP("twin", RT_TWIN_BODY);
 using Sparse = std::map<std::pair<uint64_t, uint64_t>, uint64_t>;
 
 // The counts of the shared random workload (rt_work_step) for `seeds`,
@@ -617,7 +665,7 @@ TEST(RuntimePaths, ConcurrentProcessesDumpingIntoOneFileSumExactly) {
   EXPECT_EQ(PathsRecord(p).sparse.size(), want.size());
   EXPECT_TRUE(PathsRecord(p).sparse == want);
   EXPECT_EQ(PathsRecord(p).counters, (std::vector<uint64_t>{6 * 20000, 0}));
-  EXPECT_EQ(p.runs, 7u);  // 6 children and the parent
+  EXPECT_EQ(p.runs, 6u);  // 6 children; the parent counted nothing
 }
 
 TEST(RuntimePaths, ResetDiscardsPathCounts) {

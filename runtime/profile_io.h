@@ -40,24 +40,57 @@ typedef struct ballarus_profile {
   ballarus_profile_record *records; /* sorted by stamp */
 } ballarus_profile;
 
-/* Parses `size` bytes.  Checks magic, version, header and record checks,
-   tags, sizes, and that each embedded metadata header agrees with its record
-   (magic, size, stamp, n_counters).  On success *out owns its memory.  */
+/* Parses `size` bytes.  Checks magic, version, the header check and the
+   whole-file check, record checks, tags, sizes, and that each embedded
+   metadata header agrees with its record (magic, size, stamp, n_counters)
+   and is sound (known flags, names block, identity = hash of the profile
+   path).  On success *out owns its memory.  This is the one validation the
+   runtime (before it merges into an existing profile) and
+   ballarus-reconstruct (which also decodes the metadata bodies) share.  */
 int ballarus_profile_parse(const unsigned char *data, uint64_t size,
                            ballarus_profile *out, char *err, size_t errlen);
 
-/* Reads and parses a file.  A missing file is an error too; callers that
-   accept absence check with access() first.  */
+/* Reads and parses a file (following symbolic links: for files the user
+   names).  A missing file is an error too; callers that accept absence
+   check with access() first.  */
 int ballarus_profile_read_file(const char *path, ballarus_profile *out,
                                char *err, size_t errlen);
+
+/* Reads and parses the regular file open as `fd` (from its current
+   offset, normally 0).  The runtime opens its profiles itself (O_NOFOLLOW,
+   ownership checked) and reads them through this.  */
+int ballarus_profile_read_fd(int fd, ballarus_profile *out, char *err,
+                             size_t errlen);
 
 /* Serialises into a malloc'd buffer (records in stamp order, so equal
    profiles give equal bytes).  */
 int ballarus_profile_serialize(const ballarus_profile *p, unsigned char **buf,
                                uint64_t *size, char *err, size_t errlen);
 
-/* Writes to `path` atomically: a temporary file in the same directory,
-   fsync'd, then rename()d over `path`.  */
+/* Temporary files are named NAME + BALLARUS_TMP_INFIX + "<pid>.<serial>"
+   (the runtime removes those of dead processes).  */
+#define BALLARUS_TMP_INFIX ".tmp."
+
+/* ballarus_profile_write_at flags.  */
+#define BALLARUS_WRITE_FSYNC 1u /* fsync the file before the rename */
+#define BALLARUS_WRITE_EXCHANGE 2u /* replace an existing file by
+                                      renameat2(RENAME_EXCHANGE) and unlink
+                                      (cheaper than rename on ext4) */
+
+/* Writes file `name` in the directory open as `dirfd` (or AT_FDCWD)
+   atomically: a temporary file beside it, created with O_CREAT | O_EXCL |
+   O_NOFOLLOW and mode 0666 & ~umask (gcov's), set to `mode` first when
+   mode >= 0, written, then renamed over `name` (with
+   BALLARUS_WRITE_EXCHANGE: exchanged with it, and the old content
+   unlinked; readers see the old file or the new one either way).  Never
+   follows a symbolic link; on failure nothing is left behind and `name` is
+   untouched.  */
+int ballarus_profile_write_at(int dirfd, const char *name,
+                              const ballarus_profile *p, int mode,
+                              unsigned flags, char *err, size_t errlen);
+
+/* Writes to `path` atomically (write_at in its directory, fsync'd, the
+   directory fsync'd after the rename).  ballarus-reconstruct's writer.  */
 int ballarus_profile_write_file(const char *path, const ballarus_profile *p,
                                 char *err, size_t errlen);
 
@@ -70,6 +103,27 @@ int ballarus_profile_write_file(const char *path, const ballarus_profile *p,
    size.  */
 int ballarus_profile_merge(ballarus_profile *dst, const ballarus_profile *src,
                            char *err, size_t errlen);
+
+/* The runtime's merge of a dump (src) into an existing profile (dst), one
+   rule per record of src:
+     - a record whose stamp dst holds is added into it, as in merge;
+     - a record with a new stamp is copied, and every dst record of the same
+       identity whose stamp src does not hold is removed first: the object
+       was rebuilt, its old counts describe code that no longer exists
+       (gcov: "overwriting an existing profile data with a different
+       checksum").  on_replace (may be NULL) is called with each removed
+       record and the src record replacing it, before it is freed;
+     - a zero record (runs 0: a TU that has not run, written so that its
+       file lists it) is copied only when dst has no record of its
+       identity: it never replaces counts.
+   dst->runs grows by src->runs.  Fails, leaving dst unchanged, if records
+   with equal stamps disagree in size or src repeats a stamp.  */
+typedef void (*ballarus_replace_fn)(void *ctx,
+                                    const ballarus_profile_record *old_rec,
+                                    const ballarus_profile_record *new_rec);
+int ballarus_profile_update(ballarus_profile *dst, const ballarus_profile *src,
+                            ballarus_replace_fn on_replace, void *ctx,
+                            char *err, size_t errlen);
 
 /* Returns 1 if merging src into dst would hit an identity/stamp conflict.  */
 int ballarus_profile_conflicts(const ballarus_profile *dst,

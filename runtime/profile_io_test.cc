@@ -5,6 +5,8 @@
 #include "runtime/profile_io.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -17,22 +19,32 @@
 
 namespace {
 
-std::vector<uint8_t> Blob(const std::string& body, uint64_t n_counters,
-                          uint64_t identity) {
+// A metadata blob of the TU whose profile path is `profile` (its identity),
+// with an arbitrary body after the names block.
+std::vector<uint8_t> Blob(const std::string& profile, const std::string& body,
+                          uint64_t n_counters) {
+  const std::string names = profile + '\0' + profile + ".o" + '\0' + "src.c" +
+                            '\0' + "/w" + '\0';
+  const std::string all = names + body;
   ballarus_meta_header h;
   memset(&h, 0, sizeof h);
   memcpy(h.magic, BALLARUS_META_MAGIC, 8);
   h.version = BALLARUS_META_VERSION;
   h.header_size = BALLARUS_META_HEADER_SIZE;
-  h.stamp = ballarus_hash64(body.data(), body.size());
-  h.size = BALLARUS_META_HEADER_SIZE + body.size();
+  h.stamp = ballarus_hash64(all.data(), all.size());
+  h.size = BALLARUS_META_HEADER_SIZE + all.size();
   h.n_counters = n_counters;
-  h.identity = identity;
+  h.identity = ballarus_tu_identity(profile.c_str(), "/w", "src.c");
   h.flags = BALLARUS_META_F_NAIVE;
+  h.names_size = static_cast<uint32_t>(names.size());
   std::vector<uint8_t> out(sizeof h);
   memcpy(out.data(), &h, sizeof h);
-  out.insert(out.end(), body.begin(), body.end());
+  out.insert(out.end(), all.begin(), all.end());
   return out;
+}
+
+uint64_t IdentityOf(const std::string& profile) {
+  return ballarus_hash64(profile.data(), profile.size());
 }
 
 template <typename T>
@@ -81,10 +93,10 @@ std::vector<uint8_t> Bytes(const ballarus_profile& p) {
   return out;
 }
 
-const std::vector<uint8_t> kA = Blob("function alpha", 3, 0x1111);
-const std::vector<uint8_t> kB = Blob("function beta, eight+", 1, 0x2222);
+const std::vector<uint8_t> kA = Blob("/w/a.bprof", "function alpha", 3);
+const std::vector<uint8_t> kB = Blob("/w/b.bprof", "function beta, eight+", 1);
 // Another build of A's TU: same identity, other body.
-const std::vector<uint8_t> kA2 = Blob("function alpha v2", 3, 0x1111);
+const std::vector<uint8_t> kA2 = Blob("/w/a.bprof", "function alpha v2", 3);
 
 uint64_t StampOf(const std::vector<uint8_t>& blob) {
   ballarus_meta_header h;
@@ -111,6 +123,8 @@ const ballarus_profile_record* Find(const ballarus_profile& p,
 std::vector<uint64_t> Counters(const ballarus_profile_record* r) {
   return std::vector<uint64_t>(r->counters, r->counters + r->n_counters);
 }
+
+void Reseal(std::vector<uint8_t>* b);
 
 // Parses and expects failure with an "offset N: " prefix, N <= limit.
 std::string ExpectRejected(const std::vector<uint8_t>& bytes, uint64_t limit) {
@@ -142,11 +156,11 @@ TEST(ProfileIo, RoundTripKeepsEveryValue) {
   const ballarus_profile_record* b = Find(q, StampOf(kB));
   ASSERT_NE(a, nullptr);
   ASSERT_NE(b, nullptr);
-  EXPECT_EQ(a->identity, 0x1111u);
+  EXPECT_EQ(a->identity, IdentityOf("/w/a.bprof"));
   EXPECT_EQ(a->runs, 4u);
   EXPECT_EQ(Counters(a), (std::vector<uint64_t>{1, 2, 3}));
   EXPECT_EQ(std::vector<uint8_t>(a->metadata, a->metadata + a->meta_size), kA);
-  EXPECT_EQ(b->identity, 0x2222u);
+  EXPECT_EQ(b->identity, IdentityOf("/w/b.bprof"));
   EXPECT_EQ(b->runs, 2u);
   EXPECT_EQ(Counters(b), (std::vector<uint64_t>{UINT64_MAX}));
   ASSERT_EQ(b->n_sparse, 2u);
@@ -160,7 +174,7 @@ TEST(ProfileIo, RoundTripKeepsEveryValue) {
   EXPECT_EQ(Bytes(q), bytes);
   // Size: header + 2 x (record header + padded meta) + counters + sparse.
   auto pad = [](size_t n) { return (n + 7) / 8 * 8; };
-  EXPECT_EQ(bytes.size(), 32 + 2 * 56 + pad(kA.size()) + pad(kB.size()) +
+  EXPECT_EQ(bytes.size(), 40 + 2 * 56 + pad(kA.size()) + pad(kB.size()) +
                               3 * 8 + 1 * 8 + 2 * 24);
   ballarus_profile_free(&p);
   ballarus_profile_free(&q);
@@ -169,7 +183,7 @@ TEST(ProfileIo, RoundTripKeepsEveryValue) {
 TEST(ProfileIo, EmptyProfileRoundTrips) {
   ballarus_profile p = Empty(0);
   std::vector<uint8_t> bytes = Bytes(p);
-  ASSERT_EQ(bytes.size(), 32u);
+  ASSERT_EQ(bytes.size(), 40u);
   ballarus_profile q;
   char err[256];
   ASSERT_EQ(ballarus_profile_parse(bytes.data(), bytes.size(), &q, err,
@@ -314,7 +328,10 @@ TEST(ProfileIo, ConflictingBuildIsRefusedAndDestinationUnchanged) {
   std::vector<uint8_t> before = Bytes(dst);
   char err[512] = "";
   EXPECT_EQ(ballarus_profile_merge(&dst, &src, err, sizeof err), -1);
-  EXPECT_NE(std::string(err).find("conflict"), std::string::npos) << err;
+  EXPECT_EQ(std::string(err),
+            "two builds of one TU (source src.c, object /w/a.bprof.o): the "
+            "profile merged in holds another build of it than the profiles "
+            "before it");
   EXPECT_EQ(Bytes(dst), before);  // kB's counts were not added either
   EXPECT_EQ(ballarus_profile_conflicts(&src, &dst), 1);
   ballarus_profile_free(&dst);
@@ -325,8 +342,14 @@ TEST(ProfileIo, TwoBuildsAlreadySideBySideMerge) {
   // A program linking two builds of one source (e.g. compiled twice with
   // different -D) writes both; its later runs must still merge.
   ballarus_profile dst = Empty(1), src = Empty(1);
-  Add(&dst, kA, {1, 1, 1}, 1);
-  Add(&dst, kA2, {2, 2, 2}, 1);
+  // dst as parsed: records sorted by stamp.
+  if (StampOf(kA) < StampOf(kA2)) {
+    Add(&dst, kA, {1, 1, 1}, 1);
+    Add(&dst, kA2, {2, 2, 2}, 1);
+  } else {
+    Add(&dst, kA2, {2, 2, 2}, 1);
+    Add(&dst, kA, {1, 1, 1}, 1);
+  }
   Add(&src, kA, {1, 0, 0}, 1);
   Add(&src, kA2, {0, 0, 2}, 1);
   EXPECT_EQ(ballarus_profile_conflicts(&dst, &src), 0);
@@ -342,7 +365,8 @@ TEST(ProfileIo, TwoBuildsAlreadySideBySideMerge) {
 
 TEST(ProfileIo, EqualStampsWithDifferentCounterCountsAreRefused) {
   // Same body (so same stamp) but the headers disagree on n_counters.
-  std::vector<uint8_t> a3 = Blob("same body", 3, 0x5), a4 = Blob("same body", 4, 0x5);
+  std::vector<uint8_t> a3 = Blob("/w/s.bprof", "same body", 3),
+                       a4 = Blob("/w/s.bprof", "same body", 4);
   ballarus_profile dst = Empty(1), src = Empty(1);
   Add(&dst, a3, {1, 2, 3}, 1);
   Add(&src, a4, {1, 2, 3, 4}, 1);
@@ -372,6 +396,10 @@ TEST(ProfileIo, TrailingBytesAreRejected) {
   ballarus_profile_free(&p);
   size_t end = bytes.size();
   bytes.push_back(0);
+  // Caught by the file check, and without it by the parser.
+  EXPECT_NE(ExpectRejected(bytes, 24).find("file check mismatch"),
+            std::string::npos);
+  Reseal(&bytes);
   std::string e = ExpectRejected(bytes, end);
   EXPECT_EQ(e, "offset " + std::to_string(end) +
                    ": 1 trailing bytes after the last record");
@@ -381,8 +409,9 @@ TEST(ProfileIo, EveryBitFlipIsRejected) {
   ballarus_profile p = Sample();
   std::vector<uint8_t> bytes = Bytes(p);
   ballarus_profile_free(&p);
-  // The header check covers the file header and each record's check covers
-  // its own header (tag .. runs) and payload: no bit is unprotected.
+  // The header check covers the file header, the file check everything
+  // after it, and each record's check its own header (tag .. runs) and
+  // payload: no bit is unprotected.
   int flips = 0;
   for (size_t byte = 0; byte < bytes.size(); byte++) {
     for (int bit = 0; bit < 8; bit++) {
@@ -407,27 +436,77 @@ TEST(ProfileIo, EveryBitFlipIsRejected) {
   }
 }
 
+// Rewrites the file check and the header check after editing bytes, so the
+// check under test (not those) is what fires.
+void Reseal(std::vector<uint8_t>* b) {
+  uint64_t f = ballarus_hash64(b->data() + 40, b->size() - 40);
+  memcpy(b->data() + 24, &f, 8);
+  uint64_t h = ballarus_hash64(b->data(), 32);
+  memcpy(b->data() + 32, &h, 8);
+}
+
 TEST(ProfileIo, RecordRunsAboveFileRunsAreRejected) {
   ballarus_profile p = Sample();  // file runs 4, record 0 runs 4
   std::vector<uint8_t> bytes = Bytes(p);
   ballarus_profile_free(&p);
-  const size_t rec0 = 32;
-  const size_t rec1 = 32 + 56 + (kA.size() + 7) / 8 * 8 + 3 * 8;
+  const size_t rec0 = 40;
+  const size_t rec1 = 40 + 56 + (kA.size() + 7) / 8 * 8 + 3 * 8;
   bytes[rec0 + 40] ^= 0x08;  // record 0 runs 4 -> 12
-  // Reseal record 0 so that the runs rule, not the check, is what fires.
+  // Reseal record 0 and the file so that the runs rule, not a check, is
+  // what fires.
   uint64_t check = ballarus_hash64_update(ballarus_hash64(&bytes[rec0], 48),
                                           &bytes[rec0 + 56],
                                           rec1 - (rec0 + 56));
   memcpy(&bytes[rec0 + 48], &check, 8);
+  Reseal(&bytes);
   EXPECT_EQ(ExpectRejected(bytes, bytes.size()),
-            "offset 72: record 0: runs 12 exceeds the file's runs 4");
+            "offset 80: record 0: runs 12 exceeds the file's runs 4");
 }
 
-// Rewrites the header check after editing header fields, so the check under
-// test (not the header check) is what fires.
-void Reseal(std::vector<uint8_t>* b) {
-  uint64_t h = ballarus_hash64(b->data(), 24);
-  memcpy(b->data() + 24, &h, 8);
+TEST(ProfileIo, TheFileCheckCoversEveryByteAfterTheHeader) {
+  ballarus_profile p = Sample();
+  std::vector<uint8_t> bytes = Bytes(p);
+  ballarus_profile_free(&p);
+  // A counter changed and its record resealed: only the file check sees it.
+  const size_t rec0 = 40;
+  const size_t rec1 = 40 + 56 + (kA.size() + 7) / 8 * 8 + 3 * 8;
+  bytes[rec1 - 8] ^= 1;
+  uint64_t check = ballarus_hash64_update(ballarus_hash64(&bytes[rec0], 48),
+                                          &bytes[rec0 + 56],
+                                          rec1 - (rec0 + 56));
+  memcpy(&bytes[rec0 + 48], &check, 8);
+  EXPECT_EQ(ExpectRejected(bytes, 24),
+            "offset 24: file check mismatch (the " +
+                std::to_string(bytes.size() - 40) +
+                " bytes after the header are corrupted or truncated)");
+}
+
+TEST(ProfileIo, MetadataNamesAndIdentityAreChecked) {
+  // A blob whose identity is not its profile path's hash, one whose names
+  // block is malformed, one with a relative profile path: each correctly
+  // stamped, and refused by the writer as by the parser.
+  std::vector<uint8_t> bad_id = kA;
+  bad_id[40] ^= 1;
+  std::vector<uint8_t> bad_names = kA;
+  bad_names[BALLARUS_META_HEADER_SIZE + 2] = 0;  // a fifth NUL
+  uint64_t st = ballarus_hash64(bad_names.data() + 56, bad_names.size() - 56);
+  memcpy(bad_names.data() + 16, &st, 8);
+  std::vector<uint8_t> relative = Blob("w/a.bprof", "function alpha", 3);
+  const char* want[] = {
+      "identity is not the hash of the profile path /w/a.bprof",
+      "names block of", "names must be absolute"};
+  int k = 0;
+  for (const auto* blob : {&bad_id, &bad_names, &relative}) {
+    ballarus_profile q = Empty(1);
+    Add(&q, *blob, {1, 2, 3}, 1);
+    unsigned char* buf = nullptr;
+    uint64_t size = 0;
+    char err[256] = "";
+    EXPECT_EQ(ballarus_profile_serialize(&q, &buf, &size, err, sizeof err), -1);
+    EXPECT_NE(std::string(err).find(want[k]), std::string::npos) << err;
+    ballarus_profile_free(&q);
+    k++;
+  }
 }
 
 TEST(ProfileIo, HeaderProblemsNameTheirField) {
@@ -440,15 +519,23 @@ TEST(ProfileIo, HeaderProblemsNameTheirField) {
   EXPECT_EQ(ExpectRejected(b, 0), "offset 0: bad magic (not a ballarus profile)");
 
   b = good;
-  b[8] = 2;
+  b[8] = 3;
   Reseal(&b);
   EXPECT_EQ(ExpectRejected(b, 8),
-            "offset 8: unsupported profile version 2 (expected 1)");
+            "offset 8: unsupported profile version 3 (expected 2)");
+
+  // A version 1 profile (32-byte header, no file check) is named as such,
+  // even when it is shorter than a version 2 header.
+  b.assign(good.begin(), good.begin() + 32);
+  b[8] = 1;
+  EXPECT_EQ(ExpectRejected(b, 8),
+            "offset 8: unsupported profile version 1 (expected 2; written by "
+            "an older ballarus)");
 
   b = good;
   b[16] ^= 1;  // runs, not resealed
-  EXPECT_EQ(ExpectRejected(b, 24),
-            "offset 24: header check mismatch (file header corrupted)");
+  EXPECT_EQ(ExpectRejected(b, 32),
+            "offset 32: header check mismatch (file header corrupted)");
 
   b = good;
   uint32_t n = 0xffffffffu;
@@ -477,7 +564,7 @@ TEST(ProfileIo, OverflowingSizesAreRejected) {
   ballarus_profile p = Sample();
   const std::vector<uint8_t> good = Bytes(p);
   ballarus_profile_free(&p);
-  const size_t rec = 32;
+  const size_t rec = 40;
   struct Case {
     size_t field;
     uint64_t value;
@@ -495,6 +582,7 @@ TEST(ProfileIo, OverflowingSizesAreRejected) {
   for (const Case& c : cases) {
     std::vector<uint8_t> b = good;
     memcpy(b.data() + rec + c.field, &c.value, 8);
+    Reseal(&b);
     std::string e = ExpectRejected(b, b.size());
     EXPECT_NE(e.find(c.want), std::string::npos) << e;
   }
@@ -507,11 +595,11 @@ TEST(ProfileIo, UnsortedRecordsAreRejected) {
   Add(&two, kB, {4}, 1);
   std::vector<uint8_t> a = Bytes(one), b = Bytes(two);
   bool a_first = StampOf(kA) < StampOf(kB);
-  std::vector<uint8_t> file(a.begin(), a.begin() + 32);
+  std::vector<uint8_t> file(a.begin(), a.begin() + 40);
   const std::vector<uint8_t>& first = a_first ? b : a;
   const std::vector<uint8_t>& second = a_first ? a : b;
-  file.insert(file.end(), first.begin() + 32, first.end());
-  file.insert(file.end(), second.begin() + 32, second.end());
+  file.insert(file.end(), first.begin() + 40, first.end());
+  file.insert(file.end(), second.begin() + 40, second.end());
   uint32_t n = 2;
   memcpy(file.data() + 12, &n, 4);
   Reseal(&file);
@@ -558,10 +646,180 @@ TEST(ProfileIo, WriteFileIsAtomicAndReadable) {
   EXPECT_EQ(ballarus_profile_write_file((dir + "/no/such/dir/p").c_str(), &p,
                                         err, sizeof err),
             -1);
-  EXPECT_NE(std::string(err).find("cannot create temporary file"),
+  EXPECT_NE(std::string(err).find("cannot open directory"),
             std::string::npos)
       << err;
   ballarus_profile_free(&p);
 }
+std::string TestDir(const std::string& name) {
+  std::string dir = std::string(getenv("TEST_TMPDIR")) + "/" + name;
+  EXPECT_EQ(system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str()),
+            0);
+  return dir;
+}
+
+TEST(ProfileIo, WriteAtNeverFollowsASymlinkAndGivesGcovsMode) {
+  std::string dir = TestDir("write_at");
+  std::string victim = dir + "/victim";
+  { std::ofstream(victim) << "victim"; }
+  // Planted temporary names for this pid and the first serials: skipped.
+  for (int n = 1; n <= 3; n++)
+    ASSERT_EQ(symlink(victim.c_str(),
+                      (dir + "/p" BALLARUS_TMP_INFIX + std::to_string(getpid()) +
+                       "." + std::to_string(n))
+                          .c_str()),
+              0);
+  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(dfd, 0);
+  ballarus_profile p = Sample();
+  char err[512] = "";
+  mode_t old = umask(022);
+  ASSERT_EQ(ballarus_profile_write_at(dfd, "p", &p, -1, 0, err, sizeof err), 0)
+      << err;
+  ASSERT_EQ(ballarus_profile_write_at(dfd, "q", &p, 0600, 0, err, sizeof err),
+            0)
+      << err;
+  umask(old);
+  std::ifstream in(victim);
+  std::string v;
+  in >> v;
+  EXPECT_EQ(v, "victim");
+  struct stat st;
+  ASSERT_EQ(stat((dir + "/p").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);  // 0666 & ~umask, as libgcov
+  ASSERT_EQ(stat((dir + "/q").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ballarus_profile q;
+  ASSERT_EQ(ballarus_profile_read_file((dir + "/p").c_str(), &q, err,
+                                       sizeof err),
+            0)
+      << err;
+  EXPECT_EQ(Bytes(q), Bytes(p));
+  ballarus_profile_free(&q);
+  // Replacing by exchange: a new name, then an existing one; only the
+  // profiles (and the planted links) remain.
+  p.records[0].counters[0] = 77;
+  for (const char* name : {"r", "p"})
+    ASSERT_EQ(ballarus_profile_write_at(dfd, name, &p, -1,
+                                        BALLARUS_WRITE_EXCHANGE, err,
+                                        sizeof err),
+              0)
+        << err;
+  for (const char* name : {"r", "p"}) {
+    ASSERT_EQ(ballarus_profile_read_file((dir + "/" + name).c_str(), &q, err,
+                                         sizeof err),
+              0)
+        << err;
+    EXPECT_EQ(Find(q, StampOf(kA))->counters[0], 77u);
+    ballarus_profile_free(&q);
+  }
+  FILE* ls = popen(("ls '" + dir + "' | grep -v tmp").c_str(), "r");
+  char line[256];
+  std::string names;
+  while (fgets(line, sizeof line, ls)) names += line;
+  pclose(ls);
+  EXPECT_EQ(names, "p\nq\nr\nvictim\n");
+  ballarus_profile_free(&p);
+  close(dfd);
+}
+
+struct Replaced {
+  std::vector<std::pair<uint64_t, uint64_t>> pairs;  // old, new stamp
+};
+void OnReplace(void* ctx, const ballarus_profile_record* o,
+               const ballarus_profile_record* n) {
+  static_cast<Replaced*>(ctx)->pairs.push_back({o->stamp, n->stamp});
+}
+
+TEST(ProfileIo, UpdateReplacesAnEarlierBuildOfAnObject) {
+  ballarus_profile dst = Empty(5), src = Empty(1);
+  Add(&dst, kA, {1, 2, 3}, 5);
+  Add(&dst, kB, {4}, 2);
+  Add(&src, kA2, {7, 7, 7}, 1);
+  Add(&src, kB, {1}, 1);
+  Replaced rep;
+  char err[256] = "";
+  ASSERT_EQ(ballarus_profile_update(&dst, &src, OnReplace, &rep, err,
+                                    sizeof err),
+            0)
+      << err;
+  EXPECT_EQ(rep.pairs, (std::vector<std::pair<uint64_t, uint64_t>>{
+                           {StampOf(kA), StampOf(kA2)}}));
+  EXPECT_EQ(dst.runs, 6u);
+  ASSERT_EQ(dst.n_records, 2u);
+  EXPECT_EQ(Find(dst, StampOf(kA)), nullptr);
+  EXPECT_EQ(Counters(Find(dst, StampOf(kA2))),
+            (std::vector<uint64_t>{7, 7, 7}));
+  EXPECT_EQ(Find(dst, StampOf(kA2))->runs, 1u);
+  EXPECT_EQ(Counters(Find(dst, StampOf(kB))), (std::vector<uint64_t>{5}));
+  EXPECT_EQ(Find(dst, StampOf(kB))->runs, 3u);
+  // The result is a valid profile.
+  std::vector<uint8_t> bytes = Bytes(dst);
+  ballarus_profile q;
+  ASSERT_EQ(ballarus_profile_parse(bytes.data(), bytes.size(), &q, err,
+                                   sizeof err),
+            0)
+      << err;
+  ballarus_profile_free(&q);
+  ballarus_profile_free(&dst);
+  ballarus_profile_free(&src);
+}
+
+TEST(ProfileIo, UpdateKeepsTwoBuildsOfOneProgramSideBySide) {
+  // A program linking two builds of one object path writes both at once:
+  // neither replaces the other, and a third, older one goes.
+  const std::vector<uint8_t> kA3 = Blob("/w/a.bprof", "function alpha v3", 3);
+  ballarus_profile dst = Empty(1), src = Empty(1);
+  Add(&dst, kA3, {9, 9, 9}, 1);
+  Add(&src, kA, {1, 0, 0}, 1);
+  Add(&src, kA2, {0, 0, 2}, 1);
+  Replaced rep;
+  char err[256] = "";
+  ASSERT_EQ(ballarus_profile_update(&dst, &src, OnReplace, &rep, err,
+                                    sizeof err),
+            0)
+      << err;
+  EXPECT_EQ(rep.pairs.size(), 1u);
+  EXPECT_EQ(dst.n_records, 2u);
+  EXPECT_EQ(Find(dst, StampOf(kA3)), nullptr);
+  ballarus_profile next = Empty(1);
+  Add(&next, kA, {1, 1, 1}, 1);
+  Add(&next, kA2, {1, 1, 1}, 1);
+  ASSERT_EQ(ballarus_profile_update(&dst, &next, OnReplace, &rep, err,
+                                    sizeof err),
+            0)
+      << err;
+  EXPECT_EQ(Counters(Find(dst, StampOf(kA))),
+            (std::vector<uint64_t>{2, 1, 1}));
+  EXPECT_EQ(Counters(Find(dst, StampOf(kA2))),
+            (std::vector<uint64_t>{1, 1, 3}));
+  EXPECT_EQ(rep.pairs.size(), 1u);
+  ballarus_profile_free(&dst);
+  ballarus_profile_free(&src);
+  ballarus_profile_free(&next);
+}
+
+TEST(ProfileIo, ZeroRecordsNeverReplaceCounts) {
+  ballarus_profile dst = Empty(3), src = Empty(0);
+  Add(&dst, kA, {1, 2, 3}, 3);
+  Add(&src, kA2, {0, 0, 0}, 0);  // another build of A that has not run
+  Add(&src, kB, {0}, 0);         // a TU the file does not list yet
+  Replaced rep;
+  char err[256] = "";
+  ASSERT_EQ(ballarus_profile_update(&dst, &src, OnReplace, &rep, err,
+                                    sizeof err),
+            0)
+      << err;
+  EXPECT_TRUE(rep.pairs.empty());
+  EXPECT_EQ(dst.runs, 3u);
+  ASSERT_EQ(dst.n_records, 2u);
+  EXPECT_EQ(Counters(Find(dst, StampOf(kA))),
+            (std::vector<uint64_t>{1, 2, 3}));
+  ASSERT_NE(Find(dst, StampOf(kB)), nullptr);
+  EXPECT_EQ(Find(dst, StampOf(kB))->runs, 0u);
+  ballarus_profile_free(&dst);
+  ballarus_profile_free(&src);
+}
+
 
 }  // namespace

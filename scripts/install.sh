@@ -112,4 +112,4 @@ done
 
 echo "ballarus installed in $prefix"
 echo "  compile with: $prefix/bin/ballarus-gcc (or ballarus-g++)"
-echo "  read profiles with: $prefix/bin/ballarus-reconstruct show ballarus.profile"
+echo "  programs write OBJ.bprof beside each object; read them with: $prefix/bin/ballarus-reconstruct show OBJ.bprof"

@@ -203,7 +203,12 @@ Outcome BuildAndRun(const Program& p, const BuildOptions& o,
   out.build = harness::BuildProgram(p, o, root + "/" + KindName(o.kind));
   out.run_dir = root + "/run-" + KindName(o.kind);
   harness::MakeFreshDir(out.run_dir);
-  if (out.build.ok) out.run = harness::Run(Quote(out.build.exe), out.run_dir);
+  // Every TU pooled into one file in the run directory (ballarus-reconstruct
+  // reads one profile; by default each object's profile lies beside it).
+  if (out.build.ok)
+    out.run = harness::Run(Quote(out.build.exe), out.run_dir,
+                           {"BALLARUS_PROFILE=" + out.run_dir +
+                            "/ballarus.profile"});
   return out;
 }
 
@@ -939,11 +944,12 @@ TEST(Abort, PathsCutShortAreCounted) {
         dir);
     ASSERT_EQ(c.status, 0) << ctx << ": " << c.err;
     harness::Run("rm -f ballarus.profile", dir);
-    CommandResult r = harness::Run("./ab", dir);
+    const std::string pool = "BALLARUS_PROFILE=" + dir + "/ballarus.profile";
+    CommandResult r = harness::Run("./ab", dir, {pool});
     EXPECT_EQ(r.status, 128 + 6) << ctx;
     EXPECT_NE(access((dir + "/ballarus.profile").c_str(), F_OK), 0)
         << ctx << ": a profile without BALLARUS_DUMP_ON_ABORT";
-    r = harness::Run("./ab", dir, {"BALLARUS_DUMP_ON_ABORT=1"});
+    r = harness::Run("./ab", dir, {pool, "BALLARUS_DUMP_ON_ABORT=1"});
     EXPECT_EQ(r.status, 128 + 6) << ctx;
     CommandResult v = harness::Run(Quote(Reconstruct()) +
                                        " verify ballarus.profile", dir);

@@ -8,10 +8,9 @@
 
 #include "runtime/testdata/rt_test_tus.h"
 
-RT_DEFINE_TU(beta, RT_BETA_BODY, RT_BETA_N, RT_BETA_IDENTITY)
-RT_DEFINE_TU(broken, RT_ALPHA_BODY, RT_ALPHA_N, RT_ALPHA_IDENTITY)
-RT_DEFINE_TU_WITH_PATHS(nopaths, RT_HOST_BODY, RT_HOST_N, RT_HOST_IDENTITY,
-                        NULL, 1)
+RT_DEFINE_TU(beta, RT_BETA_BODY, RT_BETA_N)
+RT_DEFINE_TU(broken, RT_ALPHA_BODY, RT_ALPHA_N)
+RT_DEFINE_TU_WITH_PATHS(nopaths, "nopaths", RT_HOST_BODY, RT_HOST_N, NULL, 1)
 
 __attribute__((constructor(102))) static void break_magic(void) {
   memcpy(broken_blob.h.magic, "NOTMETA!", 8);

@@ -20,7 +20,7 @@
 #include "runtime/ballarus.h"
 #include "runtime/testdata/rt_test_tus.h"
 
-RT_DEFINE_TU(host, RT_HOST_BODY, RT_HOST_N, RT_HOST_IDENTITY)
+RT_DEFINE_TU(host, RT_HOST_BODY, RT_HOST_N)
 
 static int copy_file(const char *from, const char *suffix) {
   char to[4096];

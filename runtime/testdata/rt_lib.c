@@ -3,7 +3,7 @@
 
 #include "runtime/testdata/rt_test_tus.h"
 
-RT_DEFINE_TU(lib, RT_LIB_BODY, RT_LIB_N, RT_LIB_IDENTITY)
+RT_DEFINE_TU(lib, RT_LIB_BODY, RT_LIB_N)
 
 /* lib[j] += n * (j + 1).  */
 __attribute__((visibility("default"))) void rt_lib_work(long n) {

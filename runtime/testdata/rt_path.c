@@ -49,14 +49,14 @@
 
 static ballarus_path_hash paths_hashes[2] = {{RT_PATHS_FN0, NULL},
                                              {RT_PATHS_FN1, NULL}};
-RT_DEFINE_TU_WITH_PATHS(paths, RT_PATHS_BODY, RT_PATHS_N, RT_PATHS_IDENTITY,
+RT_DEFINE_TU_WITH_PATHS(paths, "paths", RT_PATHS_BODY, RT_PATHS_N,
                         paths_hashes, 2)
 
 static ballarus_path_hash twin_a_hashes[1] = {{RT_TWIN_FN, NULL}};
 static ballarus_path_hash twin_b_hashes[1] = {{RT_TWIN_FN, NULL}};
-RT_DEFINE_TU_WITH_PATHS(twin_a, RT_TWIN_BODY, RT_TWIN_N, RT_TWIN_IDENTITY,
+RT_DEFINE_TU_WITH_PATHS(twin_a, "twin", RT_TWIN_BODY, RT_TWIN_N,
                         twin_a_hashes, 1)
-RT_DEFINE_TU_WITH_PATHS(twin_b, RT_TWIN_BODY, RT_TWIN_N, RT_TWIN_IDENTITY,
+RT_DEFINE_TU_WITH_PATHS(twin_b, "twin", RT_TWIN_BODY, RT_TWIN_N,
                         twin_b_hashes, 1)
 
 static int copy_file(const char *from, const char *suffix) {

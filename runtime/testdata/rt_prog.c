@@ -27,8 +27,8 @@
 #include "runtime/ballarus.h"
 #include "runtime/testdata/rt_test_tus.h"
 
-RT_DEFINE_TU(alpha, RT_ALPHA_BODY, RT_ALPHA_N, RT_ALPHA_IDENTITY)
-RT_DEFINE_TU(beta, RT_BETA_BODY, RT_BETA_N, RT_BETA_IDENTITY)
+RT_DEFINE_TU(alpha, RT_ALPHA_BODY, RT_ALPHA_N)
+RT_DEFINE_TU(beta, RT_BETA_BODY, RT_BETA_N)
 
 static void count(long n) {
   for (long i = 0; i < n; i++) {

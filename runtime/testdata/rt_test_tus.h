@@ -6,9 +6,14 @@
    __ballarus_runtime_anchor.  The bodies and sizes are shared with the C++
    test (ballarus_rt_test.cc), which computes the expected stamps itself.
 
-   C static initialisers cannot compute FNV-1a, so RT_DEFINE_TU fills the
-   stamp from a constructor of priority 101, which runs before the runtime's
-   default-priority constructor registers the module.  */
+   The blob is built by rt_make_blob from a constructor of priority 101,
+   which runs before the runtime's default-priority constructor registers
+   the module: C static initialisers cannot compute FNV-1a, and the names
+   block depends on the environment.  With RT_HOME=DIR set, a TU `x` gets
+   the home DIR/x.bprof (object DIR/x.o), as the plugin would record for
+   `cd DIR && gcc -c x.c`; without it, no home (the runtime then writes to
+   ballarus.profile in its start-up directory).  The C++ test builds the
+   same blobs with rt_make_blob to know their stamps.  */
 
 #ifndef BALLARUS_RUNTIME_TESTDATA_RT_TEST_TUS_H
 #define BALLARUS_RUNTIME_TESTDATA_RT_TEST_TUS_H
@@ -16,16 +21,12 @@
 /* Body lengths deliberately not multiples of 8 (padding in the profile).  */
 #define RT_ALPHA_BODY "alpha: an arbitrary metadata body\x01\x02\x03"
 #define RT_ALPHA_N 5
-#define RT_ALPHA_IDENTITY 0xa1a1a1a1a1a1a1a1ull
 #define RT_BETA_BODY "beta"
 #define RT_BETA_N 3
-#define RT_BETA_IDENTITY 0xbebebebebebebebeull
 #define RT_HOST_BODY "host module TU"
 #define RT_HOST_N 2
-#define RT_HOST_IDENTITY 0x4848484848484848ull
 #define RT_LIB_BODY "shared library TU, its own runtime copy"
 #define RT_LIB_N 4
-#define RT_LIB_IDENTITY 0x4c4c4c4c4c4c4c4cull
 
 /* The counts the programs produce for a parameter n (see rt_prog.c).  */
 #define RT_ALPHA_COUNT(n, j) ((unsigned long long)(n) * ((j) + 1))
@@ -37,15 +38,65 @@
    whose copies each have one hashed table.  */
 #define RT_PATHS_BODY "paths: dense counters and two hashed path tables"
 #define RT_PATHS_N 2
-#define RT_PATHS_IDENTITY 0x5050505050505050ull
 #define RT_PATHS_FN0 0
 #define RT_PATHS_FN1 3
 #define RT_TWIN_BODY "twin: one TU, linked twice"
 #define RT_TWIN_N 1
-#define RT_TWIN_IDENTITY 0x5454545454545454ull
 #define RT_TWIN_FN 1
 
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/ballarus_format.h"
+
+/* Room for a names block.  */
+#define RT_NAMES_MAX 1024
+
+/* Builds the metadata blob of the hand-made TU `tu` into out (cap bytes):
+   header, names block (profile HOME/tu.bprof, object HOME/tu.o, source
+   tu.c, cwd HOME; without a home: profile and object "", source tu.c, cwd
+   /rt), then `body`.  Returns its size, or 0 if it does not fit.  */
+static inline size_t rt_make_blob(unsigned char *out, size_t cap,
+                                  const char *home, const char *tu,
+                                  const char *body, size_t body_len,
+                                  uint64_t n_counters) {
+  char profile[RT_NAMES_MAX / 4], object[RT_NAMES_MAX / 4],
+      source[RT_NAMES_MAX / 4], cwd[RT_NAMES_MAX / 4];
+  if (home != NULL && home[0] != '\0') {
+    snprintf(profile, sizeof profile, "%s/%s.bprof", home, tu);
+    snprintf(object, sizeof object, "%s/%s.o", home, tu);
+    snprintf(cwd, sizeof cwd, "%s", home);
+  } else {
+    profile[0] = object[0] = '\0';
+    snprintf(cwd, sizeof cwd, "/rt");
+  }
+  snprintf(source, sizeof source, "%s.c", tu);
+  size_t lp = strlen(profile) + 1, lo = strlen(object) + 1,
+         ls = strlen(source) + 1, lc = strlen(cwd) + 1;
+  size_t names = lp + lo + ls + lc;
+  size_t size = BALLARUS_META_HEADER_SIZE + names + body_len;
+  if (size > cap) return 0;
+  unsigned char *p = out + BALLARUS_META_HEADER_SIZE;
+  memcpy(p, profile, lp);
+  memcpy(p + lp, object, lo);
+  memcpy(p + lp + lo, source, ls);
+  memcpy(p + lp + lo + ls, cwd, lc);
+  memcpy(p + names, body, body_len);
+  ballarus_meta_header h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, BALLARUS_META_MAGIC, 8);
+  h.version = BALLARUS_META_VERSION;
+  h.header_size = BALLARUS_META_HEADER_SIZE;
+  h.stamp = ballarus_hash64(p, names + body_len);
+  h.size = size;
+  h.n_counters = n_counters;
+  h.identity = ballarus_tu_identity(profile, cwd, source);
+  h.flags = BALLARUS_META_F_NAIVE;
+  h.names_size = (uint32_t)names;
+  memcpy(out, &h, sizeof h);
+  return size;
+}
 
 /* The deterministic random path workload of rt_path.c, shared so that the
    C++ test replays it single-threaded for the expected counts.  Step i of a
@@ -100,32 +151,29 @@ static inline rt_step rt_work_step(uint64_t *s, uint64_t i) {
 
 #ifndef __cplusplus
 #include <stddef.h>
-
-#include "runtime/ballarus_format.h"
+#include <stdlib.h>
 
 extern const char __ballarus_runtime_anchor __attribute__((visibility("hidden")));
 
-#define RT_DEFINE_TU(name, BODY, N, IDENTITY)                                  \
-  RT_DEFINE_TU_WITH_PATHS(name, BODY, N, IDENTITY, NULL, 0)
+#define RT_DEFINE_TU(name, BODY, N)                                            \
+  RT_DEFINE_TU_WITH_PATHS(name, #name, BODY, N, NULL, 0)
 
-/* HASHES: a ballarus_path_hash array of N_HASHES (or NULL, 0).  */
-#define RT_DEFINE_TU_WITH_PATHS(name, BODY, N, IDENTITY, HASHES, N_HASHES)     \
+/* TU: the TU's name (its source is TU.c, its home RT_HOME/TU.bprof); two
+   variables with one TU name and body are one TU linked twice.  HASHES: a
+   ballarus_path_hash array of N_HASHES (or NULL, 0).  */
+#define RT_DEFINE_TU_WITH_PATHS(name, TU, BODY, N, HASHES, N_HASHES)           \
   static struct {                                                              \
     ballarus_meta_header h;                                                    \
-    char body[sizeof(BODY) - 1];                                               \
-  } name##_blob = {{BALLARUS_META_MAGIC, BALLARUS_META_VERSION,                \
-                    BALLARUS_META_HEADER_SIZE, 0,                              \
-                    BALLARUS_META_HEADER_SIZE + sizeof(BODY) - 1, (N),         \
-                    (IDENTITY), BALLARUS_META_F_NAIVE, 0},                     \
-                   BODY};                                                      \
+    unsigned char rest[RT_NAMES_MAX + sizeof(BODY)];                           \
+  } name##_blob __attribute__((aligned(8)));                                   \
   uint64_t name##_counters[N];                                                 \
   static ballarus_tu_desc name##_desc                                          \
       __attribute__((used, section(BALLARUS_TU_SECTION), aligned(8))) = {      \
           (const unsigned char *)&name##_blob, name##_counters,                \
           &__ballarus_runtime_anchor, (HASHES), (N_HASHES)};                   \
-  __attribute__((constructor(101))) static void name##_stamp(void) {           \
-    name##_blob.h.stamp =                                                      \
-        ballarus_hash64(name##_blob.body, sizeof name##_blob.body);            \
+  __attribute__((constructor(101))) static void name##_make(void) {            \
+    rt_make_blob((unsigned char *)&name##_blob, sizeof name##_blob,            \
+                 getenv("RT_HOME"), TU, BODY, sizeof(BODY) - 1, (N));          \
   }
 
 #endif /* !__cplusplus */
