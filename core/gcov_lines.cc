@@ -23,7 +23,9 @@
 //     whose remaining count (cs_count) is positive; handle_cycle adds the
 //     circuit's minimum remaining count and subtracts it from its arcs.
 //   * unexecuted_block: some non-exceptional block on the line has count 0;
-//     blocks are exceptional when has_catch (a call block with a fake arc and
+//     exceptional: no block on the line is non-exceptional (gcov's
+//     !unexceptional, printed ===== for a count of 0); blocks are
+//     exceptional when has_catch (a call block with a fake arc and
 //     other non-fallthrough arcs, which are "throw" arcs) and they are not
 //     reachable from ENTRY along non-fake, non-throw arcs.
 //   * "Group" functions (non-artificial functions sharing file and start
@@ -314,6 +316,7 @@ std::vector<GcovLine> GcovLineCounts(
     g.line = std::get<2>(key);
     g.count = line.count;
     g.unexecuted_block = line.has_unexecuted_block;
+    g.exceptional = !line.unexceptional;
     out.push_back(g);
   }
   std::stable_sort(out.begin(), out.end(),
