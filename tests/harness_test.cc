@@ -68,11 +68,12 @@ TEST(Corpus, ManifestAndAnnotations) {
     if (p.name == "line_flags") {
       auto forms = harness::AnnotationForms(p);
       auto counts = harness::Annotations(p);
-      EXPECT_EQ(forms[{"line_flags.cc", 10}], "5*");
-      EXPECT_EQ(counts[{"line_flags.cc", 10}], 5);
-      EXPECT_EQ(forms[{"line_flags.cc", 26}], "=====");
-      EXPECT_EQ(counts[{"line_flags.cc", 26}], 0);
-      EXPECT_EQ(forms[{"line_flags.cc", 32}], "#####");
+      auto at = [](uint32_t line) { return std::make_pair(std::string("line_flags.cc"), line); };
+      EXPECT_EQ(forms[at(10)], "5*");
+      EXPECT_EQ(counts[at(10)], 5);
+      EXPECT_EQ(forms[at(26)], "=====");
+      EXPECT_EQ(counts[at(26)], 0);
+      EXPECT_EQ(forms[at(32)], "#####");
     }
     if (p.name == "templates") {
       auto a = harness::Annotations(p);
