@@ -258,7 +258,13 @@ void PrepareAndRecordFunction(ballarus::Function* fn, FileTable* files,
   fn->lineno_checksum = coverage_compute_lineno_checksum();
   if (DECL_COMDAT(decl) || DECL_ONE_ONLY(decl) || DECL_WEAK(decl))
     fn->flags |= ballarus::kFunctionComdat;
-  if (DECL_ARTIFICIAL(decl)) fn->flags |= ballarus::kFunctionArtificial;
+  // gcov's notion (coverage.cc, coverage_begin_function): compiler-made,
+  // but not a function version (target_clones) nor a lambda's operator(),
+  // which GCC marks DECL_ARTIFICIAL although it is the user's code.  gcov
+  // leaves artificial functions out of its line counts.
+  if (DECL_ARTIFICIAL(decl) && !DECL_FUNCTION_VERSIONED(decl) &&
+      !DECL_LAMBDA_FUNCTION_P(decl))
+    fn->flags |= ballarus::kFunctionArtificial;
 
   fn->blocks.resize(n_basic_blocks_for_fn(cfun));
   RecordLines(fn, files);
