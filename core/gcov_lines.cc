@@ -4,8 +4,11 @@
 // point is to agree with gcov to the unit:
 //
 //   * Arcs are the .gcno arcs: our edges minus kEdgeIgnored ones (profile.cc
-//     does not write ignored edges), successors in .gcno order, predecessors
+//     does not write ignored edges) and minus kEdgeReentry ones (ballarus'
+//     own, gcov has no such arc), successors in .gcno order, predecessors
 //     in reading order (solve_flow_graph reverses gcov's prepended lists).
+//     A block entered through re-entry edges counts only its other
+//     entries, as gcov sees it (its arcs in do not include them).
 //   * A block's lines form "locations": runs of consecutive lines of one
 //     file (output_location starts a new run only when the file changes);
 //     process_all_functions sorts each run's lines.
@@ -241,6 +244,11 @@ std::vector<GcovLine> GcovLineCounts(
       const Edge& edge = f.edges[e];
       if ((edge.flags & kEdgeIgnored) || edge.src >= nb || edge.dst >= nb)
         continue;
+      if (edge.flags & kEdgeReentry) {
+        if (edge.dst != kEntryBlock)
+          fn.block_count[edge.dst] -= fn.edge_count[e];
+        continue;
+      }
       fn.succ[edge.src].push_back(e);
       fn.pred[edge.dst].push_back(e);
     }

@@ -249,6 +249,26 @@ TEST(GcovLines, LineWithExceptionalAndNormalBlocksIsNotExceptional) {
   EXPECT_FALSE(Find(v, 3)->unexecuted_block);
 }
 
+TEST(GcovLines, ReentryEdgesAreNotArcs) {
+  // 1 int main() {
+  // 2   if (setjmp(env)) ...   block 2 {1, 2}: entered once from ENTRY and
+  //                            twice more by longjmp, through ballarus'
+  //                            own fake ENTRY->2 edge (kEdgeReentry)
+  // 3   work();                block 3 {3}: 3 times
+  // gcov sees only the arc 0->2: lines 1 and 2 count 1, line 3 counts 3.
+  Solved s = Make({{}, {}, {L(1), L(2)}, {L(3)}},
+                  {{E(0, 2), 1},
+                   {E(0, 2, kEdgeFake | kEdgeReentry), 2},
+                   {E(2, 3), 3},
+                   {E(3, 1), 1},
+                   {E(3, 1, kEdgeFake), 2}});
+  ASSERT_EQ(*s.blocks[2], 3u);
+  const std::vector<GcovLine> v = Lines({&s});
+  EXPECT_EQ(Find(v, 1)->count, 1);
+  EXPECT_EQ(Find(v, 2)->count, 1);
+  EXPECT_EQ(Find(v, 3)->count, 3);
+}
+
 TEST(GcovLines, IgnoredEdgesAreNotArcs) {
   // Abnormal edge 3->4 (ignored) from line 4 into block 4 on line 5; gcov
   // never sees it, the fake ENTRY->4 edge brings the count.
