@@ -237,7 +237,9 @@ bool ShouldInstrument(cgraph_node* node) {
 }
 
 void PrepareAndRecordFunction(ballarus::Function* fn, FileTable* files,
-                              std::vector<edge>* gcc_edges) {
+                              const ReentryCallees& callees,
+                              std::vector<edge>* gcc_edges,
+                              std::vector<ReentryCall>* reentry) {
   tree decl = current_function_decl;
   if (execute_fixup_cfg() & TODO_cleanup_cfg) cleanup_tree_cfg();
   PrepareCfgLikeGcov();
@@ -293,6 +295,10 @@ void PrepareAndRecordFunction(ballarus::Function* fn, FileTable* files,
   // Like branch_prob(): an edge without a counter that would close a cycle
   // of such edges (setjmp receivers, abnormal dispatchers) is dropped, so
   // that every remaining count is derivable.
+  // Re-entries gcov's graph does not show (reentry.cc), before anything
+  // numbers the edges.
+  AddReentryEdges(fn, gcc_edges, callees, reentry);
+
   for (size_t i : ballarus::IgnoreUncountableCycles(fn))
     if (dump_file)
       fprintf(dump_file,

@@ -146,6 +146,12 @@ static ballarus_master private_master = {
 /* Descriptors point here; its only job is to pull this object in.  */
 HIDDEN const char __ballarus_runtime_anchor = 0;
 
+/* The module's epoch: bumped in a forked child (whose counters restart at
+   zero) and by every reset, so that instrumented code can tell, after a
+   call that may fork or reset, that its activation goes on as a re-entry
+   (plugin/reentry.cc).  */
+HIDDEN volatile uint64_t __ballarus_epoch;
+
 extern const ballarus_tu_desc __start_ballarus_tus[]
     __attribute__((weak, visibility("hidden")));
 extern const ballarus_tu_desc __stop_ballarus_tus[]
@@ -771,6 +777,7 @@ PUBLIC void __ballarus_reset(void) {
     if (r->path_lost != NULL)
       __atomic_store_n(r->path_lost, 0, __ATOMIC_RELAXED);
   }
+  __ballarus_epoch++;
   pthread_mutex_unlock(&m->lock);
 }
 
@@ -834,4 +841,5 @@ static void atfork_child(void) {
     ballarus_pt_zero(d, 1);
   }
   *ballarus_pt_lost() = 0;
+  __ballarus_epoch++;
 }

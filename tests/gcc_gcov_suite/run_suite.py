@@ -97,11 +97,6 @@ EXCEPTIONS = {
 # that no mode shows any more is an error (XPASS): remove it from here when
 # it is fixed.
 KNOWN_FAILURES = {
-    "gcov-7.c": {"verify": "4: setjmp's second return not counted as a "
-                           "re-entry (edge 2->1 would need a negative count)"},
-    "gcov-pr86536.c": {"verify": "4: fork's child return not counted as a "
-                                 "re-entry"},
-    "pr86109.C": {"annotations": "2: lambdas not instrumented (lines '-')"},
     "pr16855.C": {"annotations": "3: __attribute__((destructor)) code runs "
                                  "after the exit dump"},
     "pr16855-priority.C": {"annotations": "3: destructor-function code runs "
