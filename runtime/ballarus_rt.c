@@ -96,6 +96,7 @@
 
 #include "runtime/ballarus.h"
 #include "runtime/ballarus_format.h"
+#include "runtime/ballarus_rt_internal.h"
 #include "runtime/path_table.h"
 #include "runtime/profile_io.h"
 
@@ -109,7 +110,7 @@
    path table layout of path_table.c, which one copy's dump reads in another
    module's memory.  */
 
-#define MASTER_VERSION 2u
+#define MASTER_VERSION 3u
 
 typedef struct ballarus_root ballarus_root;
 
@@ -118,6 +119,8 @@ typedef struct ballarus_master {
   uint32_t size;    /* sizeof(ballarus_master) */
   pthread_mutex_t lock;
   ballarus_root *root; /* chain of registered modules */
+  int gcov_dumped;     /* __gcov_dump() ran, no __gcov_reset() since: no
+                          more dumps but __ballarus_dump() (gcov_api.c) */
 } ballarus_master;
 
 struct ballarus_root {
@@ -129,19 +132,22 @@ struct ballarus_root {
   int dumped;  /* has been written at least once by this process */
   int mark;    /* scratch, under master->lock */
   uint64_t *path_lost; /* the module's count of unrecorded path counts */
+  volatile uint64_t *epoch; /* the module's __ballarus_epoch */
 };
 
 /* The exported master.  `own_master` is a hidden alias: references to it
    bind to this module's definition even when __ballarus_master is
    interposed by another module's.  */
 PUBLIC ballarus_master __ballarus_master = {
-    MASTER_VERSION, sizeof(ballarus_master), PTHREAD_MUTEX_INITIALIZER, NULL};
+    MASTER_VERSION, sizeof(ballarus_master), PTHREAD_MUTEX_INITIALIZER, NULL,
+    0};
 extern ballarus_master own_master
     __attribute__((alias("__ballarus_master"), visibility("hidden")));
 
 /* Used when the resolved master has another layout version.  */
 static ballarus_master private_master = {
-    MASTER_VERSION, sizeof(ballarus_master), PTHREAD_MUTEX_INITIALIZER, NULL};
+    MASTER_VERSION, sizeof(ballarus_master), PTHREAD_MUTEX_INITIALIZER, NULL,
+    0};
 
 /* Descriptors point here; its only job is to pull this object in.  */
 HIDDEN const char __ballarus_runtime_anchor = 0;
@@ -340,6 +346,7 @@ static void rt_init(void) {
   root.path = absolute_path_template();
   if (root.path == NULL) warn("out of memory; this module is not profiled");
   root.path_lost = ballarus_pt_lost();
+  root.epoch = &__ballarus_epoch;
 
   ballarus_master *m = pick_master();
   pthread_mutex_lock(&m->lock);
@@ -761,10 +768,39 @@ PUBLIC void __ballarus_dump(void) {
   pthread_mutex_unlock(&m->lock);
 }
 
+static void reset_chain(ballarus_master *m);
+
 PUBLIC void __ballarus_reset(void) {
   rt_init();
   ballarus_master *m = root.master;
   pthread_mutex_lock(&m->lock);
+  reset_chain(m);
+  pthread_mutex_unlock(&m->lock);
+}
+
+HIDDEN void ballarus_rt_gcov_dump(void) {
+  rt_init();
+  ballarus_master *m = root.master;
+  pthread_mutex_lock(&m->lock);
+  if (!m->gcov_dumped) {
+    dump_chain(m);
+    m->gcov_dumped = 1;
+  }
+  pthread_mutex_unlock(&m->lock);
+}
+
+HIDDEN void ballarus_rt_gcov_reset(void) {
+  rt_init();
+  ballarus_master *m = root.master;
+  pthread_mutex_lock(&m->lock);
+  reset_chain(m);
+  m->gcov_dumped = 0;
+  pthread_mutex_unlock(&m->lock);
+}
+
+/* Zeroes every counter of the chain and bumps the epoch.  Called with
+   m->lock held.  */
+static void reset_chain(ballarus_master *m) {
   for (ballarus_root *r = m->root; r != NULL; r = r->next) {
     for (uint64_t t = 0; t < r->n_tus; t++) {
       const ballarus_tu_desc *d = r->tus[t];
@@ -776,9 +812,8 @@ PUBLIC void __ballarus_reset(void) {
     }
     if (r->path_lost != NULL)
       __atomic_store_n(r->path_lost, 0, __ATOMIC_RELAXED);
+    if (r->epoch != NULL) (*r->epoch)++;
   }
-  __ballarus_epoch++;
-  pthread_mutex_unlock(&m->lock);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -793,11 +828,15 @@ __attribute__((constructor)) static void ballarus_rt_ctor(void) { rt_init(); }
    its memory is gone.  If the owner goes while roots of other modules are
    still chained (only possible at exit), they are detached to a master of
    their own: they have been dumped already.  */
-__attribute__((destructor)) static void ballarus_rt_dtor(void) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wprio-ctor-dtor"
+__attribute__((destructor(99))) static void ballarus_rt_dtor(void) {
   if (!initialised) return;
   ballarus_master *m = root.master;
   pthread_mutex_lock(&m->lock);
-  if (m == &own_master || m == &private_master) {
+  if (m->gcov_dumped) {
+    /* __gcov_dump() ran and nothing reset since: gcov writes no more.  */
+  } else if (m == &own_master || m == &private_master) {
     dump_chain(m);
   } else if (root.path != NULL) {
     ballarus_root *self = &root;
@@ -823,6 +862,7 @@ __attribute__((destructor)) static void ballarus_rt_dtor(void) {
   }
   pthread_mutex_unlock(&m->lock);
 }
+#pragma GCC diagnostic pop
 
 static void atfork_child(void) {
   /* Single-threaded here.  Another thread may have held the lock or been

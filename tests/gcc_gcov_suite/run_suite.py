@@ -97,16 +97,9 @@ EXCEPTIONS = {
 # that no mode shows any more is an error (XPASS): remove it from here when
 # it is fixed.
 KNOWN_FAILURES = {
-    "pr16855.C": {"annotations": "3: __attribute__((destructor)) code runs "
-                                 "after the exit dump"},
-    "pr16855-priority.C": {"annotations": "3: destructor-function code runs "
-                                          "after the exit dump"},
     "gcov-13.C": {"annotations": "5: no exceptional-line flag (=====)"},
     "gcov-threads-1.C": {"annotations": "5: no unexecuted-block flag (N*)"},
     "ternary.C": {"annotations": "5: no unexecuted-block flag (N*)"},
-    "gcov-dump-1.C": {"build": "6: no __gcov_dump in the runtime"},
-    "gcov-dump-2.C": {"build": "6: no __gcov_dump/__gcov_reset in the "
-                               "runtime"},
 }
 
 
