@@ -601,15 +601,11 @@ TEST_P(Corpus, MatchesPlainAndGcov) {
   ASSERT_NE(p, nullptr) << name << " not in MANIFEST";
   ASSERT_FALSE(InstallPrefix().empty());
   const std::string root = harness::TempRoot() + "/" + name + opt;
-  // -fprofile-arcs turns off GCC's early function splitting
-  // (ipa-split.cc, pass_split_functions::gate: "!profile_arc_flag"), so at
-  // -O2 a gcov compile and a plugin compile of one source would otherwise
-  // be different compiles (e.g. goto_recursion's find() becomes
-  // find.part.0 partially inlined into main, with another CFG).  All three
-  // -O2 builds therefore get -fno-partial-inlining, the one flag that
-  // restores "same compile"; it changes nothing at -O0.
+  // No -fno-partial-inlining: -fprofile-arcs turns GCC's function
+  // splitting off (ipa-split.cc), and so does the plugin (plugin.cc), so
+  // the gcov and the ballarus builds are the same compile at every -O
+  // level (split_function and goto_recursion would split at -O2).
   std::vector<std::string> extra;
-  if (opt != "-O0") extra.push_back("-fno-partial-inlining");
   std::vector<Outcome> o = BuildAll(*p, opt, root, extra);
   const Outcome &plain = o[0], &gcov = o[1], &ours = o[2];
   ASSERT_TRUE(plain.build.ok) << plain.build.log;
