@@ -220,10 +220,9 @@ void RecordLines(ballarus::Function* fn, FileTable* files) {
 
 }  // namespace
 
-bool ShouldInstrument(cgraph_node* node) {
-  tree decl = node->decl;
-  if (!gimple_has_body_p(decl)) return false;  // also skips thunks
-  if (node->thunk) return false;
+namespace {
+
+bool InstrumentableDecl(tree decl) {
   if (DECL_SOURCE_LOCATION(decl) == BUILTINS_LOCATION) return false;
   if (lookup_attribute("no_profile_instrument_function",
                        DECL_ATTRIBUTES(decl)))
@@ -234,6 +233,27 @@ bool ShouldInstrument(cgraph_node* node) {
   // -ftest-coverage leaves them out (core/gcov_arcs.h).
   if (DECL_EXTERNAL(decl) && flag_test_coverage) return false;
   return true;
+}
+
+}  // namespace
+
+bool ShouldInstrument(cgraph_node* node) {
+  tree decl = node->decl;
+  if (!gimple_has_body_p(decl)) return false;
+  if (node->thunk) return false;  // not expanded (variadic)
+  return InstrumentableDecl(decl);
+}
+
+void ExpandThunks() {
+  cgraph_node* node;
+  FOR_EACH_DEFINED_FUNCTION(node) {
+    if (!node->thunk || !InstrumentableDecl(node->decl)) continue;
+    if (stdarg_p(TREE_TYPE(node->decl))) continue;
+    if (dump_file)
+      fprintf(dump_file, "ballarus: thunk %s expanded to GIMPLE\n",
+              IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(node->decl)));
+    expand_thunk(node, false, true);
+  }
 }
 
 void PrepareAndRecordFunction(ballarus::Function* fn, FileTable* files,

@@ -168,7 +168,7 @@ void PlanPathProfiling(ballarus::Function* fn,
     reentry_block[u] = true;
     const int re_dag = dag.dag_edge_of_cfg[rc.model_edge];
     if (re_dag < 0)
-      internal_error("ballarus: path DAG for %s lacks re-entry edge 0->%d",
+      internal_error("ballarus: path DAG for %s lacks the re-entry edge into block %d",
                      fn->name.c_str(), static_cast<int>(u));
     int fake_dag = -1;
     for (size_t i = 0; i < fn->edges.size(); ++i)
