@@ -389,9 +389,13 @@ bool RunGcovJson(const std::string& build_dir, const std::string& unit,
         x.start_line = fn.at("start_line").get<uint32_t>();
         out->functions.push_back(x);
       }
-      for (const auto& l : f.at("lines"))
-        out->lines[{file, l.at("line_number").get<uint32_t>()}] +=
-            l.at("count").get<int64_t>();
+      for (const auto& l : f.at("lines")) {
+        const std::pair<std::string, uint32_t> key{
+            file, l.at("line_number").get<uint32_t>()};
+        out->lines[key] += l.at("count").get<int64_t>();
+        bool& u = out->unexecuted[key];
+        u = u || l.value("unexecuted_block", false);
+      }
     }
   } catch (const std::exception& e) {
     *error = "gcov JSON for " + build_dir + "/" + unit + ".gcda: " + e.what();

@@ -102,6 +102,9 @@ struct GcovJson {
   // (source basename, line) -> count, summed over every entry (group
   // functions list their lines separately).
   std::map<std::pair<std::string, uint32_t>, int64_t> lines;
+  // (source basename, line) -> gcov's "unexecuted_block", or-ed over the
+  // entries of the line.
+  std::map<std::pair<std::string, uint32_t>, bool> unexecuted;
   struct Fn {
     std::string name;
     std::string file;
