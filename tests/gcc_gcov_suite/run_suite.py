@@ -91,16 +91,15 @@ EXCEPTIONS = {
     },
 }
 
-# Checks ballarus fails today, by cause (the defect numbers of issue 12).
-# Key: test; value: {kind: reason}, kind "annotations" (some annotation),
-# "verify", "build" or "output", in any of the modes run.  A known failure
-# that no mode shows any more is an error (XPASS): remove it from here when
-# it is fixed.
-KNOWN_FAILURES = {
-    "gcov-13.C": {"annotations": "5: no exceptional-line flag (=====)"},
-    "gcov-threads-1.C": {"annotations": "5: no unexecuted-block flag (N*)"},
-    "ternary.C": {"annotations": "5: no unexecuted-block flag (N*)"},
-}
+# Checks ballarus is known to fail, by cause.  Key: test; value: {kind:
+# reason}, kind "annotations" (some annotation), "verify", "build" or
+# "output", in any of the modes run.  A known failure that no mode shows any
+# more is an error (XPASS): remove it from here when it is fixed.  Empty
+# since issue 12's fixes; before them it held gcov-7.c and gcov-pr86536.c
+# (verify: setjmp's second return, fork's child), pr86109.C (lambdas),
+# pr16855*.C (destructor functions), gcov-13.C, gcov-threads-1.C, ternary.C
+# (line flags) and gcov-dump-1/2.C (gcov's API).
+KNOWN_FAILURES = {}
 
 
 def say(*a):
