@@ -24,9 +24,9 @@ A test passes iff its builds succeed, every build's output (stdout, stderr,
 exit status) equals the plain build's, gcov passes its annotations (all but
 those GCC itself marks xfail), ballarus passes, in every mode, every
 annotation gcov passes, and every profile verifies — except what EXCEPTIONS
-(below) exempts, each with its reason.  KNOWN_FAILURES lists the checks
-ballarus is known to fail today (issue 12), by cause: they are reported as
-XFAIL and do not fail the run, but a known failure that passes (XPASS) does,
+(below) exempts, each with its reason.  KNOWN_FAILURES lists checks
+ballarus is known to fail (none today), by cause: they are reported as
+known failures and do not fail the run, but one that passes (XPASS) does,
 so the list cannot go stale.
 
 Sources: Debian's gcc-12 source package, fetched with `apt-get source
