@@ -174,6 +174,33 @@ const std::vector<Expectation>& Expectations() {
        "edge", 4},
       {"thunks", "", "", Expectation::kGcovThunk,
        "gcov records thunks with checksum 0 and their entry arc only"},
+      // setjmp in main's first block (GCC's gcov-7.c): gcov drops the
+      // abnormal dispatcher's fake ENTRY edge and keeps the fake EXIT
+      // edges; ballarus keeps the ENTRY edge and adds its own for the
+      // setjmp block (plugin/reentry.cc, not a gcov arc), so re-entries
+      // are on no line and on no execution count gcov knows: 0 to add.
+      {"setjmp_entry", "main", "", Expectation::kFakeCycleChoice,
+       "gcov keeps the fake EXIT edges of the setjmp block and the "
+       "dispatcher, ballarus the fake ENTRY edges",
+       0},
+      {"setjmp_entry", "main", "", Expectation::kGcovNegativeFakeArcs,
+       "longjmp re-enters main's first block without an arc gcov can see"},
+      // vfork returns twice (GCC treats it like setjmp): at -O0 gcov keeps
+      // the fake EXIT edges of the vfork block and its dispatcher, ballarus
+      // the fake ENTRY edge, which carries the parent's second return.
+      {"fork_vfork", "main", "-O0", Expectation::kFakeCycleChoice,
+       "gcov keeps the vfork block's fake EXIT edge, ballarus its fake "
+       "ENTRY edge",
+       1},
+      // After fork() the child's counters restart at zero (as gcov's
+      // __gcov_fork does), after __gcov_reset() everybody's: the rest of
+      // an activation is counted, not its start.  gcov's solved arcs then
+      // go negative on fake edges; ballarus counts the re-entries on its
+      // own edges (plugin/reentry.cc) and stays a circulation.
+      {"fork_vfork", "", "", Expectation::kGcovNegativeFakeArcs,
+       "a forked child's return from fork() is no arc of gcov's"},
+      {"gcov_api", "main", "", Expectation::kGcovNegativeFakeArcs,
+       "the return from __gcov_reset() is no arc of gcov's"},
   };
   return e;
 }
