@@ -68,7 +68,9 @@ TEST(Corpus, ManifestAndAnnotations) {
     if (p.name == "line_flags") {
       auto forms = harness::AnnotationForms(p);
       auto counts = harness::Annotations(p);
-      auto at = [](uint32_t line) { return std::make_pair(std::string("line_flags.cc"), line); };
+      auto at = [](uint32_t line) {
+        return std::make_pair(std::string("line_flags.cc"), line);
+      };
       EXPECT_EQ(forms[at(10)], "5*");
       EXPECT_EQ(counts[at(10)], 5);
       EXPECT_EQ(forms[at(26)], "=====");
