@@ -16,6 +16,8 @@
 
 #include <cxxabi.h>
 
+#include <regex.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -222,6 +224,63 @@ void RecordLines(ballarus::Function* fn, FileTable* files) {
 
 namespace {
 
+// -fprofile-filter-files / -fprofile-exclude-files: ';'-separated extended
+// regular expressions on a function's source file, as gcov's
+// (tree-profile.cc, include_source_file_for_profile): excluded if it
+// matches an exclusion; with filters, included only if it matches one.
+class FileFilter {
+ public:
+  FileFilter() {
+    Parse(flag_profile_exclude_files, "-fprofile-exclude-files", &exclude_);
+    Parse(flag_profile_filter_files, "-fprofile-filter-files", &filter_);
+  }
+  ~FileFilter() {
+    for (regex_t& r : exclude_) regfree(&r);
+    for (regex_t& r : filter_) regfree(&r);
+  }
+  bool Includes(const char* file) const {
+    if (file == NULL) file = "";
+    for (const regex_t& r : exclude_)
+      if (regexec(&r, file, 0, NULL, 0) == 0) return false;
+    if (!has_filter_) return true;
+    for (const regex_t& r : filter_)
+      if (regexec(&r, file, 0, NULL, 0) == 0) return true;
+    return false;
+  }
+
+ private:
+  void Parse(const char* list, const char* option, std::vector<regex_t>* out) {
+    if (list == NULL) return;
+    if (out == &filter_) has_filter_ = true;
+    std::string s = list;
+    size_t at = 0;
+    while (at <= s.size()) {
+      size_t end = s.find(';', at);
+      if (end == std::string::npos) end = s.size();
+      const std::string re = s.substr(at, end - at);
+      at = end + 1;
+      if (re.empty()) continue;
+      regex_t r;
+      if (regcomp(&r, re.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
+        error("invalid regular expression %qs in %qs", re.c_str(), option);
+        continue;
+      }
+      out->push_back(r);
+    }
+  }
+  std::vector<regex_t> exclude_, filter_;
+  bool has_filter_ = false;
+};
+
+}  // namespace
+
+bool ProfiledSourceFile(const char* file) {
+  static const FileFilter* const filter = new FileFilter();
+  return filter->Includes(file);
+}
+
+namespace {
+
 bool InstrumentableDecl(tree decl) {
   if (DECL_SOURCE_LOCATION(decl) == BUILTINS_LOCATION) return false;
   if (lookup_attribute("no_profile_instrument_function",
@@ -232,6 +291,8 @@ bool InstrumentableDecl(tree decl) {
   // are instrumented for the .gcda and left out of reports, as gcov's
   // -ftest-coverage leaves them out (core/gcov_arcs.h).
   if (DECL_EXTERNAL(decl) && flag_test_coverage) return false;
+  if (!ProfiledSourceFile(LOCATION_FILE(DECL_SOURCE_LOCATION(decl))))
+    return false;
   return true;
 }
 
@@ -244,17 +305,6 @@ bool ShouldInstrument(cgraph_node* node) {
   return InstrumentableDecl(decl);
 }
 
-void ExpandThunks() {
-  cgraph_node* node;
-  FOR_EACH_DEFINED_FUNCTION(node) {
-    if (!node->thunk || !InstrumentableDecl(node->decl)) continue;
-    if (stdarg_p(TREE_TYPE(node->decl))) continue;
-    if (dump_file)
-      fprintf(dump_file, "ballarus: thunk %s expanded to GIMPLE\n",
-              IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(node->decl)));
-    expand_thunk(node, false, true);
-  }
-}
 
 void PrepareAndRecordFunction(ballarus::Function* fn, FileTable* files,
                               const ReentryCallees& callees,

@@ -34,15 +34,14 @@ class FileTable {
   std::map<std::string, uint32_t> index_;
 };
 
-// Whether node's body is instrumented: what gcov would instrument.  A
-// thunk (C++ this-adjusting, covariant return) qualifies too: gcov expands
-// it into a GIMPLE body and counts its calls; ExpandThunks does the same.
-bool ShouldInstrument(cgraph_node* node);
+// Whether -fprofile-filter-files / -fprofile-exclude-files let gcov profile
+// the functions of source file `file` (tree-profile.cc,
+// include_source_file_for_profile).
+bool ProfiledSourceFile(const char* file);
 
-// Expands every thunk of the TU that ShouldInstrument would take into a
-// GIMPLE body, as tree_profiling does under -fprofile-arcs (variadic thunks
-// cannot be expanded and stay uninstrumented, as with gcov).
-void ExpandThunks();
+// Whether node's body is instrumented: what gcov would instrument (thunks
+// once GcovExpandThunks has expanded them, gcov_arcs.h).
+bool ShouldInstrument(cgraph_node* node);
 
 // Prepares cfun's CFG as branch_prob() does for gcov and records it in fn:
 // names, source range, checksums, each block's lines, every edge (in gcov's

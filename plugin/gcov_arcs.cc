@@ -54,6 +54,7 @@
 #include "core/gcov_arcs.h"
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
+#include "plugin/cfg_prep.h"
 
 // symtab-thunks.h (GCC 11+), whose own header needs symbol-summary.h's
 // templates; the one declaration used here.
@@ -106,6 +107,9 @@ const char* GcovSkips(cgraph_node* node) {
     return "no_profile_instrument_function";
   if (DECL_EXTERNAL(node->decl) && flag_test_coverage) return "extern inline";
   if (node->thunk && stdarg_p(TREE_TYPE(node->decl))) return "variadic thunk";
+  if (!plugin::ProfiledSourceFile(
+          LOCATION_FILE(DECL_SOURCE_LOCATION(node->decl))))
+    return "-fprofile-filter-files/-fprofile-exclude-files";
   return nullptr;
 }
 

@@ -190,8 +190,6 @@ unsigned int ExecuteBallarus() {
   uint64_t n_counters = 0;
   uint64_t n_hashes = 0;  // functions with hashed path tables
   const uint64_t tu_identity = ballarus::TuIdentity(tu.cwd, tu.source);
-  // gcov instruments thunks too (tree_profiling expands them first).
-  ExpandThunks();
   ReentryCallees callees;
   callees.Compute();
   cgraph_node* node;
