@@ -360,14 +360,14 @@ void PrepareAndRecordFunction(ballarus::Function* fn, FileTable* files,
       gcc_edges->push_back(e);
     }
   }
+  // Re-entries gcov's graph does not show (reentry.cc), before anything
+  // numbers the edges.
+  AddReentryEdges(fn, gcc_edges, callees, reentry);
   ballarus::GcovRecordFunction(fn, *gcc_edges);  // for -fprofile-use
 
   // Like branch_prob(): an edge without a counter that would close a cycle
   // of such edges (setjmp receivers, abnormal dispatchers) is dropped, so
   // that every remaining count is derivable.
-  // Re-entries gcov's graph does not show (reentry.cc), before anything
-  // numbers the edges.
-  AddReentryEdges(fn, gcc_edges, callees, reentry);
 
   for (size_t i : ballarus::IgnoreUncountableCycles(fn))
     if (dump_file)
