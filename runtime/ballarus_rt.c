@@ -121,6 +121,9 @@ typedef struct ballarus_master {
   ballarus_root *root; /* chain of registered modules */
   int gcov_dumped;     /* __gcov_dump() ran, no __gcov_reset() since: no
                           more dumps but __ballarus_dump() (gcov_api.c) */
+  int gcov_api;        /* __gcov_dump()/__gcov_reset() were called: like
+                          gcov, a process then adds one run, however many
+                          dumps it writes */
 } ballarus_master;
 
 struct ballarus_root {
@@ -140,14 +143,14 @@ struct ballarus_root {
    interposed by another module's.  */
 PUBLIC ballarus_master __ballarus_master = {
     MASTER_VERSION, sizeof(ballarus_master), PTHREAD_MUTEX_INITIALIZER, NULL,
-    0};
+    0, 0};
 extern ballarus_master own_master
     __attribute__((alias("__ballarus_master"), visibility("hidden")));
 
 /* Used when the resolved master has another layout version.  */
 static ballarus_master private_master = {
     MASTER_VERSION, sizeof(ballarus_master), PTHREAD_MUTEX_INITIALIZER, NULL,
-    0};
+    0, 0};
 
 /* Descriptors point here; its only job is to pull this object in.  */
 HIDDEN const char __ballarus_runtime_anchor = 0;
@@ -442,6 +445,7 @@ static int snapshot(ballarus_root **roots, size_t n_roots,
                     uint64_t *n_snaps_out, int *fresh) {
   uint64_t n = 0;
   *fresh = 0;
+  int any_run = 0;
   for (size_t r = 0; r < n_roots; r++) {
     n += roots[r]->n_tus;
     if (!roots[r]->dumped) *fresh = 1;
@@ -453,6 +457,11 @@ static int snapshot(ballarus_root **roots, size_t n_roots,
   if (snaps == NULL || prof->records == NULL) goto oom;
   uint64_t k = 0;
   for (size_t r = 0; r < n_roots; r++) {
+    /* One run per dump; under gcov's API one per process (gcov's
+       run_counted): later dumps of a root add counts, not runs.  */
+    const int run = !(roots[r]->master != NULL &&
+                      roots[r]->master->gcov_api && roots[r]->dumped);
+    any_run |= run;
     for (uint64_t t = 0; t < roots[r]->n_tus; t++, k++) {
       const ballarus_tu_desc *d = roots[r]->tus[t];
       ballarus_meta_header h;
@@ -460,7 +469,7 @@ static int snapshot(ballarus_root **roots, size_t n_roots,
       ballarus_profile_record *rec = &prof->records[prof->n_records++];
       rec->stamp = h.stamp;
       rec->identity = h.identity;
-      rec->runs = 1;
+      rec->runs = (uint64_t)run;
       rec->meta_size = h.size;
       rec->n_counters = h.n_counters;
       rec->metadata = malloc(h.size);
@@ -543,7 +552,7 @@ static int snapshot(ballarus_root **roots, size_t n_roots,
     prof->records[w++] = *cur;
   }
   prof->n_records = w;
-  prof->runs = 1;
+  prof->runs = (uint64_t)any_run;
   *snaps_out = snaps;
   *n_snaps_out = n;
   return 0;
@@ -782,6 +791,7 @@ HIDDEN void ballarus_rt_gcov_dump(void) {
   rt_init();
   ballarus_master *m = root.master;
   pthread_mutex_lock(&m->lock);
+  m->gcov_api = 1;
   if (!m->gcov_dumped) {
     dump_chain(m);
     m->gcov_dumped = 1;
@@ -794,6 +804,7 @@ HIDDEN void ballarus_rt_gcov_reset(void) {
   ballarus_master *m = root.master;
   pthread_mutex_lock(&m->lock);
   reset_chain(m);
+  m->gcov_api = 1;
   m->gcov_dumped = 0;
   pthread_mutex_unlock(&m->lock);
 }

@@ -12,7 +12,9 @@
      __gcov_reset()  zeroes the counters and allows the next dump (also the
                      one at exit).
    So counts made between a __gcov_dump() and the next __gcov_reset() are
-   never written.  Like gcov's, both act on every instrumented module that
+   never written.  And, as gcov counts a process's run once
+   (root->run_counted), once the program has used either function its later
+   dumps add counts to the profile but no run.  Like gcov's, both act on every instrumented module that
    shares this module's master (ballarus_rt.c), and are thread-safe.
 
    ballarus' own __ballarus_dump()/__ballarus_reset() keep their semantics
