@@ -4,8 +4,11 @@
 // point is to agree with gcov to the unit:
 //
 //   * Arcs are the .gcno arcs: our edges minus kEdgeIgnored ones (profile.cc
-//     does not write ignored edges), successors in .gcno order, predecessors
+//     does not write ignored edges) and minus kEdgeReentry ones (ballarus'
+//     own, gcov has no such arc), successors in .gcno order, predecessors
 //     in reading order (solve_flow_graph reverses gcov's prepended lists).
+//     A block entered through re-entry edges counts only its other
+//     entries, as gcov sees it (its arcs in do not include them).
 //   * A block's lines form "locations": runs of consecutive lines of one
 //     file (output_location starts a new run only when the file changes);
 //     process_all_functions sorts each run's lines.
@@ -23,7 +26,9 @@
 //     whose remaining count (cs_count) is positive; handle_cycle adds the
 //     circuit's minimum remaining count and subtracts it from its arcs.
 //   * unexecuted_block: some non-exceptional block on the line has count 0;
-//     blocks are exceptional when has_catch (a call block with a fake arc and
+//     exceptional: no block on the line is non-exceptional (gcov's
+//     !unexceptional, printed ===== for a count of 0); blocks are
+//     exceptional when has_catch (a call block with a fake arc and
 //     other non-fallthrough arcs, which are "throw" arcs) and they are not
 //     reachable from ENTRY along non-fake, non-throw arcs.
 //   * "Group" functions (non-artificial functions sharing file and start
@@ -239,6 +244,11 @@ std::vector<GcovLine> GcovLineCounts(
       const Edge& edge = f.edges[e];
       if ((edge.flags & kEdgeIgnored) || edge.src >= nb || edge.dst >= nb)
         continue;
+      if (edge.flags & kEdgeReentry) {
+        if (edge.dst != kEntryBlock)
+          fn.block_count[edge.dst] -= fn.edge_count[e];
+        continue;
+      }
       fn.succ[edge.src].push_back(e);
       fn.pred[edge.dst].push_back(e);
     }
@@ -314,6 +324,7 @@ std::vector<GcovLine> GcovLineCounts(
     g.line = std::get<2>(key);
     g.count = line.count;
     g.unexecuted_block = line.has_unexecuted_block;
+    g.exceptional = !line.unexceptional;
     out.push_back(g);
   }
   std::stable_sort(out.begin(), out.end(),

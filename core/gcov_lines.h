@@ -32,7 +32,13 @@ struct GcovLine {
   uint32_t file = 0;  // TranslationUnit::files index
   uint32_t line = 0;
   int64_t count = 0;  // gcov_type
-  bool unexecuted_block = false;  // gcov's "unexecuted_block"
+  // gcov's line flags (gcov.cc add_line_counts; the .gcov text shows them):
+  // unexecuted_block — some non-exceptional block on the line ran 0 times
+  // (a count printed as "N*"); exceptional — every block on the line is
+  // exceptional, reachable only through a throw (a count of 0 printed as
+  // "=====" instead of "#####").
+  bool unexecuted_block = false;
+  bool exceptional = false;
   // -1 for a line of the source file; otherwise the index (into the input)
   // of the "group" function owning the line: gcov keeps the lines of
   // functions sharing a start line (e.g. template instances) apart.

@@ -225,6 +225,48 @@ TEST(GcovLines, ExceptionalBlocksAreNotUnexecuted) {
   EXPECT_FALSE(Find(v, 5)->unexecuted_block);  // exceptional
   EXPECT_TRUE(Find(v, 3)->unexecuted_block);   // reachable normally
   EXPECT_FALSE(Find(v, 2)->unexecuted_block);
+  EXPECT_TRUE(Find(v, 5)->exceptional);  // gcov prints =====
+  EXPECT_FALSE(Find(v, 3)->exceptional);
+  EXPECT_FALSE(Find(v, 2)->exceptional);
+  EXPECT_FALSE(Find(v, 6)->exceptional);
+}
+
+TEST(GcovLines, LineWithExceptionalAndNormalBlocksIsNotExceptional) {
+  // Line 3 holds the throwing call's block 3 (reachable normally, count 2)
+  // and the landing pad 4 (exceptional, never run): not exceptional, and
+  // the unexecuted landing pad does not make it "3*".
+  const Solved s = Make({{}, {}, {L(2)}, {L(3)}, {L(3)}, {L(6)}},
+                        {{E(0, 2), 2},
+                         {E(2, 3), 2},
+                         {E(3, 5), 2},
+                         {E(3, 4, kEdgeEh), 0},
+                         {E(3, 1, kEdgeFake), 0},
+                         {E(4, 5), 0},
+                         {E(5, 1), 2}});
+  const std::vector<GcovLine> v = Lines({&s});
+  EXPECT_EQ(Find(v, 3)->count, 2);
+  EXPECT_FALSE(Find(v, 3)->exceptional);
+  EXPECT_FALSE(Find(v, 3)->unexecuted_block);
+}
+
+TEST(GcovLines, ReentryEdgesAreNotArcs) {
+  // 1 int main() {
+  // 2   if (setjmp(env)) ...   block 2 {1, 2}: entered once from ENTRY and
+  //                            twice more by longjmp, through ballarus'
+  //                            own fake ENTRY->2 edge (kEdgeReentry)
+  // 3   work();                block 3 {3}: 3 times
+  // gcov sees only the arc 0->2: lines 1 and 2 count 1, line 3 counts 3.
+  Solved s = Make({{}, {}, {L(1), L(2)}, {L(3)}},
+                  {{E(0, 2), 1},
+                   {E(0, 2, kEdgeFake | kEdgeReentry), 2},
+                   {E(2, 3), 3},
+                   {E(3, 1), 1},
+                   {E(3, 1, kEdgeFake), 2}});
+  ASSERT_EQ(*s.blocks[2], 3u);
+  const std::vector<GcovLine> v = Lines({&s});
+  EXPECT_EQ(Find(v, 1)->count, 1);
+  EXPECT_EQ(Find(v, 2)->count, 1);
+  EXPECT_EQ(Find(v, 3)->count, 3);
 }
 
 TEST(GcovLines, IgnoredEdgesAreNotArcs) {

@@ -61,7 +61,7 @@
 namespace ballarus {
 namespace {
 
-constexpr uint32_t kKnownEdgeFlags = (1u << 10) - 1;
+constexpr uint32_t kKnownEdgeFlags = (1u << 11) - 1;
 constexpr uint32_t kKnownFunctionFlags = kFunctionComdat | kFunctionArtificial;
 constexpr uint32_t kKnownMetaFlags = BALLARUS_META_F_NAIVE |
                                      BALLARUS_META_F_EDGE |
@@ -293,6 +293,8 @@ bool DecodeFunction(Reader* r, const TranslationUnit& tu,
     if (!r->U32(&e.flags, "edge flags")) return false;
     if (e.flags & ~kKnownEdgeFlags)
       return r->Fail(at, en + ": unknown edge flags " + Hex(e.flags));
+    if ((e.flags & kEdgeReentry) && e.src != kEntryBlock)
+      return r->Fail(at, en + ": re-entry edge does not leave ENTRY");
     at = r->pos();
     uint64_t c;
     if (!r->U(&c, "edge counter")) return false;

@@ -412,6 +412,11 @@ TEST(Metadata, StructuralErrorsReported) {
   EXPECT_NE(DecodeError(t).find("unknown edge flags"), std::string::npos);
 
   t = SampleTu();
+  t.functions[0].edges[4].flags |= kEdgeReentry;  // not out of ENTRY
+  EXPECT_NE(DecodeError(t).find("re-entry edge does not leave ENTRY"),
+            std::string::npos);
+
+  t = SampleTu();
   t.functions[0].flags = 1u << 5;
   EXPECT_NE(DecodeError(t).find("unknown function flags"), std::string::npos);
 }

@@ -41,6 +41,16 @@ enum EdgeFlag : uint32_t {
                              // and it takes no part in flow conservation
   kEdgeSplit = 1u << 8,      // its counter needed the edge to be split
   kEdgeCritical = 1u << 9,   // source has >1 successors, target >1 preds
+  // An edge ENTRY->block of ballarus' own: in neither GCC's CFG nor gcov's
+  // graph (a model-only edge, listed after ENTRY's real successors).  It
+  // carries re-entries gcov cannot see, so that every count is a
+  // circulation: with kEdgeFake, the second returns of a setjmp/vfork whose
+  // block is also entered from ENTRY (gcov adds its fake ENTRY edge only to
+  // receivers without one; its count is derived); without, an activation
+  // going on after a call that forked (in the child, whose counts restart
+  // at zero) or reset the counters (counted by an epoch check at the call's
+  // return).  gcov's line counts leave these edges out.
+  kEdgeReentry = 1u << 10,
 };
 
 // Where an edge's counter, if any, lives.

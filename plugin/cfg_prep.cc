@@ -16,6 +16,8 @@
 
 #include <cxxabi.h>
 
+#include <regex.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -220,10 +222,66 @@ void RecordLines(ballarus::Function* fn, FileTable* files) {
 
 }  // namespace
 
-bool ShouldInstrument(cgraph_node* node) {
-  tree decl = node->decl;
-  if (!gimple_has_body_p(decl)) return false;  // also skips thunks
-  if (node->thunk) return false;
+namespace {
+
+// -fprofile-filter-files / -fprofile-exclude-files: ';'-separated extended
+// regular expressions on a function's source file, as gcov's
+// (tree-profile.cc, include_source_file_for_profile): excluded if it
+// matches an exclusion; with filters, included only if it matches one.
+class FileFilter {
+ public:
+  FileFilter() {
+    Parse(flag_profile_exclude_files, "-fprofile-exclude-files", &exclude_);
+    Parse(flag_profile_filter_files, "-fprofile-filter-files", &filter_);
+  }
+  ~FileFilter() {
+    for (regex_t& r : exclude_) regfree(&r);
+    for (regex_t& r : filter_) regfree(&r);
+  }
+  bool Includes(const char* file) const {
+    if (file == NULL) file = "";
+    for (const regex_t& r : exclude_)
+      if (regexec(&r, file, 0, NULL, 0) == 0) return false;
+    if (!has_filter_) return true;
+    for (const regex_t& r : filter_)
+      if (regexec(&r, file, 0, NULL, 0) == 0) return true;
+    return false;
+  }
+
+ private:
+  void Parse(const char* list, const char* option, std::vector<regex_t>* out) {
+    if (list == NULL) return;
+    if (out == &filter_) has_filter_ = true;
+    std::string s = list;
+    size_t at = 0;
+    while (at <= s.size()) {
+      size_t end = s.find(';', at);
+      if (end == std::string::npos) end = s.size();
+      const std::string re = s.substr(at, end - at);
+      at = end + 1;
+      if (re.empty()) continue;
+      regex_t r;
+      if (regcomp(&r, re.c_str(), REG_EXTENDED | REG_NOSUB) != 0) {
+        error("invalid regular expression %qs in %qs", re.c_str(), option);
+        continue;
+      }
+      out->push_back(r);
+    }
+  }
+  std::vector<regex_t> exclude_, filter_;
+  bool has_filter_ = false;
+};
+
+}  // namespace
+
+bool ProfiledSourceFile(const char* file) {
+  static const FileFilter* const filter = new FileFilter();
+  return filter->Includes(file);
+}
+
+namespace {
+
+bool InstrumentableDecl(tree decl) {
   if (DECL_SOURCE_LOCATION(decl) == BUILTINS_LOCATION) return false;
   if (lookup_attribute("no_profile_instrument_function",
                        DECL_ATTRIBUTES(decl)))
@@ -233,11 +291,25 @@ bool ShouldInstrument(cgraph_node* node) {
   // are instrumented for the .gcda and left out of reports, as gcov's
   // -ftest-coverage leaves them out (core/gcov_arcs.h).
   if (DECL_EXTERNAL(decl) && flag_test_coverage) return false;
+  if (!ProfiledSourceFile(LOCATION_FILE(DECL_SOURCE_LOCATION(decl))))
+    return false;
   return true;
 }
 
+}  // namespace
+
+bool ShouldInstrument(cgraph_node* node) {
+  tree decl = node->decl;
+  if (!gimple_has_body_p(decl)) return false;
+  if (node->thunk) return false;  // not expanded (variadic)
+  return InstrumentableDecl(decl);
+}
+
+
 void PrepareAndRecordFunction(ballarus::Function* fn, FileTable* files,
-                              std::vector<edge>* gcc_edges) {
+                              const ReentryCallees& callees,
+                              std::vector<edge>* gcc_edges,
+                              std::vector<ReentryCall>* reentry) {
   tree decl = current_function_decl;
   if (execute_fixup_cfg() & TODO_cleanup_cfg) cleanup_tree_cfg();
   PrepareCfgLikeGcov();
@@ -258,7 +330,13 @@ void PrepareAndRecordFunction(ballarus::Function* fn, FileTable* files,
   fn->lineno_checksum = coverage_compute_lineno_checksum();
   if (DECL_COMDAT(decl) || DECL_ONE_ONLY(decl) || DECL_WEAK(decl))
     fn->flags |= ballarus::kFunctionComdat;
-  if (DECL_ARTIFICIAL(decl)) fn->flags |= ballarus::kFunctionArtificial;
+  // gcov's notion (coverage.cc, coverage_begin_function): compiler-made,
+  // but not a function version (target_clones) nor a lambda's operator(),
+  // which GCC marks DECL_ARTIFICIAL although it is the user's code.  gcov
+  // leaves artificial functions out of its line counts.
+  if (DECL_ARTIFICIAL(decl) && !DECL_FUNCTION_VERSIONED(decl) &&
+      !DECL_LAMBDA_FUNCTION_P(decl))
+    fn->flags |= ballarus::kFunctionArtificial;
 
   fn->blocks.resize(n_basic_blocks_for_fn(cfun));
   RecordLines(fn, files);
@@ -282,11 +360,15 @@ void PrepareAndRecordFunction(ballarus::Function* fn, FileTable* files,
       gcc_edges->push_back(e);
     }
   }
+  // Re-entries gcov's graph does not show (reentry.cc), before anything
+  // numbers the edges.
+  AddReentryEdges(fn, gcc_edges, callees, reentry);
   ballarus::GcovRecordFunction(fn, *gcc_edges);  // for -fprofile-use
 
   // Like branch_prob(): an edge without a counter that would close a cycle
   // of such edges (setjmp receivers, abnormal dispatchers) is dropped, so
   // that every remaining count is derivable.
+
   for (size_t i : ballarus::IgnoreUncountableCycles(fn))
     if (dump_file)
       fprintf(dump_file,

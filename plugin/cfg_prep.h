@@ -11,6 +11,7 @@
 #include "core/model.h"
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
+#include "plugin/reentry.h"
 
 namespace ballarus::plugin {
 
@@ -33,17 +34,26 @@ class FileTable {
   std::map<std::string, uint32_t> index_;
 };
 
-// Whether node's body is instrumented: what gcov would instrument.
+// Whether -fprofile-filter-files / -fprofile-exclude-files let gcov profile
+// the functions of source file `file` (tree-profile.cc,
+// include_source_file_for_profile).
+bool ProfiledSourceFile(const char* file);
+
+// Whether node's body is instrumented: what gcov would instrument (thunks
+// once GcovExpandThunks has expanded them, gcov_arcs.h).
 bool ShouldInstrument(cgraph_node* node);
 
 // Prepares cfun's CFG as branch_prob() does for gcov and records it in fn:
 // names, source range, checksums, each block's lines, every edge (in gcov's
 // arc order) with its flags, and the edges gcov drops (kEdgeIgnored).
-// gcc_edges receives GCC's edge for each of fn->edges.  Returns with the
-// fake edges still in place; the caller removes them (remove_fake_edges)
-// once it has planned the instrumentation.
+// gcc_edges receives GCC's edge for each of fn->edges (NULL for ballarus'
+// own re-entry edges, reentry.h, whose calls go to `reentry`).  Returns
+// with the fake edges still in place; the caller removes them
+// (remove_fake_edges) once it has planned the instrumentation.
 void PrepareAndRecordFunction(ballarus::Function* fn, FileTable* files,
-                              std::vector<edge>* gcc_edges);
+                              const ReentryCallees& callees,
+                              std::vector<edge>* gcc_edges,
+                              std::vector<ReentryCall>* reentry);
 
 }  // namespace ballarus::plugin
 

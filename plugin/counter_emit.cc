@@ -140,8 +140,12 @@ void PlaceEdgeCounters(ballarus::Function* fn,
     ballarus::Edge& me = fn->edges[i];
     if (counted[i]) {
       me.counter = static_cast<int64_t>(*next_counter);
-      out->counted.emplace_back(gcc_edges[i], *next_counter);
-      out->counted_model_edge.push_back(i);
+      // A re-entry edge (no GCC edge) is counted at its call's return
+      // (reentry.cc), not by an increment on an edge.
+      if (gcc_edges[i] != nullptr) {
+        out->counted.emplace_back(gcc_edges[i], *next_counter);
+        out->counted_model_edge.push_back(i);
+      }
       ++*next_counter;
     } else if (dump_file && !CanHoldCounter(me.flags)) {
       const char* why = (me.flags & ballarus::kEdgeIgnored)

@@ -54,6 +54,7 @@
 #include "core/gcov_arcs.h"
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
+#include "plugin/cfg_prep.h"
 
 // symtab-thunks.h (GCC 11+), whose own header needs symbol-summary.h's
 // templates; the one declaration used here.
@@ -106,6 +107,9 @@ const char* GcovSkips(cgraph_node* node) {
     return "no_profile_instrument_function";
   if (DECL_EXTERNAL(node->decl) && flag_test_coverage) return "extern inline";
   if (node->thunk && stdarg_p(TREE_TYPE(node->decl))) return "variadic thunk";
+  if (!plugin::ProfiledSourceFile(
+          LOCATION_FILE(DECL_SOURCE_LOCATION(node->decl))))
+    return "-fprofile-filter-files/-fprofile-exclude-files";
   return nullptr;
 }
 
@@ -186,14 +190,28 @@ void GcovCaptureEdgeKeys() {
 
 void GcovRecordFunction(Function* fn, const std::vector<edge>& gcc_edges) {
   cgraph_node* node = cgraph_node::get(current_function_decl);
-  std::vector<GcovEdgeKey> keys(gcc_edges.size());
-  for (size_t i = 0; i < gcc_edges.size(); ++i) {
+  // ballarus' own re-entry edges (plugin/reentry.h: model only, no GCC
+  // edge) are no arcs of gcov's: its counters are found on the graph
+  // without them, and their indices mapped back.
+  std::vector<uint32_t> real;
+  for (size_t i = 0; i < gcc_edges.size(); ++i)
+    if (gcc_edges[i] != nullptr) real.push_back(static_cast<uint32_t>(i));
+  Function gcov_graph;
+  const Function* graph = fn;
+  if (real.size() != gcc_edges.size()) {
+    gcov_graph.blocks = fn->blocks;
+    for (uint32_t i : real) gcov_graph.edges.push_back(fn->edges[i]);
+    graph = &gcov_graph;
+  }
+  std::vector<GcovEdgeKey> keys(real.size());
+  for (size_t k = 0; k < real.size(); ++k) {
+    const size_t i = real[k];
     auto it = g_keys.find(gcc_edges[i]);
     if (it == g_keys.end())
       internal_error("ballarus: edge %d to %d of %s has no gcov sort key",
                      gcc_edges[i]->src->index, gcc_edges[i]->dest->index,
                      fn->name.c_str());
-    keys[i] = it->second;
+    keys[k] = it->second;
   }
   g_keys.clear();
   GcovFunctionInfo info;
@@ -204,10 +222,12 @@ void GcovRecordFunction(Function* fn, const std::vector<edge>& gcc_edges) {
     // branch_prob (thunk = true): every edge but ENTRY's ignored, no tree.
     info.flags |= kGcovFunctionThunk;
     for (size_t i = 0; i < fn->edges.size(); ++i)
-      if (fn->edges[i].src == kEntryBlock && !(fn->edges[i].flags & kEdgeFake))
+      if (fn->edges[i].src == kEntryBlock &&
+          !(fn->edges[i].flags & (kEdgeFake | kEdgeReentry)))
         info.counter_edges.push_back(static_cast<uint32_t>(i));
   } else {
-    info.counter_edges = GcovCounterEdges(*fn, keys);
+    info.counter_edges = GcovCounterEdges(*graph, keys);
+    for (uint32_t& e : info.counter_edges) e = real[e];
   }
   fn->extensions.push_back(
       {kGcovExtensionTag, EncodeGcovFunctionInfo(info)});

@@ -49,6 +49,7 @@
 #include "plugin/pass.h"
 #include "plugin/path_emit.h"
 #include "plugin/path_plan.h"
+#include "plugin/reentry.h"
 #include "plugin/tu_emit.h"
 
 namespace ballarus::plugin {
@@ -62,13 +63,42 @@ struct FunctionWork {
   size_t model_index = 0;
   EdgeCounters counters;
   PathWork path;
+  std::vector<ReentryCall> reentry;  // calls ending with a re-entry edge
 };
 
 // Spanning-tree weights for fn's edges (parallel to fn.edges), per
-// -fplugin-arg-ballarus-weights.
+// -fplugin-arg-ballarus-weights.  The re-entry edges are left out of the
+// estimate (an estimator would split ENTRY's flow across them) and get
+// weight 0: they are as cold as edges get.
+std::vector<uint64_t> GraphEdgeWeights(const ballarus::Function& fn,
+                                       const std::vector<edge>& gcc_edges,
+                                       uint64_t tu_identity);
+
 std::vector<uint64_t> EdgeWeights(const ballarus::Function& fn,
                                   const std::vector<edge>& gcc_edges,
                                   uint64_t tu_identity) {
+  std::vector<size_t> kept;
+  for (size_t i = 0; i < fn.edges.size(); ++i)
+    if (!(fn.edges[i].flags & ballarus::kEdgeReentry)) kept.push_back(i);
+  if (kept.size() == fn.edges.size() ||
+      g_options.weights == WeightKind::kProfile)
+    return GraphEdgeWeights(fn, gcc_edges, tu_identity);
+  ballarus::Function g = fn;
+  g.edges.clear();
+  std::vector<edge> g_edges;
+  for (size_t i : kept) {
+    g.edges.push_back(fn.edges[i]);
+    g_edges.push_back(gcc_edges[i]);
+  }
+  std::vector<uint64_t> gw = GraphEdgeWeights(g, g_edges, tu_identity);
+  std::vector<uint64_t> w(fn.edges.size(), 0);
+  for (size_t k = 0; k < kept.size(); ++k) w[kept[k]] = gw[k];
+  return w;
+}
+
+std::vector<uint64_t> GraphEdgeWeights(const ballarus::Function& fn,
+                                       const std::vector<edge>& gcc_edges,
+                                       uint64_t tu_identity) {
   WeightKind kind = g_options.weights;
   if (kind == WeightKind::kProfile) {
     std::vector<uint64_t> counts;
@@ -90,7 +120,7 @@ std::vector<uint64_t> EdgeWeights(const ballarus::Function& fn,
     if (profile_status_for_fn(cfun) != PROFILE_ABSENT) {
       std::vector<uint64_t> w(fn.edges.size(), 1);
       for (size_t i = 0; i < gcc_edges.size(); ++i)
-        if (!(gcc_edges[i]->flags & EDGE_FAKE))
+        if (gcc_edges[i] != nullptr && !(gcc_edges[i]->flags & EDGE_FAKE))
           w[i] = static_cast<uint64_t>(EDGE_FREQUENCY(gcc_edges[i])) + 1;
       if (dump_file) fprintf(dump_file, "  weights: GCC edge frequencies\n");
       return w;
@@ -111,18 +141,19 @@ std::vector<uint64_t> EdgeWeights(const ballarus::Function& fn,
 
 // Analyses cfun: prepares the CFG, fills `fn`, chooses counters.
 void AnalyseFunction(ballarus::Function* fn, FileTable* files,
-                     uint64_t tu_identity, uint64_t* next_counter,
-                     uint64_t* next_hash, FunctionWork* work) {
+                     const ReentryCallees& callees, uint64_t tu_identity,
+                     uint64_t* next_counter, uint64_t* next_hash,
+                     FunctionWork* work) {
   std::vector<edge> gcc_edges;  // parallel to fn->edges
-  PrepareAndRecordFunction(fn, files, &gcc_edges);
+  PrepareAndRecordFunction(fn, files, callees, &gcc_edges, &work->reentry);
 
   std::vector<uint64_t> weights;
   if (g_options.mode == Mode::kEdge || g_options.paths)
     weights = EdgeWeights(*fn, gcc_edges, tu_identity);
   PlaceEdgeCounters(fn, gcc_edges, weights, next_counter, &work->counters);
   if (g_options.paths)
-    PlanPathProfiling(fn, gcc_edges, weights, next_counter, next_hash,
-                      &work->path);
+    PlanPathProfiling(fn, gcc_edges, weights, work->reentry, next_counter,
+                      next_hash, &work->path);
   // The fake edges have served: gcov removes them before instrumenting too.
   remove_fake_edges();
 }
@@ -161,6 +192,8 @@ unsigned int ExecuteBallarus() {
   uint64_t n_counters = 0;
   uint64_t n_hashes = 0;  // functions with hashed path tables
   const uint64_t tu_identity = ballarus::TuIdentity(tu);
+  ReentryCallees callees;
+  callees.Compute();
   cgraph_node* node;
   FOR_EACH_DEFINED_FUNCTION(node) {
     if (!ShouldInstrument(node)) continue;
@@ -169,8 +202,8 @@ unsigned int ExecuteBallarus() {
     w.node = node;
     w.model_index = tu.functions.size();
     tu.functions.emplace_back();
-    AnalyseFunction(&tu.functions.back(), &files, tu_identity, &n_counters,
-                    &n_hashes, &w);
+    AnalyseFunction(&tu.functions.back(), &files, callees, tu_identity,
+                    &n_counters, &n_hashes, &w);
     work.push_back(std::move(w));
     free_dominance_info(CDI_DOMINATORS);
     free_dominance_info(CDI_POST_DOMINATORS);
@@ -193,6 +226,9 @@ unsigned int ExecuteBallarus() {
   tree arrived = NULL_TREE;
   for (const FunctionWork& w : work)
     if (w.path.uses_flag && arrived == NULL_TREE) arrived = MakeArrivedFlag();
+  tree epoch = NULL_TREE;
+  for (const FunctionWork& w : work)
+    if (!w.reentry.empty() && epoch == NULL_TREE) epoch = EpochDecl();
 
   // Phase 2: instrument.  One commit per function; an edge is split only
   // where neither end can hold its code.
@@ -202,10 +238,12 @@ unsigned int ExecuteBallarus() {
     if (dump_file)
       fprintf(dump_file, "ballarus: function %s: %zu counters\n",
               fn.demangled.c_str(), w.counters.counted.size());
+    EmitEpochReads(fn, w.path.enabled, epoch, &w.reentry);
     if (w.path.enabled)
       EmitPathProfiling(w.path, counters, hashes.tables, hashes.add_fn,
-                        arrived, atomic);
+                        arrived, w.reentry, epoch, atomic);
     EmitEdgeCounters(w.counters, &fn, counters, atomic);
+    QueueReentryCounts(w.reentry, fn, counters, epoch, atomic);
     gsi_commit_edge_inserts();
     pop_cfun();
   }

@@ -58,6 +58,7 @@
 #include "plugin/counter_emit.h"
 #include "plugin/path_emit.h"
 #include "plugin/path_plan.h"
+#include "plugin/reentry.h"
 
 namespace ballarus::plugin {
 
@@ -67,14 +68,17 @@ namespace {
 class PathEmitter {
  public:
   PathEmitter(const ballarus::PathInfo& info, tree counters, tree hashes,
-              tree add_fn, tree flag, bool atomic)
+              tree add_fn, tree flag, const std::vector<ReentryCall>& reentry,
+              tree epoch, bool atomic)
       : info_(info),
         counters_(counters),
         hashes_(hashes),
         add_fn_(add_fn),
         atomic_(atomic),
         u64_(long_long_unsigned_type_node),
-        flag_(flag) {
+        flag_(flag),
+        reentry_(reentry),
+        epoch_(epoch) {
     // The register lives in memory until update-address-taken (at -O1 and
     // up) turns it into an SSA register: no PHIs to build here.
     r_ = create_tmp_var(u64_, "BLRS_path");
@@ -89,6 +93,9 @@ class PathEmitter {
         break;
       case PathAction::kUndo:
         Count(seq, act.a, /*undo=*/true);
+        break;
+      case PathAction::kReentry:
+        Reentry(seq, act);
         break;
       case PathAction::kSetFlag:
         Add(seq, gimple_build_assign(Flag(), build_int_cst(FlagType(), 1)));
@@ -156,10 +163,35 @@ class PathEmitter {
     Add(seq, gimple_build_assign(Flag(), build_int_cst(FlagType(), 0)));
   }
 
+  // After a call that may return as a re-entry: changed = the epoch moved
+  // during the call; count[r + a] += changed ? 0 : -1 (undo, the pre-count
+  // is still there only if nothing was reset); r = changed ? b : r.
+  void Reentry(gimple_seq* seq, const PathAction& act) {
+    tree changed = AppendEpochChanged(seq, reentry_.at(act.call), epoch_);
+    if (act.undo) {
+      tree d = make_temp_ssa_name(u64_, NULL, "BLRS_d");
+      Add(seq, gimple_build_assign(d, COND_EXPR, changed,
+                                   build_int_cst(u64_, 0),
+                                   wide_int_to_tree(u64_, wi::uhwi(~0ull, 64))));
+      CountBy(seq, act.a, d);
+    }
+    tree r0 = LoadR(seq);
+    tree r1 = make_temp_ssa_name(u64_, NULL, "BLRS_r");
+    Add(seq, gimple_build_assign(r1, COND_EXPR, changed,
+                                 wide_int_to_tree(u64_, wi::uhwi(act.b, 64)),
+                                 r0));
+    Add(seq, gimple_build_assign(r_, r1));
+  }
+
   // count[r + c] += 1 (or -= 1).
   void Count(gimple_seq* seq, uint64_t c, bool undo) {
+    CountBy(seq, c,
+            wide_int_to_tree(u64_, wi::uhwi(undo ? ~0ull : 1ull, 64)));
+  }
+
+  // count[r + c] += delta (modulo 2^64).
+  void CountBy(gimple_seq* seq, uint64_t c, tree delta) {
     tree key = Plus(seq, LoadR(seq), c);
-    tree delta = wide_int_to_tree(u64_, wi::uhwi(undo ? ~0ull : 1ull, 64));
     if (info_.storage == ballarus::PathInfo::kHashed) {
       tree slot = build4(ARRAY_REF, u64_, hashes_,
                          build_int_cst(sizetype, 2 * info_.base), NULL_TREE,
@@ -189,6 +221,8 @@ class PathEmitter {
   tree u64_;
   tree r_ = NULL_TREE;
   tree flag_;
+  const std::vector<ReentryCall>& reentry_;
+  tree epoch_;
 };
 
 // Inserts `seq` into bb for a block action: at its start (after labels and
@@ -249,8 +283,11 @@ tree MakeArrivedFlag() {
 }
 
 void EmitPathProfiling(const PathWork& work, tree counters, tree hashes,
-                       tree add_fn, tree arrived, bool atomic) {
-  PathEmitter emit(work.info, counters, hashes, add_fn, arrived, atomic);
+                       tree add_fn, tree arrived,
+                       const std::vector<ReentryCall>& reentry, tree epoch,
+                       bool atomic) {
+  PathEmitter emit(work.info, counters, hashes, add_fn, arrived, reentry,
+                   epoch, atomic);
   for (const auto& [bb, act] : work.in_blocks) {
     gimple_seq seq = NULL;
     emit.Emit(act, &seq);

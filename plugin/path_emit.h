@@ -4,7 +4,10 @@
 #ifndef BALLARUS_PLUGIN_PATH_EMIT_H_
 #define BALLARUS_PLUGIN_PATH_EMIT_H_
 
+#include <vector>
+
 #include "plugin/path_plan.h"
+#include "plugin/reentry.h"
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
 
@@ -20,7 +23,9 @@ tree MakeArrivedFlag();
 // tables and __ballarus_path_add (tu_emit.h), NULL_TREE when the TU has
 // none; arrived the flag, NULL_TREE when no function uses it.
 void EmitPathProfiling(const PathWork& work, tree counters, tree hashes,
-                       tree add_fn, tree arrived, bool atomic);
+                       tree add_fn, tree arrived,
+                       const std::vector<ReentryCall>& reentry, tree epoch,
+                       bool atomic);
 
 }  // namespace ballarus::plugin
 

@@ -7,8 +7,9 @@
 // 2^63-1 paths), the exact numbering, and the increments on the chords of a
 // maximum spanning tree of the DAG plus EXIT->ENTRY.  This file adds what
 // needs GCC's IR — which blocks may be cut (not a returns-twice call, not an
-// abnormal dispatcher), which calls may not return (early termination; not
-// fork), which blocks are re-entered abnormally (setjmp receivers, nonlocal
+// abnormal dispatcher), which calls may not return (early termination),
+// which calls may return as re-entries (fork, reset: reentry.h), which
+// blocks are re-entered abnormally (setjmp receivers, nonlocal
 // labels, computed-goto targets) — and turns it all into PathActions on
 // edges and in blocks.  It also records the function's PathInfo (a metadata
 // extension, core/metadata.h) and reserves its storage: a dense slice of the
@@ -53,19 +54,11 @@ bool IsDispatcherBlock(basic_block bb) {
          gimple_call_internal_fn(first) == IFN_ABNORMAL_DISPATCHER;
 }
 
-bool IsForkCall(gimple* call) {
-  if (gimple_call_builtin_p(call, BUILT_IN_FORK)) return true;
-  tree fn = gimple_call_fndecl(call);
-  if (fn == NULL_TREE || DECL_NAME(fn) == NULL_TREE) return false;
-  const char* name = IDENTIFIER_POINTER(DECL_NAME(fn));
-  return strcmp(name, "fork") == 0 || strcmp(name, "vfork") == 0 ||
-         strcmp(name, "__fork") == 0 || strcmp(name, "_Fork") == 0;
-}
-
 const char* PathActionName(PathAction::Kind k) {
   switch (k) {
     case PathAction::kCheckFlag: return "re-entry check";
     case PathAction::kUndo: return "undo pre-count";
+    case PathAction::kReentry: return "re-entry (epoch) check";
     case PathAction::kSetFlag: return "mark normal entry";
     case PathAction::kInit: return "r = a";
     case PathAction::kAdd: return "r += a";
@@ -84,6 +77,7 @@ const char* PathActionName(PathAction::Kind k) {
 void PlanPathProfiling(ballarus::Function* fn,
                        const std::vector<edge>& gcc_edges,
                        const std::vector<uint64_t>& weights,
+                       const std::vector<ReentryCall>& reentry,
                        uint64_t* next_counter, uint64_t* next_hash,
                        PathWork* work) {
   const uint32_t nb = static_cast<uint32_t>(fn->blocks.size());
@@ -162,6 +156,36 @@ void PlanPathProfiling(ballarus::Function* fn,
   // (computed goto): their targets need no re-entry check.
   std::vector<bool> end_reset(nb, false);
 
+  // Calls that may return as re-entries (fork, reset; reentry.h): the path
+  // cut short by the call is pre-counted as for any call that may not
+  // return; on the way out, a changed epoch means the counts (the
+  // pre-count with them) are gone and the path starts afresh at the call's
+  // block, through its re-entry edge; otherwise the pre-count is undone.
+  std::vector<bool> reentry_block(nb, false);
+  for (size_t c = 0; c < reentry.size(); ++c) {
+    const ReentryCall& rc = reentry[c];
+    const uint32_t u = rc.block->index;
+    reentry_block[u] = true;
+    const int re_dag = dag.dag_edge_of_cfg[rc.model_edge];
+    if (re_dag < 0)
+      internal_error("ballarus: path DAG for %s lacks the re-entry edge into block %d",
+                     fn->name.c_str(), static_cast<int>(u));
+    int fake_dag = -1;
+    for (size_t i = 0; i < fn->edges.size(); ++i)
+      if (fn->edges[i].src == u && fn->edges[i].dst == ballarus::kExitBlock &&
+          (fn->edges[i].flags & ballarus::kEdgeFake))
+        fake_dag = dag.dag_edge_of_cfg[i];
+    const bool undo = g_options.early_termination && fake_dag >= 0;
+    const uint64_t a = undo ? inc.inc[fake_dag] : 0;
+    if (undo) in_block(u, PathAction::kPreCount, a, 0);
+    for (edge n : CodeSuccessors(rc.block)) {
+      PathAction act{PathAction::kReentry, a, inc.inc[re_dag]};
+      act.call = static_cast<int>(c);
+      act.undo = undo;
+      work->on_edges.push_back({n, act});
+    }
+  }
+
   // Fake edges into EXIT: a call that may not return (early termination)
   // or a block left by abnormal edges only.
   for (size_t i = 0; i < fn->edges.size(); ++i) {
@@ -171,6 +195,7 @@ void PlanPathProfiling(ballarus::Function* fn,
       continue;
     const uint32_t u = me.src;
     if (returns_twice[u] || dispatcher[u] || bbs[u] == NULL) continue;
+    if (reentry_block[u]) continue;  // above
     const uint64_t a = inc.inc[dag.dag_edge_of_cfg[i]];
     basic_block bb = bbs[u];
     gimple_stmt_iterator gsi = gsi_last_nondebug_bb(bb);
@@ -187,10 +212,6 @@ void PlanPathProfiling(ballarus::Function* fn,
       continue;
     }
     if (!g_options.early_termination) continue;
-    // fork() returns twice, in two processes; the child's counts restart
-    // at zero (runtime), so a pre-count before fork would be undone in the
-    // child without having been counted there.  fork never ends the caller.
-    if (last && is_gimple_call(last) && IsForkCall(last)) continue;
     in_block(u, PathAction::kPreCount, a, 0);
     for (edge n : normal) on_edge(n, PathAction::kUndo, a, 0);
   }
@@ -203,6 +224,8 @@ void PlanPathProfiling(ballarus::Function* fn,
     if (!(me.flags & ballarus::kEdgeFake) || me.src != ballarus::kEntryBlock ||
         dag.dag_edge_of_cfg[i] < 0)
       continue;
+    // (A fake re-entry edge, reentry.h, is one of these: its block is a
+    // returns-twice receiver entered from ENTRY too.)
     const uint32_t w = me.dst;
     if (dispatcher[w] || bbs[w] == NULL) continue;
     const uint64_t a = inc.inc[dag.dag_edge_of_cfg[i]];
@@ -234,7 +257,8 @@ void PlanPathProfiling(ballarus::Function* fn,
     const ballarus::DagEdge& de = dag.edges[d];
     if (de.kind == ballarus::DagEdge::kCfg) {
       const ballarus::Edge& me = fn->edges[de.ref];
-      if (me.flags & ballarus::kEdgeFake) continue;
+      // Fake edges carry no code; a re-entry edge's is its kReentry.
+      if (me.flags & (ballarus::kEdgeFake | ballarus::kEdgeReentry)) continue;
       edge e = gcc_edges[de.ref];
       if (me.src == ballarus::kEntryBlock)
         on_edge(e, PathAction::kInit, inc.inc[d], 0);

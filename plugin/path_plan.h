@@ -12,6 +12,7 @@
 #include "core/model.h"
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
+#include "plugin/reentry.h"
 
 namespace ballarus::plugin {
 
@@ -25,6 +26,10 @@ struct PathAction {
     // On an edge, in this order when several meet on one edge:
     kCheckFlag,   // r = arrived ? r : a; arrived = 0   (abnormal re-entry)
     kUndo,        // count[r + a] -= 1   (the call before it returned)
+    kReentry,     // after a call that may return as a re-entry (fork,
+                  // reset: reentry.h): if the epoch changed, r = b (a new
+                  // path starts; the pre-count went with the old counts),
+                  // else count[r + a] -= 1 when `undo`
     kSetFlag,     // arrived = 1         (a normal entry into a re-entry block)
     kInit,        // r = a               (edge out of ENTRY)
     kAdd,         // r += a              (chord)
@@ -41,6 +46,8 @@ struct PathAction {
   Kind kind;
   uint64_t a = 0;
   uint64_t b = 0;
+  int call = -1;      // kReentry: index into the function's ReentryCalls
+  bool undo = false;  // kReentry: undo a pre-count
 };
 
 // One function's path profiling plan, kept between the analysis and the
@@ -62,6 +69,7 @@ struct PathWork {
 void PlanPathProfiling(ballarus::Function* fn,
                        const std::vector<edge>& gcc_edges,
                        const std::vector<uint64_t>& weights,
+                       const std::vector<ReentryCall>& reentry,
                        uint64_t* next_counter, uint64_t* next_hash,
                        PathWork* work);
 

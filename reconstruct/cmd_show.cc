@@ -52,10 +52,17 @@ void PrintFunctionText(const Report& r, const FunctionReport& f) {
                report::EdgeKindName(e.kind),
                e.counted ? (f.edges_from_paths ? "path" : "yes") : "no",
                CountText(e.count));
+  // As gcov prints a count: N, N* (a block on the line never ran), #####
+  // (never run), ===== (never run, only reachable by a throw).
   fmt::print("  lines:\n");
-  for (const report::LineCount& l : f.lines)
-    fmt::print("  {:>20}: {}:{}\n", l.count, r.file_name(l.where.file),
+  for (const report::LineCount& l : f.lines) {
+    const std::string c = l.count > 0 ? std::to_string(l.count) +
+                                            (l.unexecuted_block ? "*" : "")
+                          : l.exceptional ? "====="
+                                          : "#####";
+    fmt::print("  {:>20}: {}:{}\n", c, r.file_name(l.where.file),
                l.where.line);
+  }
   fmt::print("\n");
 }
 

@@ -356,6 +356,21 @@ bool SolveArcs(Function* fn, std::string* error) {
     return false;
   }
   const size_t n_arcs = fn->arcs.size();
+  // A thunk (profile.cc, branch_prob (thunk)): checksums 0, every arc but
+  // ENTRY's dropped, each of those counted.  Not a flow graph to solve:
+  // its count is its entry arcs'.
+  bool thunk = fn->artificial && fn->cfg_checksum == 0 && n_arcs > 0;
+  for (const Arc& a : fn->arcs) thunk = thunk && a.src == 0 && !a.on_tree();
+  if (thunk) {
+    fn->block_counts.assign(fn->n_blocks, 0);
+    fn->negative_arcs = 0;
+    for (const Arc& a : fn->arcs) {
+      fn->block_counts[0] += a.count;
+      if (a.dst < fn->n_blocks) fn->block_counts[a.dst] += a.count;
+    }
+    fn->execution_count = fn->block_counts[0];
+    return true;
+  }
   const size_t kVirtual = n_arcs;  // EXIT -> ENTRY
   std::vector<bool> known(n_arcs + 1, false);
   std::vector<__int128> value(n_arcs + 1, 0);

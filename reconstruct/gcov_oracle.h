@@ -96,7 +96,9 @@ bool ReadGcda(const std::string& path, Unit* unit, std::string* error);
 // conservation over the closed graph (virtual arc EXIT->ENTRY), and fills
 // execution_count and block_counts.  Fails (with a message naming the
 // function) if some arc stays undetermined.  Negative solutions are kept
-// and counted in negative_arcs.
+// and counted in negative_arcs.  A thunk's record (checksum 0, artificial,
+// only ENTRY's arcs, all counted: profile.cc branch_prob (thunk)) is not
+// solved: its counts are its entry arcs'.
 bool SolveArcs(Function* fn, std::string* error);
 
 // Parses in-memory bytes (what ReadGcno/ReadGcda use); `path` only names

@@ -50,7 +50,9 @@ ojson FunctionJson(const Report& r, const FunctionReport& f) {
   for (const report::LineCount& l : f.lines)
     lines.push_back(ojson{{"file", r.file_name(l.where.file)},
                           {"line", l.where.line},
-                          {"count", l.count}});
+                          {"count", l.count},
+                          {"unexecuted_block", l.unexecuted_block},
+                          {"exceptional", l.exceptional}});
   j["line_counts"] = lines;
   return j;
 }
@@ -60,8 +62,11 @@ ojson FileLinesJson(const Report& r) {
   for (size_t file = 0; file < r.by_file.size(); ++file)
     for (const report::FileLine& l : r.by_file[file].lines)
       if (l.count)
-        lines.push_back(ojson{
-            {"file", r.files[file]}, {"line", l.line}, {"count", *l.count}});
+        lines.push_back(ojson{{"file", r.files[file]},
+                              {"line", l.line},
+                              {"count", *l.count},
+                              {"unexecuted_block", l.unexecuted_block},
+                              {"exceptional", l.exceptional}});
   return lines;
 }
 

@@ -135,8 +135,8 @@ void CountFileLines(LoadedProfile* out) {
   std::sort(out->files.begin(), out->files.end());
   out->files.erase(std::unique(out->files.begin(), out->files.end()),
                    out->files.end());
-  // (file << 32 | line, count) of every TU's lines, then summed by key.
-  std::vector<std::pair<uint64_t, int64_t>> counts;
+  // (file << 32 | line, line) of every TU's lines, then summed by key.
+  std::vector<std::pair<uint64_t, GcovLine>> counts;
   for (const LoadedTu& lt : out->records.tus) {
     std::vector<uint32_t>& file_of = out->tu_files.emplace_back();
     for (const std::string& name : lt.tu.files)
@@ -151,17 +151,20 @@ void CountFileLines(LoadedProfile* out) {
                                          &lt.copies[i].flow.edges,
                                          &lt.copies[i].flow.blocks});
     for (const GcovLine& l : GcovLineCounts(inputs))
-      counts.emplace_back(uint64_t{file_of[l.file]} << 32 | l.line, l.count);
+      counts.emplace_back(uint64_t{file_of[l.file]} << 32 | l.line, l);
   }
   std::stable_sort(counts.begin(), counts.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [key, count] : counts) {
+  for (const auto& [key, l] : counts) {
     if (out->file_lines.empty() ||
         (uint64_t{out->file_lines.back().file} << 32 |
          out->file_lines.back().line) != key)
       out->file_lines.push_back(LoadedProfile::FileLineCount{
           static_cast<uint32_t>(key >> 32), static_cast<uint32_t>(key), 0});
-    out->file_lines.back().count += count;
+    LoadedProfile::FileLineCount& fl = out->file_lines.back();
+    fl.count += l.count;
+    fl.unexecuted_block = fl.unexecuted_block || l.unexecuted_block;
+    fl.exceptional = fl.exceptional && l.exceptional;
   }
 }
 

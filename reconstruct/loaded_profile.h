@@ -76,10 +76,15 @@ struct LoadedProfile {
   // TU over all of its functions at once (a line shared by several
   // functions, e.g. inlined header code, is accumulated across them), then
   // summed over TUs.  By (file, line), ascending; `file` indexes `files`.
+  // With gcov's flags, combined over the line's entries as gcov combines a
+  // source line's (unexecuted_block or-ed; exceptional only if it is in
+  // every entry: gcov ors "unexceptional").
   struct FileLineCount {
     uint32_t file = 0;
     uint32_t line = 0;
     int64_t count = 0;
+    bool unexecuted_block = false;
+    bool exceptional = true;
   };
   std::vector<FileLineCount> file_lines;
 

@@ -103,7 +103,17 @@ FunctionReport FunctionOf(const LoadedFunction& lf,
   fr.tus.assign(lf.tus.begin(), lf.tus.end());
   fr.edge_counters = lf.edge_counters;
   fr.edges_from_paths = lf.edges_from_paths();
+  // Activations started, as gcov counts them: ENTRY's count minus the
+  // re-entries on ballarus' own edges (plugin/reentry.cc).
   fr.execution_count = lf.flow.blocks[kEntryBlock];
+  for (size_t i = 0; i < f.edges.size(); ++i) {
+    if (!(f.edges[i].flags & kEdgeReentry) || !fr.execution_count) continue;
+    if (f.edges[i].flags & kEdgeIgnored) continue;
+    if (!lf.flow.edges[i])
+      fr.execution_count.reset();
+    else
+      *fr.execution_count -= *lf.flow.edges[i];
+  }
   fr.exit_to_entry = lf.flow.virtual_edge;
   fr.blocks.resize(f.blocks.size());
   for (size_t b = 0; b < f.blocks.size(); ++b) {
@@ -137,7 +147,8 @@ FunctionReport FunctionOf(const LoadedFunction& lf,
   }
   fr.lines.reserve(lf.lines.size());
   for (const GcovLine& l : lf.lines)
-    fr.lines.push_back(LineCount{SourceLine{files[l.file], l.line}, l.count});
+    fr.lines.push_back(LineCount{SourceLine{files[l.file], l.line}, l.count,
+                                 l.unexecuted_block, l.exceptional});
   fr.flow_issues = CheckConservation(f, lf.flow);
   fr.loaded = &lf;
   if (lf.paths) fr.paths = PathsOf(fr, *lf.paths);
@@ -182,16 +193,17 @@ void IndexFiles(const LoadedProfile& p, Report* r) {
   size_t k = 0;
   while (counted != p.file_lines.end() || k < on.size()) {
     uint64_t at = k < on.size() ? on[k].first : UINT64_MAX;
-    std::optional<int64_t> count;
+    FileLine fl;
     if (counted != p.file_lines.end() &&
         (uint64_t{counted->file} << 32 | counted->line) <= at) {
       at = uint64_t{counted->file} << 32 | counted->line;
-      count = (counted++)->count;
+      fl.count = counted->count;
+      fl.unexecuted_block = counted->unexecuted_block;
+      fl.exceptional = counted->exceptional;
+      ++counted;
     }
     FileReport& file = r->by_file[at >> 32];
-    FileLine fl;
     fl.line = static_cast<uint32_t>(at);
-    fl.count = count;
     fl.first_block = static_cast<uint32_t>(file.blocks.size());
     for (; k < on.size() && on[k].first == at; ++k)
       file.blocks.push_back(BlockRef{static_cast<uint32_t>(on[k].second >> 32),
@@ -207,6 +219,7 @@ EdgeKind KindOfEdge(uint32_t f) {
   if (f & kEdgeEh) return EdgeKind::kEh;
   if (f & kEdgeAbnormal) return EdgeKind::kAbnormal;
   if (f & kEdgeFake) return EdgeKind::kFake;
+  if (f & kEdgeReentry) return EdgeKind::kReentry;
   if (f & kEdgeTrue) return EdgeKind::kTrue;
   if (f & kEdgeFalse) return EdgeKind::kFalse;
   if (f & kEdgeSwitch) return EdgeKind::kSwitch;
@@ -230,6 +243,8 @@ const char* EdgeKindName(EdgeKind kind) {
       return "switch";
     case EdgeKind::kFallthrough:
       return "fallthrough";
+    case EdgeKind::kReentry:
+      return "reentry";
     case EdgeKind::kJump:
       break;
   }
@@ -243,6 +258,7 @@ std::vector<std::string> EdgeFlagNames(uint32_t f) {
       {kEdgeAbnormal, "abnormal"}, {kEdgeFake, "fake"},
       {kEdgeSwitch, "switch"},     {kEdgeIgnored, "ignored"},
       {kEdgeSplit, "split"},       {kEdgeCritical, "critical"},
+      {kEdgeReentry, "reentry"},
   };
   std::vector<std::string> out;
   for (const auto& [bit, name] : kNames)

@@ -58,12 +58,15 @@ enum class EdgeKind : uint8_t {
   kSwitch,
   kFallthrough,
   kJump,
+  kReentry,  // ballarus' own counted re-entry edge (kEdgeReentry, not fake)
 };
 EdgeKind KindOfEdge(uint32_t edge_flags);
-// "eh", "abnormal", "fake", "true", "false", "switch", "fallthrough", "jump".
+// "eh", "abnormal", "fake", "true", "false", "switch", "fallthrough", "jump",
+// "reentry".
 const char* EdgeKindName(EdgeKind kind);
 // Names of the EdgeFlag bits set, in bit order ("fallthru", "true", "false",
-// "eh", "abnormal", "fake", "switch", "ignored", "split", "critical").
+// "eh", "abnormal", "fake", "switch", "ignored", "split", "critical",
+// "reentry").
 std::vector<std::string> EdgeFlagNames(uint32_t edge_flags);
 
 // "dense" or "hashed" (PathInfo::Storage).
@@ -93,6 +96,10 @@ struct EdgeReport {
 struct LineCount {
   SourceLine where;
   int64_t count = 0;  // gcov's line count (gcov_type)
+  // gcov's flags: a block on the line never ran ("N*"); every block on
+  // the line is exceptional, only reachable by a throw ("=====" when 0).
+  bool unexecuted_block = false;
+  bool exceptional = false;
 };
 
 // One Ball–Larus path as it ran.
@@ -145,7 +152,8 @@ struct FunctionReport {
   bool edge_counters = false;     // edges carry counters (naive, edge mode)
   bool edges_from_paths = false;  // edge counts derived from paths (path
                                   // mode alone): `counted` = path-derived
-  Count execution_count;          // ENTRY's count
+  Count execution_count;          // ENTRY's count through its real edges
+                                  // (not ballarus' re-entry edges)
   Count exit_to_entry;            // the virtual EXIT->ENTRY edge
   std::vector<BlockReport> blocks;  // [0] ENTRY, [1] EXIT
   std::vector<EdgeReport> edges;    // model order
@@ -175,6 +183,8 @@ struct FileLine {
   // TUs); unknown for a line whose code only compiler-generated functions
   // hold (gcov drops those).
   std::optional<int64_t> count;
+  bool unexecuted_block = false;  // gcov's flags, as LineCount's
+  bool exceptional = false;
   // Its blocks: FileReport::blocks[first_block, first_block + n_blocks).
   uint32_t first_block = 0, n_blocks = 0;
 };

@@ -261,10 +261,116 @@ TEST(EdgeKinds, NamesAndPrecedence) {
   EXPECT_STREQ(EdgeKindName(KindOfEdge(kEdgeSwitch)), "switch");
   EXPECT_STREQ(EdgeKindName(KindOfEdge(kEdgeFallthru)), "fallthrough");
   EXPECT_STREQ(EdgeKindName(KindOfEdge(kEdgeSplit)), "jump");
+  EXPECT_STREQ(EdgeKindName(KindOfEdge(kEdgeReentry)), "reentry");
+  EXPECT_STREQ(EdgeKindName(KindOfEdge(kEdgeFake | kEdgeReentry)), "fake");
   EXPECT_EQ(EdgeFlagNames(kEdgeFallthru | kEdgeIgnored | kEdgeSplit),
             (std::vector<std::string>{"fallthru", "ignored", "split"}));
+  EXPECT_EQ(EdgeFlagNames(kEdgeFake | kEdgeReentry),
+            (std::vector<std::string>{"fake", "reentry"}));
   EXPECT_STREQ(PathStorageName(PathInfo::kHashed), "hashed");
   EXPECT_STREQ(PathStorageName(PathInfo::kDense), "dense");
+}
+
+// f.c (naive), hand-derived:
+//   10 int spawn() {            block 2 {10, 11}: 3 entries from ENTRY
+//   11   pid = fork();          (fork at its end, fake edge to EXIT)
+//   12   return pid;            block 3 {12}: 6 times, 3 of them in the
+//   13 }                        children, through ballarus' own re-entry
+//                               edge ENTRY->2 (counted: 3)
+// and thrower(), whose landing pad (block 4, line 22) is reached only by
+// the throw arc of the call in block 3 (line 21), never taken:
+//   20 void thrower(int n) {    block 2 {20}: 5, branches to 3 (0 times)
+//   21   if (n < 0) may_throw();   and to 5 (5 times); block 3 {21}: the
+//   22   catch (...) { ... }       call, EH edge 3->4, fake 3->EXIT
+//   23 }                        block 5 {23}: 5
+TestRecord FlagsTu() {
+  TestRecord r;
+  r.tu.source = "f.c";
+  r.tu.cwd = "/src";
+  r.tu.flags = BALLARUS_META_F_NAIVE;
+  r.tu.files = {"f.c"};
+  Function spawn;
+  spawn.name = "spawn";
+  spawn.line = 10;
+  spawn.end_line = 13;
+  spawn.blocks.resize(4);
+  spawn.blocks[2].lines = {{0, 10}, {0, 11}};
+  spawn.blocks[3].lines = {{0, 12}};
+  spawn.edges = {{0, 2, kEdgeFallthru, 0},
+                 {0, 2, kEdgeReentry, 1},
+                 {2, 3, kEdgeFallthru, 2},
+                 {2, 1, kEdgeFake, kNoCounter},
+                 {3, 1, kEdgeFallthru, 3}};
+  Function thrower;
+  thrower.name = "thrower";
+  thrower.line = 20;
+  thrower.end_line = 23;
+  thrower.blocks.resize(6);
+  thrower.blocks[2].lines = {{0, 20}, {0, 21}};
+  thrower.blocks[3].lines = {{0, 21}};
+  thrower.blocks[4].lines = {{0, 22}};
+  thrower.blocks[5].lines = {{0, 23}};
+  thrower.edges = {{0, 2, kEdgeFallthru, 4},
+                   {2, 3, kEdgeTrue, 5},
+                   {2, 5, kEdgeFalse, 6},
+                   {3, 5, kEdgeFallthru, 7},
+                   {3, 4, kEdgeEh, 8},
+                   {3, 1, kEdgeFake, kNoCounter},
+                   {4, 5, kEdgeFallthru, 9},
+                   {5, 1, kEdgeFallthru, 10}};
+  r.tu.functions = {spawn, thrower};
+  r.counters = {3, 3, 6, 6, 5, 0, 5, 0, 0, 0, 5};
+  return r;
+}
+
+TEST(ReportModelFlags, ReentryEdgesAndLineFlags) {
+  const std::string path = WriteTestProfile("flags.profile", {FlagsTu()});
+  LoadedProfile loaded;
+  std::string err;
+  ASSERT_TRUE(LoadProfile(path, &loaded, &err)) << err;
+  const Report r = BuildReport(loaded);
+  const FunctionReport* spawn = nullptr;
+  const FunctionReport* thrower = nullptr;
+  for (const FunctionReport& f : r.functions) {
+    if (f.name == "spawn") spawn = &f;
+    if (f.name == "thrower") thrower = &f;
+  }
+  ASSERT_NE(spawn, nullptr);
+  ASSERT_NE(thrower, nullptr);
+  // A circulation with the re-entries; 3 activations started, as gcov
+  // counts them (ENTRY's count is 6).
+  EXPECT_TRUE(spawn->flow_issues.empty());
+  EXPECT_EQ(spawn->blocks[kEntryBlock].count, Count(6));
+  EXPECT_EQ(spawn->execution_count, Count(3));
+  EXPECT_EQ(spawn->edges[1].kind, EdgeKind::kReentry);
+  EXPECT_EQ(spawn->edges[3].count, Count(0));  // the fake exit: fork returned
+  // gcov's lines leave the re-entry edge out: 10 and 11 count the 3
+  // entries (11 is the run's last line, 10 its raw block count), 12 all 6.
+  std::vector<std::pair<uint32_t, int64_t>> lines;
+  for (const LineCount& l : spawn->lines) lines.push_back({l.where.line, l.count});
+  EXPECT_EQ(lines, (std::vector<std::pair<uint32_t, int64_t>>{
+                       {10, 3}, {11, 3}, {12, 6}}));
+  // thrower: 21 ran 5 times with a block that never ran ("5*"); the
+  // landing pad's line 22 never ran and is exceptional ("=====").
+  const FileReport& file = r.by_file[0];
+  auto at = [&](uint32_t line) -> const FileLine* {
+    for (const FileLine& l : file.lines)
+      if (l.line == line) return &l;
+    return nullptr;
+  };
+  ASSERT_NE(at(21), nullptr);
+  EXPECT_EQ(at(21)->count, 5);
+  EXPECT_TRUE(at(21)->unexecuted_block);
+  EXPECT_FALSE(at(21)->exceptional);
+  ASSERT_NE(at(22), nullptr);
+  EXPECT_EQ(at(22)->count, 0);
+  EXPECT_TRUE(at(22)->exceptional);
+  EXPECT_FALSE(at(22)->unexecuted_block);
+  ASSERT_NE(at(23), nullptr);
+  EXPECT_FALSE(at(23)->unexecuted_block);
+  EXPECT_FALSE(at(23)->exceptional);
+  ASSERT_NE(at(12), nullptr);
+  EXPECT_EQ(at(12)->count, 6);
 }
 
 }  // namespace

@@ -126,6 +126,7 @@
 
 #include "runtime/ballarus.h"
 #include "runtime/ballarus_format.h"
+#include "runtime/ballarus_rt_internal.h"
 #include "runtime/path_table.h"
 #include "runtime/profile_io.h"
 
@@ -135,12 +136,13 @@
 /* ---------------------------------------------------------------------- */
 /* Shared structures.  Their layout is a contract between copies of the
    runtime in one process: change it only together with MASTER_VERSION.
-   Version 3: roots with per-TU homes and `listed` flags and the override
+   Version 4: the master's gcov-API state, roots with the epoch and
+   runs_written.  Version 3: roots with per-TU homes and `listed` flags and the override
    path (profiles per object).  Version 2: descriptors with path tables,
    roots with path_lost, and the path table layout of path_table.c, which
    one copy's dump reads in another module's memory.  */
 
-#define MASTER_VERSION 3u
+#define MASTER_VERSION 4u
 
 typedef struct ballarus_root ballarus_root;
 
@@ -149,6 +151,11 @@ typedef struct ballarus_master {
   uint32_t size;    /* sizeof(ballarus_master) */
   pthread_mutex_t lock;
   ballarus_root *root; /* chain of registered modules */
+  int gcov_dumped;     /* __gcov_dump() ran, no __gcov_reset() since: no
+                          more dumps but __ballarus_dump() (gcov_api.c) */
+  int gcov_api;        /* __gcov_dump()/__gcov_reset() were called: like
+                          gcov, a process then adds one run, however many
+                          dumps it writes */
 } ballarus_master;
 
 struct ballarus_root {
@@ -164,22 +171,32 @@ struct ballarus_root {
                           home (hand-made TUs), or NULL */
   int mark;            /* scratch, under master->lock */
   uint64_t *path_lost; /* the module's count of unrecorded path counts */
+  volatile uint64_t *epoch; /* the module's __ballarus_epoch */
+  int runs_written;    /* a dump of this process wrote a run for it */
 };
 
 /* The exported master.  `own_master` is a hidden alias: references to it
    bind to this module's definition even when __ballarus_master is
    interposed by another module's.  */
 PUBLIC ballarus_master __ballarus_master = {
-    MASTER_VERSION, sizeof(ballarus_master), PTHREAD_MUTEX_INITIALIZER, NULL};
+    MASTER_VERSION, sizeof(ballarus_master), PTHREAD_MUTEX_INITIALIZER, NULL,
+    0, 0};
 extern ballarus_master own_master
     __attribute__((alias("__ballarus_master"), visibility("hidden")));
 
 /* Used when the resolved master has another layout version.  */
 static ballarus_master private_master = {
-    MASTER_VERSION, sizeof(ballarus_master), PTHREAD_MUTEX_INITIALIZER, NULL};
+    MASTER_VERSION, sizeof(ballarus_master), PTHREAD_MUTEX_INITIALIZER, NULL,
+    0, 0};
 
 /* Descriptors point here; its only job is to pull this object in.  */
 HIDDEN const char __ballarus_runtime_anchor = 0;
+
+/* The module's epoch: bumped in a forked child (whose counters restart at
+   zero) and by every reset, so that instrumented code can tell, after a
+   call that may fork or reset, that its activation goes on as a re-entry
+   (plugin/reentry.cc).  */
+HIDDEN volatile uint64_t __ballarus_epoch;
 
 extern const ballarus_tu_desc __start_ballarus_tus[]
     __attribute__((weak, visibility("hidden")));
@@ -410,6 +427,7 @@ static void rt_init(void) {
     root.tus[root.n_tus++] = d;
   }
   root.path_lost = ballarus_pt_lost();
+  root.epoch = &__ballarus_epoch;
 
   ballarus_master *m = pick_master();
   pthread_mutex_lock(&m->lock);
@@ -562,7 +580,12 @@ static int snapshot_tu(entry *e) {
        generation, its -1 in another): subtracting them matters.  */
     e->changed = 1;
   }
-  rec->runs = e->changed ? 1 : 0;
+  /* One run per dump that counted something; under gcov's API one per
+     process (gcov's run_counted): later dumps add counts, not runs.  */
+  ballarus_master *m = e->root->master;
+  rec->runs = (e->changed && !(m != NULL && m->gcov_api &&
+                               e->root->runs_written)) ? 1 : 0;
+  if (rec->runs) e->root->runs_written = 1;
   return 0;
 }
 
@@ -1182,10 +1205,41 @@ PUBLIC void __ballarus_dump(void) {
   pthread_mutex_unlock(&m->lock);
 }
 
+static void reset_chain(ballarus_master *m);
+
 PUBLIC void __ballarus_reset(void) {
   rt_init();
   ballarus_master *m = root.master;
   pthread_mutex_lock(&m->lock);
+  reset_chain(m);
+  pthread_mutex_unlock(&m->lock);
+}
+
+HIDDEN void ballarus_rt_gcov_dump(void) {
+  rt_init();
+  ballarus_master *m = root.master;
+  pthread_mutex_lock(&m->lock);
+  m->gcov_api = 1;
+  if (!m->gcov_dumped) {
+    dump_chain(m, 0);
+    m->gcov_dumped = 1;
+  }
+  pthread_mutex_unlock(&m->lock);
+}
+
+HIDDEN void ballarus_rt_gcov_reset(void) {
+  rt_init();
+  ballarus_master *m = root.master;
+  pthread_mutex_lock(&m->lock);
+  reset_chain(m);
+  m->gcov_api = 1;
+  m->gcov_dumped = 0;
+  pthread_mutex_unlock(&m->lock);
+}
+
+/* Zeroes every counter of the chain and bumps the epoch.  Called with
+   m->lock held.  */
+static void reset_chain(ballarus_master *m) {
   for (ballarus_root *r = m->root; r != NULL; r = r->next) {
     for (uint64_t t = 0; t < r->n_tus; t++) {
       const ballarus_tu_desc *d = r->tus[t];
@@ -1197,8 +1251,8 @@ PUBLIC void __ballarus_reset(void) {
     }
     if (r->path_lost != NULL)
       __atomic_store_n(r->path_lost, 0, __ATOMIC_RELAXED);
+    if (r->epoch != NULL) (*r->epoch)++;
   }
-  pthread_mutex_unlock(&m->lock);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1213,11 +1267,15 @@ __attribute__((constructor)) static void ballarus_rt_ctor(void) { rt_init(); }
    the owner goes while roots of other modules are still chained (only
    possible at exit), they are detached to a master of their own: they
    have been dumped already.  */
-__attribute__((destructor)) static void ballarus_rt_dtor(void) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wprio-ctor-dtor"
+__attribute__((destructor(99))) static void ballarus_rt_dtor(void) {
   if (!initialised) return;
   ballarus_master *m = root.master;
   pthread_mutex_lock(&m->lock);
-  if (m == &own_master || m == &private_master) {
+  if (m->gcov_dumped) {
+    /* __gcov_dump() ran and nothing reset since: gcov writes no more.  */
+  } else if (m == &own_master || m == &private_master) {
     dump_chain(m, 1);
   } else {
     ballarus_root *self = &root;
@@ -1242,6 +1300,7 @@ __attribute__((destructor)) static void ballarus_rt_dtor(void) {
   }
   pthread_mutex_unlock(&m->lock);
 }
+#pragma GCC diagnostic pop
 
 static void atfork_child(void) {
   /* Single-threaded here.  Another thread may have held the lock or been
@@ -1261,4 +1320,5 @@ static void atfork_child(void) {
     ballarus_pt_zero(d, 1);
   }
   *ballarus_pt_lost() = 0;
+  __ballarus_epoch++;
 }

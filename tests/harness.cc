@@ -1,12 +1,15 @@
 // harness.cc — see harness.h.
 #include "tests/harness.h"
 
+#include <cctype>
+
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -190,6 +193,9 @@ bool ParseManifest(const std::string& file, const std::string& text,
       } else if (a.rfind("cflags=", 0) == 0) {
         for (const std::string& f : Split(a.substr(7), ','))
           if (!f.empty()) p.cflags.push_back(f);
+      } else if (a.rfind("plain=", 0) == 0) {
+        for (const std::string& f : Split(a.substr(6), ','))
+          if (!f.empty()) p.plain_ldflags.push_back(f);
       } else if (a.find('=') != std::string::npos) {
         return fail("unknown option '" + a + "'");
       } else {
@@ -302,15 +308,36 @@ Build BuildProgram(const Program& p, const BuildOptions& o,
     b.units.push_back(Stem(s));
     objs += " " + obj;
   }
-  if (!step(link + objs + libflags + " -o " + Quote(p.name))) return b;
+  std::string plain_libs;
+  if (o.kind == Kind::kPlain)
+    for (const auto& f : p.plain_ldflags) plain_libs += " " + Quote(f);
+  if (!step(link + objs + libflags + plain_libs + " -o " + Quote(p.name)))
+    return b;
   b.ok = true;
   return b;
 }
 
 std::map<std::pair<std::string, uint32_t>, int64_t> Annotations(
     const Program& p) {
-  static const std::regex kCount(R"(/\*\s*count\((\d+)\)\s*\*/)");
   std::map<std::pair<std::string, uint32_t>, int64_t> result;
+  for (const auto& [key, form] : AnnotationForms(p))
+    result[key] = std::isdigit(static_cast<unsigned char>(form[0]))
+                      ? std::stoll(form)
+                      : 0;
+  return result;
+}
+
+std::string GcovCountForm(int64_t count, bool unexecuted_block,
+                          bool exceptional) {
+  if (count > 0) return std::to_string(count) + (unexecuted_block ? "*" : "");
+  return exceptional ? "=====" : "#####";
+}
+
+std::map<std::pair<std::string, uint32_t>, std::string> AnnotationForms(
+    const Program& p) {
+  static const std::regex kCount(
+      R"(/\*\s*count\((\d+\*?|#####|=====)\)\s*\*/)");
+  std::map<std::pair<std::string, uint32_t>, std::string> result;
   std::vector<std::string> files;
   // Every file of the program's directories, so headers count too.
   std::vector<std::string> all = p.sources;
@@ -334,7 +361,7 @@ std::map<std::pair<std::string, uint32_t>, int64_t> Annotations(
       lineno++;
       std::smatch m;
       if (std::regex_search(line, m, kCount))
-        result[{Basename(f), lineno}] = std::stoll(m[1]);
+        result[{Basename(f), lineno}] = m[1];
     }
   }
   return result;
@@ -362,9 +389,13 @@ bool RunGcovJson(const std::string& build_dir, const std::string& unit,
         x.start_line = fn.at("start_line").get<uint32_t>();
         out->functions.push_back(x);
       }
-      for (const auto& l : f.at("lines"))
-        out->lines[{file, l.at("line_number").get<uint32_t>()}] +=
-            l.at("count").get<int64_t>();
+      for (const auto& l : f.at("lines")) {
+        const std::pair<std::string, uint32_t> key{
+            file, l.at("line_number").get<uint32_t>()};
+        out->lines[key] += l.at("count").get<int64_t>();
+        bool& u = out->unexecuted[key];
+        u = u || l.value("unexecuted_block", false);
+      }
     }
   } catch (const std::exception& e) {
     *error = "gcov JSON for " + build_dir + "/" + unit + ".gcda: " + e.what();

@@ -48,6 +48,7 @@ struct Program {
   std::string shared_lib;            // e.g. "libshape.so", or empty
   std::vector<std::string> shared_sources;
   std::vector<std::string> cflags;
+  std::vector<std::string> plain_ldflags;  // link flags of the plain build only
   bool cxx = false;
 };
 
@@ -81,9 +82,19 @@ Build BuildProgram(const Program& p, const BuildOptions& o,
                    const std::string& dir);
 
 // `/* count(N) */` annotations of every source of `p`:
-// (source basename, line) -> N.
+// (source basename, line) -> N.  gcov's other forms count too: `N*` (a
+// line with a block that never ran) is N, `#####` and `=====` (never run;
+// all its blocks exceptional) are 0.
 std::map<std::pair<std::string, uint32_t>, int64_t> Annotations(
     const Program& p);
+// The same annotations as written: "N", "N*", "#####" or "=====".
+std::map<std::pair<std::string, uint32_t>, std::string> AnnotationForms(
+    const Program& p);
+// What gcov prints in its count column for a line of `count` executions
+// with its flags (gcov.cc output_line_beginning): "N", "N*", "#####" or
+// "=====".
+std::string GcovCountForm(int64_t count, bool unexecuted_block,
+                          bool exceptional);
 
 // gcov's own view of one translation unit, from
 // `gcov --json-format --stdout UNIT.gcda` run in the build directory.
@@ -91,6 +102,9 @@ struct GcovJson {
   // (source basename, line) -> count, summed over every entry (group
   // functions list their lines separately).
   std::map<std::pair<std::string, uint32_t>, int64_t> lines;
+  // (source basename, line) -> gcov's "unexecuted_block", or-ed over the
+  // entries of the line.
+  std::map<std::pair<std::string, uint32_t>, bool> unexecuted;
   struct Fn {
     std::string name;
     std::string file;

@@ -14,10 +14,11 @@ TEST(Manifest, ParsesProgramsAndOptions) {
       "# comment\n\n"
       "a  a.c\n"
       "t  t/main.cc t/x.cc   cflags=-pthread,-DX=1  # trailing\n"
-      "s  s/main.c shared=libq.so:s/q.c,s/r.c\n",
+      "s  s/main.c shared=libq.so:s/q.c,s/r.c\n"
+      "g  g.c plain=-lgcov,-lm\n",
       &ps, &error))
       << error;
-  ASSERT_EQ(ps.size(), 3u);
+  ASSERT_EQ(ps.size(), 4u);
   EXPECT_EQ(ps[0].name, "a");
   EXPECT_FALSE(ps[0].cxx);
   EXPECT_EQ(ps[1].sources, (std::vector<std::string>{"t/main.cc", "t/x.cc"}));
@@ -26,6 +27,15 @@ TEST(Manifest, ParsesProgramsAndOptions) {
   EXPECT_EQ(ps[2].shared_lib, "libq.so");
   EXPECT_EQ(ps[2].shared_sources,
             (std::vector<std::string>{"s/q.c", "s/r.c"}));
+  EXPECT_EQ(ps[3].plain_ldflags, (std::vector<std::string>{"-lgcov", "-lm"}));
+  EXPECT_TRUE(ps[3].cflags.empty());
+}
+
+TEST(Annotations, GcovCountForms) {
+  EXPECT_EQ(harness::GcovCountForm(5, false, false), "5");
+  EXPECT_EQ(harness::GcovCountForm(5, true, false), "5*");
+  EXPECT_EQ(harness::GcovCountForm(0, true, false), "#####");
+  EXPECT_EQ(harness::GcovCountForm(0, false, true), "=====");
 }
 
 TEST(Manifest, RejectsBadLinesNamingThem) {
@@ -54,6 +64,18 @@ TEST(Corpus, ManifestAndAnnotations) {
       for (const auto& kv : a) n_38 += kv.second == 38;
       EXPECT_EQ(n_38, 1);
       EXPECT_GE(a.size(), 7u);
+    }
+    if (p.name == "line_flags") {
+      auto forms = harness::AnnotationForms(p);
+      auto counts = harness::Annotations(p);
+      auto at = [](uint32_t line) {
+        return std::make_pair(std::string("line_flags.cc"), line);
+      };
+      EXPECT_EQ(forms[at(10)], "5*");
+      EXPECT_EQ(counts[at(10)], 5);
+      EXPECT_EQ(forms[at(26)], "=====");
+      EXPECT_EQ(counts[at(26)], 0);
+      EXPECT_EQ(forms[at(32)], "#####");
     }
     if (p.name == "templates") {
       auto a = harness::Annotations(p);
