@@ -145,11 +145,20 @@ typedef struct ballarus_meta_names {
      uint64   runs          how many dumps with counts were merged in (a
                             dump that only adds never-executed TUs' zero
                             records adds none)
-     uint64   file_check    ballarus_hash64 of every byte after the header
-                            (the whole-file checksum: a damaged byte
-                            anywhere is caught by the one reader,
+     uint64   file_check    ballarus_hash64 of every record's (check,
+                            stamp), 16 bytes per record in file order: the
+                            whole-file checksum, as a hash tree.  Each
+                            record's check covers its headers, counters and
+                            sparse entries, its stamp its metadata's names
+                            and body, the parser checks the padding is zero
+                            and nothing trails; so a damaged byte anywhere
+                            fails one of these checks in the one reader,
                             profile_io.c, that the runtime and
-                            ballarus-reconstruct share)
+                            ballarus-reconstruct share.  (A tree, not one
+                            hash of all bytes, so that a metadata blob
+                            byte-identical to one already verified need not
+                            be hashed again: the runtime rewrites its own
+                            TUs' profiles at every dump.)
      uint64   header_check  ballarus_hash64 of the 32 bytes before it
    record  := record_header metadata[pad8] counters sparse
    record_header (56 bytes):
@@ -165,9 +174,10 @@ typedef struct ballarus_meta_names {
                             so this is the number of dumps (normally:
                             processes) that executed its code; 0 = never
      uint64   check         ballarus_hash64 over the record header's first
-                            48 bytes (tag .. runs), then the record's payload
-                            (metadata bytes incl. padding, then counters, then
-                            sparse entries, as stored)
+                            48 bytes (tag .. runs), the metadata header (56
+                            bytes), the counters and the sparse entries, as
+                            stored (the rest of the metadata is covered by
+                            its stamp)
    metadata: meta_size bytes, then zero padding to a multiple of 8
    counters: n_counters x uint64
    sparse:   n_sparse x { uint64 function; uint64 key; uint64 count }
@@ -222,17 +232,33 @@ typedef struct ballarus_sparse_entry {
 } ballarus_sparse_entry;
 
 /* ---------------------------------------------------------------------- */
-/* The one hash used for stamps and checks: 64-bit FNV-1a.  Incremental:
-   start from BALLARUS_HASH_INIT and feed chunks in order.  */
+/* The one hash used for stamps and checks: 64-bit words (little-endian)
+   folded in by h = (h ^ w) * M; h ^= h >> 32, then the bytes of a tail
+   shorter than a word the same way, one at a time.  Every step is a
+   bijection of h for a given input and of the input for a given h, so a
+   change confined to one word (any single damaged byte) always changes the
+   result; M is the odd golden-ratio constant, so every input bit reaches
+   every output bit within two steps.  About eight times faster than byte-
+   wise FNV-1a, which mattered: the runtime checks and writes the profiles
+   of every TU a process ran, at every exit.  Incremental: start from
+   BALLARUS_HASH_INIT and feed chunks in order; chunks whose lengths are
+   multiples of 8 give the hash of their concatenation.  */
 
 #define BALLARUS_HASH_INIT 0xcbf29ce484222325ull
+#define BALLARUS_HASH_MUL 0x9e3779b97f4a7c15ull
 
 static inline uint64_t ballarus_hash64_update(uint64_t h, const void *data,
                                               uint64_t len) {
   const unsigned char *p = (const unsigned char *)data;
-  for (uint64_t i = 0; i < len; i++) {
-    h ^= p[i];
-    h *= 0x100000001b3ull;
+  for (; len >= 8; p += 8, len -= 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    h = (h ^ w) * BALLARUS_HASH_MUL;
+    h ^= h >> 32;
+  }
+  for (; len > 0; p++, len--) {
+    h = (h ^ *p) * BALLARUS_HASH_MUL;
+    h ^= h >> 32;
   }
   return h;
 }
@@ -271,7 +297,7 @@ static inline int ballarus_meta_get_names(const unsigned char *blob,
 }
 
 /* The identity of a TU: ballarus_hash64 of its profile path, or, for a TU
-   without one, of "<cwd>\0<source>" (the identity of version 1).  */
+   without one, of cwd, a NUL and source, fed as three chunks.  */
 static inline uint64_t ballarus_tu_identity(const char *profile,
                                             const char *cwd,
                                             const char *source) {

@@ -12,9 +12,11 @@
    so each module sees its own (and none if nothing is instrumented).  Each
    descriptor points at __ballarus_runtime_anchor, which is what drags this
    object out of the archive.  A constructor validates every descriptor's
-   metadata header (magic, version, header size, stamp = hash of the body,
-   names block, identity = hash of the profile path) and its path table
-   fields, and skips bad ones with a warning; a section that is not made of
+   metadata header (magic, version, header size, names block, identity =
+   hash of the profile path) and its path table fields, and skips bad ones
+   with a warning (the blob's body is the plugin's, compiled into the
+   object: its stamp is trusted, not hashed at every start-up; profiles on
+   disk are verified completely); a section that is not made of
    this layout's descriptors (its size is not a multiple of theirs, or one
    of them does not point at this module's anchor: objects of an older
    plugin) is refused as a whole.  Each TU's destination is its *home*, the
@@ -259,9 +261,6 @@ static int desc_ok(const ballarus_tu_desc *d, uint64_t index) {
     problem = "no path table array";
   else if (d->n_path_hashes > UINT64_MAX / 64)
     problem = "path table count overflows";
-  else if (ballarus_hash64(m + h.header_size, h.size - h.header_size) !=
-           h.stamp)
-    problem = "metadata stamp does not match its body";
   else if (ballarus_meta_get_names(m, h.size, &names) != 0)
     problem = "malformed names block";
   else if ((names.profile[0] != '\0' && names.profile[0] != '/') ||
@@ -863,7 +862,15 @@ static void dump_file(int dfd, fgroup *g, int at_exit) {
       return;
     }
     mode = (int)(st.st_mode & 07777);
-    int rc = ballarus_profile_read_fd(fd, &old, err, sizeof err);
+    /* Our own TUs' blobs need no second hashing where the file holds them
+       byte for byte.  */
+    const unsigned char **known = calloc(g->n + 1, sizeof *known);
+    size_t n_known = 0;
+    if (known != NULL)
+      for (size_t i = 0; i < g->n; i++) known[n_known++] = g->e[i].rec.metadata;
+    int rc = ballarus_profile_read_fd_known(fd, known, n_known, &old, err,
+                                            sizeof err);
+    free(known);
     close(fd);
     if (rc != 0) {
       /* Damaged: preserved untouched under another name, and a new profile
@@ -917,8 +924,9 @@ static void dump_file(int dfd, fgroup *g, int at_exit) {
     return;
   }
   if (ballarus_profile_write_at(dfd, g->name, &old, mode,
-                                BALLARUS_WRITE_EXCHANGE, err,
-                                sizeof err) != 0) {
+                                BALLARUS_WRITE_EXCHANGE |
+                                    BALLARUS_WRITE_TRUSTED,
+                                err, sizeof err) != 0) {
     snprintf(why, sizeof why, "cannot write (%s)", err);
     report_failure(g, why, at_exit);
   } else {

@@ -115,11 +115,47 @@ static int sparse_less(const ballarus_sparse_entry *a,
 /* ---------------------------------------------------------------------- */
 /* Parsing.                                                                 */
 
+/* A record's check (ballarus_format.h): its header's first 48 bytes, the
+   metadata header, the counters, the sparse entries.  */
+static uint64_t record_check(const unsigned char *rec_header,
+                             const unsigned char *meta_header,
+                             const void *counters, uint64_t counter_bytes,
+                             const void *sparse, uint64_t sparse_bytes) {
+  uint64_t h = ballarus_hash64(rec_header, 48);
+  h = ballarus_hash64_update(h, meta_header, BALLARUS_META_HEADER_SIZE);
+  h = ballarus_hash64_update(h, counters, counter_bytes);
+  return ballarus_hash64_update(h, sparse, sparse_bytes);
+}
+
+/* Folds one record into the file check.  */
+static uint64_t file_check_add(uint64_t h, uint64_t check, uint64_t stamp) {
+  unsigned char b[16];
+  memcpy(b, &check, 8);
+  memcpy(b + 8, &stamp, 8);
+  return ballarus_hash64_update(h, b, 16);
+}
+
+/* 1 if `m` (meta_size bytes) is byte-identical to one of the known,
+   verified blobs.  */
+static int is_known(const unsigned char *m, uint64_t meta_size,
+                    const unsigned char *const *known, size_t n_known) {
+  for (size_t i = 0; i < n_known; i++) {
+    uint64_t size;
+    memcpy(&size, known[i] + 24, 8);
+    if (size == meta_size && memcmp(known[i] + 16, m + 16, 8) == 0 &&
+        memcmp(known[i], m, meta_size) == 0)
+      return 1;
+  }
+  return 0;
+}
+
 /* Checks the metadata blob at data[0, meta_size) that starts at file offset
    `at` against its record.  */
+/* `verified`: the blob is byte-identical to one whose stamp was verified
+   (skips hashing the body again).  */
 static int check_meta(const unsigned char *m, uint64_t meta_size, uint64_t at,
                       uint32_t index, uint64_t stamp, uint64_t n_counters,
-                      char *err, size_t errlen) {
+                      int verified, char *err, size_t errlen) {
   if (memcmp(m, BALLARUS_META_MAGIC, 8) != 0)
     return fail(err, errlen, "offset %llu: record %u: metadata: bad magic",
                 (ull)at, index);
@@ -169,7 +205,8 @@ static int check_meta(const unsigned char *m, uint64_t meta_size, uint64_t at,
                 "offset %llu: record %u: metadata: profile and object names "
                 "must be absolute",
                 (ull)(at + header_size), index);
-  uint64_t body = ballarus_hash64(m + header_size, meta_size - header_size);
+  uint64_t body =
+      verified ? stamp : ballarus_hash64(m + header_size, meta_size - header_size);
   if (body != stamp)
     return fail(err, errlen,
                 "offset %llu: record %u: metadata: stamp 0x%016llx is not the "
@@ -184,8 +221,9 @@ static int check_meta(const unsigned char *m, uint64_t meta_size, uint64_t at,
   return 0;
 }
 
-int ballarus_profile_parse(const unsigned char *data, uint64_t size,
-                           ballarus_profile *out, char *err, size_t errlen) {
+static int parse(const unsigned char *data, uint64_t size,
+                 const unsigned char *const *known, size_t n_known,
+                 ballarus_profile *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   if (size >= 8 && memcmp(data, BALLARUS_PROFILE_MAGIC, 8) != 0)
     return fail(err, errlen, "offset 0: bad magic (not a ballarus profile)");
@@ -206,12 +244,6 @@ int ballarus_profile_parse(const unsigned char *data, uint64_t size,
   if (rd64(data + 32) != ballarus_hash64(data, 32))
     return fail(err, errlen,
                 "offset 32: header check mismatch (file header corrupted)");
-  if (rd64(data + 24) != ballarus_hash64(data + BALLARUS_PROFILE_HEADER_SIZE,
-                                         size - BALLARUS_PROFILE_HEADER_SIZE))
-    return fail(err, errlen,
-                "offset 24: file check mismatch (the %llu bytes after the "
-                "header are corrupted or truncated)",
-                (ull)(size - BALLARUS_PROFILE_HEADER_SIZE));
   uint32_t n_records = rd32(data + 12);
   uint64_t min_record = BALLARUS_RECORD_HEADER_SIZE + BALLARUS_META_HEADER_SIZE;
   uint64_t room = (size - BALLARUS_PROFILE_HEADER_SIZE) / min_record;
@@ -229,6 +261,7 @@ int ballarus_profile_parse(const unsigned char *data, uint64_t size,
   if (p.records == NULL) return fail(err, errlen, "out of memory");
 
   uint64_t off = BALLARUS_PROFILE_HEADER_SIZE;
+  uint64_t file_check = BALLARUS_HASH_INIT;
   for (uint32_t i = 0; i < n_records; i++) {
     const uint64_t rec = off;
     uint64_t left = size - off;
@@ -305,16 +338,19 @@ int ballarus_profile_parse(const unsigned char *data, uint64_t size,
       goto bad;
     }
     off += sparse_bytes;
-    uint64_t actual = ballarus_hash64_update(ballarus_hash64(data + rec, 48),
-                                            data + meta_at, off - meta_at);
+    uint64_t actual =
+        record_check(data + rec, data + meta_at, data + counters_at,
+                     counter_bytes, data + sparse_at, sparse_bytes);
     if (actual != check) {
       fail(err, errlen,
            "offset %llu: record %u: check mismatch (record corrupted)",
            (ull)(rec + 48), i);
       goto bad;
     }
+    file_check = file_check_add(file_check, check, stamp);
     if (check_meta(data + meta_at, meta_size, meta_at, i, stamp, n_counters,
-                   err, errlen) != 0)
+                   is_known(data + meta_at, meta_size, known, n_known), err,
+                   errlen) != 0)
       goto bad;
     for (uint64_t b = meta_size; b < meta_bytes; b++) {
       if (data[meta_at + b] != 0) {
@@ -375,6 +411,12 @@ int ballarus_profile_parse(const unsigned char *data, uint64_t size,
          (ull)off, (ull)(size - off));
     goto bad;
   }
+  if (file_check != rd64(data + 24)) {
+    fail(err, errlen,
+         "offset 24: file check mismatch (a record's check or stamp was "
+         "changed, or records were lost)");
+    goto bad;
+  }
   *out = p;
   return 0;
 
@@ -383,8 +425,14 @@ bad:
   return -1;
 }
 
-int ballarus_profile_read_fd(int fd, ballarus_profile *out, char *err,
-                             size_t errlen) {
+int ballarus_profile_parse(const unsigned char *data, uint64_t size,
+                           ballarus_profile *out, char *err, size_t errlen) {
+  return parse(data, size, NULL, 0, out, err, errlen);
+}
+
+int ballarus_profile_read_fd_known(int fd, const unsigned char *const *known,
+                                   size_t n_known, ballarus_profile *out,
+                                   char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   struct stat st;
   if (fstat(fd, &st) != 0)
@@ -407,9 +455,14 @@ int ballarus_profile_read_fd(int fd, ballarus_profile *out, char *err,
     if (n == 0) break; /* shrank while reading: parse what we have */
     got += (uint64_t)n;
   }
-  int rc = ballarus_profile_parse(buf, got, out, err, errlen);
+  int rc = parse(buf, got, known, n_known, out, err, errlen);
   free(buf);
   return rc;
+}
+
+int ballarus_profile_read_fd(int fd, ballarus_profile *out, char *err,
+                             size_t errlen) {
+  return ballarus_profile_read_fd_known(fd, NULL, 0, out, err, errlen);
 }
 
 int ballarus_profile_read_file(const char *path, ballarus_profile *out,
@@ -454,8 +507,8 @@ static uint32_t *stamp_order(const ballarus_profile *p) {
 
 /* Validates a record before it is written, so we never write a file the
    parser would reject.  */
-static int check_record(const ballarus_profile_record *r, char *err,
-                        size_t errlen) {
+static int check_record(const ballarus_profile_record *r, int trusted,
+                        char *err, size_t errlen) {
   if (r->metadata == NULL || r->meta_size < BALLARUS_META_HEADER_SIZE)
     return fail(err, errlen, "record 0x%016llx: no metadata blob",
                 (ull)r->stamp);
@@ -469,7 +522,7 @@ static int check_record(const ballarus_profile_record *r, char *err,
                 (ull)r->stamp);
   char sub[200];
   if (check_meta(r->metadata, r->meta_size, 0, 0, r->stamp, r->n_counters,
-                 sub, sizeof sub) != 0)
+                 trusted, sub, sizeof sub) != 0)
     return fail(err, errlen, "record 0x%016llx: %s", (ull)r->stamp, sub);
   for (uint64_t s = 1; s < r->n_sparse; s++)
     if (!sparse_less(&r->sparse[s - 1], &r->sparse[s]))
@@ -479,14 +532,15 @@ static int check_record(const ballarus_profile_record *r, char *err,
   return 0;
 }
 
-int ballarus_profile_serialize(const ballarus_profile *p, unsigned char **buf,
-                               uint64_t *size, char *err, size_t errlen) {
+static int serialize(const ballarus_profile *p, int trusted,
+                     unsigned char **buf, uint64_t *size, char *err,
+                     size_t errlen) {
   *buf = NULL;
   *size = 0;
   uint64_t total = BALLARUS_PROFILE_HEADER_SIZE;
   for (uint32_t i = 0; i < p->n_records; i++) {
     const ballarus_profile_record *r = &p->records[i];
-    if (check_record(r, err, errlen) != 0) return -1;
+    if (check_record(r, trusted, err, errlen) != 0) return -1;
     if (r->runs > p->runs)
       return fail(err, errlen, "record 0x%016llx: runs %llu exceed the "
                   "profile's %llu", (ull)r->stamp, (ull)r->runs, (ull)p->runs);
@@ -516,6 +570,7 @@ int ballarus_profile_serialize(const ballarus_profile *p, unsigned char **buf,
   wr32(out + 12, p->n_records);
   wr64(out + 16, p->runs);
   uint64_t off = BALLARUS_PROFILE_HEADER_SIZE;
+  uint64_t file_check = BALLARUS_HASH_INIT;
   for (uint32_t k = 0; k < p->n_records; k++) {
     const ballarus_profile_record *r = &p->records[idx[k]];
     unsigned char *h = out + off;
@@ -536,16 +591,23 @@ int ballarus_profile_serialize(const ballarus_profile *p, unsigned char **buf,
     uint64_t sb = r->n_sparse * sizeof(ballarus_sparse_entry);
     if (sb > 0) memcpy(out + off, r->sparse, sb);
     off += sb;
-    wr64(h + 48, ballarus_hash64_update(ballarus_hash64(h, 48), out + payload,
-                                        off - payload));
+    const uint64_t check =
+        record_check(h, out + payload, r->counters, r->n_counters * 8,
+                     r->sparse, sb);
+    wr64(h + 48, check);
+    file_check = file_check_add(file_check, check, r->stamp);
   }
-  wr64(out + 24, ballarus_hash64(out + BALLARUS_PROFILE_HEADER_SIZE,
-                                 total - BALLARUS_PROFILE_HEADER_SIZE));
+  wr64(out + 24, file_check);
   wr64(out + 32, ballarus_hash64(out, 32));
   free(idx);
   *buf = out;
   *size = total;
   return 0;
+}
+
+int ballarus_profile_serialize(const ballarus_profile *p, unsigned char **buf,
+                               uint64_t *size, char *err, size_t errlen) {
+  return serialize(p, 0, buf, size, err, errlen);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -567,7 +629,9 @@ int ballarus_profile_write_at(int dirfd, const char *name,
                               unsigned flags, char *err, size_t errlen) {
   unsigned char *buf;
   uint64_t size;
-  if (ballarus_profile_serialize(p, &buf, &size, err, errlen) != 0) return -1;
+  if (serialize(p, (flags & BALLARUS_WRITE_TRUSTED) != 0, &buf, &size, err,
+                errlen) != 0)
+    return -1;
 
   /* The temporary name is unique per process and call, in the target's
      directory so the rename stays within one file system.  O_EXCL and

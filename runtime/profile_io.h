@@ -62,6 +62,13 @@ int ballarus_profile_read_file(const char *path, ballarus_profile *out,
 int ballarus_profile_read_fd(int fd, ballarus_profile *out, char *err,
                              size_t errlen);
 
+/* The same, given metadata blobs already verified (the runtime's own TUs):
+   a record whose metadata is byte-identical to one of them is not hashed
+   again for its stamp; every other check is made as always.  */
+int ballarus_profile_read_fd_known(int fd, const unsigned char *const *known,
+                                   size_t n_known, ballarus_profile *out,
+                                   char *err, size_t errlen);
+
 /* Serialises into a malloc'd buffer (records in stamp order, so equal
    profiles give equal bytes).  */
 int ballarus_profile_serialize(const ballarus_profile *p, unsigned char **buf,
@@ -76,6 +83,9 @@ int ballarus_profile_serialize(const ballarus_profile *p, unsigned char **buf,
 #define BALLARUS_WRITE_EXCHANGE 2u /* replace an existing file by
                                       renameat2(RENAME_EXCHANGE) and unlink
                                       (cheaper than rename on ext4) */
+#define BALLARUS_WRITE_TRUSTED 4u /* every record's stamp was verified (or
+                                     is the program's own blob): do not
+                                     hash the metadata again */
 
 /* Writes file `name` in the directory open as `dirfd` (or AT_FDCWD)
    atomically: a temporary file beside it, created with O_CREAT | O_EXCL |
