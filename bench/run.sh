@@ -385,6 +385,12 @@ if [ "$quick" = 0 ] && command -v flock >/dev/null; then
   flock -n 9 || die "another bench/run.sh is using $work (lock $work.lock)"
 fi
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+# The checkout measured, as it is at the start (results written into it
+# later do not count).
+COMMIT=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+if [ -n "$(git -C "$root" status --porcelain 2>/dev/null | grep -v '^?? bench/results/')" ]; then
+  COMMIT+=" (working tree differs from the commit)"
+fi
 # The work directory is emptied: only one this script made (it holds the
 # marker), or an empty one.
 if [ -n "$(ls -A "$work")" ] && [ ! -f "$work/.ballarus-bench-work" ]; then
@@ -1011,11 +1017,7 @@ done
   fi
   echo "gcc: $(gcc --version | head -n 1)"
   if command -v clang-14 >/dev/null; then echo "clang: $(clang-14 --version | head -n 1)"; fi
-  commit=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-  if [ -n "$(git -C "$root" status --porcelain 2>/dev/null | grep -v '^?? bench/results/')" ]; then
-    commit+=" (working tree differs from the commit)"
-  fi
-  echo "ballarus: $commit"
+  echo "ballarus: $COMMIT"
   SRC_VERSIONS=${SRC_VERSIONS%; }
   echo "sources: ${SRC_VERSIONS:-none downloaded}"
   echo "command: bash bench/run.sh $argv_all"
