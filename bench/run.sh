@@ -387,9 +387,16 @@ fi
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
 # The checkout measured, as it is at the start (results written into it
 # later do not count).
-COMMIT=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-if [ -n "$(git -C "$root" status --porcelain 2>/dev/null | grep -v '^?? bench/results/')" ]; then
-  COMMIT+=" (working tree differs from the commit)"
+# (BALLARUS_BENCH_COMMIT names it for a copy outside git, e.g. one made
+# with git archive so that editing the checkout cannot disturb a long run:
+# bash reads its script as it goes.)
+if [ -n "${BALLARUS_BENCH_COMMIT:-}" ]; then
+  COMMIT="$BALLARUS_BENCH_COMMIT (a copy of it)"
+else
+  COMMIT=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+  if [ -n "$(git -C "$root" status --porcelain 2>/dev/null | grep -v '^?? bench/results/')" ]; then
+    COMMIT+=" (working tree differs from the commit)"
+  fi
 fi
 # The work directory is emptied: only one this script made (it holds the
 # marker), or an empty one.
