@@ -63,7 +63,7 @@ usage_die() { printf '%s: %s (try --help)\n' "$prog" "$*" >&2; exit 2; }
 #          the clang-plain row).
 # kind:    plain (gcc), cplain (clang), gcov, clang, ballarus.
 # options: compiler flags; for ballarus, plugin KEY=VALUE pairs, each becoming
-#          -fplugin-arg-ballarus-KEY=VALUE.  @NAIVE_PROFILE@ is the profile of
+#          -fplugin-arg-ballarus-KEY=VALUE, and compiler flags (-...) as they are.  @NAIVE_PROFILE@ is the profile of
 #          the naive variant's count run (so edge-profile needs naive).
 VARIANTS='
 plain               | -           | plain    | | gcc -O2
@@ -85,7 +85,7 @@ edge-profile-atomic | plain       | ballarus | mode=edge weights=profile=@NAIVE_
 path                | plain       | ballarus | mode=path update=single | ballarus Ball-Larus path profiling
 path-atomic         | plain       | ballarus | mode=path update=atomic | ballarus path, atomic
 path-et-off         | plain       | ballarus | mode=path update=single early-termination=off | ballarus path, no early-termination pre-count (breakdown)
-path-dense          | plain       | ballarus | mode=path update=single path-table-max=@DENSE_MAX@ | ballarus path, dense tables up to @DENSE_MAX@ paths (breakdown)
+path-dense          | plain       | ballarus | mode=path update=single path-table-max=@DENSE_MAX@ -mcmodel=medium | ballarus path, dense tables up to @DENSE_MAX@ paths (breakdown)
 path-hashed         | plain       | ballarus | mode=path update=single path-table-max=0 | ballarus path, every function hashed (breakdown)
 edge-path           | plain       | ballarus | mode=edge,path update=single | ballarus edge and path profiling
 edge-path-atomic    | plain       | ballarus | mode=edge,path update=atomic | ballarus edge and path, atomic
@@ -103,8 +103,12 @@ EXTRA_VARIANTS='path-et-off path-dense path-hashed'
 BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-dense,path-hashed,edge-path
 BREAKDOWN_PROGRAMS=lua,sqlite3,bzip2
 # path-dense: functions with up to this many paths get a dense table (the
-# plugin's limit is 2^40; a table is 8 bytes a path, in the binary's bss,
-# and x86-64's small code model wants the whole bss under 2 GiB).
+# plugin takes up to 2^40; a table is 8 bytes a path, in the translation
+# unit's counter array in bss).  sqlite3's largest function has 1.7e8
+# paths; at this limit sqlite3.c's counters take 2.96 GB of bss, more than
+# the 2 GiB x86-64's small code model can address (the link fails:
+# "relocation truncated to fit"), so path-dense compiles with
+# -mcmodel=medium (large objects addressed with 64-bit immediates).
 DENSE_MAX=${BALLARUS_BENCH_DENSE_MAX:-200000000}
 # The threads programs run every selected variant but these (edge weights
 # and edge,path say nothing new about concurrent counters).
@@ -431,8 +435,11 @@ for v in "${V_ORDER[@]}"; do
   [ -n "${SELECTED[$v]:-}" ] && [ "${V_KIND[$v]}" = ballarus ] || continue
   probe_args=()
   for kv in ${V_OPTS[$v]//@NAIVE_PROFILE@/$work/probe/none.profile}; do
-    case "$kv" in weights=profile=*) continue ;; esac   # needs a real profile
-    probe_args+=("-fplugin-arg-ballarus-$kv")
+    case "$kv" in
+      weights=profile=*) continue ;;   # needs a real profile
+      -*) probe_args+=("$kv") ;;
+      *) probe_args+=("-fplugin-arg-ballarus-$kv") ;;
+    esac
   done
   if ! "$BCC" "${probe_args[@]}" -c "$work/probe/probe.c" -o "$work/probe/probe.o" 2>"$work/probe/$v.err"; then
     cat "$work/probe/$v.err" >&2
@@ -668,7 +675,7 @@ compiler_of() {  # compiler_of PROG VARIANT -> the CC string
     ballarus)
       cc=$BCC
       for kv in ${opts//@NAIVE_PROFILE@/$work/$p/count/naive/ballarus.profile}; do
-        cc+=" -fplugin-arg-ballarus-$kv"
+        case "$kv" in -*) cc+=" $kv" ;; *) cc+=" -fplugin-arg-ballarus-$kv" ;; esac
       done ;;
     *) die "variant $v: unknown kind $kind" ;;
   esac
@@ -758,7 +765,8 @@ run_once() {
     mapfile -t cgs < <(find "$prof" -maxdepth 1 -name 'cg.*' | sort)
     [ ${#cgs[@]} -gt 0 ] || die "$p: variant $v: valgrind wrote no cachegrind output"
     mv "${cgs[@]}" "$dest/"
-    INSTR=$(cat "$dest"/cg.* | awk '/^summary:/ { s += $2 } END { printf "%d", s }')
+    # (%.0f: mawk's %d stops at 2^31 - 1.)
+    INSTR=$(cat "$dest"/cg.* | awk '/^summary:/ { s += $2 } END { printf "%.0f", s }')
     [ "${INSTR:-0}" -gt 0 ] || die "$p: variant $v: no instruction count in $dest"
   fi
   if [ "$mode" = count ]; then
