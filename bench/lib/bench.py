@@ -340,7 +340,9 @@ def cmd_report(raw, out, chart="1"):
     for b in builds:
         if b["program"] not in programs:
             programs.append(b["program"])
-    ir = {(r["program"], r["variant"]): int(r["instructions"]) for r in instr}
+    # "-": valgrind could not run that build (see the checks).
+    ir = {(r["program"], r["variant"]): int(r["instructions"]) for r in instr
+          if r["instructions"].isdigit()}
     iprograms = [p for p in programs if (p, "plain") in ir]
 
     def ir_ratio(p, v):
