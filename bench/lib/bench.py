@@ -193,6 +193,9 @@ def read_tsv(path, optional=False):
         return list(csv.DictReader(f, delimiter="\t"))
 
 
+# The ballarus runtime's functions (runtime/*.c) that show up in profiles.
+RUNTIME_FUNCTIONS = ("path_add_slow", "grow", "rt_init", "dump_chain", "dump_group",
+                     "snapshot", "write_all", "merge_sparse", "merge_into")
 BREAKDOWN = ("edge", "path", "path-et-off", "path-dense", "path-hashed", "edge-path")
 
 
@@ -252,7 +255,7 @@ def fmt_m(x):
     return "%+.1f M" % (x / 1e6)
 
 
-def breakdown_section(programs, vnames, ir, functions):
+def breakdown_section(programs, vnames, ir, functions, counters):
     """Where path profiling's instructions go: the breakdown variants'
     instruction ratios, and per function the instructions each adds over the
     plain build."""
@@ -268,20 +271,29 @@ def breakdown_section(programs, vnames, ir, functions):
          "for every function up to a huge path count (`path-table-max`), "
          "`path-hashed` with every function's paths in the runtime hash "
          "table (`path-table-max=0`).  *Extra*: the instructions added over "
-         "plain, in millions, and as a share of `path`'s.", ""]
-    L.append("| variant | " + " | ".join("%s ratio | %s extra" % (p, p) for p in programs) + " |")
-    L.append("|---|" + "---:|---:|" * len(programs))
+         "plain, in millions, and as a share of `path`'s.  *Per update*: the "
+         "extra instructions per counter update of the run (edge counter "
+         "increments plus completed paths, from *Counter work*).", ""]
+    work = {}
+    for c in counters:
+        st, inc = work_totals(c)
+        if inc:
+            work[(c["program"], c["variant"])] = inc
+    L.append("| variant | " + " | ".join("%s ratio | extra | per update" % p for p in programs) + " |")
+    L.append("|---|" + "---:|---:|---:|" * len(programs))
     for v in cols:
         cells = []
         for p in programs:
             if (p, v) not in ir:
-                cells += ["–", "–"]
+                cells += ["–", "–", "–"]
                 continue
             base = ir[(p, "plain")]
             extra = ir[(p, v)] - base
             pextra = ir.get((p, "path"), base) - base
             share = " (%.0f %%)" % (100.0 * extra / pextra) if pextra > 0 else ""
-            cells += ["%.3f" % (ir[(p, v)] / base), fmt_m(extra) + share]
+            inc = work.get((p, v))
+            cells += ["%.3f" % (ir[(p, v)] / base), fmt_m(extra) + share,
+                      "%.1f" % (extra / inc) if inc else "–"]
         L.append("| %s | %s |" % (v, " | ".join(cells)))
     L.append("")
     if not functions:
@@ -291,32 +303,47 @@ def breakdown_section(programs, vnames, ir, functions):
         fir[(f["program"], f["variant"], f["function"])] = int(f["instructions"])
     L.append("Per function (cachegrind's instructions by function, instrumented "
              "minus plain, millions; the functions where `path` adds the most, "
-             "and the runtime's own functions — those the plain build does not "
-             "have; a function below 0.01 % of a run's instructions counts as "
-             "0 there):")
+             "then where each other variant does.  Cachegrind counts a "
+             "function's own instructions, so code inlined into a function "
+             "counts there: a function *inlined in plain* is one the plain "
+             "build inlines everywhere and an instrumented build does not "
+             "(its call overhead is then part of the cost); *runtime*: the "
+             "ballarus runtime's.  A function below 0.01 % of a run's "
+             "instructions counts as 0 there.)")
     L.append("")
     for p in programs:
         plain = {fn: n for (pp, vv, fn), n in fir.items() if pp == p and vv == "plain"}
         path = {fn: n for (pp, vv, fn), n in fir.items() if pp == p and vv == "path"}
         if not plain or not path:
             continue
-        delta = {fn: n - plain.get(fn, 0) for fn, n in path.items()}
-        top = [fn for fn, d in sorted(delta.items(), key=lambda kv: -kv[1])[:8] if d > 0]
-        runtime = [fn for fn in path if fn not in plain and fn not in top and
-                   path[fn] * 200 >= sum(max(d, 0) for d in delta.values())]
+        # Rows: the functions where path adds the most, then those where any
+        # other variant adds the most.
+        rows = []
+        for v in ["path"] + [v for v in cols if v != "path"]:
+            fv = {fn: n for (pp, vv, fn), n in fir.items() if pp == p and vv == v}
+            delta = sorted(((n - plain.get(fn, 0), fn) for fn, n in fv.items()), reverse=True)
+            for d, fn in delta[:8 if v == "path" else 3]:
+                if d > 0 and fn not in rows:
+                    rows.append(fn)
         L.append("**%s**" % p)
         L.append("")
         L.append("| function | plain | " + " | ".join(cols) + " |")
         L.append("|---|---:|" + "---:|" * len(cols))
-        for fn in top + runtime:
+        for fn in rows:
             cells = []
             for v in cols:
                 if not any(pp == p and vv == v for (pp, vv, _) in fir):
                     cells.append("–")
                     continue
                 cells.append(fmt_m(fir.get((p, v, fn), 0) - plain.get(fn, 0)))
-            L.append("| `%s`%s | %.1f M | %s |" % (fn, "" if fn in plain else " (runtime)",
-                                                plain.get(fn, 0) / 1e6, " | ".join(cells)))
+            if fn in plain:
+                note = ""
+            elif fn.startswith("__ballarus") or fn in RUNTIME_FUNCTIONS:
+                note = " (runtime)"
+            else:
+                note = " (inlined in plain)"
+            L.append("| `%s`%s | %.1f M | %s |" % (fn, note, plain.get(fn, 0) / 1e6,
+                                                " | ".join(cells)))
         L.append("| all | %.1f M | %s |" % (ir[(p, "plain")] / 1e6, " | ".join(
             fmt_m(ir[(p, v)] - ir[(p, "plain")]) if (p, v) in ir else "–" for v in cols)))
         L.append("")
@@ -424,7 +451,7 @@ def cmd_report(raw, out, chart="1"):
                 "%.3f" % x if x is not None else "–"
                 for x in (ir_ratio(p, v) for p in iprograms))))
         L.append("")
-        L += breakdown_section(iprograms, vnames, ir, functions)
+        L += breakdown_section(iprograms, vnames, ir, functions, counters)
 
     L.append("## Run time")
     L.append("")
