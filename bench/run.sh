@@ -85,7 +85,7 @@ edge-profile-atomic | plain       | ballarus | mode=edge weights=profile=@NAIVE_
 path                | plain       | ballarus | mode=path update=single | ballarus Ball-Larus path profiling
 path-atomic         | plain       | ballarus | mode=path update=atomic | ballarus path, atomic
 path-et-off         | plain       | ballarus | mode=path update=single early-termination=off | ballarus path, no early-termination pre-count (breakdown)
-path-dense          | plain       | ballarus | mode=path update=single path-table-max=@DENSE_MAX@ -mcmodel=medium | ballarus path, dense tables up to @DENSE_MAX@ paths (breakdown)
+path-dense          | plain       | ballarus | mode=path update=single path-table-max=@DENSE_MAX@ | ballarus path, dense tables up to @DENSE_MAX@ paths (breakdown)
 path-hashed         | plain       | ballarus | mode=path update=single path-table-max=0 | ballarus path, every function hashed (breakdown)
 edge-path           | plain       | ballarus | mode=edge,path update=single | ballarus edge and path profiling
 edge-path-atomic    | plain       | ballarus | mode=edge,path update=atomic | ballarus edge and path, atomic
@@ -108,10 +108,14 @@ BREAKDOWN_PROGRAMS=lua,sqlite3,bzip2
 # work: sqlite3VdbeExec has 1.7e8 paths, and at path-table-max=2e8
 # sqlite3.c's counters take 2.96 GB of bss — more than the 2 GiB of
 # x86-64's small code model (the link fails, "relocation truncated to
-# fit"; -mcmodel=medium links it), and more than valgrind can load ("mmap
-# failed in UME ... very large text, data or bss"; such a variant gets no
-# instruction count, noted in the checks).  path-dense compiles with
-# -mcmodel=medium for limits above what the small model holds.
+# fit"; -mcmodel=medium links it, at the price of 64-bit addressing of
+# every large array, which changes the instructions measured), more than
+# valgrind can load ("mmap failed in UME ... very large text, data or
+# bss"; such a variant gets no instruction count, noted in the checks),
+# and a 2.9 GB profile file written at every exit (dense tables are written
+# whole).  At 2^24, sqlite3.c's tables take 718 MiB: it links in the small
+# model and valgrind loads it; 21 functions stay hashed, sqlite3VdbeExec
+# among them.
 DENSE_MAX=${BALLARUS_BENCH_DENSE_MAX:-16777216}
 # The threads programs run every selected variant but these (edge weights
 # and edge,path say nothing new about concurrent counters).
