@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # quick_test.sh — //bench:quick_test, the smoke test of the benchmark
 # harness: installs the build into a temporary prefix (//:install), runs
-# `bench/run.sh --quick` with it (programs quick and threads; variants plain,
-# gcov, naive, edge, edge-atomic, path; one run) and checks the report it
-# prints:
-#   * every variant has a time ratio for both programs;
+# `bench/run.sh --quick` with it (programs quick, threads and threads-loop;
+# variants plain, gcov, naive, edge, edge-atomic, path; one run) and checks
+# the report it prints:
+#   * every variant has a time ratio for every program it runs (naive: quick
+#     only — the threads programs skip it);
+#   * instruction counts (when valgrind is installed): every variant has a
+#     ratio to plain, gcov's and naive's above 1, edge's below naive's,
+#     edge-atomic's equal to edge's up to the lock prefix (within 10 %);
 #   * counter work: gcov's ratio to itself is 1.000; naive has more static
 #     counters and at least as many increments as edge (edge counts a subset
 #     of naive's edges on the same execution); edge-atomic counts what edge
 #     counts on the single-threaded program;
 #   * path mode reports path slots and path increments;
-#   * edge-atomic counted every call of bench_hot under 4 threads;
+#   * edge-atomic counted every call of bench_hot under 8 threads, and every
+#     counter of both threads programs equals the sequential reference run's;
 #   * the edge profiles reconstructed the naive profile.
 # Then the failure paths: a variant whose output differs (injected through
 # BALLARUS_BENCH_INJECT_MISMATCH) must stop the run with exit status 1 and a
@@ -63,16 +68,44 @@ row() {
     /^#/ { on = (index($0, h) > 0) }
     on && index($0, "| " v " |") == 1 { print; exit }' "$md"
 }
+# trow PROGRAM VARIANT: the row of VARIANT in PROGRAM's table of "Counts
+# under threads".
+trow() {
+  awk -v p="### $1" -v v="$2" '
+    /^## / { sec = ($0 == "## Counts under threads") }
+    /^### / { on = sec && $0 == p }
+    on && index($0, "| " v " |") == 1 { print; exit }' "$md"
+}
 num() { awk -F'|' -v c="$2" '{ gsub(/ /, "", $c); print $c }' <<<"$1"; }
 
-# Run time: a ratio (a positive number) for both programs.
-for v in gcov naive edge edge-atomic path; do
+# Run time: a ratio (a positive number) for every program (naive: quick only).
+n3='\ [0-9]+\.[0-9]+\ \|\ [0-9]+\.[0-9]+\ \|\ [0-9]+\.[0-9]+\ \|'
+for v in gcov edge edge-atomic path; do
   r=$(row "## Run time" "$v")
-  [[ $r =~ ^\|\ $v\ \|\ [0-9]+\.[0-9]+\ \|\ [0-9]+\.[0-9]+\ \|$ ]] \
-    || fail "run-time row of $v: '$r'"
+  [[ $r =~ ^\|\ $v\ \|$n3$ ]] || fail "run-time row of $v: '$r'"
 done
+r=$(row "## Run time" naive)
+[[ $r =~ ^\|\ naive\ \|\ [0-9]+\.[0-9]+\ \|\ –\ \|\ –\ \|$ ]] || fail "run-time row of naive: '$r'"
 r=$(row "## Compile time" edge)
-[[ $r =~ ^\|\ edge\ \|\ [0-9]+\.[0-9]+\ \|\ [0-9]+\.[0-9]+\ \|$ ]] || fail "compile-time row of edge: '$r'"
+[[ $r =~ ^\|\ edge\ \|$n3$ ]] || fail "compile-time row of edge: '$r'"
+grep -q '^pinning: ' "$tmp/out-main/machine.txt" || fail "machine.txt has no pinning line"
+grep -q '^load average (1, 5, 15 min) at the start: ' "$tmp/out-main/machine.txt" || fail "machine.txt has no load average before"
+
+# Instructions (valgrind): deterministic ratios to plain.
+if command -v valgrind >/dev/null; then
+  ir() { num "$(row "## Instructions executed" "$1")" 3; }
+  for v in gcov naive edge edge-atomic path; do
+    [[ $(ir "$v") =~ ^[0-9]+\.[0-9]{3}$ ]] || fail "instruction row of $v: '$(row "## Instructions executed" "$v")'"
+  done
+  awk -v g="$(ir gcov)" -v n="$(ir naive)" -v e="$(ir edge)" -v a="$(ir edge-atomic)" \
+    'BEGIN { exit !(g > 1 && n > 1 && e < n && a / e > 0.9 && a / e < 1.1) }' \
+    || fail "instruction ratios: gcov $(ir gcov), naive $(ir naive), edge $(ir edge), edge-atomic $(ir edge-atomic)"
+  r=$(row "## Overhead: wall time / instructions" edge)
+  [[ $r =~ ^\|\ edge\ \|\ [0-9]+\.[0-9]+\ /\ [0-9]+\.[0-9]{3}\ \|$ ]] || fail "overhead row of edge: '$r'"
+  [ -s "$tmp/out-main/raw/instr.tsv" ] && [ -s "$tmp/out-main/raw/functions.tsv" ] || fail "no raw/instr.tsv or raw/functions.tsv"
+else
+  echo "valgrind not installed: instruction counts not checked" >&2
+fi
 
 # Counter work on the single-threaded program.
 g=$(row "### quick" gcov) n=$(row "### quick" naive) e=$(row "### quick" edge) ea=$(row "### quick" edge-atomic)
@@ -89,10 +122,16 @@ pr=$(row "### quick" path)
 [ "$(num "$pr" 3)" -gt 0 ] 2>/dev/null && [ "$(num "$pr" 5)" -gt 0 ] 2>/dev/null \
   && [[ $pr == *path_increments=* ]] || fail "path row without path counter work: '$pr'"
 
-# Threads: atomic is exact.
-t=$(row "## Counts under threads" edge-atomic)
-[ "$(num "$t" 3)" = 8000000 ] && [ "$(num "$t" 4)" = 8000000 ] && [ "$(num "$t" 6)" = yes ] \
-  || fail "edge-atomic should count 8000000 of 8000000 calls: '$t'"
+# Threads: atomic is exact, on both programs.
+t=$(trow threads edge-atomic)
+[ "$(num "$t" 3)" = 2000000 ] && [ "$(num "$t" 4)" = 2000000 ] && [ "$(num "$t" 8)" = 0 ] \
+  && [ "$(num "$t" 9)" = yes ] && [ "$(num "$t" 5)" = "$(num "$t" 6)" ] \
+  || fail "edge-atomic should count 2000000 of 2000000 calls and every counter: '$t'"
+t=$(trow threads-loop edge-atomic)
+[ "$(num "$t" 8)" = 0 ] && [ "$(num "$t" 9)" = yes ] && [ "$(num "$t" 5)" = "$(num "$t" 6)" ] \
+  || fail "edge-atomic should count every counter of threads-loop: '$t'"
+r=$(num "$t" 11)
+[[ $r =~ ^[0-9]+\.[0-9]+$ ]] || fail "threads-loop: edge-atomic has no time ratio to the racy edge build: '$t'"
 grep -q '^\* quick: every edge and block count equals the naive profile.s: edge edge-atomic$' "$md" \
   || fail "no check of the edge profiles against naive"
 

@@ -63,7 +63,7 @@ usage_die() { printf '%s: %s (try --help)\n' "$prog" "$*" >&2; exit 2; }
 #          the clang-plain row).
 # kind:    plain (gcc), cplain (clang), gcov, clang, ballarus.
 # options: compiler flags; for ballarus, plugin KEY=VALUE pairs, each becoming
-#          -fplugin-arg-ballarus-KEY=VALUE.  @NAIVE_PROFILE@ is the profile of
+#          -fplugin-arg-ballarus-KEY=VALUE, and compiler flags (-...) as they are.  @NAIVE_PROFILE@ is the profile of
 #          the naive variant's count run (so edge-profile needs naive).
 VARIANTS='
 plain               | -           | plain    | | gcc -O2
@@ -84,13 +84,45 @@ edge-profile        | plain       | ballarus | mode=edge weights=profile=@NAIVE_
 edge-profile-atomic | plain       | ballarus | mode=edge weights=profile=@NAIVE_PROFILE@ update=atomic | ballarus edge profile, atomic
 path                | plain       | ballarus | mode=path update=single | ballarus Ball-Larus path profiling
 path-atomic         | plain       | ballarus | mode=path update=atomic | ballarus path, atomic
+path-et-off         | plain       | ballarus | mode=path update=single early-termination=off | ballarus path, no early-termination pre-count (breakdown)
+path-dense          | plain       | ballarus | mode=path update=single path-table-max=@DENSE_MAX@ | ballarus path, dense tables up to @DENSE_MAX@ paths (breakdown)
+path-hashed         | plain       | ballarus | mode=path update=single path-table-max=0 | ballarus path, every function hashed (breakdown)
 edge-path           | plain       | ballarus | mode=edge,path update=single | ballarus edge and path profiling
 edge-path-atomic    | plain       | ballarus | mode=edge,path update=atomic | ballarus edge and path, atomic
 '
+# A new ballarus counter-update mode is one more line above, e.g.
+#   edge-tls | plain | ballarus | mode=edge weights=heuristic update=tls | ballarus edge, per-thread counters
+# (and path-tls likewise): every variant whose update= is not single must
+# count exactly under threads (the run fails otherwise), its racy sibling
+# (the same options with update=single) is found by that substitution, and
+# the threads programs run it (they skip only THREADS_SKIP below).
 QUICK_VARIANTS=plain,gcov,naive,edge,edge-atomic,path
-ALL_PROGRAMS=lua,sqlite3,bzip2,threads,quick
-DEFAULT_PROGRAMS=lua,sqlite3,bzip2,threads
-QUICK_PROGRAMS=quick,threads
+# Breakdown variants: selected by name, a pattern naming them (path*), or
+# --path-breakdown; not by "all" (they are for one question only).
+EXTRA_VARIANTS='path-et-off path-dense path-hashed'
+BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-dense,path-hashed,edge-path
+BREAKDOWN_PROGRAMS=lua,sqlite3,bzip2
+# path-dense: functions with up to this many paths (2^24) get a dense table
+# (the plugin takes up to 2^40; a table is 8 bytes a path, in the
+# translation unit's counter array in bss).  Everything dense does not
+# work: sqlite3VdbeExec has 1.7e8 paths, and at path-table-max=2e8
+# sqlite3.c's counters take 2.96 GB of bss — more than the 2 GiB of
+# x86-64's small code model (the link fails, "relocation truncated to
+# fit"; -mcmodel=medium links it, at the price of 64-bit addressing of
+# every large array, which changes the instructions measured), more than
+# valgrind can load ("mmap failed in UME ... very large text, data or
+# bss"; such a variant gets no instruction count, noted in the checks),
+# and a 2.9 GB profile file written at every exit (dense tables are written
+# whole).  At 2^24, sqlite3.c's tables take 718 MiB: it links in the small
+# model and valgrind loads it; 21 functions stay hashed, sqlite3VdbeExec
+# among them.
+DENSE_MAX=${BALLARUS_BENCH_DENSE_MAX:-16777216}
+# The threads programs run every selected variant but these (edge weights
+# and edge,path say nothing new about concurrent counters).
+THREADS_SKIP='naive* edge-gcc* edge-uniform* edge-profile* edge-path* path-et-off path-dense path-hashed'
+ALL_PROGRAMS=lua,sqlite3,bzip2,threads,threads-loop,quick
+DEFAULT_PROGRAMS=lua,sqlite3,bzip2,threads,threads-loop
+QUICK_PROGRAMS=quick,threads,threads-loop
 
 trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; printf '%s' "${s%"${s##*[![:space:]]}"}"; }
 declare -a V_ORDER=()
@@ -102,8 +134,40 @@ while IFS='|' read -r name base kind opts desc; do
   V_BASE[$name]=$(trim "$base")
   V_KIND[$name]=$(trim "$kind")
   V_OPTS[$name]=$(trim "$opts")
+  V_OPTS[$name]=${V_OPTS[$name]//@DENSE_MAX@/$DENSE_MAX}
   V_DESC[$name]=$(trim "$desc")
+  V_DESC[$name]=${V_DESC[$name]//@DENSE_MAX@/$DENSE_MAX}
 done <<<"$VARIANTS"
+
+# Counter-update modes.  must_be_exact VARIANT: its counts must be exact
+# under threads (ballarus: any update= but single; gcov and clang: atomic).
+# racy_of VARIANT: the racy (update=single) build it is compared with under
+# threads — itself for a racy variant; ballarus: the variant with the same
+# options but update=single; gcov, clang: the name without its last -word
+# (gcov-atomic -> gcov); "-" when there is none.
+must_be_exact() {
+  case "${V_KIND[$1]}" in
+    ballarus) case " ${V_OPTS[$1]} " in *" update=single "*) return 1 ;; *" update="*) return 0 ;; esac ;;
+    gcov|clang) case "${V_OPTS[$1]}" in *atomic*) return 0 ;; esac ;;
+  esac
+  return 1
+}
+racy_of() {
+  local v=$1 w target
+  case "${V_KIND[$v]}" in
+    ballarus)
+      must_be_exact "$v" || { echo "$v"; return; }
+      target=$(sed -E 's/(^| )update=[^ ]*/\1update=single/' <<<"${V_OPTS[$v]}")
+      for w in "${V_ORDER[@]}"; do
+        [ "${V_KIND[$w]}" = ballarus ] && [ "${V_OPTS[$w]}" = "$target" ] && { echo "$w"; return; }
+      done ;;
+    gcov|clang)
+      must_be_exact "$v" || { echo "$v"; return; }
+      w=${v%-*}
+      [ -n "${V_KIND[$w]:-}" ] && { echo "$w"; return; } ;;
+  esac
+  echo -
+}
 
 # --------------------------------------------------------------- options
 usage() {
@@ -122,8 +186,18 @@ overhead and counter work, on real programs (see bench/README.md).
                      "all" (default: all; --quick: $QUICK_VARIANTS);
                      plain, and what a variant needs (its base, naive for
                      edge-profile), are added
-  --runs N           timed runs per variant (default 5; --quick: 1)
+  --path-breakdown   where path profiling's cost goes: programs
+                     $BREAKDOWN_PROGRAMS, variants
+                     $BREAKDOWN_VARIANTS,
+                     instruction counts and per-function attribution,
+                     --runs 0 unless given
+  --runs N           timed runs per variant (default 5; --quick: 1); 0: no
+                     timing (instruction counts and counter work only)
   --warmup N         untimed rounds before them (default 1; --quick: 0)
+  --pin CPU|none     run the single-threaded programs' timed and count runs
+                     on this CPU (taskset -c; default: the last CPU this
+                     process may use); the threads programs are never pinned
+  --no-instr         no instruction counts (valgrind --tool=cachegrind)
   --out DIR          results directory (default bench/results/latest)
   --cache DIR        downloaded sources (default ~/.cache/ballarus-bench)
   --work DIR         build and run directory, emptied first (default
@@ -138,21 +212,24 @@ Refresh the committed baseline:  bash bench/run.sh --out bench/results/baseline
 EOF
 }
 
-quick=0 programs='' variants='' runs='' warmup='' out='' cache='' work='' prefix='' note=''
+quick=0 breakdown=0 instr=1 pin=auto programs='' variants='' runs='' warmup='' out='' cache='' work='' prefix='' note=''
+argv_all=$*
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
-    --programs|--variants|--runs|--warmup|--out|--cache|--work|--prefix|--note)
+    --path-breakdown) breakdown=1 ;;
+    --no-instr) instr=0 ;;
+    --programs|--variants|--runs|--warmup|--out|--cache|--work|--prefix|--note|--pin)
       [ $# -ge 2 ] || usage_die "$1 needs a value"
       v=$2
       case "$1" in
         --programs) programs=$v ;; --variants) variants=$v ;;
         --runs) runs=$v ;; --warmup) warmup=$v ;; --out) out=$v ;;
         --cache) cache=$v ;; --work) work=$v ;; --prefix) prefix=$v ;;
-        --note) note=$v ;;
+        --note) note=$v ;; --pin) pin=$v ;;
       esac
       shift ;;
-    --programs=*|--variants=*|--runs=*|--warmup=*|--out=*|--cache=*|--work=*|--prefix=*|--note=*)
+    --programs=*|--variants=*|--runs=*|--warmup=*|--out=*|--cache=*|--work=*|--prefix=*|--note=*|--pin=*)
       set -- "${1%%=*}" "${1#*=}" "${@:2}"; continue ;;
     --list)
       for v in "${V_ORDER[@]}"; do
@@ -165,12 +242,17 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-if [ "$quick" = 1 ]; then
+if [ "$quick" = 1 ] && [ "$breakdown" = 1 ]; then
+  usage_die "--quick and --path-breakdown do not go together"
+elif [ "$quick" = 1 ]; then
   : "${programs:=$QUICK_PROGRAMS}" "${variants:=$QUICK_VARIANTS}" "${runs:=1}" "${warmup:=0}"
+elif [ "$breakdown" = 1 ]; then
+  : "${programs:=$BREAKDOWN_PROGRAMS}" "${variants:=$BREAKDOWN_VARIANTS}" "${runs:=0}" "${warmup:=0}"
 else
   : "${programs:=$DEFAULT_PROGRAMS}" "${variants:=all}" "${runs:=5}" "${warmup:=1}"
 fi
-[[ $runs =~ ^[1-9][0-9]*$ ]] || usage_die "--runs must be a positive integer, got '$runs'"
+[[ $runs =~ ^[0-9]+$ ]] || usage_die "--runs must be a non-negative integer, got '$runs'"
+[ "$runs" != 0 ] || warmup=0
 [[ $warmup =~ ^[0-9]+$ ]] || usage_die "--warmup must be a non-negative integer, got '$warmup'"
 if [ -z "$cache" ]; then
   if [ -n "${HOME:-}" ]; then cache=$HOME/.cache/ballarus-bench
@@ -207,9 +289,11 @@ done
 declare -A SELECTED=()
 IFS=, read -r -a req_vars <<<"$variants"
 for pat in "${req_vars[@]}"; do
-  [ "$pat" = all ] && pat='*'
+  all=0
+  [ "$pat" = all ] && pat='*' all=1
   hit=0
   for v in "${V_ORDER[@]}"; do
+    [ "$all" = 0 ] || case " $EXTRA_VARIANTS " in *" $v "*) continue ;; esac
     # shellcheck disable=SC2053
     if [[ $v == $pat ]]; then
       SELECTED[$v]=1 hit=1
@@ -264,12 +348,54 @@ if ! command -v gnuplot >/dev/null; then
   fi
 fi
 
-# One full run at a time per cache (the work directory is shared).
+if [ "$instr" = 1 ] && ! command -v valgrind >/dev/null; then
+  if [ "$quick" = 1 ]; then
+    instr=0
+    say "valgrind not installed: no instruction counts in --quick mode"
+  else
+    apt_install valgrind
+    need_tool valgrind "apt-get install -y valgrind"
+  fi
+fi
+# Pinning: the single-threaded programs' runs go to one CPU (taskset), so the
+# scheduler does not move them between cores mid-run.
+PIN_DESC="none"
+declare -a PIN_CMD=()
+if [ "$pin" = auto ]; then
+  if command -v taskset >/dev/null; then
+    pin=$(python3 -c 'import os; print(max(os.sched_getaffinity(0)))')
+  else
+    pin=none
+    say "taskset not found: runs are not pinned"
+  fi
+fi
+if [ "$pin" != none ]; then
+  [[ $pin =~ ^[0-9]+$ ]] || usage_die "--pin wants a CPU number or none, got '$pin'"
+  need_tool taskset "apt-get install -y util-linux, or --pin none"
+  taskset -c "$pin" true 2>/dev/null || die "cannot pin to CPU $pin (taskset -c $pin)"
+  PIN_CMD=(taskset -c "$pin")
+  PIN_DESC="taskset -c $pin for lua, sqlite3, bzip2 and quick (count, timed and instruction runs); threads programs unpinned"
+fi
+
+# One full run at a time per work directory.
 mkdir -p "$work" "$out/raw"
 if [ "$quick" = 0 ] && command -v flock >/dev/null; then
-  mkdir -p "$cache"
-  exec 9>"$cache/lock"
-  flock -n 9 || die "another bench/run.sh is using $cache (lock $cache/lock)"
+  exec 9>"$work.lock"
+  flock -n 9 || die "another bench/run.sh is using $work (lock $work.lock)"
+fi
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+# The checkout measured, as it is at the start (results written into it
+# later do not count).
+# (BALLARUS_BENCH_COMMIT names it for a copy outside git, e.g. one made
+# with git archive so that editing the checkout cannot disturb a long run:
+# bash reads its script as it goes.)
+if [ -n "${BALLARUS_BENCH_COMMIT:-}" ]; then
+  COMMIT="$BALLARUS_BENCH_COMMIT (a copy of it)"
+else
+  COMMIT=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+  if [ -n "$(git -C "$root" status --porcelain 2>/dev/null | grep -v '^?? bench/results/')" ]; then
+    COMMIT+=" (working tree differs from the commit)"
+  fi
 fi
 # The work directory is emptied: only one this script made (it holds the
 # marker), or an empty one.
@@ -304,8 +430,11 @@ for v in "${V_ORDER[@]}"; do
   [ -n "${SELECTED[$v]:-}" ] && [ "${V_KIND[$v]}" = ballarus ] || continue
   probe_args=()
   for kv in ${V_OPTS[$v]//@NAIVE_PROFILE@/$work/probe/none.profile}; do
-    case "$kv" in weights=profile=*) continue ;; esac   # needs a real profile
-    probe_args+=("-fplugin-arg-ballarus-$kv")
+    case "$kv" in
+      weights=profile=*) continue ;;   # needs a real profile
+      -*) probe_args+=("$kv") ;;
+      *) probe_args+=("-fplugin-arg-ballarus-$kv") ;;
+    esac
   done
   if ! "$BCC" "${probe_args[@]}" -c "$work/probe/probe.c" -o "$work/probe/probe.o" 2>"$work/probe/$v.err"; then
     cat "$work/probe/$v.err" >&2
@@ -330,7 +459,7 @@ compiler_of() {  # compiler_of PROG VARIANT -> the CC string
     ballarus)
       cc=$BCC
       for kv in ${opts//@NAIVE_PROFILE@/$work/$p/count/naive/ballarus.profile}; do
-        cc+=" -fplugin-arg-ballarus-$kv"
+        case "$kv" in -*) cc+=" $kv" ;; *) cc+=" -fplugin-arg-ballarus-$kv" ;; esac
       done ;;
     *) die "variant $v: unknown kind $kind" ;;
   esac
@@ -341,12 +470,14 @@ RAW=$out/raw
 printf 'program\tvariant\twall_s\tcpu_s\n' >"$RAW/builds.tsv"
 printf 'program\tvariant\ttool\tstatic_counters\tdynamic_increments\textra\n' >"$RAW/counters.tsv"
 printf 'program\tvariant\tbase\tround\tbase_us\tvariant_us\n' >"$RAW/runs.tsv"
-printf 'program\tvariant\texpected\tcounted\n' >"$RAW/exact.tsv"
+printf 'program\tvariant\tracy\thot_expected\thot_counted\texpected\tcounted\tfunctions_differing\n' >"$RAW/exact.tsv"
+printf 'program\tvariant\tbase\tinstructions\n' >"$RAW/instr.tsv"
+printf 'program\tvariant\tfunction\tinstructions\n' >"$RAW/functions.tsv"
 printf 'program\tcheck\tresult\n' >"$RAW/checks.tsv"
 {
-  printf 'variant\tbase\tkind\toptions\tdescription\n'
+  printf 'variant\tbase\tracy\tkind\toptions\tdescription\n'
   for v in "${VARS[@]}"; do
-    printf '%s\t%s\t%s\t%s\t%s\n' "$v" "${V_BASE[$v]}" "${V_KIND[$v]}" "${V_OPTS[$v]}" "${V_DESC[$v]}"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$v" "${V_BASE[$v]}" "$(racy_of "$v")" "${V_KIND[$v]}" "${V_OPTS[$v]}" "${V_DESC[$v]}"
   done
 } >"$RAW/variants.tsv"
 
@@ -378,8 +509,13 @@ build() {  # build PROG VARIANT
 # earlier runs).  MODE count: the run directory then moves to DEST with the
 # ballarus profile and clang's .profraw files; gcov's .gcda files move back
 # beside their .gcno in the build directory.  MODE time: DEST is ignored.
-# The outputs are compared with the plain build's count run.
-# Sets ELAPSED_US (wall-clock microseconds of the whole process).
+# MODE instr: the program runs under valgrind --tool=cachegrind
+# --cache-sim=no (through a symlink $SCRATCH/bin/PROG, the same path for
+# every variant, so argv[0] is alike); the cachegrind output files move to
+# DEST, and INSTR is the sum of their instructions executed (every process
+# of the workload).  The outputs are compared with the plain build's count
+# run.  Single-threaded programs run pinned (PIN_CMD).  Sets ELAPSED_US
+# (wall-clock microseconds of the whole process).
 SCRATCH=$work/scratch
 run_once() {
   local p=$1 v=$2 dest=$3 mode=$4 exe=$work/$1/build/$2/exe rc=0 t0 t1 dir
@@ -389,14 +525,42 @@ run_once() {
                  "BALLARUS_PROFILE=$prof/ballarus.profile"
                  "GCOV_PREFIX=$prof/gcov"
                  "LLVM_PROFILE_FILE=$prof/clang-%p.profraw")
+  local -a pin=()
+  ! single_threaded "$p" || pin=("${PIN_CMD[@]}")
+  if [ "$mode" = instr ]; then
+    mkdir -p "$SCRATCH/bin"
+    ln -sfn "$exe" "$SCRATCH/bin/$p"
+    printf '#!/bin/sh\nexec valgrind --tool=cachegrind --cache-sim=no --log-file=%s/valgrind.%%p.log --cachegrind-out-file=%s/cg.%%p %s "$@"\n' \
+      "$prof" "$prof" "$SCRATCH/bin/$p" >"$SCRATCH/bin/vg-$p"
+    chmod +x "$SCRATCH/bin/vg-$p"
+    exe=$SCRATCH/bin/vg-$p
+  fi
   cd "$run"
   t0=${EPOCHREALTIME/./}
-  "${envs[@]}" bash -c "$(declare -f "run_$p"); here=$here; work=$work; THREADS_ITERS=$THREADS_ITERS; run_$p \"\$1\"" run "$exe" || rc=$?
+  "${pin[@]}" "${envs[@]}" bash -c "$(declare -f "run_$p"); here=$here; work=$work; NTHREADS=$NTHREADS; THREADS_ITERS=$THREADS_ITERS; THREADS_MODE=$THREADS_MODE; run_$p \"\$1\"" run "$exe" || rc=$?
   t1=${EPOCHREALTIME/./}
   cd "$work"
   ELAPSED_US=$((t1 - t0))
+  if [ "$rc" != 0 ] && [ "$mode" = instr ] && grep -qs 'very large text, data or bss' "$prof"/valgrind.*.log; then
+    # valgrind cannot load an executable this large (path-dense on sqlite3:
+    # gigabytes of bss); the variant has no instruction count.
+    rm -rf "$dest" && mkdir -p "$dest"
+    cp "$prof"/valgrind.*.log "$dest/"
+    INSTR=-
+    return 0
+  fi
   [ "$rc" = 0 ] || die "$p: variant $v exited with status $rc (in $run; stderr: $(head -c 300 "$run/stderr" 2>/dev/null))"
   dir=$run
+  if [ "$mode" = instr ]; then
+    rm -rf "$dest" && mkdir -p "$dest"
+    local -a cgs=()
+    mapfile -t cgs < <(find "$prof" -maxdepth 1 -name 'cg.*' | sort)
+    [ ${#cgs[@]} -gt 0 ] || die "$p: variant $v: valgrind wrote no cachegrind output"
+    mv "${cgs[@]}" "$dest/"
+    # (%.0f: mawk's %d stops at 2^31 - 1.)
+    INSTR=$(cat "$dest"/cg.* | awk '/^summary:/ { s += $2 } END { printf "%.0f", s }')
+    [ "${INSTR:-0}" -gt 0 ] || die "$p: variant $v: no instruction count in $dest"
+  fi
   if [ "$mode" = count ]; then
     rm -rf "$dest" && mv "$run" "$dest" && dir=$dest
     local f
@@ -426,46 +590,20 @@ run_once() {
   fi
 }
 
-# exact PROG VARIANT COUNTED: the threads program's count of bench_hot,
-# into exact.tsv; an atomic variant must have counted every call.
-is_atomic() { case "${V_OPTS[$1]}" in *atomic*) return 0 ;; esac; return 1; }
-exact() {
-  local want=$((4 * THREADS_ITERS))
-  printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$want" "$3" >>"$RAW/exact.tsv"
-  if is_atomic "$2" && [ "$3" != "$want" ]; then
-    die "$1: variant $2 updates counters atomically but counted $3 calls of bench_hot, not $want"
-  fi
-  say "$1: $2 counted $3 of $want calls of bench_hot"
-}
-
-# counters PROG VARIANT: counter work of the count run, into counters.tsv;
-# for threads also the count of bench_hot, into exact.tsv.
+# profile_data PROG VARIANT DIR: reads the profile of the count run in DIR
+# (gcov: the .gcda files beside the build's .gcno) into DIR/stats.json
+# (ballarus, gcov: ballarus-reconstruct stats) or DIR/profdata.txt (clang),
+# and DIR/vector.json, the counter sums per function (bench.py vector).
 GCOV_DUMMY=
-counters() {
-  local p=$1 v=$2 dir=$work/$1/count/$2 line
+profile_data() {
+  local p=$1 v=$2 dir=$3
   case "${V_KIND[$v]}" in
     ballarus)
       local prof=$dir/ballarus.profile
       [ -s "$prof" ] || die "$p: variant $v wrote no profile ($prof)"
-      # Flow conservation holds unless racy updates lost increments (threads
-      # with update=single): there a violation is expected and only noted.
-      if ! "$RECON" verify "$prof" >"$dir/verify.txt" 2>&1; then
-        if deterministic_counts "$p" || is_atomic "$v"; then
-          head -n 20 "$dir/verify.txt" >&2
-          die "$p: variant $v: ballarus-reconstruct verify found violations"
-        fi
-        say "$p: $v: flow not conserved ($(grep -c . "$dir/verify.txt") lines from verify): increments lost to racy single updates"
-      fi
       "$RECON" stats --json "$prof" >"$dir/stats.json" 2>"$dir/stats.err" \
         || die "$p: variant $v: ballarus-reconstruct stats failed: $(cat "$dir/stats.err")"
-      line=$(python3 "$PY" ballarus-stats "$dir/stats.json") || die "$p: variant $v: cannot read stats"
-      printf '%s\t%s\tballarus\t%s\n' "$p" "$v" "$line" >>"$RAW/counters.tsv"
-      if [ "$p" = threads ]; then
-        "$RECON" show --json --function '^bench_hot$' "$prof" >"$dir/hot.json" \
-          || die "$p: variant $v: ballarus-reconstruct show failed"
-        line=$(python3 "$PY" ballarus-count "$dir/hot.json" bench_hot) || die "$p: variant $v: no bench_hot in the profile"
-        exact "$p" "$v" "$line"
-      fi ;;
+      python3 "$PY" vector ballarus "$dir/stats.json" >"$dir/vector.json" || die "$p: variant $v: cannot read stats" ;;
     gcov)
       local -a gcdas=()
       mapfile -t gcdas < <(find "$work/$p/build/$v" -name '*.gcda' | sort)
@@ -480,12 +618,7 @@ counters() {
       fi
       "$RECON" stats --json "$GCOV_DUMMY" --gcov "${gcdas[@]}" >"$dir/stats.json" 2>"$dir/stats.err" \
         || die "$p: variant $v: ballarus-reconstruct stats --gcov failed: $(cat "$dir/stats.err")"
-      line=$(python3 "$PY" gcov-stats "$dir/stats.json") || die "$p: variant $v: cannot read gcov stats"
-      printf '%s\t%s\tgcov\t%s\n' "$p" "$v" "$line" >>"$RAW/counters.tsv"
-      if [ "$p" = threads ]; then
-        line=$(python3 "$PY" gcov-count "$dir/stats.json" bench_hot) || die "$p: variant $v: no bench_hot in gcov's data"
-        exact "$p" "$v" "$line"
-      fi ;;
+      python3 "$PY" vector gcov "$dir/stats.json" >"$dir/vector.json" || die "$p: variant $v: cannot read gcov stats" ;;
     clang)
       local -a raws=()
       mapfile -t raws < <(find "$dir" -name '*.profraw' | sort)
@@ -494,13 +627,102 @@ counters() {
         || die "$p: variant $v: llvm-profdata-14 merge failed: $(cat "$dir/merge.err")"
       llvm-profdata-14 show --text --all-functions "$dir/merged.profdata" >"$dir/profdata.txt" \
         || die "$p: variant $v: llvm-profdata-14 show failed"
-      line=$(python3 "$PY" clang-stats "$dir/profdata.txt") || die "$p: variant $v: cannot read llvm-profdata's output"
-      printf '%s\t%s\tclang\t%s\n' "$p" "$v" "$line" >>"$RAW/counters.tsv"
-      if [ "$p" = threads ]; then
-        line=$(python3 "$PY" clang-count "$dir/profdata.txt" bench_hot) || die "$p: variant $v: no bench_hot in clang's profile"
-        exact "$p" "$v" "$line"
-      fi ;;
+      python3 "$PY" vector clang "$dir/profdata.txt" >"$dir/vector.json" || die "$p: variant $v: cannot read llvm-profdata's output" ;;
   esac
+}
+
+# counters PROG VARIANT: counter work of the count run, into counters.tsv.
+counters() {
+  local p=$1 v=$2 dir=$work/$1/count/$2 line
+  case "${V_KIND[$v]}" in
+    ballarus)
+      # Flow conservation holds unless racy updates lost increments (threads
+      # with update=single): there a violation is expected and only noted.
+      if ! "$RECON" verify "$dir/ballarus.profile" >"$dir/verify.txt" 2>&1; then
+        if deterministic_counts "$p" || must_be_exact "$v"; then
+          head -n 20 "$dir/verify.txt" >&2
+          die "$p: variant $v: ballarus-reconstruct verify found violations"
+        fi
+        say "$p: $v: flow not conserved ($(grep -c . "$dir/verify.txt") lines from verify): increments lost to racy single updates"
+      fi
+      profile_data "$p" "$v" "$dir"
+      line=$(python3 "$PY" ballarus-stats "$dir/stats.json") || die "$p: variant $v: cannot read stats" ;;
+    gcov)
+      profile_data "$p" "$v" "$dir"
+      line=$(python3 "$PY" gcov-stats "$dir/stats.json") || die "$p: variant $v: cannot read gcov stats" ;;
+    clang)
+      profile_data "$p" "$v" "$dir"
+      line=$(python3 "$PY" clang-stats "$dir/profdata.txt") || die "$p: variant $v: cannot read llvm-profdata's output" ;;
+    *) return 0 ;;
+  esac
+  printf '%s\t%s\t%s\t%s\n' "$p" "$v" "${V_KIND[$v]}" "$line" >>"$RAW/counters.tsv"
+}
+
+# exact PROG VARIANT: a threads program's exactness, into exact.tsv.  The
+# expected counters are those of the seq run of the same build (the same
+# threads one after another: no concurrent update, so even racy counters
+# are exact); the counted ones those of the par count run.  threads also
+# checks bench_hot's count against NTHREADS x ITERATIONS.  A variant that
+# must be exact (must_be_exact) fails the run otherwise.
+exact() {
+  local p=$1 v=$2 dir=$work/$1/count/$2 seqdir=$work/$1/count-seq/$2 want=- got=- line
+  if [ "$p" = threads ]; then
+    want=$((NTHREADS * THREADS_ITERS))
+    case "${V_KIND[$v]}" in
+      ballarus)
+        "$RECON" show --json --function '^bench_hot$' "$dir/ballarus.profile" >"$dir/hot.json" \
+          || die "$p: variant $v: ballarus-reconstruct show failed"
+        got=$(python3 "$PY" ballarus-count "$dir/hot.json" bench_hot) || die "$p: variant $v: no bench_hot in the profile" ;;
+      gcov) got=$(python3 "$PY" gcov-count "$dir/stats.json" bench_hot) || die "$p: variant $v: no bench_hot in gcov's data" ;;
+      clang) got=$(python3 "$PY" clang-count "$dir/profdata.txt" bench_hot) || die "$p: variant $v: no bench_hot in clang's profile" ;;
+    esac
+  fi
+  line=$(python3 "$PY" compare-vectors "$seqdir/vector.json" "$dir/vector.json") \
+    || die "$p: variant $v: cannot compare the counters with the seq run's"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$p" "$v" "$(racy_of "$v")" "$want" "$got" "$line" >>"$RAW/exact.tsv"
+  local te tc nd
+  read -r te tc nd <<<"$line"
+  if must_be_exact "$v" && { [ "$want" != "$got" ] || [ "$nd" != 0 ]; }; then
+    die "$p: variant $v must count exactly but counted $tc of $te increments ($nd functions differ from the sequential run)$([ "$want" = - ] || echo "; bench_hot: $got of $want calls")"
+  fi
+  say "$p: $v counted $tc of $te increments ($nd functions differ from the sequential run)$([ "$want" = - ] || echo "; bench_hot: $got of $want calls")"
+}
+
+# instr_all PROG VARIANT...: each variant's workload under cachegrind, JOBS
+# runs at once (instruction counts do not depend on the load), into
+# instr.tsv and functions.tsv (per-function instructions, bench.py
+# cg-functions).  Slot k runs in $work/vgK: the same path length for all.
+instr_all() {
+  local p=$1; shift
+  local -a vs=("$@") pids=()
+  local k i n=${#vs[@]} slots=$JOBS
+  [ "$slots" -ge 1 ] || slots=1
+  say "$p: instruction counts of ${#vs[@]} variants (valgrind, $slots at once)"
+  for ((k = 0; k < slots; k++)); do
+    (
+      SCRATCH=$work/vg$k
+      for ((i = k; i < n; i += slots)); do
+        v=${vs[$i]}
+        run_once "$p" "$v" "$work/$p/instr/$v" instr
+        echo "$INSTR" >"$work/$p/instr/$v/instr"
+        say "$p: $v: $INSTR instructions"
+      done
+    ) &
+    pids+=($!)
+  done
+  local rc=0
+  for k in "${pids[@]}"; do wait "$k" || rc=1; done
+  [ "$rc" = 0 ] || die "$p: an instruction-count run failed (messages above)"
+  for v in "${vs[@]}"; do
+    printf '%s\t%s\t%s\t%s\n' "$p" "$v" "${V_BASE[$v]}" "$(cat "$work/$p/instr/$v/instr")" >>"$RAW/instr.tsv"
+    if [ "$(cat "$work/$p/instr/$v/instr")" = - ]; then
+      printf '%s\tno instruction count\t%s: valgrind cannot load the executable (%s)\n' "$p" "$v" \
+        "$(grep -h 'mmap' "$work/$p/instr/$v"/valgrind.*.log | head -n 1)" >>"$RAW/checks.tsv"
+      continue
+    fi
+    python3 "$PY" cg-functions "$work/$p/instr/$v"/cg.* | sed "s/^/$p\t$v\t/" >>"$RAW/functions.tsv" \
+      || die "$p: variant $v: cannot read cachegrind's output"
+  done
 }
 
 # Edge-mode profiles reconstruct exactly the naive profile (every edge and
@@ -511,7 +733,7 @@ check_against_naive() {
   deterministic_counts "$p" || return 0
   "$RECON" show --json "$work/$p/count/naive/ballarus.profile" >"$work/$p/count/naive/show.json" \
     || die "$p: naive: ballarus-reconstruct show failed"
-  for v in "${VARS[@]}"; do
+  for v in "${PVARS[@]}"; do
     [ "${V_KIND[$v]}" = ballarus ] && [ "$v" != naive ] || continue
     case " ${V_OPTS[$v]} " in *" mode=naive "*|*" mode=edge "*|*" mode=edge,"*) ;; *) continue ;; esac
     "$RECON" show --json "$work/$p/count/$v/ballarus.profile" >"$work/$p/count/$v/show.json" \
@@ -526,27 +748,59 @@ check_against_naive() {
 }
 
 # --------------------------------------------------------------- main loop
+# program_variants PROG: the selected variants PROG runs (threads programs
+# skip THREADS_SKIP), into PVARS.
+program_variants() {
+  local v pat skip
+  PVARS=()
+  for v in "${VARS[@]}"; do
+    skip=0
+    if is_threads "$1"; then
+      for pat in $THREADS_SKIP; do
+        # shellcheck disable=SC2053
+        [[ $v == $pat ]] && skip=1
+      done
+    fi
+    [ "$skip" = 1 ] || PVARS+=("$v")
+  done
+}
 start=$(date +%s)
 for p in "${PROGS[@]}"; do
   say "$p: preparing"
-  mkdir -p "$work/$p/build" "$work/$p/count"
+  mkdir -p "$work/$p/build" "$work/$p/count" "$work/$p/count-seq" "$work/$p/instr"
   "prepare_$p"
-  for v in "${VARS[@]}"; do
+  [ -z "${SRC_LOCKED:-}" ] || { exec 8>&-; SRC_LOCKED=; }
+  program_variants "$p"
+  for v in "${PVARS[@]}"; do
     build "$p" "$v"
+    if is_threads "$p" && [ "$v" != plain ]; then
+      # The reference: the same threads one after another.
+      THREADS_MODE=0
+      run_once "$p" "$v" "$work/$p/count-seq/$v" count
+      profile_data "$p" "$v" "$work/$p/count-seq/$v"
+      THREADS_MODE=1
+    fi
     run_once "$p" "$v" "$work/$p/count/$v" count
     say "$p: $v: output equals plain's ($(awk -v u="$ELAPSED_US" 'BEGIN{printf "%.2f", u/1e6}') s)"
     counters "$p" "$v"
+    if is_threads "$p" && [ "$v" != plain ] && [ "${V_KIND[$v]}" != cplain ]; then
+      exact "$p" "$v"
+    fi
   done
   check_against_naive "$p"
-  printf '%s\toutputs equal the plain build'"'"'s\tevery run (count run, %d warm-up, %d timed) of %d variants\n' \
-    "$p" "$warmup" "$runs" "${#VARS[@]}" >>"$RAW/checks.tsv"
+  if [ "$instr" = 1 ] && single_threaded "$p"; then
+    instr_all "$p" "${PVARS[@]}"
+  fi
+  printf '%s\toutputs equal the plain build'"'"'s\tevery run (count run, %s%d warm-up, %d timed) of %d variants\n' \
+    "$p" "$( [ "$instr" = 1 ] && single_threaded "$p" && echo "instruction-count run, ")$( is_threads "$p" && echo "sequential reference run, ")" \
+    "$warmup" "$runs" "${#PVARS[@]}" >>"$RAW/checks.tsv"
 
   # Timing: round-robin over the variants, each paired with its base.
   total_rounds=$((warmup + runs))
   for ((r = 1; r <= total_rounds; r++)); do
     if [ "$r" -le "$warmup" ]; then say "$p: warm-up round $r/$warmup"
     else say "$p: timed round $((r - warmup))/$runs"; fi
-    for v in "${VARS[@]}"; do
+    for v in "${PVARS[@]}"; do
       b=${V_BASE[$v]}
       [ "$b" != - ] || continue
       run_once "$p" "$b" "$SCRATCH/run" time; tb=$ELAPSED_US
@@ -563,18 +817,24 @@ done
   echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
   echo "nproc: $(nproc)"
   echo "memory: $(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
-  echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "load average (1, 5, 15 min) at the start: $LOAD_BEFORE"
+  echo "load average (1, 5, 15 min) at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+  gov=$(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null || true)
+  echo "cpu frequency governor: ${gov:-not readable (no cpufreq in /sys: a VM?)}"
+  echo "pinning: $PIN_DESC"
+  if [ "$instr" = 1 ]; then
+    echo "instructions: $(valgrind --version) --tool=cachegrind --cache-sim=no, $JOBS runs at once"
+  else
+    echo "instructions: not counted"
+  fi
   echo "gcc: $(gcc --version | head -n 1)"
   if command -v clang-14 >/dev/null; then echo "clang: $(clang-14 --version | head -n 1)"; fi
-  commit=$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-  if [ -n "$(git -C "$root" status --porcelain 2>/dev/null | grep -v '^?? bench/results/')" ]; then
-    commit+=" (working tree differs from the commit)"
-  fi
-  echo "ballarus: $commit"
+  echo "ballarus: $COMMIT"
   SRC_VERSIONS=${SRC_VERSIONS%; }
   echo "sources: ${SRC_VERSIONS:-none downloaded}"
-  echo "command: bash bench/run.sh$([ "$quick" = 1 ] && echo ' --quick') --programs $(IFS=,; echo "${PROGS[*]}") --variants $(IFS=,; echo "${VARS[*]}") --runs $runs --warmup $warmup"
-  echo "workloads: lua bench/lua/workload.lua; sqlite3 bench/sqlite3/workload.sql; bzip2 -9 then -d of $BZIP2_BYTES bytes from bench/bzip2/gentext.c; threads 4 x $THREADS_ITERS calls"
+  echo "command: bash bench/run.sh $argv_all"
+  echo "as: bash bench/run.sh$([ "$quick" = 1 ] && echo ' --quick') --programs $(IFS=,; echo "${PROGS[*]}") --variants $(IFS=,; echo "${VARS[*]}") --runs $runs --warmup $warmup --pin $pin$([ "$instr" = 1 ] || echo ' --no-instr')"
+  echo "workloads: lua bench/lua/workload.lua; sqlite3 bench/sqlite3/workload.sql; bzip2 -9 then -d of $BZIP2_BYTES bytes from bench/bzip2/gentext.c; threads $NTHREADS threads x $THREADS_ITERS calls of bench_hot; threads-loop $NTHREADS threads x $THREADS_ITERS iterations of shared_loop"
   [ -z "$note" ] || echo "note: $note"
   echo "elapsed: $(( $(date +%s) - start )) s"
 } >"$out/machine.txt"

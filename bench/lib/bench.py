@@ -16,6 +16,16 @@ Small readers, each printing one tab-separated line for run.sh:
   same-counts A.json B.json   exit 1 (printing the first differences) unless
                               two `show --json` outputs have the same count
                               on every edge and block of every function
+  vector TOOL FILE            {function: sum of its counters} as JSON, from
+                              stats --json (TOOL ballarus: edge counters plus
+                              path counts; gcov: the "gcov" part) or from
+                              llvm-profdata's text (TOOL clang)
+  compare-vectors SEQ PAR     "expected counted differing": the sums of two
+                              vectors and how many functions differ
+  cg-functions CG_OUT...      instructions per function of cachegrind output
+                              files (summed over files), "function<TAB>Ir",
+                              the top ones (>= 0.01 % of the total, at most
+                              200), most first
 
 and the report:
 
@@ -123,11 +133,70 @@ def cmd_same_counts(a_path, b_path):
     print("%d functions equal" % len(a))
 
 
+def cmd_vector(tool, path):
+    out = {}
+    if tool == "clang":
+        for k, vals in read_profdata_text(path).items():
+            out[k] = out.get(k, 0) + sum(vals)
+    else:
+        j = load_json(path)
+        if tool == "gcov":
+            j = j.get("gcov", {})
+        for f in j.get("functions", []):
+            key = "%s|%s" % (f.get("name"), f.get("file"))
+            n = int(f.get("dynamic_increments") or 0) + int(f.get("path_increments") or 0)
+            out[key] = out.get(key, 0) + n
+    print(json.dumps(out, sort_keys=True))
+
+
+def cmd_compare_vectors(a_path, b_path):
+    a, b = load_json(a_path), load_json(b_path)
+    differing = sum(1 for k in set(a) | set(b) if a.get(k, 0) != b.get(k, 0))
+    print("%d\t%d\t%d" % (sum(a.values()), sum(b.values()), differing))
+
+
+def read_cachegrind(paths):
+    """{function: Ir} summed over cachegrind output files."""
+    funcs = {}
+    for path in paths:
+        fn = None
+        try:
+            f = open(path, errors="replace")
+        except OSError as e:
+            fail("%s: %s" % (path, e))
+        with f:
+            for line in f:
+                if line.startswith("fn="):
+                    fn = line[3:].rstrip("\n")
+                elif line[:1].isdigit() and fn is not None:
+                    parts = line.split()
+                    if len(parts) >= 2:
+                        funcs[fn] = funcs.get(fn, 0) + int(parts[1])
+    return funcs
+
+
+def cmd_cg_functions(paths):
+    funcs = read_cachegrind(paths)
+    total = sum(funcs.values())
+    top = sorted(funcs.items(), key=lambda kv: -kv[1])[:200]
+    for name, ir in top:
+        if ir * 10000 >= total:
+            print("%s\t%d" % (name.replace("\t", " "), ir))
+
+
 # ------------------------------------------------------------------ report
 
-def read_tsv(path):
+def read_tsv(path, optional=False):
+    if optional and not os.path.exists(path):
+        return []
     with open(path, newline="") as f:
         return list(csv.DictReader(f, delimiter="\t"))
+
+
+# The ballarus runtime's functions (runtime/*.c) that show up in profiles.
+RUNTIME_FUNCTIONS = ("path_add_slow", "grow", "rt_init", "dump_chain", "dump_group",
+                     "snapshot", "write_all", "merge_sparse", "merge_into")
+BREAKDOWN = ("edge", "path", "path-et-off", "path-dense", "path-hashed", "edge-path")
 
 
 def fmt_ratio(x):
@@ -172,6 +241,115 @@ def rel(x, base):
     return "%.3f" % (x / base)
 
 
+def machine_threads(machine):
+    """The thread count of the threads workloads, from machine.txt."""
+    for line in machine.split("\n"):
+        if line.startswith("workloads:") and "threads " in line:
+            rest = line.split("; threads ", 1)[-1].split()
+            if rest and rest[0].isdigit():
+                return rest[0]
+    return "N"
+
+
+def fmt_m(x):
+    return "%+.1f M" % (x / 1e6)
+
+
+def breakdown_section(programs, vnames, ir, functions, counters):
+    """Where path profiling's instructions go: the breakdown variants'
+    instruction ratios, and per function the instructions each adds over the
+    plain build."""
+    bvars = [v for v in BREAKDOWN if v in vnames and v.startswith("path-")]
+    if not bvars:
+        return []
+    cols = [v for v in BREAKDOWN if v in vnames]
+    L = ["## Where path profiling's instructions go", "",
+         "Instructions executed over the plain build's (as above) for edge "
+         "profiling, path profiling, and path profiling with one mechanism "
+         "changed: `path-et-off` without the early-termination pre-count "
+         "(`early-termination=off`), `path-dense` with dense path tables "
+         "for every function up to a huge path count (`path-table-max`), "
+         "`path-hashed` with every function's paths in the runtime hash "
+         "table (`path-table-max=0`).  *Extra*: the instructions added over "
+         "plain, in millions, and as a share of `path`'s.  *Per update*: the "
+         "extra instructions per counter update of the run (edge counter "
+         "increments plus completed paths, from *Counter work*).", ""]
+    work = {}
+    for c in counters:
+        st, inc = work_totals(c)
+        if inc:
+            work[(c["program"], c["variant"])] = inc
+    L.append("| variant | " + " | ".join("%s ratio | extra | per update" % p for p in programs) + " |")
+    L.append("|---|" + "---:|---:|---:|" * len(programs))
+    for v in cols:
+        cells = []
+        for p in programs:
+            if (p, v) not in ir:
+                cells += ["–", "–", "–"]
+                continue
+            base = ir[(p, "plain")]
+            extra = ir[(p, v)] - base
+            pextra = ir.get((p, "path"), base) - base
+            share = " (%.0f %%)" % (100.0 * extra / pextra) if pextra > 0 else ""
+            inc = work.get((p, v))
+            cells += ["%.3f" % (ir[(p, v)] / base), fmt_m(extra) + share,
+                      "%.1f" % (extra / inc) if inc else "–"]
+        L.append("| %s | %s |" % (v, " | ".join(cells)))
+    L.append("")
+    if not functions:
+        return L
+    fir = {}
+    for f in functions:
+        fir[(f["program"], f["variant"], f["function"])] = int(f["instructions"])
+    L.append("Per function (cachegrind's instructions by function, instrumented "
+             "minus plain, millions; the functions where `path` adds the most, "
+             "then where each other variant does.  Cachegrind counts a "
+             "function's own instructions, so code inlined into a function "
+             "counts there: a function *inlined in plain* is one the plain "
+             "build inlines everywhere and an instrumented build does not "
+             "(its call overhead is then part of the cost); *runtime*: the "
+             "ballarus runtime's.  A function below 0.01 % of a run's "
+             "instructions counts as 0 there.)")
+    L.append("")
+    for p in programs:
+        plain = {fn: n for (pp, vv, fn), n in fir.items() if pp == p and vv == "plain"}
+        path = {fn: n for (pp, vv, fn), n in fir.items() if pp == p and vv == "path"}
+        if not plain or not path:
+            continue
+        # Rows: the functions where path adds the most, then those where any
+        # other variant adds the most.
+        rows = []
+        for v in ["path"] + [v for v in cols if v != "path"]:
+            fv = {fn: n for (pp, vv, fn), n in fir.items() if pp == p and vv == v}
+            delta = sorted(((n - plain.get(fn, 0), fn) for fn, n in fv.items()), reverse=True)
+            for d, fn in delta[:8 if v == "path" else 3]:
+                if d > 0 and fn not in rows:
+                    rows.append(fn)
+        L.append("**%s**" % p)
+        L.append("")
+        L.append("| function | plain | " + " | ".join(cols) + " |")
+        L.append("|---|---:|" + "---:|" * len(cols))
+        for fn in rows:
+            cells = []
+            for v in cols:
+                if not any(pp == p and vv == v for (pp, vv, _) in fir):
+                    cells.append("–")
+                    continue
+                cells.append(fmt_m(fir.get((p, v, fn), 0) - plain.get(fn, 0)))
+            if fn in plain:
+                note = ""
+            elif fn.startswith("__ballarus") or fn in RUNTIME_FUNCTIONS:
+                note = " (runtime)"
+            else:
+                note = " (inlined in plain)"
+            L.append("| `%s`%s | %.1f M | %s |" % (fn, note, plain.get(fn, 0) / 1e6,
+                                                " | ".join(cells)))
+        L.append("| all | %.1f M | %s |" % (ir[(p, "plain")] / 1e6, " | ".join(
+            fmt_m(ir[(p, v)] - ir[(p, "plain")]) if (p, v) in ir else "–" for v in cols)))
+        L.append("")
+    return L
+
+
 def cmd_report(raw, out, chart="1"):
     variants = read_tsv(os.path.join(raw, "variants.tsv"))
     builds = read_tsv(os.path.join(raw, "builds.tsv"))
@@ -179,6 +357,8 @@ def cmd_report(raw, out, chart="1"):
     counters = read_tsv(os.path.join(raw, "counters.tsv"))
     exact = read_tsv(os.path.join(raw, "exact.tsv"))
     checks = read_tsv(os.path.join(raw, "checks.tsv"))
+    instr = read_tsv(os.path.join(raw, "instr.tsv"), optional=True)
+    functions = read_tsv(os.path.join(raw, "functions.tsv"), optional=True)
     machine = open(os.path.join(out, "machine.txt")).read().rstrip("\n")
 
     vnames = [v["variant"] for v in variants]
@@ -187,6 +367,18 @@ def cmd_report(raw, out, chart="1"):
     for b in builds:
         if b["program"] not in programs:
             programs.append(b["program"])
+    # "-": valgrind could not run that build (see the checks).
+    ir = {(r["program"], r["variant"]): int(r["instructions"]) for r in instr
+          if r["instructions"].isdigit()}
+    iprograms = [p for p in programs if (p, "plain") in ir]
+
+    def ir_ratio(p, v):
+        b = vinfo.get(v, {}).get("base", "plain")
+        if b == "-":
+            return None
+        if (p, v) not in ir or not ir.get((p, b)):
+            return None
+        return ir[(p, v)] / ir[(p, b)]
 
     # Run-time ratios: each timed round pairs a base run with the variant run
     # right after it.
@@ -218,6 +410,49 @@ def cmd_report(raw, out, chart="1"):
     L.append(machine)
     L.append("```")
     L.append("")
+    if iprograms:
+        L.append("## Overhead: wall time / instructions")
+        L.append("")
+        L.append("Each variant over its base build (gcc -O2; clang-instrumented "
+                 "variants over clang-14 -O2): the median wall-time ratio (noisy, "
+                 "see *Run time*) / the ratio of instructions executed by the "
+                 "workload (valgrind, deterministic, see *Instructions executed*).")
+        L.append("")
+        L.append("| variant | " + " | ".join(iprograms) + " |")
+        L.append("|---|" + "---:|" * len(iprograms))
+        for v in vnames:
+            if v == "plain" or not any((p, v) in ir for p in iprograms):
+                continue
+            cells = []
+            for p in iprograms:
+                xs = ratios.get((p, v))
+                w = fmt_ratio(statistics.median(xs)) if xs else "–"
+                x = ir_ratio(p, v)
+                cells.append("%s / %s" % (w, "%.3f" % x if x is not None else "–"))
+            L.append("| %s | %s |" % (v, " | ".join(cells)))
+        L.append("")
+        L.append("## Instructions executed")
+        L.append("")
+        L.append("Instructions executed by one run of the workload under "
+                 "`valgrind --tool=cachegrind --cache-sim=no` (every process: "
+                 "bzip2's compression and decompression), as a ratio to the base "
+                 "build's; the first row is the plain build's count in millions.  "
+                 "Deterministic: the same builds give the same counts on any "
+                 "machine and load (up to a few instructions of start-up).")
+        L.append("")
+        L.append("| variant | " + " | ".join(iprograms) + " |")
+        L.append("|---|" + "---:|" * len(iprograms))
+        L.append("| plain (gcc -O2), millions | " + " | ".join(
+            "%.1f M" % (ir[(p, "plain")] / 1e6) for p in iprograms) + " |")
+        for v in vnames:
+            if v == "plain" or not any((p, v) in ir for p in iprograms):
+                continue
+            L.append("| %s | %s |" % (v, " | ".join(
+                "%.3f" % x if x is not None else "–"
+                for x in (ir_ratio(p, v) for p in iprograms))))
+        L.append("")
+        L += breakdown_section(iprograms, vnames, ir, functions, counters)
+
     L.append("## Run time")
     L.append("")
     L.append("Ratio of each variant's run time to its base build's (gcc -O2; "
@@ -307,44 +542,80 @@ def cmd_report(raw, out, chart="1"):
         L.append("")
 
     # Threads.
+    by_round = {}  # (program, variant, round) -> variant microseconds
+    for r in runs:
+        by_round[(r["program"], r["variant"], r["round"])] = int(r["variant_us"])
+
+    def racy_cell(p, v, racy):
+        if racy in ("-", ""):
+            return "–"
+        if racy == v:
+            return "1.00"
+        xs = [us / by_round[(p, racy, rd)] for (pp, vv, rd), us in by_round.items()
+              if pp == p and vv == v and (p, racy, rd) in by_round]
+        if not xs:
+            return "–"
+        med = statistics.median(xs)
+        if len(xs) == 1:
+            return fmt_ratio(med)
+        return "%s [%s–%s]" % (fmt_ratio(med), fmt_ratio(min(xs)), fmt_ratio(max(xs)))
+
     if exact:
         L.append("## Counts under threads")
         L.append("")
-        L.append("The threads workload: 4 threads each call the one-block "
-                 "function `bench_hot` the same number of times, so its single "
-                 "counter must end at the expected value.  Atomic updates must "
-                 "be exact (the run fails otherwise); single updates may lose "
-                 "increments.  Time ratio as above.")
+        L.append("`threads`: %s threads each call the one-block function "
+                 "`bench_hot` the same number of times, so its one counter must "
+                 "end at *hot expected*.  `threads-loop`: the threads run one "
+                 "loop with a branch (no calls) in one shared function.  For "
+                 "both, *expected* is the sum of all counters of a reference run "
+                 "of the same build with the same threads run one after another "
+                 "(no concurrent updates, so exact even with racy counters), "
+                 "*counted* that of the measured run with the threads at once; "
+                 "*differing*: functions whose counter sums differ between the "
+                 "two.  Variants that must be exact (atomic, any update= but "
+                 "single) fail the run otherwise.  *vs plain*: wall time over "
+                 "the plain build's; *vs racy*: over the racy (update=single) "
+                 "build's of the same profiler, run pairs of the same rounds."
+                 % machine_threads(machine))
         L.append("")
-        L.append("| variant | expected | counted | lost | exact | time ratio |")
-        L.append("|---|---:|---:|---:|---|---:|")
-        for e in exact:
-            want, got = int(e["expected"]), int(e["counted"])
-            lost = (want - got) / want * 100 if want else 0.0
-            L.append("| %s | %s | %s | %.2f%% | %s | %s |" % (
-                e["variant"], fmt_int(want), fmt_int(got), lost,
-                "yes" if want == got else "**no**", ratio_cell(e["program"], e["variant"])))
-        L.append("")
+        for p in [p for p in programs if any(e["program"] == p for e in exact)]:
+            L.append("### %s" % p)
+            L.append("")
+            L.append("| variant | hot expected | hot counted | expected | counted | lost | differing | exact | vs plain | vs racy |")
+            L.append("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|")
+            for e in [e for e in exact if e["program"] == p]:
+                want, got = int(e["expected"]), int(e["counted"])
+                lost = (want - got) / want * 100 if want else 0.0
+                ok = want == got and e["functions_differing"] == "0" and \
+                    e["hot_expected"] == e["hot_counted"]
+                L.append("| %s | %s | %s | %s | %s | %.2f%% | %s | %s | %s | %s |" % (
+                    e["variant"], e["hot_expected"], e["hot_counted"], want, got, lost,
+                    e["functions_differing"], "yes" if ok else "**no**",
+                    ratio_cell(p, e["variant"]), racy_cell(p, e["variant"], e["racy"])))
+            L.append("")
 
     L.append("## Checks passed")
     L.append("")
     for c in checks:
         L.append("* %s: %s: %s" % (c["program"], c["check"], c["result"]))
     if exact:
-        L.append("* threads: every atomic variant counted exactly")
+        L.append("* threads programs: every variant that must be exact counted exactly")
     L.append("")
 
     L.append("## Variants")
     L.append("")
-    L.append("| variant | base | what | options |")
-    L.append("|---|---|---|---|")
+    L.append("| variant | base | racy | what | options |")
+    L.append("|---|---|---|---|---|")
     for v in variants:
         opts = v["options"].replace("@NAIVE_PROFILE@", "<naive profile>")
-        L.append("| %s | %s | %s | %s |" % (v["variant"], v["base"], v["description"],
-                                          "`%s`" % opts if opts else ""))
+        L.append("| %s | %s | %s | %s | %s |" % (v["variant"], v["base"], v.get("racy", "–"),
+                                               v["description"], "`%s`" % opts if opts else ""))
     L.append("")
     if chart != "0" and ratios:
         L.append("![run-time ratios](chart.png)")
+        L.append("")
+    if chart != "0" and iprograms:
+        L.append("![instruction ratios](chart-instr.png)")
         L.append("")
     with open(os.path.join(out, "results.md"), "w") as f:
         f.write("\n".join(L))
@@ -355,7 +626,44 @@ def cmd_report(raw, out, chart="1"):
     gp = os.path.join(raw, "chart.gp")
     if os.path.exists(gp):
         os.remove(gp)
+    if not ratios and not iprograms:
+        return
+    instr_plot = ""
+    ivars = [v for v in chart_vars if any(ir_ratio(p, v) for p in iprograms)]
+    if iprograms and ivars:
+        with open(os.path.join(raw, "chart-instr.dat"), "w") as f:
+            f.write("# variant " + " ".join(iprograms) + "\n")
+            for v in ivars:
+                f.write("%s %s\n" % (v, " ".join(
+                    "%.4f" % x if x else "-" for x in (ir_ratio(p, v) for p in iprograms))))
+        imax = max([ir_ratio(p, v) or 0 for p in iprograms for v in ivars] + [2.0])
+        instr_plot = """
+set output 'chart-instr.png'
+set title "ballarus bench: instructions executed / base build's (valgrind)"
+set style histogram clustered gap 1
+set yrange [0.5:%g]
+unset arrow
+set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb "black" front
+plot %s
+""" % (imax * 1.15, ", ".join(
+            "%s using %d%s title '%s'" % ("'raw/chart-instr.dat'" if i == 0 else "''", 2 + i,
+                                         ":xtic(1)" if i == 0 else "", p)
+            for i, p in enumerate(iprograms)))
     if not ratios:
+        with open(gp, "w") as f:
+            f.write("""# gnuplot script written by bench/lib/bench.py; run from the results directory
+set terminal pngcairo size %d,720 noenhanced font ",10"
+set datafile missing '-'
+set style data histogram
+set style fill solid 0.75 border -1
+set boxwidth 0.9
+set logscale y 2
+set ytics (0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+set grid ytics
+set ylabel "ratio to the base build (log scale)"
+set xtics rotate by 30 right scale 0
+set key top left
+%s""" % (max(900, 60 * len(ivars) * max(1, len(iprograms)) // 2 + 200), instr_plot))
         return
     with open(os.path.join(raw, "chart.dat"), "w") as f:
         f.write("# variant " + " ".join("%s_median %s_min %s_max" % (p, p, p) for p in programs) + "\n")
@@ -394,8 +702,8 @@ set xtics rotate by 30 right scale 0
 set key top left
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lc rgb "black" front
 plot %s
-""" % (max(900, 60 * len(chart_vars) * max(1, len(programs)) // 2 + 200), title,
-       ymin, ymax * 1.15, plot))
+%s""" % (max(900, 60 * len(chart_vars) * max(1, len(programs)) // 2 + 200), title,
+         ymin, ymax * 1.15, plot, instr_plot))
 
 
 def main(argv):
@@ -429,6 +737,12 @@ def main(argv):
         print(vals[0][0])
     elif cmd == "same-counts" and len(args) == 2:
         cmd_same_counts(*args)
+    elif cmd == "vector" and len(args) == 2 and args[0] in ("ballarus", "gcov", "clang"):
+        cmd_vector(*args)
+    elif cmd == "compare-vectors" and len(args) == 2:
+        cmd_compare_vectors(*args)
+    elif cmd == "cg-functions" and args:
+        cmd_cg_functions(args)
     elif cmd == "report" and len(args) in (2, 3):
         cmd_report(*args)
     else:

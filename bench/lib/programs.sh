@@ -37,6 +37,11 @@ apt_private_ready=0
 fetch() {  # fetch PACKAGE: leaves PACKAGE_*.orig.tar.* in $cache/src
   local pkg=$1
   mkdir -p "$cache/src"
+  # Runs with different work directories share the sources: one fetches
+  # and unpacks at a time (the main loop releases the lock after prepare).
+  if [ -z "${SRC_LOCKED:-}" ] && command -v flock >/dev/null; then
+    exec 8>"$cache/src.lock" && flock 8 && SRC_LOCKED=1
+  fi
   if compgen -G "$cache/src/${pkg}_*.orig.tar.*" >/dev/null; then return 0; fi
   [ "$quick" = 0 ] || die "--quick does not download; $pkg's source is not in $cache/src (run without --quick once)"
   need_tool apt-get "fetching Debian sources needs apt"
@@ -190,17 +195,29 @@ check_bzip2() {  # the round trip gives the input back
   cmp -s out.txt "$work/bzip2/input.txt" || { echo "decompressed text differs from the input"; return 1; }
 }
 
-# --- threads: 4 threads over one instrumented hot loop (threads/threads.c)
-THREADS_ITERS=50000000
-[ "$quick" = 0 ] || THREADS_ITERS=2000000
+# --- threads, threads-loop: NTHREADS threads over shared instrumented code
+# (threads/threads.c).  threads: each thread calls the one-block bench_hot()
+# THREADS_ITERS times; threads-loop: each runs THREADS_ITERS iterations of a
+# loop with a branch in one shared function.  THREADS_MODE is 1 (par: threads at once) for every
+# measured run; 0 (seq (the same threads one after another) for the reference
+# run whose counters an exact profiler must reproduce.
+NTHREADS=${BALLARUS_BENCH_THREADS:-8}
+THREADS_ITERS=5000000
+[ "$quick" = 0 ] || THREADS_ITERS=250000
 THREADS_ITERS=${BALLARUS_BENCH_THREADS_ITERATIONS:-$THREADS_ITERS}
+THREADS_MODE=1
+is_threads() { case "$1" in threads|threads-loop) return 0 ;; esac; return 1; }
 prepare_threads() { :; }
 build_threads() {
   # shellcheck disable=SC2086
   $2 -O2 -pthread -o "$1/exe" "$here/threads/threads.c"
 }
-run_threads() { (exec -a threads "$1" "$THREADS_ITERS") >stdout 2>stderr; }
+run_threads() { (exec -a threads "$1" call "$NTHREADS" "$THREADS_ITERS" "$THREADS_MODE") >stdout 2>stderr; }
 outputs_threads() { echo stdout stderr; }
+prepare_threads-loop() { :; }
+build_threads-loop() { build_threads "$@"; }
+run_threads-loop() { (exec -a threads "$1" loop "$NTHREADS" "$THREADS_ITERS" "$THREADS_MODE") >stdout 2>stderr; }
+outputs_threads-loop() { echo stdout stderr; }
 
 # --- quick: the tiny bundled program of --quick (quick/quick.c)
 prepare_quick() { :; }
@@ -214,5 +231,7 @@ outputs_quick() { echo stdout stderr; }
 # Programs whose every build executes identically, so edge-mode profiles
 # must reconstruct exactly the naive profile (threads with single updates
 # lose increments at random, so not threads).
-deterministic_counts() { [ "$1" != threads ]; }
+deterministic_counts() { ! is_threads "$1"; }
+# Programs whose runs are pinned (single-threaded) and counted with valgrind.
+single_threaded() { ! is_threads "$1"; }
 
