@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "reconstruct/loaded_profile.h"
+#include "reconstruct/report_filter.h"
 #include "reconstruct/report_model.h"
 
 namespace ballarus {
@@ -33,6 +34,13 @@ struct Fatal {
 // "FILE: problem" (just the problem when `file` is empty).
 [[noreturn]] void Fail(const std::string& file, const std::string& problem);
 
+// `s` safe to print on one line of a terminal: every byte that is not part
+// of printable UTF-8 (control characters, DEL, NUL, bytes of no valid
+// sequence) is written \xNN.  Idempotent; main() applies it to every
+// error message, so a name with a newline, an escape sequence or Latin-1
+// bytes never splits, colours or garbles it.
+std::string Printable(const std::string& s);
+
 // A profile loaded and its report built (LoadProfile's errors: Fail).
 // The report points into the profile, so they live together.
 struct LoadedReport {
@@ -46,7 +54,20 @@ void LoadReport(const std::string& path, LoadedReport* out);
 std::vector<const report::FunctionReport*> Select(const report::Report& r,
                                                   const std::string& regex);
 
+// gcov's options (reconstruct/cmd_gcov.cc).
+struct GcovOptions {
+  bool branches = false, counts = false, unconditional = false;
+  bool demangle = false, human = false, function_summaries = false;
+  bool json = false, to_stdout = false, no_output = false;
+  bool long_names = false, preserve_paths = false, relative_only = false;
+  std::string source_prefix;
+  std::string output_dir = ".";
+  std::vector<std::string> tus;  // --tu: sources of the TUs to read
+};
+
 int RunShow(const std::string& path, bool json, const std::string& regex);
+int RunGcov(const std::string& path, const GcovOptions& options,
+            const FilterOptions& filter);
 int RunVerify(const std::string& path, const std::string& against);
 int RunMerge(const std::string& out_path,
              const std::vector<std::string>& inputs);

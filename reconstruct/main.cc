@@ -32,6 +32,29 @@ namespace {
 
 constexpr const char* kVersion = "0.1.0";
 
+// The file and function filters of reconstruct/report_filter.h.
+void AddFilterOptions(CLI::App* app, FilterOptions* f, bool functions) {
+  app->add_option("--include", f->include,
+                  "only files whose absolute path matches this regular "
+                  "expression (repeatable; replaces the project-root rule)")
+      ->type_name("REGEX");
+  app->add_option("--exclude", f->exclude,
+                  "leave out files whose absolute path matches this "
+                  "regular expression (repeatable)")
+      ->type_name("REGEX");
+  app->add_flag("--all-files", f->all_files,
+                "every file, not only those under the project roots");
+  if (!functions) return;
+  app->add_option("--function", f->functions,
+                  "only functions whose name or demangled name matches this "
+                  "regular expression (repeatable)")
+      ->type_name("REGEX");
+  app->add_option("--exclude-function", f->exclude_functions,
+                  "leave out functions whose name or demangled name matches "
+                  "(repeatable)")
+      ->type_name("REGEX");
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"Reconstruct and check ballarus profiles.", kProg};
   app.set_version_flag("--version", std::string(kProg) + " " + kVersion);
@@ -112,13 +135,58 @@ int Main(int argc, char** argv) {
   GcdaArgs gcda_args;
   CLI::App* gcda = AddGcdaCommand(&app, &gcda_args);
 
+  std::string gcov_path;
+  GcovOptions gcov_options;
+  FilterOptions gcov_filter;
+  CLI::App* gcov = app.add_subcommand(
+      "gcov",
+      "Write .gcov annotated sources (or gcov's JSON with -j) exactly as "
+      "gcov 12 writes them, from the profile.");
+  gcov->add_option("PROFILE", gcov_path, "profile file")->required();
+  gcov->add_flag("-b,--branch-probabilities", gcov_options.branches,
+                 "branch and call lines, function summaries");
+  gcov->add_flag("-c,--branch-counts", gcov_options.counts,
+                 "branch counts instead of percentages");
+  gcov->add_flag("-u,--unconditional-branches", gcov_options.unconditional,
+                 "unconditional branches too");
+  gcov->add_flag("-m,--demangled-names", gcov_options.demangle,
+                 "demangled function names");
+  gcov->add_flag("-H,--human-readable", gcov_options.human,
+                 "1.2k instead of 1234");
+  gcov->add_flag("-f,--function-summaries", gcov_options.function_summaries,
+                 "per-function summaries on stdout");
+  gcov->add_flag("-j,--json-format", gcov_options.json,
+                 "gcov's JSON intermediate format, one NAME.gcov.json.gz per "
+                 "translation unit");
+  gcov->add_flag("-t,--stdout", gcov_options.to_stdout,
+                 "write to stdout instead of files");
+  gcov->add_flag("-n,--no-output", gcov_options.no_output,
+                 "write no files, only the summaries");
+  gcov->add_flag("-l,--long-file-names", gcov_options.long_names,
+                 "prefix included files' .gcov names with the main source's");
+  gcov->add_flag("-p,--preserve-paths", gcov_options.preserve_paths,
+                 "whole paths in .gcov names ('/' as '#', '..' as '^')");
+  gcov->add_flag("-r,--relative-only", gcov_options.relative_only,
+                 "only sources named by relative paths");
+  gcov->add_option("-s,--source-prefix", gcov_options.source_prefix,
+                   "prefix to remove from source names")
+      ->type_name("DIR");
+  gcov->add_option("-o,--output-dir", gcov_options.output_dir,
+                   "where to write (default: the working directory)")
+      ->type_name("DIR");
+  gcov->add_option("--tu", gcov_options.tus,
+                   "read only this translation unit (its source as compiled, "
+                   "or its base name; repeatable; default: all)")
+      ->type_name("SOURCE");
+  AddFilterOptions(gcov, &gcov_filter, false);
+
   // CLI11 reports a stray word as "a subcommand is required"; name it.
-  if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "show" &&
-      std::string(argv[1]) != "verify" && std::string(argv[1]) != "merge" &&
-      std::string(argv[1]) != "stats" && std::string(argv[1]) != "paths" &&
-      std::string(argv[1]) != "gcda") {
+  bool known = false;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    known |= argc > 1 && sub->check_name(argv[1]);
+  if (argc > 1 && argv[1][0] != '-' && !known) {
     std::fprintf(stderr, "%s: unknown subcommand '%s' (try --help)\n", kProg,
-                 argv[1]);
+                 Printable(argv[1]).c_str());
     return 2;
   }
   try {
@@ -132,11 +200,13 @@ int Main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
     if (what.empty()) what = e.get_name();
-    std::fprintf(stderr, "%s: %s (try --help)\n", kProg, what.c_str());
+    std::fprintf(stderr, "%s: %s (try --help)\n", kProg,
+                 Printable(what).c_str());
     return 2;
   }
 
   if (*show) return RunShow(show_path, show_json, show_regex);
+  if (*gcov) return RunGcov(gcov_path, gcov_options, gcov_filter);
   if (*verify) return RunVerify(verify_path, verify_against);
   if (*merge) return RunMerge(merge_out, merge_inputs);
   if (*stats) return RunStats(stats_path, stats_json, stats_gcov);
@@ -155,12 +225,13 @@ int main(int argc, char** argv) {
     return ballarus::Main(argc, argv);
   } catch (const ballarus::Fatal& f) {
     std::fflush(stdout);
-    std::fprintf(stderr, "%s: %s\n", ballarus::kProg, f.message.c_str());
+    std::fprintf(stderr, "%s: %s\n", ballarus::kProg,
+                 ballarus::Printable(f.message).c_str());
     return 2;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "%s: internal error: %s\n", ballarus::kProg,
-                 e.what());
+                 ballarus::Printable(e.what()).c_str());
     return 2;
   }
 }
