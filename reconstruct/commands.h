@@ -68,6 +68,10 @@ struct GcovOptions {
 int RunShow(const std::string& path, bool json, const std::string& regex);
 int RunGcov(const std::string& path, const GcovOptions& options,
             const FilterOptions& filter);
+int RunLcov(const std::string& path, const std::string& out_path,
+            const std::string& test_name, const FilterOptions& filter);
+int RunCobertura(const std::string& path, const std::string& out_path,
+                 const std::string& root, const FilterOptions& filter);
 int RunVerify(const std::string& path, const std::string& against);
 int RunMerge(const std::string& out_path,
              const std::vector<std::string>& inputs);

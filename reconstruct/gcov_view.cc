@@ -498,5 +498,41 @@ void View::AccumulateLineCounts(Source* src) {
   }
 }
 
+std::vector<uint32_t> View::SortedFunctions(uint32_t source) const {
+  std::vector<uint32_t> sorted = sources[source].functions;
+  std::stable_sort(sorted.begin(), sorted.end(), [&](uint32_t a, uint32_t b) {
+    const Function &x = functions[a], &y = functions[b];
+    return x.start_line == y.start_line ? x.start_column < y.start_column
+                                        : x.start_line < y.start_line;
+  });
+  return sorted;
+}
+
+std::vector<JsonLineRef> View::JsonLines(uint32_t source) const {
+  const Source& src = sources[source];
+  std::vector<JsonLineRef> out;
+  std::vector<uint32_t> last_non_group;
+  for (uint32_t line_num = 1; line_num <= src.lines.size(); ++line_num) {
+    for (uint32_t fi : src.FunctionsAt(functions, line_num)) {
+      const Function& fn = functions[fi];
+      if (!fn.is_group) last_non_group.push_back(fi);
+      for (size_t i = 0; i < fn.lines.size(); ++i)
+        if (fn.lines[i].exists)
+          out.push_back(JsonLineRef{line_num + static_cast<uint32_t>(i),
+                                    &fn.lines[i], static_cast<int32_t>(fi)});
+    }
+    if (line_num < src.lines.size()) {
+      const int32_t last =
+          last_non_group.empty() ? -1
+                                 : static_cast<int32_t>(last_non_group.back());
+      if (src.lines[line_num].exists)
+        out.push_back(JsonLineRef{line_num, &src.lines[line_num], last});
+      if (last >= 0 && functions[last].end_line == line_num)
+        last_non_group.pop_back();
+    }
+  }
+  return out;
+}
+
 }  // namespace gcov
 }  // namespace ballarus

@@ -141,6 +141,17 @@ struct Options {
   bool json = false;      // -j: group lines are not folded into the file's
 };
 
+// One entry of the "lines" of gcov's JSON for a source
+// (output_json_intermediate_file): at each line number, the lines of the
+// group functions starting there (each function's lines in turn), then the
+// file's own line, named after the innermost non-group function open
+// there.  Only lines that exist.
+struct JsonLineRef {
+  uint32_t line_number = 0;
+  const Line* line = nullptr;
+  int32_t function = -1;  // into View::functions, or -1 for none
+};
+
 class View {
  public:
   // gcov of the TUs `tus` (indices into r.tus), read in that order.
@@ -148,6 +159,10 @@ class View {
        const Options& options);
 
   const report::Report& report() const { return *r_; }
+  std::vector<JsonLineRef> JsonLines(uint32_t source) const;
+  // The source's functions by start line and column (gcov's
+  // function_line_start_cmp).
+  std::vector<uint32_t> SortedFunctions(uint32_t source) const;
   const std::vector<uint32_t>& tus() const { return tus_; }
   std::vector<Function> functions;  // artificial ones removed
   std::vector<Source> sources;      // in the order gcov meets them

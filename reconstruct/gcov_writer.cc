@@ -323,18 +323,11 @@ std::string GcovJson(const View& v, const std::string& gcc_version,
   std::string files = "[";
   bool first_file = true;
   for (size_t si = 0; si < v.sources.size(); ++si) {
-    const Source& src = v.sources[si];
     if (si >= names.size() || names[si].empty()) continue;
     if (!first_file) files += ", ";
     first_file = false;
-    // Functions by start line and column.
-    std::vector<uint32_t> sorted = src.functions;
-    std::stable_sort(sorted.begin(), sorted.end(), [&](uint32_t a, uint32_t b) {
-      const Function &x = v.functions[a], &y = v.functions[b];
-      return x.start_line == y.start_line ? x.start_column < y.start_column
-                                          : x.start_line < y.start_line;
-    });
     std::string functions = "[";
+    const std::vector<uint32_t> sorted = v.SortedFunctions(si);
     for (size_t k = 0; k < sorted.size(); ++k) {
       const Function& fn = v.functions[sorted[k]];
       if (k) functions += ", ";
@@ -352,30 +345,12 @@ std::string GcovJson(const View& v, const std::string& gcc_version,
     functions += "]";
     std::string lines = "[";
     bool first = true;
-    auto add = [&](const std::string& l) {
+    for (const JsonLineRef& l : v.JsonLines(static_cast<uint32_t>(si))) {
       if (!first) lines += ", ";
       first = false;
-      lines += l;
-    };
-    std::vector<uint32_t> last_non_group;
-    for (uint32_t line_num = 1; line_num <= src.lines.size(); ++line_num) {
-      for (uint32_t fi : src.FunctionsAt(v.functions, line_num)) {
-        const Function& fn = v.functions[fi];
-        if (!fn.is_group) last_non_group.push_back(fi);
-        for (size_t i = 0; i < fn.lines.size(); ++i)
-          if (fn.lines[i].exists)
-            add(JsonLine(v, fn.lines[i], line_num + static_cast<uint32_t>(i),
-                         &fn.name, f));
-      }
-      if (line_num < src.lines.size()) {
-        const Function* last =
-            last_non_group.empty() ? nullptr
-                                   : &v.functions[last_non_group.back()];
-        if (src.lines[line_num].exists)
-          add(JsonLine(v, src.lines[line_num], line_num,
-                       last ? &last->name : nullptr, f));
-        if (last && last->end_line == line_num) last_non_group.pop_back();
-      }
+      lines += JsonLine(v, *l.line, l.line_number,
+                        l.function < 0 ? nullptr : &v.functions[l.function].name,
+                        f);
     }
     lines += "]";
     files += "{\"lines\": " + lines + ", \"functions\": " + functions +

@@ -180,6 +180,32 @@ int Main(int argc, char** argv) {
       ->type_name("SOURCE");
   AddFilterOptions(gcov, &gcov_filter, false);
 
+  std::string lcov_path, lcov_out, lcov_test;
+  FilterOptions lcov_filter;
+  CLI::App* lcov = app.add_subcommand(
+      "lcov", "Write an lcov tracefile (for genhtml, lcov, CI services).");
+  lcov->add_option("PROFILE", lcov_path, "profile file")->required();
+  lcov->add_option("-o,--output", lcov_out, "output file (default: stdout)")
+      ->type_name("FILE");
+  lcov->add_option("-t,--test-name", lcov_test,
+                   "the TN: name (letters, digits, '_')")
+      ->type_name("NAME");
+  AddFilterOptions(lcov, &lcov_filter, true);
+
+  std::string cob_path, cob_out, cob_root;
+  FilterOptions cob_filter;
+  CLI::App* cobertura = app.add_subcommand(
+      "cobertura", "Write Cobertura XML (for CI services).");
+  cobertura->add_option("PROFILE", cob_path, "profile file")->required();
+  cobertura->add_option("-o,--output", cob_out, "output file (default: stdout)")
+      ->type_name("FILE");
+  cobertura
+      ->add_option("--root", cob_root,
+                   "directory file names are made relative to (default: the "
+                   "first project root)")
+      ->type_name("DIR");
+  AddFilterOptions(cobertura, &cob_filter, true);
+
   // CLI11 reports a stray word as "a subcommand is required"; name it.
   bool known = false;
   for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
@@ -207,6 +233,8 @@ int Main(int argc, char** argv) {
 
   if (*show) return RunShow(show_path, show_json, show_regex);
   if (*gcov) return RunGcov(gcov_path, gcov_options, gcov_filter);
+  if (*lcov) return RunLcov(lcov_path, lcov_out, lcov_test, lcov_filter);
+  if (*cobertura) return RunCobertura(cob_path, cob_out, cob_root, cob_filter);
   if (*verify) return RunVerify(verify_path, verify_against);
   if (*merge) return RunMerge(merge_out, merge_inputs);
   if (*stats) return RunStats(stats_path, stats_json, stats_gcov);
