@@ -20,6 +20,7 @@ packages=(
   zlib1g-dev          # //third_party:zlib (gcov's .gcov.json.gz)
   binutils            # ld >= 2.35 for --export-dynamic-symbol; nm in tests
   python3             # test scripts parse `show --json`
+  lcov                # //tests:reports_e2e_test: lcov --capture, genhtml
   ca-certificates
 )
 
