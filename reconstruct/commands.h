@@ -77,8 +77,17 @@ int RunMerge(const std::string& out_path,
              const std::vector<std::string>& inputs);
 int RunStats(const std::string& path, bool json,
              const std::vector<std::string>& gcdas);
-int RunPaths(const std::string& path, const std::string& regex, uint64_t top,
-             bool json, const std::string& decode, bool decode_given);
+struct PathsOptions {
+  std::string regex;  // --function
+  uint64_t top = 10;
+  bool json = false;
+  bool program = false;  // one ranking across functions
+  bool source = false;   // the text of each path's lines
+  std::string decode;
+  bool decode_given = false;
+};
+int RunPaths(const std::string& path, const PathsOptions& options,
+             const FilterOptions& filter);
 
 }  // namespace ballarus
 

@@ -106,9 +106,13 @@ int Main(int argc, char** argv) {
                     "gcov .gcda files of the same program and workload (the "
                     ".gcno must lie beside each)");
 
-  std::string paths_path, paths_regex, paths_decode;
-  bool paths_json = false;
-  uint64_t paths_top = 10;
+  std::string paths_path;
+  PathsOptions paths_options;
+  FilterOptions paths_filter;
+  std::string& paths_regex = paths_options.regex;
+  std::string& paths_decode = paths_options.decode;
+  bool& paths_json = paths_options.json;
+  uint64_t& paths_top = paths_options.top;
   CLI::App* paths = app.add_subcommand(
       "paths",
       "Ball-Larus path profile: each function's executed paths by "
@@ -116,8 +120,8 @@ int Main(int argc, char** argv) {
   paths->add_option("PROFILE", paths_path, "profile file")->required();
   paths
       ->add_option("--top", paths_top,
-                   "paths listed per function, most executed first (0 = "
-                   "all; default 10)")
+                   "paths listed per function (with --program: in all), most "
+                   "executed first (0 = all; default 10)")
       ->check(CLI::NonNegativeNumber)
       ->type_name("N");
   paths->add_option("--function", paths_regex,
@@ -131,6 +135,15 @@ int Main(int argc, char** argv) {
       "print path number ID (decimal, any size) of the --function "
       "function(s), executed or not");
   decode_opt->type_name("ID");
+  paths->add_flag("--program", paths_options.program,
+                  "one ranking of the hottest paths across all functions");
+  paths->add_flag("--source", paths_options.source,
+                  "the source text of each path's lines");
+  AddFilterOptions(paths, &paths_filter, false);
+  paths->add_option("--exclude-function", paths_filter.exclude_functions,
+                    "leave out functions whose name or demangled name "
+                    "matches (repeatable)")
+      ->type_name("REGEX");
 
   GcdaArgs gcda_args;
   CLI::App* gcda = AddGcdaCommand(&app, &gcda_args);
@@ -238,9 +251,10 @@ int Main(int argc, char** argv) {
   if (*verify) return RunVerify(verify_path, verify_against);
   if (*merge) return RunMerge(merge_out, merge_inputs);
   if (*stats) return RunStats(stats_path, stats_json, stats_gcov);
-  if (*paths)
-    return RunPaths(paths_path, paths_regex, paths_top, paths_json,
-                    paths_decode, decode_opt->count() > 0);
+  if (*paths) {
+    paths_options.decode_given = decode_opt->count() > 0;
+    return RunPaths(paths_path, paths_options, paths_filter);
+  }
   if (*gcda) return RunGcda(gcda_args);
   return 2;
 }
