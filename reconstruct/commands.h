@@ -68,6 +68,8 @@ struct GcovOptions {
 int RunShow(const std::string& path, bool json, const std::string& regex);
 int RunGcov(const std::string& path, const GcovOptions& options,
             const FilterOptions& filter);
+int RunDiff(const std::string& path_a, const std::string& path_b, bool json,
+            uint64_t top, const FilterOptions& filter);
 int RunLcov(const std::string& path, const std::string& out_path,
             const std::string& test_name, const FilterOptions& filter);
 int RunCobertura(const std::string& path, const std::string& out_path,

@@ -219,6 +219,24 @@ int Main(int argc, char** argv) {
       ->type_name("DIR");
   AddFilterOptions(cobertura, &cob_filter, true);
 
+  std::string diff_a, diff_b;
+  bool diff_json = false;
+  uint64_t diff_top = 20;
+  FilterOptions diff_filter;
+  CLI::App* diff = app.add_subcommand(
+      "diff",
+      "What changed between two profiles: functions, lines, branches, "
+      "paths, as counts and shares.");
+  diff->add_option("A", diff_a, "the first profile")->required();
+  diff->add_option("B", diff_b, "the second profile")->required();
+  diff->add_flag("--json", diff_json, "print JSON");
+  diff->add_option("--top", diff_top,
+                   "entries listed per section, largest change of share "
+                   "first (0 = all; default 20)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("N");
+  AddFilterOptions(diff, &diff_filter, true);
+
   // CLI11 reports a stray word as "a subcommand is required"; name it.
   bool known = false;
   for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
@@ -246,6 +264,7 @@ int Main(int argc, char** argv) {
 
   if (*show) return RunShow(show_path, show_json, show_regex);
   if (*gcov) return RunGcov(gcov_path, gcov_options, gcov_filter);
+  if (*diff) return RunDiff(diff_a, diff_b, diff_json, diff_top, diff_filter);
   if (*lcov) return RunLcov(lcov_path, lcov_out, lcov_test, lcov_filter);
   if (*cobertura) return RunCobertura(cob_path, cob_out, cob_root, cob_filter);
   if (*verify) return RunVerify(verify_path, verify_against);
