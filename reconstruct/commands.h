@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "reconstruct/html_writer.h"
 #include "reconstruct/loaded_profile.h"
 #include "reconstruct/report_filter.h"
 #include "reconstruct/report_model.h"
@@ -70,6 +71,8 @@ int RunGcov(const std::string& path, const GcovOptions& options,
             const FilterOptions& filter);
 int RunDiff(const std::string& path_a, const std::string& path_b, bool json,
             uint64_t top, const FilterOptions& filter);
+int RunHtml(const std::string& path, const HtmlOptions& options,
+            const FilterOptions& filter);
 int RunLcov(const std::string& path, const std::string& out_path,
             const std::string& test_name, const FilterOptions& filter);
 int RunCobertura(const std::string& path, const std::string& out_path,

@@ -237,6 +237,41 @@ int Main(int argc, char** argv) {
       ->type_name("N");
   AddFilterOptions(diff, &diff_filter, true);
 
+  std::string html_path;
+  HtmlOptions html_options;
+  FilterOptions html_filter;
+  CLI::App* html = app.add_subcommand(
+      "html",
+      "Write a self-contained HTML report: summaries, annotated source, "
+      "hottest functions and paths, CFG pictures.");
+  html->add_option("PROFILE", html_path, "profile file")->required();
+  html->add_option("-o,--output", html_options.out_dir,
+                   "the report's directory (created)")
+      ->required()
+      ->type_name("DIR");
+  html->add_option("--title", html_options.title, "the report's title");
+  html->add_option("--top-functions", html_options.top_functions,
+                   "hottest functions on the index (default 20)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("N");
+  html->add_option("--top-paths", html_options.top_paths,
+                   "hottest paths on the index (default 20)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("N");
+  html->add_option("--paths-per-function", html_options.paths_per_function,
+                   "hottest paths listed per function (default 5)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("N");
+  html->add_option("--cfg-functions", html_options.cfg_functions,
+                   "CFG pictures of the N hottest functions (default 50; 0 = "
+                   "none)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("N");
+  html->add_option("--dot", html_options.dot,
+                   "the Graphviz dot command (default: dot)")
+      ->type_name("CMD");
+  AddFilterOptions(html, &html_filter, true);
+
   // CLI11 reports a stray word as "a subcommand is required"; name it.
   bool known = false;
   for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
@@ -265,6 +300,7 @@ int Main(int argc, char** argv) {
   if (*show) return RunShow(show_path, show_json, show_regex);
   if (*gcov) return RunGcov(gcov_path, gcov_options, gcov_filter);
   if (*diff) return RunDiff(diff_a, diff_b, diff_json, diff_top, diff_filter);
+  if (*html) return RunHtml(html_path, html_options, html_filter);
   if (*lcov) return RunLcov(lcov_path, lcov_out, lcov_test, lcov_filter);
   if (*cobertura) return RunCobertura(cob_path, cob_out, cob_root, cob_filter);
   if (*verify) return RunVerify(verify_path, verify_against);

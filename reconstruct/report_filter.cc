@@ -19,8 +19,8 @@ std::vector<std::regex> Compile(const std::vector<std::string>& patterns,
     try {
       out.emplace_back(p, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
-      Fail("", std::string(option) + ": invalid regular expression " +
-                   Printable(p) + ": " + e.what());
+      Fail("", std::string(option) + ": invalid regular expression '" +
+                   Printable(p) + "': " + e.what());
     }
   }
   return out;

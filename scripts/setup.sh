@@ -21,6 +21,8 @@ packages=(
   binutils            # ld >= 2.35 for --export-dynamic-symbol; nm in tests
   python3             # test scripts parse `show --json`
   lcov                # //tests:reports_e2e_test: lcov --capture, genhtml
+  graphviz            # ballarus-reconstruct html: CFG pictures (dot)
+  chromium            # //tests:report_tools_test: the HTML report, headless
   ca-certificates
 )
 
