@@ -88,7 +88,8 @@ class Reader {
 }  // namespace
 
 std::vector<uint32_t> GcovCounterEdges(const Function& fn,
-                                       const std::vector<GcovEdgeKey>& keys) {
+                                       const std::vector<GcovEdgeKey>& keys,
+                                       std::vector<uint32_t>* dropped) {
   const size_t ne = fn.edges.size();
   const size_t nb = fn.blocks.size();
   // create_edge_list + qsort (el->index_to_edge, ..., compare_freqs): a
@@ -133,9 +134,14 @@ std::vector<uint32_t> GcovCounterEdges(const Function& fn,
   // "Fake edges that are not on the tree will not be instrumented, so mark
   // them ignored."  Everything else off the tree gets a counter.
   std::vector<uint32_t> counted;
-  for (size_t i = 0; i < ne; ++i)
-    if (!ignore[i] && !on_tree[i] && !(fn.edges[i].flags & kEdgeFake))
+  if (dropped) dropped->clear();
+  for (size_t i = 0; i < ne; ++i) {
+    if (ignore[i] || on_tree[i]) continue;
+    if (!(fn.edges[i].flags & kEdgeFake))
       counted.push_back(static_cast<uint32_t>(i));
+    else if (dropped)
+      dropped->push_back(static_cast<uint32_t>(i));
+  }
   return counted;
 }
 

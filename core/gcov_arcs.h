@@ -70,8 +70,12 @@ struct GcovEdgeKey {
 // index order, each block's successors in order — model edge order).  Only
 // the kEdgeAbnormal and kEdgeFake flags are read (not kEdgeIgnored, which
 // ballarus' own cycle breaking adds).
+// `dropped`, when given, receives the fake edges left off the tree, which
+// gcov never writes into its .gcno (ascending): the reports in gcov's
+// formats leave them out (core/metadata.h GcovReportInfo).
 std::vector<uint32_t> GcovCounterEdges(const Function& fn,
-                                       const std::vector<GcovEdgeKey>& keys);
+                                       const std::vector<GcovEdgeKey>& keys,
+                                       std::vector<uint32_t>* dropped = nullptr);
 
 // GcovFunctionInfo::flags.
 enum GcovFunctionFlag : uint32_t {

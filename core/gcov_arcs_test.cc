@@ -97,6 +97,33 @@ TEST(GcovCounterEdges, FakeNeverCountedAbnormalIgnored) {
   EXPECT_EQ(c, (std::vector<uint32_t>{0, 2, 6}));
 }
 
+TEST(GcovCounterEdges, FakeEdgesOffTheTreeAreDropped) {
+  // 2 ends with a call that may not return and returns itself: a fake
+  // 2->EXIT beside the real 2->EXIT; ENTRY->3 is a fake entry (a setjmp
+  // receiver) beside 3's fake 3->EXIT.  Round 1 takes, by weight, real
+  // 2->EXIT (heavier) before fake 2->EXIT, which then closes a cycle; fake
+  // ENTRY->3 before fake 3->EXIT, which then closes one.
+  Function f = Make(4, {{0, 2, kEdgeFallthru},
+                        {0, 3, kEdgeFake},
+                        {2, 1, kEdgeFallthru},
+                        {2, 1, kEdgeFake},
+                        {2, 3, kEdgeFalse},
+                        {3, 1, kEdgeFake}});
+  std::vector<uint32_t> dropped = {99};
+  const std::vector<uint32_t> c = GcovCounterEdges(
+      f, Keys(f, {100, 5000, 9000, 10, 100, 20}), &dropped);
+  EXPECT_EQ(dropped, (std::vector<uint32_t>{3, 5}));
+  // Lighter real edges: 2->EXIT keeps its place; ENTRY->2 and 2->3 close
+  // cycles in round 2 and are counted.
+  EXPECT_EQ(c, (std::vector<uint32_t>{0, 4}));
+  // The same edges, the fakes heavier: now the real 2->EXIT is counted and
+  // fake 3->EXIT's ENTRY twin is the one dropped.
+  const std::vector<uint32_t> c2 = GcovCounterEdges(
+      f, Keys(f, {100, 10, 20, 9000, 100, 5000}), &dropped);
+  EXPECT_EQ(dropped, (std::vector<uint32_t>{1}));
+  EXPECT_EQ(c2, (std::vector<uint32_t>{0, 2, 4}));
+}
+
 TEST(GcovCounterEdges, CountIsEdgesMinusVerticesPlusOne) {
   // Without fake/abnormal edges every chord is counted: |E| + 1 - (|V| - 1).
   Function f = Make(7, {{0, 2, 0},

@@ -23,7 +23,8 @@
 //   block     := [location] lines
 //   location  := u32 file  u32 line
 //   edge      := u32 src  u32 dst  u32 flags  u counter_plus_1  (0 = none)
-//   extension := u32 tag  str bytes
+//   extension := u32 tag  str bytes   (tags: kPathExtensionTag,
+//                                      kGcovReportExtensionTag; others skipped)
 //   names     := cstr profile  cstr object  cstr source  cstr cwd
 //                (header.names_size bytes; cstr = the bytes, then a NUL,
 //                none inside: the runtime reads this block without
@@ -324,6 +325,17 @@ bool DecodeFunction(Reader* r, const TranslationUnit& tu,
     if (!r->U32(&x.tag, "extension tag") ||
         !r->Bytes(&x.bytes, "extension bytes"))
       return false;
+    if (x.tag == kGcovReportExtensionTag) {
+      GcovReportInfo info;
+      std::string err;
+      if (!DecodeGcovReportInfo(x.bytes, &info, &err))
+        return r->Fail(at, fn + ": " + err);
+      for (uint32_t e : info.dropped_edges)
+        if (e >= n_edges || !(f->edges[e].flags & kEdgeFake))
+          return r->Fail(at, fn + ": gcov-dropped edge " + std::to_string(e) +
+                                 " is not a fake edge of the function");
+      continue;
+    }
     if (x.tag != kPathExtensionTag) continue;
     PathInfo info;
     std::string err;
@@ -478,6 +490,51 @@ bool DecodePathInfo(const std::vector<uint8_t>& bytes, PathInfo* info,
     return false;
   }
   return true;
+}
+
+std::vector<uint8_t> EncodeGcovReportInfo(const GcovReportInfo& info) {
+  std::vector<uint8_t> out;
+  PutU(&out, info.start_column);
+  PutU(&out, info.end_column);
+  PutU(&out, info.dropped_edges.size());
+  for (uint32_t e : info.dropped_edges) PutU(&out, e);
+  return out;
+}
+
+bool DecodeGcovReportInfo(const std::vector<uint8_t>& bytes, GcovReportInfo* info,
+                    std::string* error) {
+  *info = GcovReportInfo();
+  Reader r(bytes.data(), bytes.size(), 0);
+  uint64_t n = 0;
+  bool ok = r.U32(&info->start_column, "start column") &&
+            r.U32(&info->end_column, "end column") &&
+            r.Count(&n, "dropped edge count", 1);
+  for (uint64_t i = 0; ok && i < n; ++i) {
+    uint32_t e;
+    const size_t at = r.pos();
+    ok = r.U32(&e, "dropped edge");
+    if (ok && !info->dropped_edges.empty() && e <= info->dropped_edges.back())
+      ok = r.Fail(at, "dropped edges not ascending");
+    if (ok) info->dropped_edges.push_back(e);
+  }
+  if (ok && r.left() != 0) ok = r.Fail(r.pos(), "trailing bytes");
+  if (!ok) {
+    *error = "gcov report info: byte " + std::to_string(r.err_offset()) + ": " +
+             r.err();
+    return false;
+  }
+  return true;
+}
+
+GcovReportInfo GcovReportInfoOf(const Function& f) {
+  GcovReportInfo info;
+  std::string err;
+  for (const Extension& x : f.extensions)
+    if (x.tag == kGcovReportExtensionTag && DecodeGcovReportInfo(x.bytes, &info, &err)) {
+      info.recorded = true;
+      return info;
+    }
+  return GcovReportInfo();
 }
 
 DecodeResult DecodeMetadata(const uint8_t* data, size_t size,

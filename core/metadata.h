@@ -68,6 +68,38 @@ std::vector<uint8_t> EncodePathInfo(const PathInfo& info);
 bool DecodePathInfo(const std::vector<uint8_t>& bytes, PathInfo* info,
                     std::string* error);
 
+// What gcov's reports show of a function that its CFG alone does not give
+// (Extension::tag kGcovReportExtensionTag): the columns gcov's JSON reports,
+// and the fake edges GCC leaves out of its .gcno.  GCC 12's branch_prob()
+// puts abnormal, fake and into-EXIT edges on its spanning tree first (in
+// the order of its frequency-sorted edge list); a fake edge that would
+// close a cycle there is off the tree, never instrumented, marked ignored:
+// gcov never sees it.  The plugin takes them from its replica of GCC's tree
+// (core/gcov_arcs.h GcovCounterEdges) so that reports written in gcov's
+// formats (reconstruct/gcov_view.h) see gcov's arcs exactly.  Absent in
+// profiles of older builds: columns 0, no edge dropped.  (Tags 2 and 3 are
+// profile use's, core/gcov_arcs.h.)
+//
+//   bytes := u32 start_column  u32 end_column  [u32 edge] gcov_dropped
+inline constexpr uint32_t kGcovReportExtensionTag = 4;
+
+struct GcovReportInfo {
+  uint32_t start_column = 0;  // of the function's declaration
+  uint32_t end_column = 0;    // of its closing brace (start_column when the
+                              // function ends in another file)
+  std::vector<uint32_t> dropped_edges;  // fake model edges gcov has no arc
+                                        // for, ascending
+  bool recorded = false;  // set by GcovReportInfoOf when the extension exists
+};
+
+std::vector<uint8_t> EncodeGcovReportInfo(const GcovReportInfo& info);
+// False with *error ("gcov info: ...") on malformed bytes.
+bool DecodeGcovReportInfo(const std::vector<uint8_t>& bytes, GcovReportInfo* info,
+                    std::string* error);
+// The function's GcovReportInfo: its kGcovReportExtensionTag extension decoded, or the
+// defaults when it has none (DecodeMetadata has validated it).
+GcovReportInfo GcovReportInfoOf(const Function& f);
+
 // Result of decoding: on failure `ok` is false and `error` reads like
 // "offset 123: edge 4 of function 'foo' names block 17 of 9".
 struct DecodeResult {

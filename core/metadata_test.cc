@@ -808,11 +808,70 @@ TEST(Metadata, PathExtensionCutsChecked) {
   EXPECT_NE(DecodeError(tu).find("path info: byte 0: unknown path storage 9"),
             std::string::npos)
       << DecodeError(tu);
-  // The same bytes under another tag are opaque and pass.
-  tu.functions[0].extensions[0].tag = kPathExtensionTag + 1;
+  // The same bytes under a tag nobody knows are opaque and pass.
+  tu.functions[0].extensions[0].tag = 99;
   const std::vector<uint8_t> blob = EncodeMetadata(tu);
   TranslationUnit back;
   EXPECT_TRUE(DecodeMetadata(blob.data(), blob.size(), &back).ok);
+}
+
+// ---------------------------------------------------------------------------
+// gcov's view of a function (GcovReportInfo, kGcovReportExtensionTag).
+
+TEST(GcovReportInfo, ExactBytesAndRoundTrip) {
+  GcovReportInfo g;
+  g.start_column = 5;
+  g.end_column = 300;
+  g.dropped_edges = {1, 4};
+  EXPECT_EQ(EncodeGcovReportInfo(g), Varints({5, 300, 2, 1, 4}));
+  GcovReportInfo back;
+  std::string err;
+  ASSERT_TRUE(DecodeGcovReportInfo(EncodeGcovReportInfo(g), &back, &err)) << err;
+  EXPECT_EQ(back.start_column, 5u);
+  EXPECT_EQ(back.end_column, 300u);
+  EXPECT_EQ(back.dropped_edges, (std::vector<uint32_t>{1, 4}));
+  for (size_t n = 0; n < EncodeGcovReportInfo(g).size(); ++n) {
+    std::vector<uint8_t> cut = EncodeGcovReportInfo(g);
+    cut.resize(n);
+    EXPECT_FALSE(DecodeGcovReportInfo(cut, &back, &err)) << n;
+  }
+  EXPECT_FALSE(DecodeGcovReportInfo(Varints({5, 3, 2, 4, 4}), &back, &err));
+  EXPECT_EQ(err, "gcov report info: byte 4: dropped edges not ascending");
+  EXPECT_FALSE(DecodeGcovReportInfo(Varints({5, 3, 0, 0}), &back, &err));
+  EXPECT_EQ(err, "gcov report info: byte 3: trailing bytes");
+}
+
+TEST(GcovReportInfo, InBlobDroppedEdgesMustBeFakeEdges) {
+  TranslationUnit tu = SampleTu();
+  Function& g = tu.functions[1];  // edges 1 and 4 are fake, 2 is not
+  GcovReportInfo info;
+  info.start_column = 3;
+  info.end_column = 1;
+  info.dropped_edges = {1, 4};
+  g.extensions = {{kGcovReportExtensionTag, EncodeGcovReportInfo(info)}};
+  std::vector<uint8_t> blob = EncodeMetadata(tu);
+  TranslationUnit back;
+  DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
+  ASSERT_TRUE(r.ok) << r.error;
+  const GcovReportInfo got = GcovReportInfoOf(back.functions[1]);
+  EXPECT_EQ(got.start_column, 3u);
+  EXPECT_EQ(got.dropped_edges, (std::vector<uint32_t>{1, 4}));
+  // Absent: the defaults.
+  EXPECT_EQ(GcovReportInfoOf(back.functions[0]).start_column, 0u);
+  EXPECT_TRUE(GcovReportInfoOf(back.functions[0]).dropped_edges.empty());
+  for (uint32_t bad : {2u, 8u}) {
+    info.dropped_edges = {bad};
+    g.extensions = {{kGcovReportExtensionTag, EncodeGcovReportInfo(info)}};
+    EXPECT_NE(DecodeError(tu).find("function '_Z1gv': gcov-dropped edge " +
+                                   std::to_string(bad) +
+                                   " is not a fake edge of the function"),
+              std::string::npos)
+        << DecodeError(tu);
+  }
+  g.extensions = {{kGcovReportExtensionTag, {7}}};
+  EXPECT_NE(DecodeError(tu).find("function '_Z1gv': gcov report info: byte 1: "),
+            std::string::npos)
+      << DecodeError(tu);
 }
 
 }  // namespace

@@ -52,6 +52,7 @@
 
 #include "core/gcda.h"
 #include "core/gcov_arcs.h"
+#include "core/metadata.h"
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
 #include "plugin/cfg_prep.h"
@@ -214,6 +215,24 @@ void GcovRecordFunction(Function* fn, const std::vector<edge>& gcc_edges) {
     keys[k] = it->second;
   }
   g_keys.clear();
+  // For reports in gcov's formats (core/metadata.h GcovReportInfo): the
+  // columns of coverage.cc's coverage_begin_function, and (below) the fake
+  // edges gcov never sees.
+  GcovReportInfo report;
+  {
+    const expanded_location start =
+        expand_location(DECL_SOURCE_LOCATION(current_function_decl));
+    const expanded_location end = expand_location(cfun->function_end_locus);
+    const bool same_file =
+        end.file && start.file && strcmp(end.file, start.file) == 0;
+    report.start_column = start.column;
+    report.end_column =
+        same_file && end.line >= start.line ? end.column : start.column;
+  }
+  if (g_thunks.count(node))  // branch_prob (thunk = true) ignores them all
+    for (size_t i = 0; i < fn->edges.size(); ++i)
+      if (fn->edges[i].flags & kEdgeFake)
+        report.dropped_edges.push_back(static_cast<uint32_t>(i));
   GcovFunctionInfo info;
   info.ident = Ident(node, cfun);
   if (DECL_EXTERNAL(current_function_decl))
@@ -226,11 +245,14 @@ void GcovRecordFunction(Function* fn, const std::vector<edge>& gcc_edges) {
           !(fn->edges[i].flags & (kEdgeFake | kEdgeReentry)))
         info.counter_edges.push_back(static_cast<uint32_t>(i));
   } else {
-    info.counter_edges = GcovCounterEdges(*graph, keys);
+    info.counter_edges = GcovCounterEdges(*graph, keys, &report.dropped_edges);
     for (uint32_t& e : info.counter_edges) e = real[e];
+    for (uint32_t& e : report.dropped_edges) e = real[e];
   }
   fn->extensions.push_back(
       {kGcovExtensionTag, EncodeGcovFunctionInfo(info)});
+  fn->extensions.push_back(
+      {kGcovReportExtensionTag, EncodeGcovReportInfo(report)});
   g_recorded.insert(node);
   if (dump_file) {
     fprintf(dump_file, "  gcov: ident %u%s, %zu arc counters:", info.ident,

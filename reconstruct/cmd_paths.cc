@@ -1,12 +1,18 @@
-// cmd_paths.cc — `ballarus-reconstruct paths PROFILE [--top N] [--function
-// REGEX] [--json] [--decode ID]`.
+// cmd_paths.cc — `ballarus-reconstruct paths PROFILE [--top N] [--program]
+// [--source] [--function REGEX] [filters] [--json] [--decode ID]`.
 //
 // Per function with path data, its executed paths by count: number (exact
-// decimal), count, blocks and source lines.  --json: the document of
-// `show --json` with path fields added to each path-mode function.
-// --decode ID: any path number of the selected function(s), executed or
-// not.
+// decimal), count, its share of the function's path executions and of the
+// program's (every path-mode function of the profile), blocks and source
+// lines (--source: with their text).  --program: one ranking across
+// functions, the N hottest paths of the program.  --json: the document of
+// `show --json` with path fields added to each path-mode function (with
+// --program: the ranking).  --decode ID: any path number of the selected
+// function(s), executed or not.  Text output opens with a legend of the
+// notation.
+#include <algorithm>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +21,7 @@
 
 #include "reconstruct/commands.h"
 #include "reconstruct/json_writer.h"
+#include "reconstruct/source_text.h"
 #include "reconstruct/text_writer.h"
 
 namespace ballarus {
@@ -49,22 +56,78 @@ const char* EndName(PathReport::End e) {
   }
 }
 
-ojson PathJson(const Report& r, const PathReport& p, bool with_lines) {
+// count / total, or 0 for an empty total.
+double Share(uint64_t count, long double total) {
+  return total > 0 ? static_cast<double>(count / total) : 0.0;
+}
+
+// "36.4%", or "-" for an empty total.
+std::string Percent(uint64_t count, long double total) {
+  if (!(total > 0)) return "-";
+  return fmt::format("{:.1f}%", static_cast<double>(100 * count / total));
+}
+
+// Sum of the in-range path counts of every path-mode function (residues
+// modulo 2^64 taken as they are; a true count never nears 2^64).
+long double ProgramTotal(const Report& r) {
+  long double total = 0;
+  for (const FunctionReport& f : r.functions)
+    if (f.paths) total += static_cast<long double>(f.paths->total);
+  return total;
+}
+
+constexpr const char* kLegend =
+    "Legend: a path lists the blocks it executes, ENTRY to EXIT.  \"^\" "
+    "first: it began\n"
+    "  after a back edge (a new loop iteration) or at a cut block; \"-> "
+    "back edge to B\":\n"
+    "  it ended taking a back edge into block B; \"-> cut at B\": it "
+    "ended entering cut\n"
+    "  block B (the next path starts there); \"(did not return)\": exit(), "
+    "longjmp or an\n"
+    "  exception left the function there.  \"% fn\": share of the "
+    "function's path\n"
+    "  executions; \"% all\": share of the program's (every path-mode "
+    "function).\n\n";
+
+ojson PathJson(const Report& r, const PathReport& p, bool with_lines,
+               long double function_total = 0, long double program_total = 0,
+               SourceCache* sources = nullptr) {
   ojson j;
   j["id"] = std::to_string(p.number);
   j["count"] = p.count;
+  if (program_total > 0) {
+    j["function_share"] = Share(p.count, function_total);
+    j["program_share"] = Share(p.count, program_total);
+  }
   j["blocks"] = p.blocks;
   j["start"] = StartName(p.start);
   j["end"] = EndName(p.end);
   if (p.end == PathReport::kBackEdge || p.end == PathReport::kCut)
     j["to"] = p.target;
-  if (with_lines) {
+  if (with_lines || sources) {
     ojson lines = ojson::array();
-    for (const report::SourceLine& l : p.lines)
-      lines.push_back(ojson{{"file", r.file_name(l.file)}, {"line", l.line}});
+    for (const report::SourceLine& l : p.lines) {
+      ojson line{{"file", r.file_name(l.file)}, {"line", l.line}};
+      if (sources) {
+        const std::string* text = sources->Line(l.file, l.line);
+        line["source"] = text ? ojson(*text) : ojson(nullptr);
+      }
+      lines.push_back(line);
+    }
     j["lines"] = lines;
   }
   return j;
+}
+
+// The lines of a path with their text: "      a.c:3 |   x++;".
+void PrintSource(const Report& r, const PathReport& p, SourceCache* sources,
+                 const std::string& indent) {
+  for (const report::SourceLine& l : p.lines) {
+    const std::string* text = sources->Line(l.file, l.line);
+    fmt::print("{}{}:{} | {}\n", indent, Printable(r.file_name(l.file)), l.line,
+               text ? Printable(*text) : std::string("(source not found)"));
+  }
 }
 
 // The executed paths listed: the first `top` (0 = all).
@@ -74,7 +137,7 @@ size_t Listed(const PathProfileReport& pp, uint64_t top) {
 }
 
 void AddPathFields(const Report& r, const FunctionReport& f, uint64_t top,
-                   ojson* j) {
+                   long double program_total, SourceCache* sources, ojson* j) {
   const PathProfileReport& pp = *f.paths;
   (*j)["n_paths"] = std::to_string(pp.n_paths);
   (*j)["path_storage"] = report::PathStorageName(pp.storage);
@@ -92,7 +155,9 @@ void AddPathFields(const Report& r, const FunctionReport& f, uint64_t top,
   (*j)["path_out_of_range"] = pp.out_of_range;
   ojson paths = ojson::array();
   for (size_t i = 0; i < Listed(pp, top); ++i)
-    paths.push_back(PathJson(r, pp.executed[i], false));
+    paths.push_back(PathJson(r, pp.executed[i], false,
+                             static_cast<long double>(pp.total), program_total,
+                             sources));
   (*j)["paths"] = paths;
 }
 
@@ -107,7 +172,8 @@ std::string CutsText(const FunctionReport& f) {
                      blocks.empty() ? "none" : blocks);
 }
 
-void PrintPathsText(const Report& r, const FunctionReport& f, uint64_t top) {
+void PrintPathsText(const Report& r, const FunctionReport& f, uint64_t top,
+                    long double program_total, SourceCache* sources) {
   const PathProfileReport& pp = *f.paths;
   fmt::print(
       "{} ({}:{}): {} paths, {} executed, {} path counts, {} storage{}; "
@@ -120,11 +186,18 @@ void PrintPathsText(const Report& r, const FunctionReport& f, uint64_t top) {
         "  {} counts of out-of-range path numbers (instrumentation "
         "error; see verify)\n",
         pp.out_of_range);
+  if (Listed(pp, top) > 0)
+    fmt::print("  {:>20} {:>6} {:>6}  path\n", "count", "% fn", "% all");
+  const long double function_total = static_cast<long double>(pp.total);
   for (size_t i = 0; i < Listed(pp, top); ++i) {
     const PathReport& p = pp.executed[i];
-    fmt::print("  {:>20}  path {}: {}\n", p.count, p.number, PathText(p));
+    fmt::print("  {:>20} {:>6} {:>6}  path {}: {}\n", p.count,
+               Percent(p.count, function_total),
+               Percent(p.count, program_total), p.number, PathText(p));
     const std::string lines = LinesText(r, p.lines);
-    if (!lines.empty()) fmt::print("  {:>20}  lines {}\n", "", lines);
+    if (!lines.empty())
+      fmt::print("  {:>34}  lines {}\n", "", Printable(lines));
+    if (sources) PrintSource(r, p, sources, std::string(40, ' '));
   }
   if (top != 0 && pp.executed.size() > top)
     fmt::print("  ({} more executed paths; --top 0 lists all)\n",
@@ -174,49 +247,134 @@ int RunDecode(const Report& r, const std::vector<const FunctionReport*>& fs,
     ojson root;
     root["profile"] = r.profile;
     root["decoded"] = decoded;
-    std::cout << root.dump(1) << "\n";
+    std::cout << JsonDump(root) << "\n";
   }
   std::cout.flush();
   return 0;
 }
 
+// --program: the hottest executed paths across every selected function.
+struct Ranked {
+  const FunctionReport* f;
+  const PathReport* p;
+};
+
+std::vector<Ranked> Rank(const std::vector<const FunctionReport*>& fs,
+                         uint64_t top) {
+  std::vector<Ranked> all;
+  for (const FunctionReport* f : fs)
+    for (const PathReport& p : f->paths->executed) all.push_back({f, &p});
+  // Count descending; ties in report order (file, line, name), then by
+  // path number — each function's list is already in that order.
+  std::stable_sort(all.begin(), all.end(), [](const Ranked& a, const Ranked& b) {
+    return a.p->count > b.p->count;
+  });
+  if (top != 0 && all.size() > top) all.resize(top);
+  return all;
+}
+
+void PrintProgramText(const Report& r, const std::vector<Ranked>& ranked,
+                      size_t executed, long double program_total,
+                      SourceCache* sources) {
+  fmt::print("{:>5} {:>20} {:>6} {:>6}  function and path\n", "rank", "count",
+             "% fn", "% all");
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    const FunctionReport& f = *ranked[i].f;
+    const PathReport& p = *ranked[i].p;
+    fmt::print("{:>5} {:>20} {:>6} {:>6}  {} ({}:{}) path {}: {}\n", i + 1,
+               p.count, Percent(p.count, static_cast<long double>(f.paths->total)),
+               Percent(p.count, program_total), Printable(f.display_name()),
+               Printable(r.file_name(f.file)), f.line, p.number, PathText(p));
+    const std::string lines = LinesText(r, p.lines);
+    if (!lines.empty()) fmt::print("{:>42}lines {}\n", "", Printable(lines));
+    if (sources) PrintSource(r, p, sources, std::string(44, ' '));
+  }
+  if (ranked.size() < executed)
+    fmt::print("({} more executed paths; --top 0 lists all)\n",
+               executed - ranked.size());
+}
+
 }  // namespace
 
-int RunPaths(const std::string& path, const std::string& regex, uint64_t top,
-             bool json, const std::string& decode, bool decode_given) {
+int RunPaths(const std::string& path, const PathsOptions& o,
+             const FilterOptions& filter_options) {
   LoadedReport loaded;
   LoadReport(path, &loaded);
   const Report& r = loaded.report;
-  if (decode_given && regex.empty())
+  const FileFilter filter(r, filter_options);
+  if (o.decode_given && o.regex.empty())
     Fail("", "--decode needs --function: which function's path?");
-  const std::vector<const FunctionReport*> fs = Select(r, regex);
+  std::vector<const FunctionReport*> fs;
+  for (const FunctionReport* f : Select(r, o.regex))
+    if (filter.KeepFunction(*f)) fs.push_back(f);
   std::vector<const FunctionReport*> with_paths;
   for (const FunctionReport* f : fs)
     if (f->paths) with_paths.push_back(f);
   if (with_paths.empty())
-    Fail(path, regex.empty()
+    Fail(path, !r.has_paths
                    ? std::string("no path data (build with "
                                  "-fplugin-arg-ballarus-mode=path or "
                                  "mode=edge,path)")
-                   : "no function with path data matches '" + regex + "'");
-  if (decode_given) return RunDecode(r, with_paths, decode, json);
-  if (json) {
+                   : "no function with path data is selected (--function, "
+                     "--include, --exclude; --all-files for files outside "
+                     "the project)");
+  if (o.decode_given) return RunDecode(r, with_paths, o.decode, o.json);
+  std::unique_ptr<SourceCache> sources;
+  if (o.source) sources = std::make_unique<SourceCache>(r, filter);
+  const long double program_total = ProgramTotal(r);
+  size_t executed = 0;
+  for (const FunctionReport* f : with_paths) executed += f->paths->executed.size();
+
+  if (o.program) {
+    const std::vector<Ranked> ranked = Rank(with_paths, o.top);
+    if (o.json) {
+      ojson root;
+      root["profile"] = path;
+      root["runs"] = r.runs;
+      root["path_executions"] = static_cast<double>(program_total);
+      root["executed_paths"] = executed;
+      ojson arr = ojson::array();
+      for (size_t i = 0; i < ranked.size(); ++i) {
+        const FunctionReport& f = *ranked[i].f;
+        ojson j;
+        j["rank"] = i + 1;
+        j["name"] = f.name;
+        j["demangled"] = f.demangled;
+        j["file"] = r.file_name(f.file);
+        j["line"] = f.line;
+        ojson pj = PathJson(r, *ranked[i].p, true,
+                            static_cast<long double>(f.paths->total),
+                            program_total, sources.get());
+        for (auto it = pj.begin(); it != pj.end(); ++it) j[it.key()] = it.value();
+        arr.push_back(j);
+      }
+      root["ranking"] = arr;
+      std::cout << JsonDump(root) << "\n";
+    } else {
+      fmt::print("profile {}: {} runs; {} path executions, {} distinct paths "
+                 "in {} functions\n\n{}",
+                 Printable(path), r.runs, static_cast<double>(program_total),
+                 executed, with_paths.size(), kLegend);
+      PrintProgramText(r, ranked, executed, program_total, sources.get());
+    }
+  } else if (o.json) {
     ojson root;
     root["profile"] = path;
     root["runs"] = r.runs;
     ojson arr = ojson::array();
     for (const FunctionReport* f : fs) {
       ojson j = FunctionJson(r, *f);
-      if (f->paths) AddPathFields(r, *f, top, &j);
+      if (f->paths) AddPathFields(r, *f, o.top, program_total, sources.get(), &j);
       arr.push_back(j);
     }
     root["functions"] = arr;
-    if (regex.empty()) root["lines"] = FileLinesJson(r);
-    std::cout << root.dump(1) << "\n";
+    if (o.regex.empty()) root["lines"] = FileLinesJson(r);
+    std::cout << JsonDump(root) << "\n";
   } else {
-    fmt::print("profile {}: {} runs, {} functions with path data\n\n", path,
-               r.runs, with_paths.size());
-    for (const FunctionReport* f : with_paths) PrintPathsText(r, *f, top);
+    fmt::print("profile {}: {} runs, {} functions with path data\n\n{}",
+               Printable(path), r.runs, with_paths.size(), kLegend);
+    for (const FunctionReport* f : with_paths)
+      PrintPathsText(r, *f, o.top, program_total, sources.get());
   }
   std::cout.flush();
   return 0;

@@ -81,7 +81,7 @@ int RunShow(const std::string& path, bool json, const std::string& regex) {
     for (const FunctionReport* f : fs) arr.push_back(FunctionJson(r, *f));
     root["functions"] = arr;
     if (regex.empty()) root["lines"] = FileLinesJson(r);
-    std::cout << root.dump(1) << "\n";
+    std::cout << JsonDump(root) << "\n";
   } else {
     fmt::print("profile {}: {} runs, {} translation units, {} functions\n\n",
                path, r.runs, r.tus.size(), r.functions.size());

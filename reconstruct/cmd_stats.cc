@@ -174,7 +174,7 @@ int RunStats(const std::string& path, bool json,
       g["total"] = WorkJson(gtotal);
       root["gcov"] = g;
     }
-    std::cout << root.dump(1) << "\n";
+    std::cout << JsonDump(root) << "\n";
     return 0;
   }
   fmt::print("{:<40} {:>7} {:>7} {:>9} {:>20}\n", "function", "blocks",

@@ -18,7 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "reconstruct/html_writer.h"
 #include "reconstruct/loaded_profile.h"
+#include "reconstruct/report_filter.h"
 #include "reconstruct/report_model.h"
 
 namespace ballarus {
@@ -33,6 +35,13 @@ struct Fatal {
 // "FILE: problem" (just the problem when `file` is empty).
 [[noreturn]] void Fail(const std::string& file, const std::string& problem);
 
+// `s` safe to print on one line of a terminal: every byte that is not part
+// of printable UTF-8 (control characters, DEL, NUL, bytes of no valid
+// sequence) is written \xNN.  Idempotent; main() applies it to every
+// error message, so a name with a newline, an escape sequence or Latin-1
+// bytes never splits, colours or garbles it.
+std::string Printable(const std::string& s);
+
 // A profile loaded and its report built (LoadProfile's errors: Fail).
 // The report points into the profile, so they live together.
 struct LoadedReport {
@@ -46,14 +55,44 @@ void LoadReport(const std::string& path, LoadedReport* out);
 std::vector<const report::FunctionReport*> Select(const report::Report& r,
                                                   const std::string& regex);
 
+// gcov's options (reconstruct/cmd_gcov.cc).
+struct GcovOptions {
+  bool branches = false, counts = false, unconditional = false;
+  bool demangle = false, human = false, function_summaries = false;
+  bool json = false, to_stdout = false, no_output = false;
+  bool long_names = false, preserve_paths = false, relative_only = false;
+  std::string source_prefix;
+  std::string output_dir = ".";
+  std::vector<std::string> tus;  // --tu: sources of the TUs to read
+};
+
 int RunShow(const std::string& path, bool json, const std::string& regex);
+int RunGcov(const std::string& path, const GcovOptions& options,
+            const FilterOptions& filter);
+int RunDiff(const std::string& path_a, const std::string& path_b, bool json,
+            uint64_t top, const FilterOptions& filter);
+int RunHtml(const std::string& path, const HtmlOptions& options,
+            const FilterOptions& filter);
+int RunLcov(const std::string& path, const std::string& out_path,
+            const std::string& test_name, const FilterOptions& filter);
+int RunCobertura(const std::string& path, const std::string& out_path,
+                 const std::string& root, const FilterOptions& filter);
 int RunVerify(const std::string& path, const std::string& against);
 int RunMerge(const std::string& out_path,
              const std::vector<std::string>& inputs);
 int RunStats(const std::string& path, bool json,
              const std::vector<std::string>& gcdas);
-int RunPaths(const std::string& path, const std::string& regex, uint64_t top,
-             bool json, const std::string& decode, bool decode_given);
+struct PathsOptions {
+  std::string regex;  // --function
+  uint64_t top = 10;
+  bool json = false;
+  bool program = false;  // one ranking across functions
+  bool source = false;   // the text of each path's lines
+  std::string decode;
+  bool decode_given = false;
+};
+int RunPaths(const std::string& path, const PathsOptions& options,
+             const FilterOptions& filter);
 
 }  // namespace ballarus
 

@@ -9,6 +9,81 @@ namespace ballarus {
 using report::FunctionReport;
 using report::Report;
 
+namespace {
+
+// The length of the valid UTF-8 sequence at s[i], or 0.
+size_t Utf8Length(const std::string& s, size_t i) {
+  const unsigned char c = s[i];
+  if (c < 0x80) return 1;
+  size_t n;
+  uint32_t cp;
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2;
+    cp = c & 0x1f;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    cp = c & 0x0f;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    const unsigned char d = s[i + k];
+    if ((d & 0xc0) != 0x80) return 0;
+    cp = cp << 6 | (d & 0x3f);
+  }
+  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+      (cp >= 0xd800 && cp <= 0xdfff))
+    return 0;
+  return n;
+}
+
+bool IsValidUtf8(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = Utf8Length(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+void MakeValid(ojson* j) {
+  if (j->is_string()) {
+    const std::string& s = j->get_ref<const std::string&>();
+    if (!IsValidUtf8(s)) *j = ValidUtf8(s);
+  } else if (j->is_array() || j->is_object()) {
+    for (auto& v : *j) MakeValid(&v);
+  }
+}
+
+}  // namespace
+
+std::string ValidUtf8(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = Utf8Length(s, i);
+    if (n) {
+      out.append(s, i, n);
+      i += n;
+      continue;
+    }
+    const unsigned char c = s[i++];
+    out += static_cast<char>(0xc0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3f));
+  }
+  return out;
+}
+
+std::string JsonDump(const ojson& j) {
+  ojson copy = j;
+  MakeValid(&copy);
+  return copy.dump(1);
+}
+
 ojson CountJson(const Count& c) { return c ? ojson(*c) : ojson(nullptr); }
 
 ojson FunctionJson(const Report& r, const FunctionReport& f) {

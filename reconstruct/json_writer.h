@@ -13,6 +13,15 @@ namespace ballarus {
 
 using ojson = nlohmann::ordered_json;
 
+// `s` as valid UTF-8: every byte that is not part of a valid UTF-8
+// sequence becomes the code point of the same value (U+0080..U+00FF), so a
+// Latin-1 name reads right and nothing is lost or fails.
+std::string ValidUtf8(const std::string& s);
+
+// j.dump(1) with every string made ValidUtf8 first (nlohmann's dump throws
+// on invalid UTF-8).
+std::string JsonDump(const ojson& j);
+
 // A count, or null where it is unknown.
 ojson CountJson(const Count& c);
 

@@ -109,7 +109,13 @@ bool SumSolutions(const std::vector<Count>& known_a, const FlowResult& a,
 // Adds COMDAT copy `c` into group `g`.  *solved says whether g.flow is
 // still SolveFlow(g.function, g.known); it becomes false when the sum of
 // the solutions is not the solution of the sum.
-void AddCopy(size_t t, FunctionCopy* c, LoadedFunction* g, bool* solved) {
+void AddCopy(size_t t, uint32_t index, FunctionCopy* c, LoadedFunction* g,
+             bool* solved) {
+  if (g->copies.size() == 1 && g->copies[0].edges.empty()) {
+    g->copies[0].edges = g->flow.edges;
+    g->copies[0].blocks = g->flow.blocks;
+  }
+  g->copies.push_back(LoadedFunction::Copy{index, c->flow.edges, c->flow.blocks});
   if (*solved) {
     FlowResult sum;
     *solved = SumSolutions(g->known, g->flow, c->known, c->flow, &sum);
@@ -188,7 +194,7 @@ void GroupFunctions(LoadedProfile* out) {
           if (!SameGraph(*g.function, f) || !SamePaths(g.paths, c.paths))
             continue;
           bool s = solved[gi];
-          AddCopy(t, &c, &g, &s);
+          AddCopy(t, static_cast<uint32_t>(fi), &c, &g, &s);
           solved[gi] = s;
           merged = true;
           break;
@@ -200,6 +206,7 @@ void GroupFunctions(LoadedProfile* out) {
       lf.function = &f;
       lf.tu = &lt.tu;
       lf.tus.push_back(t);
+      lf.copies.push_back(LoadedFunction::Copy{static_cast<uint32_t>(fi), {}, {}});
       lf.known = std::move(c.known);
       lf.edge_counters = c.edge_counters;
       lf.paths = std::move(c.paths);
@@ -225,9 +232,20 @@ bool LoadProfile(const std::string& path, LoadedProfile* out,
   CountFileLines(out);
   GroupFunctions(out);
   for (LoadedFunction& lf : out->functions) {
-    std::stable_sort(lf.tus.begin(), lf.tus.end(), [&](size_t a, size_t b) {
-      return out->records.tus[a].tu.source < out->records.tus[b].tu.source;
+    std::vector<size_t> order(lf.tus.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return out->records.tus[lf.tus[a]].tu.source <
+             out->records.tus[lf.tus[b]].tu.source;
     });
+    std::vector<size_t> tus;
+    std::vector<LoadedFunction::Copy> copies;
+    for (size_t i : order) {
+      tus.push_back(lf.tus[i]);
+      copies.push_back(std::move(lf.copies[i]));
+    }
+    lf.tus = std::move(tus);
+    lf.copies = std::move(copies);
     lf.lines = GcovLineCounts(
         {GcovFunctionInput{lf.function, &lf.flow.edges, &lf.flow.blocks}});
   }

@@ -50,6 +50,15 @@ struct LoadedFunction {
   std::optional<LoadedPaths> paths;    // path mode
   FlowResult flow;                     // == SolveFlow(*function, known)
   std::vector<GcovLine> lines;         // gcov line counts, files of `tu`
+  // Each copy, parallel to `tus`: its index among its TU's functions and,
+  // when the function sums several copies, that copy's own solved counts
+  // (gcov's view is per TU: reconstruct/gcov_view.h).  A single copy's
+  // counts are `flow`'s, and `edges`/`blocks` stay empty.
+  struct Copy {
+    uint32_t index = 0;
+    std::vector<Count> edges, blocks;
+  };
+  std::vector<Copy> copies;
 
   const std::string& file_name() const { return tu->files[function->file]; }
   const std::string& display_name() const {

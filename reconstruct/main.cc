@@ -32,6 +32,29 @@ namespace {
 
 constexpr const char* kVersion = "0.1.0";
 
+// The file and function filters of reconstruct/report_filter.h.
+void AddFilterOptions(CLI::App* app, FilterOptions* f, bool functions) {
+  app->add_option("--include", f->include,
+                  "only files whose absolute path matches this regular "
+                  "expression (repeatable; replaces the project-root rule)")
+      ->type_name("REGEX");
+  app->add_option("--exclude", f->exclude,
+                  "leave out files whose absolute path matches this "
+                  "regular expression (repeatable)")
+      ->type_name("REGEX");
+  app->add_flag("--all-files", f->all_files,
+                "every file, not only those under the project roots");
+  if (!functions) return;
+  app->add_option("--function", f->functions,
+                  "only functions whose name or demangled name matches this "
+                  "regular expression (repeatable)")
+      ->type_name("REGEX");
+  app->add_option("--exclude-function", f->exclude_functions,
+                  "leave out functions whose name or demangled name matches "
+                  "(repeatable)")
+      ->type_name("REGEX");
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"Reconstruct and check ballarus profiles.", kProg};
   app.set_version_flag("--version", std::string(kProg) + " " + kVersion);
@@ -83,9 +106,13 @@ int Main(int argc, char** argv) {
                     "gcov .gcda files of the same program and workload (the "
                     ".gcno must lie beside each)");
 
-  std::string paths_path, paths_regex, paths_decode;
-  bool paths_json = false;
-  uint64_t paths_top = 10;
+  std::string paths_path;
+  PathsOptions paths_options;
+  FilterOptions paths_filter;
+  std::string& paths_regex = paths_options.regex;
+  std::string& paths_decode = paths_options.decode;
+  bool& paths_json = paths_options.json;
+  uint64_t& paths_top = paths_options.top;
   CLI::App* paths = app.add_subcommand(
       "paths",
       "Ball-Larus path profile: each function's executed paths by "
@@ -93,8 +120,8 @@ int Main(int argc, char** argv) {
   paths->add_option("PROFILE", paths_path, "profile file")->required();
   paths
       ->add_option("--top", paths_top,
-                   "paths listed per function, most executed first (0 = "
-                   "all; default 10)")
+                   "paths listed per function (with --program: in all), most "
+                   "executed first (0 = all; default 10)")
       ->check(CLI::NonNegativeNumber)
       ->type_name("N");
   paths->add_option("--function", paths_regex,
@@ -108,17 +135,150 @@ int Main(int argc, char** argv) {
       "print path number ID (decimal, any size) of the --function "
       "function(s), executed or not");
   decode_opt->type_name("ID");
+  paths->add_flag("--program", paths_options.program,
+                  "one ranking of the hottest paths across all functions");
+  paths->add_flag("--source", paths_options.source,
+                  "the source text of each path's lines");
+  AddFilterOptions(paths, &paths_filter, false);
+  paths->add_option("--exclude-function", paths_filter.exclude_functions,
+                    "leave out functions whose name or demangled name "
+                    "matches (repeatable)")
+      ->type_name("REGEX");
 
   GcdaArgs gcda_args;
   CLI::App* gcda = AddGcdaCommand(&app, &gcda_args);
 
+  std::string gcov_path;
+  GcovOptions gcov_options;
+  FilterOptions gcov_filter;
+  CLI::App* gcov = app.add_subcommand(
+      "gcov",
+      "Write .gcov annotated sources (or gcov's JSON with -j) exactly as "
+      "gcov 12 writes them, from the profile.");
+  gcov->add_option("PROFILE", gcov_path, "profile file")->required();
+  gcov->add_flag("-b,--branch-probabilities", gcov_options.branches,
+                 "branch and call lines, function summaries");
+  gcov->add_flag("-c,--branch-counts", gcov_options.counts,
+                 "branch counts instead of percentages");
+  gcov->add_flag("-u,--unconditional-branches", gcov_options.unconditional,
+                 "unconditional branches too");
+  gcov->add_flag("-m,--demangled-names", gcov_options.demangle,
+                 "demangled function names");
+  gcov->add_flag("-H,--human-readable", gcov_options.human,
+                 "1.2k instead of 1234");
+  gcov->add_flag("-f,--function-summaries", gcov_options.function_summaries,
+                 "per-function summaries on stdout");
+  gcov->add_flag("-j,--json-format", gcov_options.json,
+                 "gcov's JSON intermediate format, one NAME.gcov.json.gz per "
+                 "translation unit");
+  gcov->add_flag("-t,--stdout", gcov_options.to_stdout,
+                 "write to stdout instead of files");
+  gcov->add_flag("-n,--no-output", gcov_options.no_output,
+                 "write no files, only the summaries");
+  gcov->add_flag("-l,--long-file-names", gcov_options.long_names,
+                 "prefix included files' .gcov names with the main source's");
+  gcov->add_flag("-p,--preserve-paths", gcov_options.preserve_paths,
+                 "whole paths in .gcov names ('/' as '#', '..' as '^')");
+  gcov->add_flag("-r,--relative-only", gcov_options.relative_only,
+                 "only sources named by relative paths");
+  gcov->add_option("-s,--source-prefix", gcov_options.source_prefix,
+                   "prefix to remove from source names")
+      ->type_name("DIR");
+  gcov->add_option("-o,--output-dir", gcov_options.output_dir,
+                   "where to write (default: the working directory)")
+      ->type_name("DIR");
+  gcov->add_option("--tu", gcov_options.tus,
+                   "read only this translation unit (its source as compiled, "
+                   "or its base name; repeatable; default: all)")
+      ->type_name("SOURCE");
+  AddFilterOptions(gcov, &gcov_filter, false);
+
+  std::string lcov_path, lcov_out, lcov_test;
+  FilterOptions lcov_filter;
+  CLI::App* lcov = app.add_subcommand(
+      "lcov", "Write an lcov tracefile (for genhtml, lcov, CI services).");
+  lcov->add_option("PROFILE", lcov_path, "profile file")->required();
+  lcov->add_option("-o,--output", lcov_out, "output file (default: stdout)")
+      ->type_name("FILE");
+  lcov->add_option("-t,--test-name", lcov_test,
+                   "the TN: name (letters, digits, '_')")
+      ->type_name("NAME");
+  AddFilterOptions(lcov, &lcov_filter, true);
+
+  std::string cob_path, cob_out, cob_root;
+  FilterOptions cob_filter;
+  CLI::App* cobertura = app.add_subcommand(
+      "cobertura", "Write Cobertura XML (for CI services).");
+  cobertura->add_option("PROFILE", cob_path, "profile file")->required();
+  cobertura->add_option("-o,--output", cob_out, "output file (default: stdout)")
+      ->type_name("FILE");
+  cobertura
+      ->add_option("--root", cob_root,
+                   "directory file names are made relative to (default: the "
+                   "first project root)")
+      ->type_name("DIR");
+  AddFilterOptions(cobertura, &cob_filter, true);
+
+  std::string diff_a, diff_b;
+  bool diff_json = false;
+  uint64_t diff_top = 20;
+  FilterOptions diff_filter;
+  CLI::App* diff = app.add_subcommand(
+      "diff",
+      "What changed between two profiles: functions, lines, branches, "
+      "paths, as counts and shares.");
+  diff->add_option("A", diff_a, "the first profile")->required();
+  diff->add_option("B", diff_b, "the second profile")->required();
+  diff->add_flag("--json", diff_json, "print JSON");
+  diff->add_option("--top", diff_top,
+                   "entries listed per section, largest change of share "
+                   "first (0 = all; default 20)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("N");
+  AddFilterOptions(diff, &diff_filter, true);
+
+  std::string html_path;
+  HtmlOptions html_options;
+  FilterOptions html_filter;
+  CLI::App* html = app.add_subcommand(
+      "html",
+      "Write a self-contained HTML report: summaries, annotated source, "
+      "hottest functions and paths, CFG pictures.");
+  html->add_option("PROFILE", html_path, "profile file")->required();
+  html->add_option("-o,--output", html_options.out_dir,
+                   "the report's directory (created)")
+      ->required()
+      ->type_name("DIR");
+  html->add_option("--title", html_options.title, "the report's title");
+  html->add_option("--top-functions", html_options.top_functions,
+                   "hottest functions on the index (default 20)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("N");
+  html->add_option("--top-paths", html_options.top_paths,
+                   "hottest paths on the index (default 20)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("N");
+  html->add_option("--paths-per-function", html_options.paths_per_function,
+                   "hottest paths listed per function (default 5)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("N");
+  html->add_option("--cfg-functions", html_options.cfg_functions,
+                   "CFG pictures of the N hottest functions (default 50; 0 = "
+                   "none)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("N");
+  html->add_option("--dot", html_options.dot,
+                   "the Graphviz dot command (default: dot)")
+      ->type_name("CMD");
+  AddFilterOptions(html, &html_filter, true);
+
   // CLI11 reports a stray word as "a subcommand is required"; name it.
-  if (argc > 1 && argv[1][0] != '-' && std::string(argv[1]) != "show" &&
-      std::string(argv[1]) != "verify" && std::string(argv[1]) != "merge" &&
-      std::string(argv[1]) != "stats" && std::string(argv[1]) != "paths" &&
-      std::string(argv[1]) != "gcda") {
+  bool known = false;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    known |= argc > 1 && sub->check_name(argv[1]);
+  if (argc > 1 && argv[1][0] != '-' && !known) {
     std::fprintf(stderr, "%s: unknown subcommand '%s' (try --help)\n", kProg,
-                 argv[1]);
+                 Printable(argv[1]).c_str());
     return 2;
   }
   try {
@@ -132,17 +292,24 @@ int Main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
     if (what.empty()) what = e.get_name();
-    std::fprintf(stderr, "%s: %s (try --help)\n", kProg, what.c_str());
+    std::fprintf(stderr, "%s: %s (try --help)\n", kProg,
+                 Printable(what).c_str());
     return 2;
   }
 
   if (*show) return RunShow(show_path, show_json, show_regex);
+  if (*gcov) return RunGcov(gcov_path, gcov_options, gcov_filter);
+  if (*diff) return RunDiff(diff_a, diff_b, diff_json, diff_top, diff_filter);
+  if (*html) return RunHtml(html_path, html_options, html_filter);
+  if (*lcov) return RunLcov(lcov_path, lcov_out, lcov_test, lcov_filter);
+  if (*cobertura) return RunCobertura(cob_path, cob_out, cob_root, cob_filter);
   if (*verify) return RunVerify(verify_path, verify_against);
   if (*merge) return RunMerge(merge_out, merge_inputs);
   if (*stats) return RunStats(stats_path, stats_json, stats_gcov);
-  if (*paths)
-    return RunPaths(paths_path, paths_regex, paths_top, paths_json,
-                    paths_decode, decode_opt->count() > 0);
+  if (*paths) {
+    paths_options.decode_given = decode_opt->count() > 0;
+    return RunPaths(paths_path, paths_options, paths_filter);
+  }
   if (*gcda) return RunGcda(gcda_args);
   return 2;
 }
@@ -155,12 +322,13 @@ int main(int argc, char** argv) {
     return ballarus::Main(argc, argv);
   } catch (const ballarus::Fatal& f) {
     std::fflush(stdout);
-    std::fprintf(stderr, "%s: %s\n", ballarus::kProg, f.message.c_str());
+    std::fprintf(stderr, "%s: %s\n", ballarus::kProg,
+                 ballarus::Printable(f.message).c_str());
     return 2;
   } catch (const std::exception& e) {
     std::fflush(stdout);
     std::fprintf(stderr, "%s: internal error: %s\n", ballarus::kProg,
-                 e.what());
+                 ballarus::Printable(e.what()).c_str());
     return 2;
   }
 }

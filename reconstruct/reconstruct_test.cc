@@ -730,12 +730,20 @@ json ExpectedPath(const Function& f, const Numbered& n, const PathSpec& p) {
 
 // Executed paths in the documented order: count descending, number
 // ascending.
+// Each with its share of the function's executions (the specs' counts)
+// and of the program's (`program_total` path executions).
 json ExpectedPaths(const Function& f, const Numbered& n,
-                   std::vector<PathSpec> ps) {
+                   std::vector<PathSpec> ps, uint64_t program_total) {
+  uint64_t function_total = 0;
+  for (const PathSpec& p : ps) function_total += p.count;
   std::vector<std::pair<std::pair<uint64_t, uint64_t>, json>> v;
   for (const PathSpec& p : ps)
-    if (p.count)
-      v.push_back({{~p.count, PathNumber(f, n, p)}, ExpectedPath(f, n, p)});
+    if (p.count) {
+      json j = ExpectedPath(f, n, p);
+      j["function_share"] = static_cast<double>(p.count) / function_total;
+      j["program_share"] = static_cast<double>(p.count) / program_total;
+      v.push_back({{~p.count, PathNumber(f, n, p)}, j});
+    }
   std::sort(v.begin(), v.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   json out = json::array();
@@ -762,7 +770,7 @@ TEST(Paths, ListsExactlyTheCountedPaths) {
   EXPECT_EQ(l.at("distinct_paths"), 5);
   EXPECT_EQ(l.at("path_count_total"), 11);
   EXPECT_EQ(l.at("path_out_of_range"), 0);
-  EXPECT_EQ(l.at("paths"), ExpectedPaths(loop, pp.loopif, LoopIfPaths()));
+  EXPECT_EQ(l.at("paths"), ExpectedPaths(loop, pp.loopif, LoopIfPaths(), 22));
   // Three paths counted twice: ties by ascending number.
   EXPECT_EQ(l["paths"][0]["count"], 4);
   EXPECT_EQ(l["paths"][0]["blocks"], json::array({3, 4, 5, 6}));
@@ -771,14 +779,14 @@ TEST(Paths, ListsExactlyTheCountedPaths) {
   EXPECT_EQ(c.at("n_paths"), "7");
   EXPECT_EQ(c.at("cut_blocks"), json::array({6}));
   EXPECT_EQ(c.at("cut_edges"), json::parse(R"([{"edge":7,"src":6,"dst":3}])"));
-  EXPECT_EQ(c.at("paths"), ExpectedPaths(cut, pp.cutfn, CutFnPaths()));
+  EXPECT_EQ(c.at("paths"), ExpectedPaths(cut, pp.cutfn, CutFnPaths(), 22));
   EXPECT_EQ(c["paths"][0]["blocks"], json::array({6}));
   EXPECT_EQ(c["paths"][0]["start"], "cut");
 
   const json& h = Fn(j, "latchexit");
   EXPECT_EQ(h.at("n_paths"), "6");
   EXPECT_EQ(h.at("path_storage"), "hashed");
-  EXPECT_EQ(h.at("paths"), ExpectedPaths(latch, pp.latch, LatchExitPaths()));
+  EXPECT_EQ(h.at("paths"), ExpectedPaths(latch, pp.latch, LatchExitPaths(), 22));
   bool saw_no_return = false;
   for (const json& x : h.at("paths"))
     if (x.at("end") == "no_return") {
@@ -812,11 +820,14 @@ TEST(Paths, ListsExactlyTheCountedPaths) {
   EXPECT_NE(r.out.find("cut blocks 6"), std::string::npos) << r.out;
   const std::string n4 =
       std::to_string(PathNumber(loop, pp.loopif, LoopIfPaths()[1]));
-  EXPECT_NE(r.out.find(std::string(21, ' ') + "4  path " + n4 +
-                       ": ^3 4 5 6 -> back edge to 3\n" + std::string(24, ' ') +
+  // Shares: 4 of loopif's 11 path executions, of the program's 22
+  // (loopif 11, cutfn 5, latchexit 6).
+  EXPECT_NE(r.out.find(std::string(21, ' ') + "4  36.4%  18.2%  path " + n4 +
+                       ": ^3 4 5 6 -> back edge to 3\n" + std::string(38, ' ') +
                        "lines pd.c:32 pd.c:33 pd.c:34 pd.c:35\n"),
             std::string::npos)
       << r.out;
+  EXPECT_NE(r.out.find("Legend: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(": ENTRY 2 3 7 EXIT\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(": ^3 EXIT (did not return)\n"), std::string::npos);
   EXPECT_NE(r.out.find(": ENTRY 2 3 4 -> cut at 6\n"), std::string::npos);
@@ -831,6 +842,47 @@ TEST(Paths, ListsExactlyTheCountedPaths) {
             std::string::npos)
       << r.out;
   EXPECT_EQ(RunTool("paths --top -1 '" + path + "'").status, 2);
+
+  // One ranking across functions: count descending, ties in report order
+  // (pd.c loopif:30, pd.c cutfn:50, ph.c latchexit:10), then by number.
+  r = RunTool("paths --program --top 6 '" + path + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("22 path executions, 14 distinct paths in 3 functions"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("    1" + std::string(20, ' ') + "4  36.4%  18.2%  "
+                       "loopif (pd.c:30) path " + n4 +
+                       ": ^3 4 5 6 -> back edge to 3\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("    5" + std::string(20, ' ') + "2  40.0%   9.1%  "
+                       "cutfn (pd.c:50) path "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("    6" + std::string(20, ' ') + "2  33.3%   9.1%  "
+                       "latchexit (ph.c:10) path "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("(8 more executed paths; --top 0 lists all)"),
+            std::string::npos)
+      << r.out;
+  r = RunTool("paths --program --top 2 --json '" + path + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json rank = json::parse(r.out);
+  EXPECT_EQ(rank.at("path_executions"), 22);
+  ASSERT_EQ(rank.at("ranking").size(), 2u);
+  EXPECT_EQ(rank["ranking"][0]["name"], "loopif");
+  EXPECT_EQ(rank["ranking"][0]["count"], 4);
+  EXPECT_DOUBLE_EQ(rank["ranking"][0]["function_share"].get<double>(), 4.0 / 11);
+  EXPECT_DOUBLE_EQ(rank["ranking"][0]["program_share"].get<double>(), 4.0 / 22);
+  EXPECT_EQ(rank["ranking"][0]["lines"][0]["file"], "pd.c");
+  EXPECT_EQ(rank["ranking"][1]["count"], 2);
+  // Filters apply: only ph.c.
+  r = RunTool("paths --program --top 0 --exclude 'pd\\.c$' '" + path + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.find("loopif"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("latchexit"), std::string::npos) << r.out;
+  EXPECT_EQ(RunTool("paths --exclude '.' '" + path + "'").status, 2);
 }
 
 TEST(Paths, ShowDerivesEdgeCountsFromPaths) {
@@ -1229,7 +1281,8 @@ TEST(Paths, ComdatCopiesSumByPathNumber) {
   for (const json& g : j.at("functions")) {
     if (g.at("tus") == json::array({"x.c", "y.c"})) {
       ++seen;
-      EXPECT_EQ(g.at("paths"), ExpectedPaths(f, n, LoopIfPaths()));
+      // The program: x and y's 11 path executions and z's 5 (CutFnPaths).
+      EXPECT_EQ(g.at("paths"), ExpectedPaths(f, n, LoopIfPaths(), 16));
       EXPECT_EQ(g.at("execution_count"), 3);
     } else {
       ++seen;

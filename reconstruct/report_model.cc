@@ -98,6 +98,9 @@ FunctionReport FunctionOf(const LoadedFunction& lf,
   fr.file = files[f.file];
   fr.line = f.line;
   fr.end_line = f.end_line;
+  const GcovReportInfo gcov = GcovReportInfoOf(f);
+  fr.start_column = gcov.start_column;
+  fr.end_column = gcov.end_column;
   fr.checksum = f.cfg_checksum;
   fr.flags = f.flags;
   fr.tus.assign(lf.tus.begin(), lf.tus.end());
@@ -138,6 +141,14 @@ FunctionReport FunctionOf(const LoadedFunction& lf,
       er.in_path_dag = lf.paths->in_dag(i);
       er.path_derived = lf.paths->derived[i];
     }
+    // An ignored fake edge is one ballarus dropped from a cycle of
+    // uncountable edges (core/spanning_tree.h); GCC may have kept it.
+    // Without GcovReportInfo every ignored edge is taken for gcov's too.
+    er.gcov_arc = !er.ignored() || (gcov.recorded && (e.flags & kEdgeFake) &&
+                                    !(e.flags & kEdgeAbnormal));
+    if (std::binary_search(gcov.dropped_edges.begin(),
+                           gcov.dropped_edges.end(), static_cast<uint32_t>(i)))
+      er.gcov_arc = false;
     if (er.ignored()) continue;
     ++fr.arcs;
     if (!er.has_counter) continue;
@@ -294,9 +305,20 @@ Report BuildReport(const LoadedProfile& p) {
   }
 
   r.functions.reserve(p.functions.size());
+  for (size_t t = 0; t < p.tus().size(); ++t)
+    r.tus[t].functions.resize(p.tus()[t].tu.functions.size());
   for (const LoadedFunction& lf : p.functions) {
+    const uint32_t fi = static_cast<uint32_t>(r.functions.size());
     r.functions.push_back(FunctionOf(lf, p.tu_files[tu_index.at(lf.tu)]));
     AddToTotals(r.functions.back(), &r.totals);
+    for (size_t c = 0; c < lf.copies.size(); ++c) {
+      TuFunction& tf = r.tus[lf.tus[c]].functions[lf.copies[c].index];
+      tf.function = fi;
+      if (!lf.copies[c].edges.empty()) {
+        tf.edges = &lf.copies[c].edges;
+        tf.blocks = &lf.copies[c].blocks;
+      }
+    }
   }
   IndexFiles(p, &r);
   return r;

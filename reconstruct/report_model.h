@@ -89,6 +89,10 @@ struct EdgeReport {
   // of the executed paths over it (modulo 2^64).
   bool in_path_dag = false;
   uint64_t path_derived = 0;
+  // An arc of gcov's .gcno: GCC writes every edge but the abnormal ones it
+  // replaces by fake edges and the fake edges off its spanning tree
+  // (core/metadata.h GcovInfo).  Reports in gcov's formats read only these.
+  bool gcov_arc = true;
 
   bool ignored() const { return (flags & kEdgeIgnored) != 0; }
 };
@@ -146,6 +150,9 @@ struct FunctionReport {
   uint32_t file = 0;      // into Report::files
   uint32_t line = 0;
   uint32_t end_line = 0;
+  // gcov's columns of the first and last line (0 in profiles of builds
+  // that did not record them: core/metadata.h GcovInfo).
+  uint32_t start_column = 0, end_column = 0;
   uint32_t checksum = 0;  // cfg_checksum
   uint32_t flags = 0;     // FunctionFlag bits
   std::vector<uint32_t> tus;  // into Report::tus, sorted by source name
@@ -196,12 +203,28 @@ struct FileReport {
   std::vector<BlockRef> blocks;
 };
 
+// A function as one TU emitted it.
+struct TuFunction {
+  static constexpr uint32_t kNone = UINT32_MAX;
+  // Into Report::functions; kNone for a function reports leave out (an
+  // extern inline body, instrumented for profile use only).
+  uint32_t function = kNone;
+  // This copy's own solved counts when the function sums several COMDAT
+  // copies; null when the function's counts are this copy's.  They point
+  // into the loaded profile.
+  const std::vector<Count>* edges = nullptr;
+  const std::vector<Count>* blocks = nullptr;
+};
+
 struct TuReport {
   std::string source, cwd, compiler;
   uint32_t flags = 0;  // BALLARUS_META_F_*
   uint64_t file_offset = 0;
   uint64_t runs = 0;
   uint64_t sparse_entries = 0;
+  // Its functions in the order the TU lists them (gcov's .gcno order), for
+  // reports in gcov's per-TU semantics (reconstruct/gcov_view.h).
+  std::vector<TuFunction> functions;
 };
 
 // Program-wide sums over the functions.

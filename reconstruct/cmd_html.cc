@@ -1,0 +1,22 @@
+// cmd_html.cc — `ballarus-reconstruct html PROFILE -o DIR [options]
+// [filters]`: the self-contained HTML report (reconstruct/html_writer.h).
+#include <cstdio>
+#include <string>
+
+#include "reconstruct/commands.h"
+#include "reconstruct/html_writer.h"
+
+namespace ballarus {
+
+int RunHtml(const std::string& path, const HtmlOptions& o,
+            const FilterOptions& filter_options) {
+  LoadedReport loaded;
+  LoadReport(path, &loaded);
+  const FileFilter filter(loaded.report, filter_options);
+  const size_t pages = WriteHtmlReport(loaded.report, filter, o);
+  std::printf("%s: %zu pages in %s (open %s/index.html)\n", kProg, pages,
+              Printable(o.out_dir).c_str(), Printable(o.out_dir).c_str());
+  return 0;
+}
+
+}  // namespace ballarus

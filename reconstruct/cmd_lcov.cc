@@ -1,0 +1,63 @@
+// cmd_lcov.cc — `ballarus-reconstruct lcov PROFILE [-o OUT]`: an lcov
+// tracefile; `ballarus-reconstruct cobertura PROFILE [-o OUT]`: Cobertura
+// XML.  Both from the coverage summary (reconstruct/coverage_summary.h:
+// lcov's own merge of gcov's data), for the files and functions the
+// filters keep (reconstruct/report_filter.h).
+#include <sys/stat.h>
+
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "reconstruct/commands.h"
+#include "reconstruct/coverage_summary.h"
+#include "reconstruct/lcov_writer.h"
+
+namespace ballarus {
+namespace {
+
+void Emit(const std::string& out_path, const std::string& text) {
+  if (out_path.empty() || out_path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return;
+  }
+  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) Fail(out_path, "cannot write");
+}
+
+}  // namespace
+
+int RunLcov(const std::string& path, const std::string& out_path,
+            const std::string& test_name, const FilterOptions& filter_options) {
+  LoadedReport loaded;
+  LoadReport(path, &loaded);
+  const FileFilter filter(loaded.report, filter_options);
+  for (char c : test_name)
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '_'))
+      Fail("", "--test-name: lcov allows letters, digits and '_' only: " +
+                   Printable(test_name));
+  Emit(out_path,
+       LcovTracefile(coverage::Summarize(loaded.report, filter), test_name));
+  return 0;
+}
+
+int RunCobertura(const std::string& path, const std::string& out_path,
+                 const std::string& root, const FilterOptions& filter_options) {
+  LoadedReport loaded;
+  LoadReport(path, &loaded);
+  const FileFilter filter(loaded.report, filter_options);
+  std::string base = root;
+  if (base.empty())
+    base = filter.roots().empty() ? std::string("/") : filter.roots().front();
+  struct stat st;
+  const long long when = stat(path.c_str(), &st) == 0 ? st.st_mtime : 0;
+  Emit(out_path, CoberturaXml(coverage::Summarize(loaded.report, filter),
+                              NormalizePath(base), when));
+  return 0;
+}
+
+}  // namespace ballarus

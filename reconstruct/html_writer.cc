@@ -1,0 +1,747 @@
+// html_writer.cc — the HTML report (see html_writer.h).
+#include "reconstruct/html_writer.h"
+
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "reconstruct/commands.h"
+#include "reconstruct/coverage_summary.h"
+#include "reconstruct/source_text.h"
+#include "reconstruct/text_writer.h"
+
+extern char** environ;
+
+namespace ballarus {
+
+std::string HtmlEscape(const std::string& raw) {
+  const std::string s = Printable(raw);
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+using report::FunctionReport;
+using report::PathReport;
+using report::Report;
+
+constexpr const char* kCss = R"(body{font-family:sans-serif;margin:1.5em;color:#222}
+h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.4em 0}
+th,td{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}
+th{background:#eef;cursor:pointer;user-select:none}
+td.l,th.l{text-align:left}
+.hi{background:#cfc}.mid{background:#ffc}.lo{background:#fcc}
+.bar{display:block;height:100%;background:#6a6}
+.barbg{display:inline-block;width:60px;height:.7em;background:#e66;vertical-align:middle}
+table.src{font-family:monospace;font-size:13px;border:none}
+table.src td{border:none;padding:0 6px;white-space:pre;vertical-align:top}
+table.src td.ln{color:#888;text-align:right}
+table.src td.code{text-align:left}
+table.src td.cnt{text-align:right;min-width:5em}
+table.src tr.hit td.cnt{background:#cfc}
+table.src tr.miss td.cnt,table.src tr.miss td.code{background:#fdd}
+table.src tr.onpath td.code{background:#fe9;outline:1px solid #e90}
+td.br span{display:inline-block;min-width:1.2em;margin-right:2px;font-size:11px}
+.bt{color:#070}.bn{color:#c00}.bx{color:#999}
+button.path{display:block;font-family:monospace;font-size:12px;margin:1px;text-align:left}
+[hidden]{display:none!important}
+button.path.on{background:#fe9}
+.svg{overflow:auto;border:1px solid #ccc;max-height:700px}
+.note{color:#666;font-size:.9em}
+code{font-family:monospace}
+)";
+
+constexpr const char* kJs = R"(// report.js: sortable tables, hot path highlighting.
+function sortTable(th){
+  var table=th.closest('table'),tb=table.tBodies[0],i=th.cellIndex;
+  var dir=th.dataset.dir==='desc'?'asc':'desc';
+  for(var h of table.tHead.rows[0].cells)delete h.dataset.dir;
+  th.dataset.dir=dir;
+  var rows=Array.from(tb.rows);
+  rows.sort(function(a,b){
+    var x=a.cells[i].dataset.v,y=b.cells[i].dataset.v,c;
+    if(x!==undefined&&y!==undefined)c=parseFloat(x)-parseFloat(y);
+    else c=a.cells[i].textContent.localeCompare(b.cells[i].textContent);
+    return dir==='asc'?c:-c;});
+  for(var r of rows)tb.appendChild(r);
+}
+function showPath(id,scroll){
+  document.querySelectorAll('tr.onpath').forEach(function(r){r.classList.remove('onpath');});
+  document.querySelectorAll('button.path.on').forEach(function(b){b.classList.remove('on');});
+  var b=document.getElementById(id);if(!b)return;
+  b.classList.add('on');
+  var first=null;
+  b.dataset.lines.split(' ').forEach(function(n){
+    var r=document.getElementById('L'+n);
+    if(r){r.classList.add('onpath');if(!first)first=r;}});
+  if(first&&scroll)first.scrollIntoView({block:'center'});
+}
+document.addEventListener('DOMContentLoaded',function(){
+  document.querySelectorAll('table.sortable th').forEach(function(th){
+    th.addEventListener('click',function(){sortTable(th);});});
+  document.querySelectorAll('button.path').forEach(function(b){
+    b.addEventListener('click',function(){history.replaceState(null,'','#'+b.id);showPath(b.id,true);});});
+  if(location.hash.length>1)showPath(location.hash.substring(1),false);
+});
+)";
+
+std::string Head(const std::string& title) {
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+         "<title>" +
+         HtmlEscape(title) +
+         "</title><link rel=\"stylesheet\" href=\"report.css\">"
+         "<script src=\"report.js\"></script></head>\n<body>\n";
+}
+
+std::string Percent(uint64_t hit, uint64_t total) {
+  if (total == 0) return "-";
+  return fmt::format("{:.1f}%", 100.0 * hit / total);
+}
+
+std::string RateClass(uint64_t hit, uint64_t total) {
+  if (total == 0) return "";
+  const double r = static_cast<double>(hit) / total;
+  return r >= 0.9 ? "hi" : r >= 0.75 ? "mid" : "lo";
+}
+
+// One "hit / total  %" group of cells, sortable by the percentage.
+std::string RateCells(uint64_t hit, uint64_t total) {
+  const double v = total ? 100.0 * hit / total : -1;
+  const int width = total ? static_cast<int>(60.0 * hit / total + 0.5) : 0;
+  return fmt::format(
+      "<td data-v=\"{:.4f}\"><span class=\"barbg\"><span class=\"bar\" "
+      "style=\"width:{}px\"></span></span></td><td data-v=\"{:.4f}\" "
+      "class=\"{}\">{}</td><td data-v=\"{}\">{} / {}</td>",
+      v, width, v, RateClass(hit, total), Percent(hit, total), total, hit,
+      total);
+}
+
+std::string RateHeader(const char* what) {
+  return fmt::format("<th></th><th>{}</th><th>hit / total</th>", what);
+}
+
+// Writes `path` whole; Fail names it otherwise.
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) Fail(path, "cannot write");
+}
+
+std::string Dirname(const std::string& p) {
+  const size_t slash = p.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : p.substr(0, slash);
+}
+
+std::string CommonDir(const std::vector<std::string>& paths) {
+  if (paths.empty()) return "";
+  std::string common = Dirname(paths[0]);
+  for (const std::string& p : paths)
+    while (!common.empty() && common != "/" &&
+           !(p.size() > common.size() && p.compare(0, common.size(), common) == 0 &&
+             p[common.size()] == '/'))
+      common = Dirname(common);
+  return common;
+}
+
+std::string Relative(const std::string& path, const std::string& root) {
+  if (!root.empty() && root != "/" && path.size() > root.size() &&
+      path.compare(0, root.size(), root) == 0 && path[root.size()] == '/')
+    return path.substr(root.size() + 1);
+  return path;
+}
+
+// Heat of count c among counts up to max: a colour from pale yellow to red
+// on a log scale; grey for 0.
+std::string Heat(long double c, long double max) {
+  if (!(c > 0)) return "#eeeeee";
+  const double t = max > 1 ? std::log1p(static_cast<double>(c)) /
+                                 std::log1p(static_cast<double>(max))
+                           : 1.0;
+  const int g = static_cast<int>(235 - 180 * t);
+  const int b = static_cast<int>(180 - 170 * t);
+  return fmt::format("#ff{:02x}{:02x}", std::max(g, 0), std::max(b, 0));
+}
+
+long double CountOf(const Count& c) {
+  return c ? static_cast<long double>(*c) : 0;
+}
+
+std::string CountText(long double c) {
+  return fmt::format("{:.0f}", static_cast<double>(c));
+}
+
+// The blocks of the hottest path as (src, dst) pairs of CFG edges: the
+// function's most executed Ball–Larus path, else the heaviest-edge walk
+// from ENTRY.  *from_paths says which.
+std::set<std::pair<uint32_t, uint32_t>> HottestPath(const FunctionReport& f,
+                                                    bool* from_paths) {
+  std::set<std::pair<uint32_t, uint32_t>> on;
+  *from_paths = f.paths && !f.paths->executed.empty();
+  if (*from_paths) {
+    const PathReport& p = f.paths->executed[0];
+    for (size_t i = 1; i < p.blocks.size(); ++i)
+      on.insert({p.blocks[i - 1], p.blocks[i]});
+    if (p.end == PathReport::kBackEdge && !p.blocks.empty())
+      on.insert({p.blocks.back(), p.target});
+    return on;
+  }
+  std::set<uint32_t> seen;
+  uint32_t b = kEntryBlock;
+  while (b != kExitBlock && seen.insert(b).second) {
+    const report::EdgeReport* best = nullptr;
+    for (const report::EdgeReport& e : f.edges)
+      if (e.src == b && e.count && *e.count > 0 &&
+          (!best || *e.count > *best->count))
+        best = &e;
+    if (!best) break;
+    on.insert({best->src, best->dst});
+    b = best->dst;
+  }
+  return on;
+}
+
+// A dot string of `lines`, one label line each (Printable, quoted).
+std::string DotQuote(const std::vector<std::string>& lines) {
+  std::string out = "\"";
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (i) out += "\\n";
+    for (char c : Printable(lines[i])) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+std::string DotQuote(const std::string& s) {
+  return DotQuote(std::vector<std::string>{s});
+}
+
+// The function's CFG in dot: blocks with their lines and counts, filled by
+// heat; edges labelled with their counts, as wide as their share of the
+// busiest edge; the hottest path red and bold; fake edges dashed.
+std::string Dot(const Report& r, const FunctionReport& f, size_t index) {
+  bool from_paths = false;
+  const std::set<std::pair<uint32_t, uint32_t>> hot = HottestPath(f, &from_paths);
+  long double max_block = 0, max_edge = 0;
+  for (const report::BlockReport& b : f.blocks)
+    max_block = std::max(max_block, CountOf(b.count));
+  for (const report::EdgeReport& e : f.edges)
+    max_edge = std::max(max_edge, CountOf(e.count));
+  std::string d = fmt::format(
+      "digraph fn{} {{\n graph [fontname=\"monospace\",fontsize=10,label={},"
+      "labelloc=t];\n node [shape=box,style=\"rounded,filled\","
+      "fontname=\"monospace\",fontsize=10];\n edge [fontname=\"monospace\","
+      "fontsize=9];\n",
+      index,
+      DotQuote(f.display_name() + (from_paths ? "  (red: hottest path)"
+                                              : "  (red: heaviest-edge walk; "
+                                                "no path profile)")));
+  for (size_t b = 0; b < f.blocks.size(); ++b) {
+    const report::BlockReport& br = f.blocks[b];
+    std::string lines;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (const report::SourceLine& l : br.lines)
+      if (l.file == f.file) {
+        lo = std::min(lo, l.line);
+        hi = std::max(hi, l.line);
+      }
+    if (lo != UINT32_MAX)
+      lines = lo == hi ? fmt::format(" L{}", lo) : fmt::format(" L{}-{}", lo, hi);
+    const std::string name = b == kEntryBlock  ? "ENTRY"
+                             : b == kExitBlock ? "EXIT"
+                                               : fmt::format("{}{}", b, lines);
+    d += fmt::format(" b{} [label={},fillcolor=\"{}\",tooltip={}];\n", b,
+                     DotQuote({name, br.count ? CountText(CountOf(br.count))
+                                              : std::string("?")}),
+                     Heat(CountOf(br.count), max_block),
+                     DotQuote(fmt::format("block {}", b)));
+  }
+  for (const report::EdgeReport& e : f.edges) {
+    const bool on = hot.count({e.src, e.dst}) != 0;
+    const long double c = CountOf(e.count);
+    const double width =
+        max_edge > 0 ? 1.0 + 4.0 * static_cast<double>(c / max_edge) : 1.0;
+    d += fmt::format(
+        " b{} -> b{} [label={},penwidth={:.2f},color=\"{}\"{}];\n", e.src,
+        e.dst, DotQuote(e.count ? CountText(c) : std::string("?")),
+        on ? std::max(width, 3.0) : width, on ? "#d00000" : "#555555",
+        (e.flags & kEdgeFake) ? ",style=dashed" : "");
+  }
+  return d + "}\n";
+}
+
+// Runs dot on all graphs at once; returns one SVG element per graph (the
+// <svg>...</svg> part), or an empty vector if dot cannot run.
+std::vector<std::string> RunDot(const std::string& dot,
+                                const std::string& graphs,
+                                const std::string& work_dir, size_t expect) {
+  const std::string in = work_dir + "/.ballarus-cfg.gv";
+  const std::string out = work_dir + "/.ballarus-cfg.svg";
+  WriteFile(in, graphs);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  std::vector<char*> argv = {const_cast<char*>(dot.c_str()),
+                             const_cast<char*>("-Tsvg"),
+                             const_cast<char*>(in.c_str()), nullptr};
+  pid_t pid;
+  int status = -1;
+  const int err =
+      posix_spawnp(&pid, dot.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (err == 0) waitpid(pid, &status, 0);
+  std::remove(in.c_str());
+  std::vector<std::string> svgs;
+  std::ifstream svg_in(out, std::ios::binary);
+  std::stringstream ss;
+  ss << svg_in.rdbuf();
+  std::remove(out.c_str());
+  if (err != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "%s: %s: cannot run it; the report has no CFG "
+                         "pictures\n",
+                 kProg, Printable(dot).c_str());
+    return svgs;
+  }
+  const std::string all = ss.str();
+  size_t at = 0;
+  while ((at = all.find("<svg", at)) != std::string::npos) {
+    const size_t end = all.find("</svg>", at);
+    if (end == std::string::npos) break;
+    svgs.push_back(all.substr(at, end + 6 - at));
+    at = end + 6;
+  }
+  if (svgs.size() != expect) svgs.clear();
+  return svgs;
+}
+
+// A path's lines in file `file` as the space-separated list report.js
+// highlights.
+std::string PathLines(const PathReport& p, uint32_t file_page,
+                      const std::vector<int64_t>& page_of_file) {
+  std::string s;
+  std::set<uint32_t> seen;
+  for (const report::SourceLine& l : p.lines)
+    if (page_of_file[l.file] == file_page && seen.insert(l.line).second)
+      s += (s.empty() ? "" : " ") + std::to_string(l.line);
+  return s;
+}
+
+std::string PathId(size_t function, size_t rank) {
+  return fmt::format("path-{}-{}", function, rank);
+}
+
+}  // namespace
+
+size_t WriteHtmlReport(const Report& r, const FileFilter& filter,
+                       const HtmlOptions& o) {
+  if (mkdir(o.out_dir.c_str(), 0755) != 0 && errno != EEXIST)
+    Fail(o.out_dir, "cannot create the directory");
+  struct stat st;
+  if (stat(o.out_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    Fail(o.out_dir, "not a directory");
+  const coverage::Summary summary = coverage::Summarize(r, filter);
+  SourceCache sources(r, filter);
+  const std::string title =
+      o.title.empty() ? "ballarus report: " + r.profile : o.title;
+
+  // Pages: one per file of the summary.
+  std::vector<std::string> paths;
+  for (const coverage::FileCoverage& f : summary.files) paths.push_back(f.path);
+  const std::string root = CommonDir(paths);
+  std::map<std::string, size_t> page_of_path;
+  for (size_t i = 0; i < summary.files.size(); ++i)
+    page_of_path[summary.files[i].path] = i;
+  std::vector<int64_t> page_of_file(r.files.size(), -1);
+  for (size_t f = 0; f < r.files.size(); ++f) {
+    if (!filter.Keep(static_cast<uint32_t>(f))) continue;
+    auto it = page_of_path.find(filter.AbsolutePath(static_cast<uint32_t>(f)));
+    if (it != page_of_path.end()) page_of_file[f] = static_cast<int64_t>(it->second);
+  }
+  auto page_name = [&](size_t page) { return fmt::format("f{}.html", page); };
+
+  // Functions shown, hottest first.
+  std::vector<size_t> shown;
+  for (size_t i = 0; i < r.functions.size(); ++i)
+    if (filter.KeepFunction(r.functions[i]) &&
+        page_of_file[r.functions[i].file] >= 0)
+      shown.push_back(i);
+  std::vector<size_t> hottest = shown;
+  std::stable_sort(hottest.begin(), hottest.end(), [&](size_t a, size_t b) {
+    return CountOf(r.functions[a].execution_count) >
+           CountOf(r.functions[b].execution_count);
+  });
+  long double program_paths = 0;
+  for (const FunctionReport& f : r.functions)
+    if (f.paths) program_paths += static_cast<long double>(f.paths->total);
+  // The program's hottest paths: (function, rank within the function).
+  struct Hot {
+    size_t function, rank;
+  };
+  std::vector<Hot> hot_paths;
+  for (size_t fi : shown)
+    if (r.functions[fi].paths)
+      for (size_t k = 0; k < r.functions[fi].paths->executed.size() &&
+                         k < std::max<uint64_t>(o.paths_per_function, o.top_paths);
+           ++k)
+        hot_paths.push_back({fi, k});
+  std::stable_sort(hot_paths.begin(), hot_paths.end(),
+                   [&](const Hot& a, const Hot& b) {
+                     return r.functions[a.function].paths->executed[a.rank].count >
+                            r.functions[b.function].paths->executed[b.rank].count;
+                   });
+  if (hot_paths.size() > o.top_paths) hot_paths.resize(o.top_paths);
+
+  // CFG pictures: the hottest functions, and those of the hottest paths.
+  std::vector<size_t> cfg_functions;
+  {
+    std::set<size_t> chosen;
+    for (size_t k = 0; k < hottest.size() && chosen.size() < o.cfg_functions; ++k)
+      if (CountOf(r.functions[hottest[k]].execution_count) > 0)
+        chosen.insert(hottest[k]);
+    if (o.cfg_functions > 0)
+      for (const Hot& h : hot_paths) chosen.insert(h.function);
+    cfg_functions.assign(chosen.begin(), chosen.end());
+  }
+  std::map<size_t, std::string> svg_of;
+  if (!cfg_functions.empty()) {
+    std::string graphs;
+    for (size_t k = 0; k < cfg_functions.size(); ++k)
+      graphs += Dot(r, r.functions[cfg_functions[k]], cfg_functions[k]);
+    const std::vector<std::string> svgs =
+        RunDot(o.dot, graphs, o.out_dir, cfg_functions.size());
+    for (size_t k = 0; k < svgs.size(); ++k) svg_of[cfg_functions[k]] = svgs[k];
+  }
+
+  auto function_link = [&](size_t fi) {
+    const FunctionReport& f = r.functions[fi];
+    return fmt::format("<a href=\"{}#fn{}\">{}</a>",
+                       page_name(page_of_file[f.file]), fi,
+                       HtmlEscape(f.display_name()));
+  };
+  auto where = [&](const FunctionReport& f) {
+    return fmt::format("<a href=\"{}#L{}\">{}:{}</a>",
+                       page_name(page_of_file[f.file]), f.line,
+                       HtmlEscape(Relative(summary.files[page_of_file[f.file]].path, root)),
+                       f.line);
+  };
+
+  size_t pages = 0;
+  WriteFile(o.out_dir + "/report.css", kCss);
+  WriteFile(o.out_dir + "/report.js", kJs);
+
+  // ---------------------------------------------------------------- index
+  {
+    std::string h = Head(title);
+    h += "<h1>" + HtmlEscape(title) + "</h1>\n";
+    h += fmt::format(
+        "<p class=\"note\">Profile <code>{}</code>: {} runs, {} translation "
+        "units, {} functions shown{}.  Root: <code>{}</code>.</p>\n",
+        HtmlEscape(r.profile), r.runs, r.tus.size(), shown.size(),
+        r.has_paths ? ", with Ball–Larus path profiles" : "", HtmlEscape(root));
+    h += "<h2>Summary</h2>\n<table id=\"totals\"><thead><tr><th class=\"l\">"
+         "</th>" + RateHeader("%") + "</tr></thead><tbody>\n";
+    for (auto [name, hit, total] :
+         {std::make_tuple("Lines", summary.totals.lines_hit, summary.totals.lines),
+          std::make_tuple("Functions", summary.totals.functions_hit,
+                          summary.totals.functions),
+          std::make_tuple("Branches", summary.totals.branches_hit,
+                          summary.totals.branches)})
+      h += fmt::format("<tr><td class=\"l\">{}</td>{}</tr>\n", name,
+                       RateCells(hit, total));
+    h += "</tbody></table>\n";
+
+    // Directories.
+    std::map<std::string, coverage::Totals> dirs;
+    for (const coverage::FileCoverage& f : summary.files)
+      dirs[Dirname(Relative(f.path, root))].Add(f.totals);
+    h += "<h2>Directories</h2>\n<table class=\"sortable\" id=\"dirs\"><thead>"
+         "<tr><th class=\"l\">directory</th>" +
+         RateHeader("lines") + RateHeader("functions") +
+         RateHeader("branches") + "</tr></thead><tbody>\n";
+    for (const auto& [dir, t] : dirs)
+      h += fmt::format("<tr><td class=\"l\">{}</td>{}{}{}</tr>\n", HtmlEscape(dir),
+                       RateCells(t.lines_hit, t.lines),
+                       RateCells(t.functions_hit, t.functions),
+                       RateCells(t.branches_hit, t.branches));
+    h += "</tbody></table>\n";
+
+    // Files.
+    h += "<h2>Files</h2>\n<table class=\"sortable\" id=\"files\"><thead><tr>"
+         "<th class=\"l\">file</th>" +
+         RateHeader("lines") + RateHeader("functions") +
+         RateHeader("branches") + "</tr></thead><tbody>\n";
+    for (size_t i = 0; i < summary.files.size(); ++i) {
+      const coverage::FileCoverage& f = summary.files[i];
+      h += fmt::format(
+          "<tr><td class=\"l\"><a href=\"{}\">{}</a></td>{}{}{}</tr>\n",
+          page_name(i), HtmlEscape(Relative(f.path, root)),
+          RateCells(f.totals.lines_hit, f.totals.lines),
+          RateCells(f.totals.functions_hit, f.totals.functions),
+          RateCells(f.totals.branches_hit, f.totals.branches));
+    }
+    h += "</tbody></table>\n";
+
+    // Hottest functions.
+    h += fmt::format(
+        "<h2>Hottest functions</h2>\n<p class=\"note\">By calls; "
+        "<a href=\"functions.html\">all {} functions</a>.</p>\n",
+        shown.size());
+    h += "<table class=\"sortable\" id=\"hot-functions\"><thead><tr><th>#</th>"
+         "<th class=\"l\">function</th><th class=\"l\">where</th><th>calls</th>"
+         "<th>% of calls</th></tr></thead><tbody>\n";
+    long double calls = 0;
+    for (size_t fi : shown) calls += CountOf(r.functions[fi].execution_count);
+    for (size_t k = 0; k < hottest.size() && k < o.top_functions; ++k) {
+      const FunctionReport& f = r.functions[hottest[k]];
+      const long double c = CountOf(f.execution_count);
+      h += fmt::format(
+          "<tr><td data-v=\"{}\">{}</td><td class=\"l\">{}</td><td "
+          "class=\"l\">{}</td><td data-v=\"{}\">{}</td><td>{}</td></tr>\n",
+          k + 1, k + 1, function_link(hottest[k]), where(f), CountText(c),
+          CountText(c),
+          calls > 0 ? fmt::format("{:.1f}%", static_cast<double>(100 * c / calls))
+                    : "-");
+    }
+    h += "</tbody></table>\n";
+
+    // Hottest paths.
+    if (!hot_paths.empty()) {
+      h += fmt::format(
+          "<h2>Hottest paths</h2>\n<p class=\"note\">Ball–Larus paths by count, "
+          "across functions; % fn: share of the function's path executions, % "
+          "all: of the program's ({} path executions).  \"^\": began after a "
+          "back edge; \"-&gt; back edge to B\": ended by a loop's back edge.  "
+          "The link highlights the path on its source.</p>\n",
+          CountText(program_paths));
+      h += "<table class=\"sortable\" id=\"hot-paths\"><thead><tr><th>#</th>"
+           "<th>count</th><th>% fn</th><th>% all</th><th class=\"l\">function"
+           "</th><th class=\"l\">path</th></tr></thead><tbody>\n";
+      for (size_t k = 0; k < hot_paths.size(); ++k) {
+        const FunctionReport& f = r.functions[hot_paths[k].function];
+        const PathReport& p = f.paths->executed[hot_paths[k].rank];
+        const long double ft = static_cast<long double>(f.paths->total);
+        h += fmt::format(
+            "<tr><td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td><td>{}</td>"
+            "<td>{}</td><td class=\"l\">{}</td><td class=\"l\"><a "
+            "href=\"{}#{}\"><code>path {}: {}</code></a></td></tr>\n",
+            k + 1, k + 1, p.count, p.count,
+            ft > 0 ? fmt::format("{:.1f}%", static_cast<double>(100 * p.count / ft)) : "-",
+            program_paths > 0
+                ? fmt::format("{:.1f}%", static_cast<double>(100 * p.count / program_paths))
+                : "-",
+            function_link(hot_paths[k].function), page_name(page_of_file[f.file]),
+            PathId(hot_paths[k].function, hot_paths[k].rank), p.number,
+            HtmlEscape(PathText(p)));
+      }
+      h += "</tbody></table>\n";
+    }
+    h += "<p class=\"note\">Line, function and branch figures are lcov's for "
+         "the same counts (gcov's line counts).  Written by "
+         "ballarus-reconstruct html.</p>\n</body></html>\n";
+    WriteFile(o.out_dir + "/index.html", h);
+    ++pages;
+  }
+
+  // ---------------------------------------------------------- functions
+  {
+    std::string h = Head("functions — " + title);
+    h += "<p><a href=\"index.html\">index</a></p><h1>Functions</h1>\n"
+         "<table class=\"sortable\" id=\"functions\"><thead><tr><th "
+         "class=\"l\">function</th><th class=\"l\">where</th><th>calls</th>"
+         "<th>blocks executed</th><th>paths executed</th></tr></thead><tbody>\n";
+    for (size_t fi : shown) {
+      const FunctionReport& f = r.functions[fi];
+      size_t executed = 0;
+      for (size_t b = 2; b < f.blocks.size(); ++b)
+        executed += f.blocks[b].count && *f.blocks[b].count > 0;
+      const size_t nb = f.blocks.size() > 2 ? f.blocks.size() - 2 : 0;
+      h += fmt::format(
+          "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td "
+          "data-v=\"{}\">{}</td><td data-v=\"{}\">{} / {}</td><td>{}</td></tr>\n",
+          function_link(fi), where(f), CountText(CountOf(f.execution_count)),
+          f.execution_count ? CountText(CountOf(f.execution_count)) : "?",
+          executed, executed, nb,
+          f.paths ? fmt::format("{} of {}", f.paths->executed.size(), f.paths->n_paths)
+                  : "-");
+    }
+    h += "</tbody></table>\n</body></html>\n";
+    WriteFile(o.out_dir + "/functions.html", h);
+    ++pages;
+  }
+
+  // ------------------------------------------------------------ sources
+  std::vector<std::vector<size_t>> functions_of_page(summary.files.size());
+  for (size_t fi : shown)
+    functions_of_page[page_of_file[r.functions[fi].file]].push_back(fi);
+  for (size_t page = 0; page < summary.files.size(); ++page) {
+    const coverage::FileCoverage& fc = summary.files[page];
+    const std::string rel = Relative(fc.path, root);
+    std::string h = Head(rel + " — " + title);
+    h += "<p><a href=\"index.html\">index</a></p>\n<h1>" + HtmlEscape(rel) +
+         "</h1>\n";
+    h += "<table id=\"file-totals\"><thead><tr><th class=\"l\"></th>" +
+         RateHeader("%") + "</tr></thead><tbody>\n";
+    for (auto [name, hit, total] :
+         {std::make_tuple("Lines", fc.totals.lines_hit, fc.totals.lines),
+          std::make_tuple("Functions", fc.totals.functions_hit, fc.totals.functions),
+          std::make_tuple("Branches", fc.totals.branches_hit, fc.totals.branches)})
+      h += fmt::format("<tr><td class=\"l\">{}</td>{}</tr>\n", name,
+                       RateCells(hit, total));
+    h += "</tbody></table>\n";
+
+    // Functions of the file, with their hottest paths (a click
+    // highlights the path's lines in the source below).
+    const std::vector<size_t>& fns = functions_of_page[page];
+    if (!fns.empty()) {
+      h += "<h2>Functions</h2>\n<table class=\"sortable\" id=\"file-functions\">"
+           "<thead><tr><th class=\"l\">function</th><th>line</th><th>calls</th>"
+           "<th>paths executed</th><th class=\"l\">hottest paths (click: "
+           "highlight)</th></tr></thead><tbody>\n";
+      for (size_t fi : fns) {
+        const FunctionReport& f = r.functions[fi];
+        std::string buttons;
+        if (f.paths) {
+          const long double ft = static_cast<long double>(f.paths->total);
+          for (size_t k = 0; k < f.paths->executed.size() &&
+                             k < std::max<uint64_t>(o.paths_per_function, o.top_paths);
+               ++k) {
+            const PathReport& p = f.paths->executed[k];
+            // Paths beyond the per-function limit are there for the
+            // index's links only.
+            const bool hidden = k >= o.paths_per_function;
+            buttons += fmt::format(
+                "<button class=\"path\" id=\"{}\" data-lines=\"{}\"{}>{} × "
+                "({:.1f}% fn{}) path {}: {}</button>",
+                PathId(fi, k),
+                PathLines(p, static_cast<uint32_t>(page), page_of_file),
+                hidden ? " hidden" : "", p.count,
+                ft > 0 ? static_cast<double>(100 * p.count / ft) : 0.0,
+                program_paths > 0
+                    ? fmt::format(", {:.1f}% all",
+                                  static_cast<double>(100 * p.count / program_paths))
+                    : "",
+                p.number, HtmlEscape(PathText(p)));
+          }
+        }
+        h += fmt::format(
+            "<tr id=\"fn{}\"><td class=\"l\">{}{}</td><td data-v=\"{}\"><a "
+            "href=\"#L{}\">{}</a></td><td data-v=\"{}\">{}</td><td>{}</td><td "
+            "class=\"l\">{}</td></tr>\n",
+            fi, HtmlEscape(f.display_name()),
+            svg_of.count(fi) ? fmt::format(" <a href=\"#cfg{}\">(CFG)</a>", fi)
+                             : std::string(),
+            f.line, f.line, f.line, CountText(CountOf(f.execution_count)),
+            f.execution_count ? CountText(CountOf(f.execution_count)) : "?",
+            f.paths ? fmt::format("{} of {}", f.paths->executed.size(),
+                                  f.paths->n_paths)
+                    : "-",
+            buttons);
+      }
+      h += "</tbody></table>\n";
+    }
+
+    // The annotated source.
+    h += "<h2>Source</h2>\n<table class=\"src\" id=\"source\"><tbody>\n";
+    // Lines of this page's path: every Report file that is this page.
+    const std::vector<std::string>* text = sources.Lines(fc.file);
+    size_t n_lines = text ? text->size() : 0;
+    if (!fc.lines.empty()) n_lines = std::max<size_t>(n_lines, fc.lines.rbegin()->first);
+    for (uint32_t ln = 1; ln <= n_lines; ++ln) {
+      auto it = fc.lines.find(ln);
+      std::string cls, count;
+      if (it != fc.lines.end()) {
+        cls = it->second > 0 ? "hit" : "miss";
+        count = it->second > 0 ? std::to_string(it->second) : "#####";
+      }
+      std::string branches;
+      auto b = fc.branches.find(ln);
+      if (b != fc.branches.end())
+        for (size_t k = 0; k < b->second.size(); ++k) {
+          const coverage::Branch& br = b->second[k];
+          if (!br.executed)
+            branches += fmt::format(
+                "<span class=\"bx\" title=\"branch {} not executed\">-</span>", k);
+          else if (br.count > 0)
+            branches += fmt::format(
+                "<span class=\"bt\" title=\"branch {} taken {} times\">{}</span>",
+                k, br.count, br.count);
+          else
+            branches += fmt::format(
+                "<span class=\"bn\" title=\"branch {} never taken\">0</span>", k);
+        }
+      const std::string code =
+          text && ln <= text->size() ? HtmlEscape((*text)[ln - 1]) : "";
+      h += fmt::format(
+          "<tr id=\"L{}\"{}><td class=\"ln\">{}</td><td class=\"cnt\">{}</td>"
+          "<td class=\"br\">{}</td><td class=\"code\">{}</td></tr>\n",
+          ln, cls.empty() ? "" : " class=\"" + cls + "\"", ln, count, branches,
+          code);
+    }
+    if (!text)
+      h += "<tr><td></td><td></td><td></td><td class=\"code\">(source not "
+           "found)</td></tr>\n";
+    h += "</tbody></table>\n";
+    // CFG pictures.
+    for (size_t fi : fns) {
+      auto svg = svg_of.find(fi);
+      if (svg == svg_of.end()) continue;
+      const FunctionReport& f = r.functions[fi];
+      h += fmt::format(
+          "<h2 id=\"cfg{}\">CFG of {} <span class=\"note\">line {}, {} calls; "
+          "blocks coloured by count, edges as wide as their count, the "
+          "hottest path in red</span></h2>\n<div class=\"svg\">{}</div>\n",
+          fi, HtmlEscape(f.display_name()), f.line,
+          f.execution_count ? CountText(CountOf(f.execution_count)) : "?",
+          svg->second);
+    }
+    h += "</body></html>\n";
+    WriteFile(o.out_dir + "/" + page_name(page), h);
+    ++pages;
+  }
+  return pages;
+}
+
+}  // namespace ballarus

@@ -1,0 +1,60 @@
+// html_writer.h — the self-contained HTML report (`ballarus-reconstruct
+// html PROFILE -o DIR`): one directory, no server, no network, readable
+// from file:// in any browser.
+//
+//   index.html      totals; per-directory and per-file summaries (lines,
+//                   functions, branches: hit / total and %); the program's
+//                   hottest functions and hottest Ball–Larus paths with
+//                   their share of the function's and of the program's
+//                   executions, each linked to its highlighted source;
+//   functions.html  every function, sortable by count;
+//   f<N>.html       one page per source file: summary, its functions
+//                   (sortable), their hottest paths (a click — or the
+//                   page's #path-... anchor — highlights the path's lines),
+//                   for the hottest functions their CFG as a picture
+//                   (Graphviz `dot`, SVG inline: blocks coloured by count,
+//                   edges as wide as their count, the hottest path drawn
+//                   in red), and the annotated source: count per line
+//                   (gcov's), hit/miss colour, each branch's outcome;
+//   report.css, report.js   style, table sorting and path highlighting.
+//
+// Line, function and branch figures are lcov's (coverage_summary.h), so
+// they equal genhtml's for the same counts.  A CFG's "hottest path" is the
+// function's most executed Ball–Larus path when it has a path profile;
+// without one, the heaviest-edge walk from ENTRY (labelled as such).
+// Every name and source line is HTML-escaped; bytes that are not printable
+// UTF-8 show as \xNN.
+#ifndef BALLARUS_RECONSTRUCT_HTML_WRITER_H_
+#define BALLARUS_RECONSTRUCT_HTML_WRITER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "reconstruct/report_filter.h"
+#include "reconstruct/report_model.h"
+
+namespace ballarus {
+
+struct HtmlOptions {
+  std::string out_dir;
+  std::string title;               // default: the profile's name
+  uint64_t top_functions = 20;     // hottest functions on the index
+  uint64_t top_paths = 20;         // hottest paths on the index
+  uint64_t paths_per_function = 5; // on the file pages
+  uint64_t cfg_functions = 50;     // CFG pictures for the N hottest
+                                   // functions (0 = none)
+  std::string dot = "dot";         // the Graphviz command
+};
+
+// Writes the report; returns the number of pages written.  Fails (Fatal)
+// naming the directory or file it cannot write.  A missing `dot` is a
+// one-line warning on stderr and a report without pictures.
+size_t WriteHtmlReport(const report::Report& r, const FileFilter& filter,
+                       const HtmlOptions& options);
+
+// &, <, >, " and ' as entities, after Printable (commands.h).
+std::string HtmlEscape(const std::string& s);
+
+}  // namespace ballarus
+
+#endif  // BALLARUS_RECONSTRUCT_HTML_WRITER_H_

@@ -1,0 +1,379 @@
+// report_tools_test.cc — the reports only ballarus writes, on real programs
+// built with the installed ballarus-gcc/g++ (//:install) in edge,path mode,
+// against counts derived by hand from the programs' inputs:
+//
+//   * tests/reports/hot.c (`hot N` classifies 0..N-1 by remainder mod 3):
+//     `paths --program --source` ranks the loop's iteration path first
+//     (N-1 of main's N+1 paths, of all N+1 + N path executions), with its
+//     source text; `diff` of N=9 against N=4 gives classify's calls, shares,
+//     branch ratios and path shares, in text and JSON; against a rebuild
+//     whose main changed, classify still compares edge by edge and main is
+//     reported as changed;
+//   * the HTML report of hot.c, of the bundled calculator (examples/calc:
+//     fib(10) makes 177 calls, calc_test.sh) and of vec.cc, loaded in
+//     headless Debian chromium (--dump-dom): the summary figures, the
+//     hottest functions and paths, the annotated source's counts and a CFG
+//     picture (SVG) are in the DOM; following the index's hottest-path link
+//     highlights the path's lines; a screenshot is written into the test's
+//     undeclared outputs (bazel-testlogs/tests/report_tools_test/
+//     test.outputs/);
+//   * filters: vec.cc's std::vector code lives in system headers, left out
+//     by default and shown with --all-files; --include, --exclude,
+//     --function, --exclude-function.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/harness.h"
+
+namespace {
+
+using harness::CommandResult;
+using harness::Quote;
+using nlohmann::json;
+
+std::string Runfiles() {
+  for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
+    const char* d = getenv(var);
+    if (d && *d) return std::string(d) + "/ballarus";
+  }
+  return ".";
+}
+
+std::string InstallPrefix() {
+  static std::once_flag once;
+  static std::string prefix, failure;
+  std::call_once(once, [] {
+    const std::string installer = Runfiles() + "/install";
+    const std::string dir = harness::TempRoot() + "/prefix";
+    CommandResult r =
+        harness::Run(Quote(installer) + " " + Quote(dir), harness::TempRoot());
+    if (r.status != 0)
+      failure = "install exited " + std::to_string(r.status) + ": " + r.err;
+    else
+      prefix = dir;
+  });
+  if (prefix.empty()) ADD_FAILURE() << failure;
+  return prefix;
+}
+
+std::string Tool() { return Quote(InstallPrefix() + "/bin/ballarus-reconstruct"); }
+
+CommandResult MustRun(const std::string& cmd, const std::string& cwd) {
+  CommandResult r = harness::Run(cmd, cwd);
+  EXPECT_EQ(r.status, 0) << cmd << "\n" << r.out << r.err;
+  return r;
+}
+
+// Builds tests/reports/hot.c in `dir` (with -DREBUILT when asked) and runs
+// it with N into PROFILE.
+void BuildHot(const std::string& dir, bool rebuilt) {
+  harness::MakeFreshDir(dir);
+  MustRun("cp " + Quote(Runfiles() + "/tests/reports/hot.c") + " .", dir);
+  MustRun(Quote(InstallPrefix() + "/bin/ballarus-gcc") +
+              " -O0 -g -fplugin-arg-ballarus-mode=edge,path" +
+              (rebuilt ? " -DREBUILT" : "") + " hot.c -o hot",
+          dir);
+}
+
+void RunHot(const std::string& dir, int n, const std::string& profile) {
+  CommandResult r =
+      harness::Run("./hot " + std::to_string(n), dir, {"BALLARUS_PROFILE=" + profile});
+  ASSERT_EQ(r.status, 0) << r.err;
+}
+
+// `chromium --headless` on a file:// URL; returns the DOM after load.
+std::string DumpDom(const std::string& url) {
+  const std::string profile_dir = harness::TempRoot() + "/chromium-profile";
+  CommandResult r = harness::Run(
+      "chromium --headless --no-sandbox --disable-gpu "
+      "--disable-background-networking --disable-component-update "
+      "--no-first-run --user-data-dir=" +
+          Quote(profile_dir) + " --virtual-time-budget=3000 --dump-dom " +
+          Quote(url),
+      "/");
+  EXPECT_EQ(r.status, 0) << url << ": " << r.err;
+  return r.out;
+}
+
+void Screenshot(const std::string& url, const std::string& png) {
+  const std::string profile_dir = harness::TempRoot() + "/chromium-profile";
+  CommandResult r = harness::Run(
+      "chromium --headless --no-sandbox --disable-gpu "
+      "--disable-background-networking --disable-component-update "
+      "--no-first-run --user-data-dir=" +
+          Quote(profile_dir) +
+          " --window-size=1280,1600 --virtual-time-budget=3000 --screenshot=" +
+          Quote(png) + " " + Quote(url),
+      "/");
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::string bytes;
+  ASSERT_TRUE(harness::ReadFile(png, &bytes)) << png;
+  EXPECT_GT(bytes.size(), 20000u) << png << ": a blank page?";
+  EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << png;
+}
+
+std::string OutputsDir() {
+  const char* d = getenv("TEST_UNDECLARED_OUTPUTS_DIR");
+  return d && *d ? d : harness::TempRoot();
+}
+
+// The row of line `n` of an annotated source page.
+std::string Row(const std::string& dom, int n) {
+  const std::string id = "<tr id=\"L" + std::to_string(n) + "\"";
+  const size_t at = dom.find(id);
+  if (at == std::string::npos) return "";
+  return dom.substr(at, dom.find("</tr>", at) - at);
+}
+
+TEST(ReportTools, PathsRankingAndSource) {
+  const std::string dir = harness::TempRoot() + "/paths";
+  BuildHot(dir, false);
+  RunHot(dir, 9, "a.profile");
+  // main runs N+1 paths (the first iteration from ENTRY, N-1 iterations
+  // after the back edge, the exit), classify N: 10 + 9 = 19 executions.
+  // The hottest is main's iteration path: 8 = 80.0% of main's, 42.1% of all.
+  CommandResult r = MustRun(Tool() + " paths --program --top 3 --source a.profile", dir);
+  EXPECT_NE(r.out.find("19 path executions"), std::string::npos) << r.out;
+  const std::regex first(R"re(\n    1 +8  80\.0%  42\.1%  main \(hot\.c:16\) path \d+: \^)re");
+  EXPECT_TRUE(std::regex_search(r.out, first)) << r.out;
+  EXPECT_NE(r.out.find("hot.c:20 |     counts[classify(i)]++;"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Legend:"), std::string::npos);
+  // classify's three returns: 3 each of 9 (33.3%), 3 of 19 (15.8%).
+  EXPECT_NE(r.out.find("3  33.3%  15.8%  classify (hot.c:8) path"), std::string::npos)
+      << r.out;
+  r = MustRun(Tool() + " paths --program --top 1 --json --source a.profile", dir);
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j.at("path_executions"), 19);
+  EXPECT_EQ(j.at("ranking").at(0).at("count"), 8);
+  EXPECT_DOUBLE_EQ(j["ranking"][0]["function_share"].get<double>(), 0.8);
+  bool text = false;
+  for (const json& l : j["ranking"][0]["lines"])
+    text |= l.value("source", json()).is_string() &&
+            l["source"].get<std::string>().find("counts[classify(i)]++") !=
+                std::string::npos;
+  EXPECT_TRUE(text) << r.out;
+}
+
+TEST(ReportTools, DiffSameBuildAndRebuild) {
+  const std::string dir = harness::TempRoot() + "/diff";
+  BuildHot(dir, false);
+  RunHot(dir, 9, "a.profile");
+  RunHot(dir, 4, "b.profile");
+  CommandResult r = MustRun(Tool() + " diff --json --top 0 a.profile b.profile", dir);
+  const json d = json::parse(r.out);
+  EXPECT_EQ(d.at("unchanged_cfgs"), 2);
+  EXPECT_TRUE(d.at("cfg_changed").empty());
+  // classify: called 9 then 4 times; of all calls (classify + main) 9/10,
+  // then 4/5.
+  bool classify = false;
+  for (const json& f : d.at("functions"))
+    if (f.at("name") == "classify") {
+      classify = true;
+      EXPECT_EQ(f.at("a"), 9);
+      EXPECT_EQ(f.at("b"), 4);
+      EXPECT_DOUBLE_EQ(f.at("share_a").get<double>(), 0.9);
+      EXPECT_DOUBLE_EQ(f.at("share_b").get<double>(), 0.8);
+    }
+  EXPECT_TRUE(classify) << r.out;
+  // `v % 3 == 0` (line 9) true for 0, 3, 6 of 0..8 and 0, 3 of 0..3.
+  bool branch = false;
+  for (const json& b : d.at("branches"))
+    if (b.at("name") == "classify" && b.at("branch_line") == 9 &&
+        b.at("kind") == "true") {
+      branch = true;
+      EXPECT_EQ(b["a"]["taken"], 3);
+      EXPECT_EQ(b["a"]["of"], 9);
+      EXPECT_EQ(b["b"]["taken"], 2);
+      EXPECT_EQ(b["b"]["of"], 4);
+    }
+  EXPECT_TRUE(branch) << r.out;
+  // classify's `return 0` path: 3 of 9, then 2 of 4.
+  bool path = false;
+  for (const json& p : d.at("paths"))
+    if (p.at("name") == "classify" && p.at("a") == 3 && p.at("b") == 2) {
+      path = true;
+      EXPECT_DOUBLE_EQ(p.at("share_a").get<double>(), 1.0 / 3);
+      EXPECT_DOUBLE_EQ(p.at("share_b").get<double>(), 0.5);
+    }
+  EXPECT_TRUE(path) << r.out;
+  // Line 11 (`v % 3 == 1`) runs when v % 3 != 0: 6 of 0..8, 2 of 0..3.
+  bool line = false;
+  for (const json& l : d.at("lines"))
+    if (l.at("line") == 11) {
+      line = true;
+      EXPECT_EQ(l.at("a"), 6);
+      EXPECT_EQ(l.at("b"), 2);
+    }
+  EXPECT_TRUE(line) << r.out;
+  r = MustRun(Tool() + " diff a.profile b.profile", dir);
+  EXPECT_NE(r.out.find("functions: 2 in both (2 with the same CFG)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("33.3% (3/9)            50.0% (2/4)  hot.c:9 classify edge"),
+            std::string::npos)
+      << r.out;
+
+  // A rebuild whose main changed: classify still compares edge by edge.
+  const std::string dir2 = harness::TempRoot() + "/diff-rebuilt";
+  BuildHot(dir2, true);
+  RunHot(dir2, 4, "c.profile");
+  r = MustRun(Tool() + " diff --json --top 0 " + Quote(dir + "/a.profile") +
+                  " c.profile",
+              dir2);
+  const json c = json::parse(r.out);
+  EXPECT_EQ(c.at("unchanged_cfgs"), 1);
+  ASSERT_EQ(c.at("cfg_changed").size(), 1u) << r.out;
+  EXPECT_EQ(c["cfg_changed"][0]["name"], "main");
+  bool compared = false;
+  for (const json& b : c.at("branches")) {
+    EXPECT_EQ(b.at("name"), "classify");
+    compared |= b.at("branch_line") == 9 && b["b"]["taken"] == 2;
+  }
+  EXPECT_TRUE(compared) << r.out;
+  for (const json& p : c.at("paths")) EXPECT_EQ(p.at("name"), "classify");
+  EXPECT_EQ(harness::Run(Tool() + " diff a.profile missing.profile", dir).status, 2);
+}
+
+TEST(ReportTools, HtmlInChromium) {
+  const std::string dir = harness::TempRoot() + "/html";
+  BuildHot(dir, false);
+  RunHot(dir, 9, "a.profile");
+  MustRun(Tool() + " html a.profile -o report", dir);
+  const std::string index = DumpDom("file://" + dir + "/report/index.html");
+  // Totals: 13 lines with code, all run; 2 functions; classify 9 calls =
+  // 90.0% of the 10.
+  EXPECT_NE(index.find("13 / 13"), std::string::npos) << index;
+  EXPECT_NE(index.find("2 / 2"), std::string::npos);
+  EXPECT_TRUE(std::regex_search(
+      index, std::regex(R"re(>classify</a></td><td class="l"><a [^>]*>hot\.c:8</a></td><td data-v="9">9</td><td>90\.0%</td>)re")))
+      << index;
+  // The hottest path: 8 times, 80.0% of main's, 42.1% of all; its link.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      index, m,
+      std::regex(R"re(<td data-v="8">8</td><td>80\.0%</td><td>42\.1%</td><td class="l">.*?</td><td class="l"><a href="(f\d+\.html#path-\d+-\d+)">)re")))
+      << index;
+  const std::string link = m[1];
+  // Its page, with the path highlighted: the loop's lines 19 and 20, and
+  // only those.
+  const std::string page = DumpDom("file://" + dir + "/report/" + link);
+  EXPECT_NE(Row(page, 19).find("onpath"), std::string::npos) << Row(page, 19);
+  EXPECT_NE(Row(page, 20).find("onpath"), std::string::npos) << Row(page, 20);
+  EXPECT_EQ(Row(page, 16).find("onpath"), std::string::npos) << Row(page, 16);
+  // Counts in the annotated source: line 9 ran 9 times, its branch 3 and
+  // 6; line 10 three times.
+  EXPECT_NE(Row(page, 9).find("<td class=\"cnt\">9</td>"), std::string::npos)
+      << Row(page, 9);
+  EXPECT_NE(Row(page, 9).find(">3</span>"), std::string::npos) << Row(page, 9);
+  EXPECT_NE(Row(page, 9).find(">6</span>"), std::string::npos) << Row(page, 9);
+  EXPECT_NE(Row(page, 10).find("<td class=\"cnt\">3</td>"), std::string::npos);
+  EXPECT_NE(Row(page, 10).find("return 0;"), std::string::npos);
+  // The CFG picture of classify: an inline SVG with its blocks and counts.
+  const size_t cfg = page.find("CFG of classify");
+  ASSERT_NE(cfg, std::string::npos) << page;
+  const size_t svg = page.find("<svg", cfg);
+  ASSERT_NE(svg, std::string::npos);
+  const std::string picture = page.substr(svg, page.find("</svg>", svg) - svg);
+  EXPECT_NE(picture.find(">ENTRY</text>"), std::string::npos) << picture;
+  EXPECT_NE(picture.find("#d00000"), std::string::npos) << "no hot path drawn";
+  Screenshot("file://" + dir + "/report/index.html",
+             OutputsDir() + "/hot-index.png");
+  Screenshot("file://" + dir + "/report/" + link, OutputsDir() + "/hot-path.png");
+}
+
+TEST(ReportTools, HtmlOfTheCalculator) {
+  const std::string dir = harness::TempRoot() + "/calc";
+  harness::MakeFreshDir(dir);
+  MustRun("cp " + Quote(Runfiles() + "/examples/calc") + "/*.c " +
+              Quote(Runfiles() + "/examples/calc") + "/*.h " +
+              Quote(Runfiles() + "/examples/calc/input.calc") + " .",
+          dir);
+  MustRun(Quote(InstallPrefix() + "/bin/ballarus-gcc") +
+              " -O0 -g -fplugin-arg-ballarus-mode=edge,path calc.c main.c -o calc",
+          dir);
+  harness::Run("./calc input.calc", dir, {"BALLARUS_PROFILE=calc.profile"});
+  MustRun(Tool() + " html calc.profile -o report --title calc", dir);
+  const std::string index = DumpDom("file://" + dir + "/report/index.html");
+  // fib(10) makes 177 calls (examples/calc_test.sh).
+  EXPECT_TRUE(std::regex_search(
+      index, std::regex(R"re(calc_fib</a></td><td class="l">.*?</td><td data-v="177">177</td>)re")))
+      << index;
+  EXPECT_NE(index.find("id=\"hot-paths\""), std::string::npos);
+  Screenshot("file://" + dir + "/report/index.html", OutputsDir() + "/calc-index.png");
+  // The file page of calc.c has calc_fib's CFG.
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(index, m, std::regex(R"re(<a href="(f\d+\.html)">calc\.c</a>)re")))
+      << index;
+  const std::string page = DumpDom("file://" + dir + "/report/" + std::string(m[1]));
+  EXPECT_NE(page.find("CFG of calc_fib"), std::string::npos);
+  Screenshot("file://" + dir + "/report/" + std::string(m[1]),
+             OutputsDir() + "/calc-source.png");
+}
+
+TEST(ReportTools, FiltersEverywhere) {
+  const std::string dir = harness::TempRoot() + "/filters";
+  harness::MakeFreshDir(dir);
+  MustRun("cp " + Quote(Runfiles() + "/tests/reports/vec.cc") + " .", dir);
+  MustRun(Quote(InstallPrefix() + "/bin/ballarus-g++") +
+              " -O0 -g -fplugin-arg-ballarus-mode=edge,path vec.cc -o vec",
+          dir);
+  MustRun("./vec", dir);
+  auto sfs = [&](const std::string& options) {
+    CommandResult r = MustRun(Tool() + " lcov ballarus.profile " + options, dir);
+    std::vector<std::string> out;
+    std::regex sf(R"re(SF:([^\n]*))re");
+    for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), sf);
+         it != std::sregex_iterator(); ++it)
+      out.push_back((*it)[1]);
+    return std::make_pair(out, r.out);
+  };
+  // Default: the project only (the build directory).
+  auto [def, def_text] = sfs("");
+  ASSERT_EQ(def.size(), 1u) << def_text;
+  EXPECT_EQ(def[0], dir + "/vec.cc");
+  // --all-files: std::vector's headers too.
+  auto [all, all_text] = sfs("--all-files");
+  EXPECT_GT(all.size(), 1u);
+  bool header = false;
+  for (const std::string& f : all) header |= f.find("/usr/include/") == 0;
+  EXPECT_TRUE(header) << all_text;
+  // --include replaces the root rule; --exclude drops.
+  auto [inc, inc_text] = sfs("--include 'stl_vector\\.h$'");
+  ASSERT_EQ(inc.size(), 1u) << inc_text;
+  EXPECT_NE(inc[0].find("stl_vector.h"), std::string::npos);
+  auto [exc, exc_text] = sfs("--all-files --exclude '^/usr/'");
+  EXPECT_EQ(exc, def) << exc_text;
+  // Functions: FN records.
+  auto [fn, fn_text] = sfs("--function '^main$'");
+  EXPECT_NE(fn_text.find("FN:13,main"), std::string::npos) << fn_text;
+  EXPECT_EQ(fn_text.find(",_ZL3sumRKSt6vectorIiSaIiEE"), std::string::npos) << fn_text;
+  auto [xfn, xfn_text] = sfs("--exclude-function '^main$'");
+  EXPECT_EQ(xfn_text.find("FN:13,main"), std::string::npos) << xfn_text;
+  EXPECT_NE(xfn_text.find("FNDA:1,_ZL3sumRKSt6vectorIiSaIiEE"), std::string::npos)
+      << xfn_text;
+  // The same filters drive gcov, html, paths and diff.
+  CommandResult g = MustRun(Tool() + " gcov ballarus.profile", dir);
+  EXPECT_NE(g.out.find("Creating 'vec.cc.gcov'"), std::string::npos) << g.out;
+  EXPECT_EQ(g.out.find("stl_vector.h"), std::string::npos) << g.out;
+  g = MustRun(Tool() + " gcov --all-files ballarus.profile", dir);
+  EXPECT_NE(g.out.find("Creating 'stl_vector.h.gcov'"), std::string::npos) << g.out;
+  CommandResult p = MustRun(Tool() + " paths --program --top 0 ballarus.profile", dir);
+  EXPECT_EQ(p.out.find("push_back"), std::string::npos) << p.out;
+  p = MustRun(Tool() + " paths --program --top 0 --all-files ballarus.profile", dir);
+  EXPECT_NE(p.out.find("push_back"), std::string::npos) << p.out;
+  CommandResult bad = harness::Run(Tool() + " lcov ballarus.profile --include '('", dir);
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--include: invalid regular expression '('"), std::string::npos)
+      << bad.err;
+}
+
+}  // namespace
