@@ -326,7 +326,7 @@ TEST(ReportTools, FiltersEverywhere) {
   MustRun(Quote(InstallPrefix() + "/bin/ballarus-g++") +
               " -O0 -g -fplugin-arg-ballarus-mode=edge,path vec.cc -o vec",
           dir);
-  MustRun("./vec", dir);
+  ASSERT_EQ(harness::Run("./vec", dir, {"BALLARUS_PROFILE=ballarus.profile"}).status, 0);
   auto sfs = [&](const std::string& options) {
     CommandResult r = MustRun(Tool() + " lcov ballarus.profile " + options, dir);
     std::vector<std::string> out;
