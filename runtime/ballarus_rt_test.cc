@@ -283,6 +283,24 @@ TEST(Runtime, ConcurrentThreadsDumpingLoseNothing) {
   EXPECT_GT(p.runs, 1u);  // many dumps, each merged
 }
 
+TEST(Runtime, ForkDuringADumpNeverLeavesTheDirectoryLocked) {
+  // A thread dumps in a loop while main forks 40 children: a fork that
+  // lands inside a dump gives the child a copy of the locked directory
+  // descriptor.  The child must neither keep the lock (its own exit dump,
+  // and the parent's next ones, would wait) nor release the parent's.
+  std::string dir = FreshDir("forkdump");
+  ProcessResult r = Exec(dir, "rt_prog", {"forkdump", "40", "100"},
+                         {{"BALLARUS_LOCK_TIMEOUT", "5"}});
+  ASSERT_EQ(r.status, 0);
+  EXPECT_EQ(r.err, "");  // no "locked by another process" line
+  const uint64_t rounds = std::stoull(ReadBytes(dir + "/forkdump.rounds"));
+  EXPECT_GE(rounds, 1u);
+  // Exact: 40 children x 100 steps in one count() call each, and the
+  // dumper's rounds of one step each.
+  ExpectAlphaBeta(Read(dir + "/ballarus.profile"), 40 * 100 + rounds,
+                  40 + rounds, 40 + rounds);
+}
+
 TEST(Runtime, ChdirDoesNotMoveTheDefaultProfile) {
   std::string dir = FreshDir("chdir");
   ASSERT_EQ(system(("mkdir '" + dir + "/sub'").c_str()), 0);

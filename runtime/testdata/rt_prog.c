@@ -13,6 +13,13 @@
                              __ballarus_dump() every 7th step
      rt_prog chdir DIR N     count N, chdir(DIR), exit (profile must not
                              move)
+     rt_prog forkdump K N    a thread counts 1 and calls __ballarus_dump()
+                             in a loop while main forks K children one
+                             after the other, each counting N and exiting
+                             (a fork often lands inside the thread's dump,
+                             with the profile directory locked); writes
+                             how many times the thread counted to
+                             ./forkdump.rounds
 
    Exit status 0 on success, 3 on a usage or system error.  */
 
@@ -53,6 +60,18 @@ static void count_atomic(long n) {
   }
   __atomic_fetch_add(&beta_counters[1], 1, __ATOMIC_RELAXED);
   __atomic_fetch_add(&beta_counters[2], 2, __ATOMIC_RELAXED);
+}
+
+static volatile int stop_dumper;
+static long dumper_rounds;
+static void *dumper_main(void *arg) {
+  (void)arg;
+  while (!stop_dumper) {
+    count(1);
+    dumper_rounds++;
+    __ballarus_dump();
+  }
+  return NULL;
 }
 
 static long n_per_thread;
@@ -119,6 +138,27 @@ int main(int argc, char **argv) {
     for (long k = 0; k < a; k++)
       if (pthread_create(&t[k], NULL, thread_main, NULL) != 0) return 3;
     for (long k = 0; k < a; k++) pthread_join(t[k], NULL);
+  } else if (strcmp(mode, "forkdump") == 0) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, dumper_main, NULL) != 0) return 3;
+    for (long k = 0; k < a; k++) {
+      pid_t pid = fork();
+      if (pid < 0) return 3;
+      if (pid == 0) {
+        count(b);
+        exit(0);
+      }
+      int st;
+      if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+          WEXITSTATUS(st) != 0)
+        return 3;
+    }
+    stop_dumper = 1;
+    pthread_join(t, NULL);
+    FILE *f = fopen("forkdump.rounds", "w");
+    if (f == NULL) return 3;
+    fprintf(f, "%ld\n", dumper_rounds);
+    if (fclose(f) != 0) return 3;
   } else if (strcmp(mode, "chdir") == 0) {
     count(b);
     if (chdir(argv[2]) != 0) return 3;
