@@ -140,15 +140,17 @@ int64_t Function::returned() const {
   return r;
 }
 
-std::vector<uint32_t> Source::FunctionsAt(const std::vector<Function>& fns,
-                                          uint32_t line) const {
-  std::vector<uint32_t> out;
-  for (uint32_t f : functions)
-    if (fns[f].start_line == line) out.push_back(f);
-  std::stable_sort(out.begin(), out.end(), [&](uint32_t a, uint32_t b) {
-    return fns[a].start_column < fns[b].start_column;
+const std::vector<uint32_t>& Source::FunctionsAt(
+    const std::vector<Function>& fns, uint32_t line) const {
+  static const std::vector<uint32_t> kNone;
+  auto it = line_to_function.find(line);
+  if (it == line_to_function.end()) return kNone;
+  std::sort(it->second.begin(), it->second.end(), [&](uint32_t a, uint32_t b) {
+    const Function &x = fns[a], &y = fns[b];
+    return x.start_line == y.start_line ? x.start_column < y.start_column
+                                        : x.start_line < y.start_line;
   });
-  return out;
+  return it->second;
 }
 
 std::string CanonicalizeName(const std::string& name, const std::string& base);
@@ -268,6 +270,15 @@ void View::ReadFunction(uint32_t tu, const report::TuFunction& tf) {
   }
   for (size_t e = 0; e < f.edges.size(); ++e) {
     const report::EdgeReport& er = f.edges[e];
+    // A re-entry on ballarus' own edge (kEdgeReentry) is no arc of gcov's:
+    // the block it enters counts only its other entries, as gcov sees it,
+    // and ENTRY only the activations started (core/gcov_lines.cc does the
+    // same).
+    if ((er.flags & kEdgeReentry) && !er.ignored()) {
+      const int64_t c = CountOf(tf.edges ? (*tf.edges)[e] : er.count);
+      if (er.dst != kEntryBlock) g.blocks[er.dst].count -= c;
+      if (er.src == kEntryBlock) g.blocks[kEntryBlock].count -= c;
+    }
     if (!er.gcov_arc) continue;
     Arc a;
     a.src = er.src;
@@ -366,6 +377,7 @@ void View::ProcessAllFunctions() {
   for (uint32_t fi = 0; fi < functions.size(); ++fi) {
     Function& fn = functions[fi];
     sources[fn.source].functions.push_back(fi);
+    sources[fn.source].line_to_function[fn.start_line].push_back(fi);
     for (Block& b : fn.blocks)
       for (Location& loc : b.locations) {
         std::sort(loc.lines.begin(), loc.lines.end());
@@ -499,8 +511,9 @@ void View::AccumulateLineCounts(Source* src) {
 }
 
 std::vector<uint32_t> View::SortedFunctions(uint32_t source) const {
+  // gcov std::sorts src->functions (reading order) once, before its JSON.
   std::vector<uint32_t> sorted = sources[source].functions;
-  std::stable_sort(sorted.begin(), sorted.end(), [&](uint32_t a, uint32_t b) {
+  std::sort(sorted.begin(), sorted.end(), [&](uint32_t a, uint32_t b) {
     const Function &x = functions[a], &y = functions[b];
     return x.start_line == y.start_line ? x.start_column < y.start_column
                                         : x.start_line < y.start_line;

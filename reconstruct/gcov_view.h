@@ -34,6 +34,7 @@
 #define BALLARUS_RECONSTRUCT_GCOV_VIEW_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -130,10 +131,16 @@ struct Source {
   Coverage coverage;
   int64_t maximum_count = 0;
 
-  // Functions starting at `line`, by (start line, start column), ties in
-  // reading order (gcov's get_functions_at_location).
-  std::vector<uint32_t> FunctionsAt(const std::vector<Function>& fns,
-                                    uint32_t line) const;
+  // Functions starting at `line`, by (start line, start column): gcov's
+  // get_functions_at_location, which std::sorts its slot of
+  // line_to_function_map in place at every call (std::sort is not stable:
+  // functions with equal keys come out in the order gcov's own libstdc++
+  // std::sort gives, repeated calls included).
+  const std::vector<uint32_t>& FunctionsAt(const std::vector<Function>& fns,
+                                           uint32_t line) const;
+  // gcov's line_to_function_map: functions by start line, reading order
+  // until FunctionsAt sorts them.
+  mutable std::map<uint32_t, std::vector<uint32_t>> line_to_function;
 };
 
 struct Options {

@@ -147,7 +147,8 @@ FunctionReport FunctionOf(const LoadedFunction& lf,
     er.gcov_arc = !er.ignored() || (gcov.recorded && (e.flags & kEdgeFake) &&
                                     !(e.flags & kEdgeAbnormal));
     if (std::binary_search(gcov.dropped_edges.begin(),
-                           gcov.dropped_edges.end(), static_cast<uint32_t>(i)))
+                           gcov.dropped_edges.end(), static_cast<uint32_t>(i)) ||
+        (e.flags & kEdgeReentry))  // ballarus' own: gcov has no such arc
       er.gcov_arc = false;
     if (er.ignored()) continue;
     ++fr.arcs;
