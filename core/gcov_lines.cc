@@ -40,6 +40,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 
 namespace ballarus {
@@ -53,13 +54,48 @@ struct BlockRef {
   }
 };
 
+// Each block's arcs (edge indices) in one array (compressed rows): a
+// vector per block costs most of the time on big profiles.
+class Adjacency {
+ public:
+  struct Range {
+    const uint32_t* b;
+    const uint32_t* e;
+    const uint32_t* begin() const { return b; }
+    const uint32_t* end() const { return e; }
+  };
+  // `key(i)` is the block edge i belongs to, or -1 to leave it out; edges
+  // keep their order within a block.
+  template <typename Key>
+  void Build(size_t n_blocks, size_t n_edges, Key key) {
+    off_.assign(n_blocks + 1, 0);
+    for (size_t i = 0; i < n_edges; ++i) {
+      const int64_t k = key(i);
+      if (k >= 0) ++off_[k + 1];
+    }
+    for (size_t b = 0; b < n_blocks; ++b) off_[b + 1] += off_[b];
+    arr_.resize(off_[n_blocks]);
+    std::vector<uint32_t> at(off_.begin(), off_.end() - 1);
+    for (size_t i = 0; i < n_edges; ++i) {
+      const int64_t k = key(i);
+      if (k >= 0) arr_[at[k]++] = static_cast<uint32_t>(i);
+    }
+  }
+  Range operator[](size_t b) const {
+    return Range{arr_.data() + off_[b], arr_.data() + off_[b + 1]};
+  }
+
+ private:
+  std::vector<uint32_t> off_, arr_;
+};
+
 struct Fn {
   const Function* f;
   int32_t input_index;
   bool is_group = false;
   std::vector<int64_t> block_count;
   std::vector<int64_t> edge_count;
-  std::vector<std::vector<size_t>> succ, pred;  // .gcno arcs (edge indices)
+  Adjacency succ, pred;  // .gcno arcs (edge indices)
   std::vector<bool> exceptional;
 
   bool GroupLine(uint32_t file, uint32_t line) const {
@@ -82,6 +118,15 @@ struct LineInfo {
 
 // (owner, file, line); owner = -1 for file-level lines, else input index.
 using LineKey = std::tuple<int32_t, uint32_t, uint32_t>;
+
+struct LineKeyHash {
+  size_t operator()(const LineKey& k) const {
+    uint64_t h = static_cast<uint32_t>(std::get<0>(k));
+    h = h * 0x9e3779b97f4a7c15ull ^ std::get<1>(k);
+    h = h * 0x9e3779b97f4a7c15ull ^ std::get<2>(k);
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+};
 
 void MarkExceptional(Fn* fn) {
   const Function& f = *fn->f;
@@ -164,7 +209,7 @@ class Cycles {
   void HandleCycle(int64_t* count) {
     int64_t cycle_count = INT64_MAX;
     for (size_t e : path_) cycle_count = std::min(cycle_count, Cs(current_fn_, e));
-    *count += cycle_count;
+    *count = GcovAdd(*count, cycle_count);
     for (size_t e : path_) Cs(current_fn_, e) -= cycle_count;
   }
 
@@ -234,24 +279,31 @@ std::vector<GcovLine> GcovLineCounts(
     fn.edge_count.assign(f.edges.size(), 0);
     for (size_t b = 0; b < nb; ++b)
       if (in.blocks && b < in.blocks->size() && (*in.blocks)[b])
-        fn.block_count[b] = static_cast<int64_t>(*(*in.blocks)[b]);
+        fn.block_count[b] = GcovCount(*(*in.blocks)[b]);
     for (size_t e = 0; e < f.edges.size(); ++e)
       if (in.edges && e < in.edges->size() && (*in.edges)[e])
-        fn.edge_count[e] = static_cast<int64_t>(*(*in.edges)[e]);
-    fn.succ.resize(nb);
-    fn.pred.resize(nb);
+        fn.edge_count[e] = GcovCount(*(*in.edges)[e]);
+    // Re-entry edges are no arcs of gcov's: the block they enter counts
+    // only its other entries.
     for (size_t e = 0; e < f.edges.size(); ++e) {
       const Edge& edge = f.edges[e];
       if ((edge.flags & kEdgeIgnored) || edge.src >= nb || edge.dst >= nb)
         continue;
-      if (edge.flags & kEdgeReentry) {
-        if (edge.dst != kEntryBlock)
-          fn.block_count[edge.dst] -= fn.edge_count[e];
-        continue;
-      }
-      fn.succ[edge.src].push_back(e);
-      fn.pred[edge.dst].push_back(e);
+      if ((edge.flags & kEdgeReentry) && edge.dst != kEntryBlock)
+        fn.block_count[edge.dst] =
+            GcovSub(fn.block_count[edge.dst], fn.edge_count[e]);
     }
+    auto arc = [&](size_t e) {
+      const Edge& edge = f.edges[e];
+      return !(edge.flags & (kEdgeIgnored | kEdgeReentry)) && edge.src < nb &&
+             edge.dst < nb;
+    };
+    fn.succ.Build(nb, f.edges.size(), [&](size_t e) -> int64_t {
+      return arc(e) ? static_cast<int64_t>(f.edges[e].src) : int64_t{-1};
+    });
+    fn.pred.Build(nb, f.edges.size(), [&](size_t e) -> int64_t {
+      return arc(e) ? static_cast<int64_t>(f.edges[e].dst) : int64_t{-1};
+    });
     MarkExceptional(&fn);
     fns.push_back(std::move(fn));
   }
@@ -265,8 +317,10 @@ std::vector<GcovLine> GcovLineCounts(
     }
   }
 
-  // add_line_counts.
-  std::map<LineKey, LineInfo> lines;
+  // add_line_counts.  (A hash map: lines are independent of one another
+  // until the output, which is sorted.)
+  std::unordered_map<LineKey, LineInfo, LineKeyHash> lines;
+  std::vector<uint32_t> run;
   for (size_t fi = 0; fi < fns.size(); ++fi) {
     const Fn& fn = fns[fi];
     const Function& f = *fn.f;
@@ -279,7 +333,7 @@ std::vector<GcovLine> GcovLineCounts(
         size_t end = start;
         while (end < locs.size() && locs[end].file == locs[start].file) ++end;
         const uint32_t file = locs[start].file;
-        std::vector<uint32_t> run;
+        run.clear();
         for (size_t k = start; k < end; ++k) run.push_back(locs[k].line);
         std::sort(run.begin(), run.end());
         for (uint32_t ln : run) {
@@ -290,7 +344,7 @@ std::vector<GcovLine> GcovLineCounts(
             line->unexceptional = true;
             if (count == 0) line->has_unexecuted_block = true;
           }
-          line->count += count;
+          line->count = GcovAdd(line->count, count);
         }
         if (ix != 0 && ix + 1 != nb && line != nullptr)
           line->blocks.push_back(BlockRef{fi, static_cast<uint32_t>(ix)});
@@ -302,16 +356,31 @@ std::vector<GcovLine> GcovLineCounts(
   // accumulate_line_info.
   for (auto& [key, line] : lines) {
     if (line.blocks.empty()) continue;
+    if (line.blocks.size() == 1) {
+      // One block: the entries from other blocks, and each self-loop arc
+      // with a positive count is a circuit of its own (what Cycles finds).
+      const BlockRef b = line.blocks[0];
+      const Fn& fn = fns[b.fn];
+      int64_t count = 0;
+      for (size_t e : fn.pred[b.block])
+        if (fn.f->edges[e].src != b.block)
+          count = GcovAdd(count, fn.edge_count[e]);
+      for (size_t e : fn.succ[b.block])
+        if (fn.f->edges[e].dst == b.block && fn.edge_count[e] > 0)
+          count = GcovAdd(count, fn.edge_count[e]);
+      line.count = count;
+      continue;
+    }
     int64_t count = 0;
     std::map<std::pair<size_t, size_t>, int64_t> cs;
     for (const BlockRef& b : line.blocks) {
       const Fn& fn = fns[b.fn];
       for (size_t e : fn.pred[b.block])
         if (!line.HasBlock(BlockRef{b.fn, fn.f->edges[e].src}))
-          count += fn.edge_count[e];
+          count = GcovAdd(count, fn.edge_count[e]);
       for (size_t e : fn.succ[b.block]) cs[{b.fn, e}] = fn.edge_count[e];
     }
-    count += Cycles(fns, line, &cs).Count();
+    count = GcovAdd(count, Cycles(fns, line, &cs).Count());
     line.count = count;
   }
 

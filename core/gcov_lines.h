@@ -28,6 +28,25 @@ struct GcovFunctionInput {
   const std::vector<std::optional<uint64_t>>* blocks = nullptr;
 };
 
+// gcov_type arithmetic that cannot overflow: profile counts are unsigned
+// 64-bit (residues of merges modulo 2^64), gcov's are signed; a count above
+// INT64_MAX reads as INT64_MAX, and sums saturate instead of wrapping to
+// negative line counts.
+inline int64_t GcovCount(uint64_t c) {
+  return c > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX
+                                              : static_cast<int64_t>(c);
+}
+inline int64_t GcovAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+inline int64_t GcovSub(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) return b < 0 ? INT64_MAX : INT64_MIN;
+  return r;
+}
+
 struct GcovLine {
   uint32_t file = 0;  // TranslationUnit::files index
   uint32_t line = 0;

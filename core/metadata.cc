@@ -270,16 +270,18 @@ bool DecodeFunction(Reader* r, const TranslationUnit& tu,
   uint32_t prev_src = 0;
   for (uint64_t i = 0; i < n_edges; ++i) {
     Edge& e = f->edges[i];
-    const std::string en = fn + ": edge " + std::to_string(i);
+    // Built only for an error message: it is the hot loop of a profile's
+    // decoding.
+    auto en = [&] { return fn + ": edge " + std::to_string(i); };
     at = r->pos();
     if (!r->U32(&e.src, "edge source")) return false;
     if (e.src >= n_blocks)
-      return r->Fail(at, en + " leaves block " + std::to_string(e.src) +
+      return r->Fail(at, en() + " leaves block " + std::to_string(e.src) +
                              " of " + std::to_string(n_blocks));
     if (e.src == kExitBlock)
-      return r->Fail(at, en + " leaves EXIT");
+      return r->Fail(at, en() + " leaves EXIT");
     if (e.src < prev_src)
-      return r->Fail(at, en + " leaves block " + std::to_string(e.src) +
+      return r->Fail(at, en() + " leaves block " + std::to_string(e.src) +
                              " after an edge of block " +
                              std::to_string(prev_src) +
                              " (edges must be grouped by source in order)");
@@ -287,15 +289,15 @@ bool DecodeFunction(Reader* r, const TranslationUnit& tu,
     at = r->pos();
     if (!r->U32(&e.dst, "edge target")) return false;
     if (e.dst >= n_blocks)
-      return r->Fail(at, en + " names block " + std::to_string(e.dst) +
+      return r->Fail(at, en() + " names block " + std::to_string(e.dst) +
                              " of " + std::to_string(n_blocks));
-    if (e.dst == kEntryBlock) return r->Fail(at, en + " enters ENTRY");
+    if (e.dst == kEntryBlock) return r->Fail(at, en() + " enters ENTRY");
     at = r->pos();
     if (!r->U32(&e.flags, "edge flags")) return false;
     if (e.flags & ~kKnownEdgeFlags)
-      return r->Fail(at, en + ": unknown edge flags " + Hex(e.flags));
+      return r->Fail(at, en() + ": unknown edge flags " + Hex(e.flags));
     if ((e.flags & kEdgeReentry) && e.src != kEntryBlock)
-      return r->Fail(at, en + ": re-entry edge does not leave ENTRY");
+      return r->Fail(at, en() + ": re-entry edge does not leave ENTRY");
     at = r->pos();
     uint64_t c;
     if (!r->U(&c, "edge counter")) return false;
@@ -304,14 +306,14 @@ bool DecodeFunction(Reader* r, const TranslationUnit& tu,
     } else {
       const uint64_t idx = c - 1;
       if (idx >= tu.n_counters)
-        return r->Fail(at, en + ": counter " + std::to_string(idx) +
+        return r->Fail(at, en() + ": counter " + std::to_string(idx) +
                                " out of range (" +
                                std::to_string(tu.n_counters) + " counters)");
       if (counter_used->count(idx) != 0)
-        return r->Fail(at, en + ": counter " + std::to_string(idx) +
+        return r->Fail(at, en() + ": counter " + std::to_string(idx) +
                                " already used by another edge");
       if (e.flags & kNoCounterEdgeFlags)
-        return r->Fail(at, en + ": abnormal/fake/ignored edge has a counter");
+        return r->Fail(at, en() + ": abnormal/fake/ignored edge has a counter");
       counter_used->insert(idx);
       e.counter = static_cast<int64_t>(idx);
     }

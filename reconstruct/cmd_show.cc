@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "reconstruct/commands.h"
+#include "reconstruct/json_stream.h"
 #include "reconstruct/json_writer.h"
 #include "reconstruct/text_writer.h"
 
@@ -74,14 +75,25 @@ int RunShow(const std::string& path, bool json, const std::string& regex) {
   const Report& r = loaded.report;
   const std::vector<const FunctionReport*> fs = Select(r, regex);
   if (json) {
-    ojson root;
-    root["profile"] = path;
-    root["runs"] = r.runs;
-    ojson arr = ojson::array();
-    for (const FunctionReport* f : fs) arr.push_back(FunctionJson(r, *f));
-    root["functions"] = arr;
-    if (regex.empty()) root["lines"] = FileLinesJson(r);
-    std::cout << JsonDump(root) << "\n";
+    // Streamed (json_stream.h): the same bytes as the document's dump(1),
+    // without the document.
+    std::cout.flush();
+    JsonOut o(stdout);
+    o.BeginObject();
+    o.Key("profile").String(path);
+    o.Key("runs").Uint(r.runs);
+    o.Key("functions").BeginArray();
+    for (const FunctionReport* f : fs) StreamFunctionJson(o, r, *f);
+    o.EndArray();
+    if (regex.empty()) {
+      o.Key("lines");
+      StreamFileLines(o, r);
+    }
+    o.EndObject();
+    o.Flush();
+    std::fputs("\n", stdout);
+    std::fflush(stdout);
+    return 0;
   } else {
     fmt::print("profile {}: {} runs, {} translation units, {} functions\n\n",
                path, r.runs, r.tus.size(), r.functions.size());

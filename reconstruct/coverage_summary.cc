@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/gcov_lines.h"
 #include "reconstruct/gcov_view.h"
 
 namespace ballarus {
@@ -46,13 +47,14 @@ Summary Summarize(const report::Report& r, const FileFilter& filter) {
           c.demangled = fn.demangled;
           c.line = fn.start_line;
         }
-        c.count += fn.called();
+        c.count = GcovAdd(c.count, fn.called());
         if (c.reports.empty() || c.reports.back() != fn.function)
           c.reports.push_back(fn.function);
       }
       for (const gcov::JsonLineRef& l : v.JsonLines(si)) {
         // lcov clamps negative counts to 0.
-        fc.lines[l.line_number] += l.line->count < 0 ? 0 : l.line->count;
+        int64_t& line = fc.lines[l.line_number];
+        line = GcovAdd(line, l.line->count < 0 ? 0 : l.line->count);
         const bool unexecuted = l.line->has_unexecuted_block && l.line->count == 0;
         std::vector<Branch>& brs = fc.branches[l.line_number];
         size_t i = 0;
@@ -66,7 +68,7 @@ Summary Summarize(const report::Report& r, const FileFilter& filter) {
             b.executed = true;
             b.count = arc.count;
           } else {
-            b.count += arc.count;
+            b.count = GcovAdd(b.count, arc.count);
           }
         }
         if (brs.empty()) fc.branches.erase(l.line_number);

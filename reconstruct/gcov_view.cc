@@ -1,6 +1,8 @@
 // gcov_view.cc — gcov 12's reading of the report model (see gcov_view.h).
 #include "reconstruct/gcov_view.h"
 
+#include "core/gcov_lines.h"
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -15,7 +17,7 @@ namespace gcov {
 namespace {
 
 int64_t CountOf(const Count& c) {
-  return c ? static_cast<int64_t>(*c) : 0;
+  return c ? GcovCount(*c) : 0;
 }
 
 // Hawick & James circuit enumeration, as gcov.cc's circuit() and
@@ -56,7 +58,7 @@ class Cycles {
     int64_t cycle_count = INT64_MAX;
     for (const ArcId& a : path_)
       cycle_count = std::min(cycle_count, cs_[a]);
-    *count += cycle_count;
+    *count = GcovAdd(*count, cycle_count);
     for (const ArcId& a : path_) cs_[a] -= cycle_count;
   }
 
@@ -136,7 +138,7 @@ int64_t Function::returned() const {
   if (blocks.size() < 2) return 0;
   int64_t r = blocks[1].count;
   for (uint32_t a : blocks[1].pred)
-    if (arcs[a].fake) r -= arcs[a].count;
+    if (arcs[a].fake) r = GcovSub(r, arcs[a].count);
   return r;
 }
 
@@ -276,8 +278,10 @@ void View::ReadFunction(uint32_t tu, const report::TuFunction& tf) {
     // same).
     if ((er.flags & kEdgeReentry) && !er.ignored()) {
       const int64_t c = CountOf(tf.edges ? (*tf.edges)[e] : er.count);
-      if (er.dst != kEntryBlock) g.blocks[er.dst].count -= c;
-      if (er.src == kEntryBlock) g.blocks[kEntryBlock].count -= c;
+      if (er.dst != kEntryBlock)
+        g.blocks[er.dst].count = GcovSub(g.blocks[er.dst].count, c);
+      if (er.src == kEntryBlock)
+        g.blocks[kEntryBlock].count = GcovSub(g.blocks[kEntryBlock].count, c);
     }
     if (!er.gcov_arc) continue;
     Arc a;
@@ -433,7 +437,7 @@ void View::AddLineCounts(Function* fn, uint32_t fi) {
           line->unexceptional = true;
           if (block.count == 0) line->has_unexecuted_block = true;
         }
-        line->count += block.count;
+        line->count = GcovAdd(line->count, block.count);
       }
       if (ix == 0 || ix + 1 == nb || line == nullptr) continue;
       line->blocks.push_back(BlockId{fi, static_cast<uint32_t>(ix)});
@@ -467,12 +471,12 @@ void View::AccumulateLineInfo(Line* line, Source* src, bool add_coverage) {
         const BlockId from{b.first, fn.arcs[a].src};
         if (std::find(line->blocks.begin(), line->blocks.end(), from) ==
             line->blocks.end())
-          count += fn.arcs[a].count;
+          count = GcovAdd(count, fn.arcs[a].count);
       }
       for (uint32_t a : fn.blocks[b.second].succ)
         cycles.cs_[ArcId{b.first, a}] = fn.arcs[a].count;
     }
-    count += cycles.Count();
+    count = GcovAdd(count, cycles.Count());
     line->count = count;
     if (line->count > src->maximum_count) src->maximum_count = line->count;
   }
@@ -502,7 +506,7 @@ void View::AccumulateLineCounts(Source* src) {
       Line& sl = src->lines[fn.start_line + i];
       if (!sl.exists) ++src->coverage.lines;
       if (!sl.count && fl.count) ++src->coverage.lines_executed;
-      sl.count += fl.count;
+      sl.count = GcovAdd(sl.count, fl.count);
       sl.exists = true;
       if (fl.has_unexecuted_block) sl.has_unexecuted_block = true;
       if (fl.unexceptional) sl.unexceptional = true;

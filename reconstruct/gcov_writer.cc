@@ -8,8 +8,11 @@
 // the order is fixed for the keys gcov uses).
 #include "reconstruct/gcov_writer.h"
 
+#include "core/gcov_lines.h"
+
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <fstream>
@@ -75,7 +78,7 @@ bool BranchCount(const View& v, const ArcId& id, int ix, const Format& f,
   if (arc.is_call_non_return) {
     if (src_count)
       *out += Printf("call   %2d returned %s\n", ix,
-                     FormatGcov(src_count - arc.count, src_count, places,
+                     FormatGcov(GcovSub(src_count, arc.count), src_count, places,
                                 f.human)
                          .c_str());
     else
@@ -238,10 +241,12 @@ std::string FormatGcov(int64_t top, int64_t bottom, int decimals, bool human) {
   if (top < 1000 || !human) return Printf("%" PRId64, top);
   static const char kUnits[] = " kMGTPEZY";
   unsigned i;
-  int64_t divisor = 1;
+  // gcov's int64 divisor overflows past 'E'; a double gives the same
+  // figures without that.
+  double divisor = 1;
   for (i = 0; kUnits[i + 1]; i++, divisor *= 1000)
-    if (top + divisor / 2 < 1000 * divisor) break;
-  const float r = 1.0f * top / divisor;
+    if (static_cast<double>(top) + std::floor(divisor / 2) < 1000 * divisor) break;
+  const float r = 1.0f * top / static_cast<float>(divisor);
   return Printf("%.1f%c", r, kUnits[i]);
 }
 

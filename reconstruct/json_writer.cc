@@ -1,6 +1,8 @@
 // json_writer.cc — see json_writer.h.
 #include "reconstruct/json_writer.h"
 
+#include "reconstruct/json_stream.h"
+
 #include <string>
 #include <vector>
 
@@ -86,63 +88,102 @@ std::string JsonDump(const ojson& j) {
 
 ojson CountJson(const Count& c) { return c ? ojson(*c) : ojson(nullptr); }
 
-ojson FunctionJson(const Report& r, const FunctionReport& f) {
-  ojson j;
-  j["name"] = f.name;
-  j["demangled"] = f.demangled;
-  j["file"] = r.file_name(f.file);
-  j["line"] = f.line;
-  j["end_line"] = f.end_line;
-  j["checksum"] = f.checksum;
-  j["execution_count"] = CountJson(f.execution_count);
-  std::vector<std::string> tus;
-  for (uint32_t t : f.tus) tus.push_back(r.tus[t].source);
-  j["tus"] = tus;
-  if (f.edges_from_paths) j["edges_from_paths"] = true;
-  ojson blocks = ojson::array();
+void StreamCount(JsonOut& o, const Count& c) {
+  if (c)
+    o.Uint(*c);
+  else
+    o.Null();
+}
+
+void StreamFunctionJson(JsonOut& o, const Report& r, const FunctionReport& f) {
+  o.BeginObject();
+  o.Key("name").String(f.name);
+  o.Key("demangled").String(f.demangled);
+  o.Key("file").String(r.file_name(f.file));
+  o.Key("line").Uint(f.line);
+  o.Key("end_line").Uint(f.end_line);
+  o.Key("checksum").Uint(f.checksum);
+  o.Key("execution_count");
+  StreamCount(o, f.execution_count);
+  o.Key("tus").BeginArray();
+  for (uint32_t t : f.tus) o.String(r.tus[t].source);
+  o.EndArray();
+  if (f.edges_from_paths) o.Key("edges_from_paths").Bool(true);
+  o.Key("blocks").BeginArray();
   for (size_t b = 0; b < f.blocks.size(); ++b) {
-    ojson lines = ojson::array(), locs = ojson::array();
+    o.BeginObject();
+    o.Key("id").Uint(b);
+    o.Key("count");
+    StreamCount(o, f.blocks[b].count);
+    o.Key("lines").BeginArray();
+    for (const report::SourceLine& l : f.blocks[b].lines) o.Uint(l.line);
+    o.EndArray();
+    o.Key("locations").BeginArray();
     for (const report::SourceLine& l : f.blocks[b].lines) {
-      lines.push_back(l.line);
-      locs.push_back(ojson{{"file", r.file_name(l.file)}, {"line", l.line}});
+      o.BeginObject();
+      o.Key("file").String(r.file_name(l.file));
+      o.Key("line").Uint(l.line);
+      o.EndObject();
     }
-    blocks.push_back(ojson{{"id", b},
-                           {"count", CountJson(f.blocks[b].count)},
-                           {"lines", lines},
-                           {"locations", locs}});
+    o.EndArray();
+    o.EndObject();
   }
-  j["blocks"] = blocks;
-  ojson edges = ojson::array();
-  for (const report::EdgeReport& e : f.edges)
-    edges.push_back(ojson{{"src", e.src},
-                          {"dst", e.dst},
-                          {"count", CountJson(e.count)},
-                          {"kind", report::EdgeKindName(e.kind)},
-                          {"counted", e.counted},
-                          {"flags", report::EdgeFlagNames(e.flags)}});
-  j["edges"] = edges;
-  ojson lines = ojson::array();
-  for (const report::LineCount& l : f.lines)
-    lines.push_back(ojson{{"file", r.file_name(l.where.file)},
-                          {"line", l.where.line},
-                          {"count", l.count},
-                          {"unexecuted_block", l.unexecuted_block},
-                          {"exceptional", l.exceptional}});
-  j["line_counts"] = lines;
-  return j;
+  o.EndArray();
+  o.Key("edges").BeginArray();
+  for (const report::EdgeReport& e : f.edges) {
+    o.BeginObject();
+    o.Key("src").Uint(e.src);
+    o.Key("dst").Uint(e.dst);
+    o.Key("count");
+    StreamCount(o, e.count);
+    o.Key("kind").String(report::EdgeKindName(e.kind));
+    o.Key("counted").Bool(e.counted);
+    o.Key("flags").BeginArray();
+    for (const std::string& n : report::EdgeFlagNames(e.flags)) o.String(n);
+    o.EndArray();
+    o.EndObject();
+  }
+  o.EndArray();
+  o.Key("line_counts").BeginArray();
+  for (const report::LineCount& l : f.lines) {
+    o.BeginObject();
+    o.Key("file").String(r.file_name(l.where.file));
+    o.Key("line").Uint(l.where.line);
+    o.Key("count").Int(l.count);
+    o.Key("unexecuted_block").Bool(l.unexecuted_block);
+    o.Key("exceptional").Bool(l.exceptional);
+    o.EndObject();
+  }
+  o.EndArray();
+  o.EndObject();
+}
+
+ojson FunctionJson(const Report& r, const FunctionReport& f) {
+  JsonOut o;
+  StreamFunctionJson(o, r, f);
+  return ojson::parse(o.TakeString());
+}
+
+void StreamFileLines(JsonOut& o, const Report& r) {
+  o.BeginArray();
+  for (size_t file = 0; file < r.by_file.size(); ++file)
+    for (const report::FileLine& l : r.by_file[file].lines)
+      if (l.count) {
+        o.BeginObject();
+        o.Key("file").String(r.files[file]);
+        o.Key("line").Uint(l.line);
+        o.Key("count").Int(*l.count);
+        o.Key("unexecuted_block").Bool(l.unexecuted_block);
+        o.Key("exceptional").Bool(l.exceptional);
+        o.EndObject();
+      }
+  o.EndArray();
 }
 
 ojson FileLinesJson(const Report& r) {
-  ojson lines = ojson::array();
-  for (size_t file = 0; file < r.by_file.size(); ++file)
-    for (const report::FileLine& l : r.by_file[file].lines)
-      if (l.count)
-        lines.push_back(ojson{{"file", r.files[file]},
-                              {"line", l.line},
-                              {"count", *l.count},
-                              {"unexecuted_block", l.unexecuted_block},
-                              {"exceptional", l.exceptional}});
-  return lines;
+  JsonOut o;
+  StreamFileLines(o, r);
+  return ojson::parse(o.TakeString());
 }
 
 }  // namespace ballarus

@@ -25,6 +25,15 @@ std::string JsonDump(const ojson& j);
 // A count, or null where it is unknown.
 ojson CountJson(const Count& c);
 
+class JsonOut;
+
+// StreamFunctionJson / StreamFileLines write what FunctionJson /
+// FileLinesJson return, straight to a JsonOut (json_stream.h): the one
+// implementation of both.
+void StreamFunctionJson(JsonOut& out, const report::Report& r,
+                        const report::FunctionReport& f);
+void StreamFileLines(JsonOut& out, const report::Report& r);
+
 // One function as `show --json` prints it: name, demangled, file, line,
 // end_line, checksum, execution_count, tus, [edges_from_paths], blocks,
 // edges, line_counts.

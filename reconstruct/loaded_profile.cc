@@ -168,7 +168,7 @@ void CountFileLines(LoadedProfile* out) {
       out->file_lines.push_back(LoadedProfile::FileLineCount{
           static_cast<uint32_t>(key >> 32), static_cast<uint32_t>(key), 0});
     LoadedProfile::FileLineCount& fl = out->file_lines.back();
-    fl.count += l.count;
+    fl.count = GcovAdd(fl.count, l.count);
     fl.unexecuted_block = fl.unexecuted_block || l.unexecuted_block;
     fl.exceptional = fl.exceptional && l.exceptional;
   }
