@@ -13,16 +13,15 @@
 
 #include "core/gcda.h"
 #include "core/profile_reader.h"
+#include "reconstruct/commands.h"
 #include "reconstruct/gcda_export.h"
 
 namespace ballarus {
 namespace {
 
-constexpr const char* kProg = "ballarus-reconstruct";
-
 int Error(const std::string& line) {
   std::fflush(stdout);
-  std::fprintf(stderr, "%s: %s\n", kProg, line.c_str());
+  std::fprintf(stderr, "%s: %s\n", kProg, Printable(line).c_str());
   return 2;
 }
 
@@ -102,7 +101,7 @@ int RunGcda(const GcdaArgs& args) {
   std::string err;
   if (!BuildGcdaFiles(profiles, options, &result, &err)) return Error(err);
   for (const std::string& note : result.notes)
-    std::fprintf(stderr, "%s: note: %s\n", kProg, note.c_str());
+    std::fprintf(stderr, "%s: note: %s\n", kProg, Printable(note).c_str());
   for (const GcdaOutput& o : result.outputs) {
     if (!WriteAtomically(o.path, EncodeGcda(o.file), &err)) return Error(err);
     std::printf("%s: %zu functions, runs %u, sum_max %llu\n", o.path.c_str(),

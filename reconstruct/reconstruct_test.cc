@@ -38,10 +38,14 @@ std::string TmpDir() {
   return t ? t : "/tmp";
 }
 
+// The tool under test: BALLARUS_RECONSTRUCT (a runfiles path, e.g. the
+// UBSan build's in //reconstruct:reconstruct_ubsan_test), else the binary.
 std::string Binary() {
   const char* srcdir = std::getenv("TEST_SRCDIR");
+  const char* tool = std::getenv("BALLARUS_RECONSTRUCT");
   std::string base = srcdir ? srcdir : ".";
-  return base + "/ballarus/reconstruct/ballarus-reconstruct";
+  return base + "/ballarus/" +
+         (tool && *tool ? tool : "reconstruct/ballarus-reconstruct");
 }
 
 struct Result {
