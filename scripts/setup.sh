@@ -23,6 +23,8 @@ packages=(
   lcov                # //tests:reports_e2e_test: lcov --capture, genhtml
   graphviz            # ballarus-reconstruct html: CFG pictures (dot)
   chromium            # //tests:report_tools_test: the HTML report, headless
+  clang-14            # //tests:fuzz_test: libFuzzer target
+  libclang-rt-14-dev  # ... its fuzzer and sanitizer runtimes
   ca-certificates
 )
 
