@@ -63,7 +63,8 @@ mkdir -p "$work/build"
 echo "scale.sh: compiling (2 jobs)" >&2
 (cd "$work/build" && ls "$work"/src/*.c | nice xargs -P2 -I{} sh -c \
   'f={}; "$0" -O0 -c "$f" -o "$(basename "$f" .c).o"' "$cc")
-(cd "$work/build" && "$cc" -o prog ./*.o && rm -f ballarus.profile && ./prog >/dev/null)
+(cd "$work/build" && "$cc" -o prog ./*.o && rm -f ballarus.profile &&
+  BALLARUS_PROFILE="$work/build/ballarus.profile" ./prog >/dev/null)
 profile=$work/build/ballarus.profile
 
 # Sizes: functions, blocks, edges.

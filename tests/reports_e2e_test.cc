@@ -452,25 +452,11 @@ TEST_P(Reports, EqualGcovsAndLcovs) {
   CheckLcov(c);
 }
 
-// KNOWN GAP (issue 11, open): the report writers were built before the
-// fidelity corpus programs below landed, and do not yet render what those
-// programs add: ballarus' own re-entry edges (setjmp in the first block,
-// fork/vfork, __gcov_reset: gcov's own counts there break flow
-// conservation, see tests/e2e_test.cc) and lambda lines at -O0.  Their
-// .gcov/lcov output differs from gcov's.  Listed (program, opt) pairs are
-// left out of this comparison until the writers handle them; every other
-// corpus program is compared in full.
-const std::set<std::pair<std::string, std::string>> kNotYetEqual = {
-    {"fork_vfork", "-O0"},   {"fork_vfork", "-O2"},  {"gcov_api", "-O0"},
-    {"gcov_api", "-O2"},     {"lambdas", "-O0"},     {"setjmp_entry", "-O0"},
-    {"setjmp_entry", "-O2"},
-};
-
 std::vector<std::pair<std::string, std::string>> AllCases() {
   std::vector<std::pair<std::string, std::string>> cases;
   for (const Program& p : harness::LoadManifestOrDie())
     for (const char* opt : {"-O0", "-O2"})
-      if (!kNotYetEqual.count({p.name, opt})) cases.emplace_back(p.name, opt);
+      cases.emplace_back(p.name, opt);
   return cases;
 }
 
