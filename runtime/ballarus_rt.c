@@ -519,9 +519,11 @@ static void free_entry(entry *e) {
   e->snap.pt = NULL;
 }
 
-/* Reads the TU's counters and path tables into e->rec and e->snap.
+/* Reads the TU's counters and path tables into e->rec and e->snap.  A TU
+   none of whose counts is non-zero gets no snapshot: nothing at all when
+   its profile is known to list it (`listed`), else a zero record.
    Returns -1 when out of memory.  */
-static int snapshot_tu(entry *e) {
+static int snapshot_tu(entry *e, int listed) {
   const ballarus_tu_desc *d = e->root->tus[e->t];
   ballarus_meta_header h;
   memcpy(&h, d->metadata, sizeof h);
@@ -530,8 +532,27 @@ static int snapshot_tu(entry *e) {
   rec->stamp = h.stamp;
   rec->identity = h.identity;
   rec->metadata = (unsigned char *)d->metadata; /* never written or freed */
+  rec->borrowed = 1;
   rec->meta_size = h.size;
   rec->n_counters = h.n_counters;
+  int any = 0;
+  for (uint64_t i = 0; i < h.n_counters && !any; i++)
+    any = __atomic_load_n(&d->counters[i], __ATOMIC_RELAXED) != 0;
+  if (!any && ballarus_pt_collect(d, &e->snap.pt, &e->snap.n_pt,
+                                  &e->snap.cap_pt) != 0)
+    return -1;
+  if (!any && e->snap.n_pt == 0) {
+    /* Nothing ran since the previous dump (the common case for most TUs
+       of a big program): no copies.  */
+    e->changed = 0;
+    rec->runs = 0;
+    if (listed) return 0;
+    rec->counters = calloc(h.n_counters == 0 ? 1 : h.n_counters, 8);
+    return rec->counters == NULL ? -1 : 0;
+  }
+  free(e->snap.pt);
+  e->snap.pt = NULL;
+  e->snap.n_pt = e->snap.cap_pt = 0;
   rec->counters = malloc(h.n_counters == 0 ? 1 : h.n_counters * 8);
   e->snap.live = d->counters;
   e->snap.n = h.n_counters;
@@ -1119,6 +1140,9 @@ static void dump_roots(ballarus_root **roots, size_t n_roots, int at_exit) {
     if (rt->override != NULL) {
       expanded[r] = expand_path(rt->override);
       if (expanded[r] == NULL) goto oom;
+      struct stat st;
+      if (stat(expanded[r], &st) == 0 && !S_ISREG(st.st_mode))
+        continue; /* off (BALLARUS_PROFILE=/dev/null): not even read */
     }
     for (uint64_t t = 0; t < rt->n_tus; t++) {
       entry *e = &es[n];
@@ -1129,7 +1153,7 @@ static void dump_roots(ballarus_root **roots, size_t n_roots, int at_exit) {
       const char *slash = strrchr(e->dest, '/');
       if (slash == NULL) continue; /* a relative override without a cwd */
       e->dir_len = (size_t)(slash - e->dest);
-      if (snapshot_tu(e) != 0) {
+      if (snapshot_tu(e, rt->listed[t]) != 0) {
         free_entry(e);
         goto oom;
       }
