@@ -46,7 +46,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/mman.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -105,7 +104,7 @@ void ballarus_profile_free(ballarus_profile *p) {
   if (p == NULL) return;
   for (uint32_t i = 0; i < p->n_records; i++) record_free(&p->records[i]);
   free(p->records);
-  if (p->map != NULL) munmap(p->map, (size_t)p->map_size);
+  free(p->backing);
   memset(p, 0, sizeof *p);
 }
 
@@ -436,30 +435,18 @@ int ballarus_profile_parse(const unsigned char *data, uint64_t size,
   return parse(data, size, NULL, 0, 0, out, err, errlen);
 }
 
-/* Reads the file into a malloc'd buffer (*buf) or maps it (*map).  */
-static int load_fd(int fd, int may_map, unsigned char **buf, void **map,
-                   uint64_t *size, char *err, size_t errlen) {
+/* Reads the regular file open as fd into a malloc'd buffer.  (Not mmap:
+   a file truncated meanwhile by another process would make the program
+   die of SIGBUS; the runtime must never kill the program.)  */
+static int load_fd(int fd, unsigned char **buf, uint64_t *size, char *err,
+                   size_t errlen) {
   *buf = NULL;
-  *map = NULL;
   *size = 0;
   struct stat st;
   if (fstat(fd, &st) != 0)
     return fail(err, errlen, "cannot stat: %s", strerror(errno));
   if (!S_ISREG(st.st_mode)) return fail(err, errlen, "not a regular file");
   uint64_t n = (uint64_t)st.st_size;
-  if (may_map && n > 0 && n <= (uint64_t)SIZE_MAX) {
-    /* The metadata of the records then stays in the page cache (borrowed,
-       never copied): the runtime rewrites the profiles of the TUs it ran at
-       every exit, and they are mostly metadata.  MAP_PRIVATE: a concurrent
-       truncation by someone else can at worst fail our checks.  */
-    void *m = mmap(NULL, (size_t)n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd,
-                   0);
-    if (m != MAP_FAILED) {
-      *map = m;
-      *size = n;
-      return 0;
-    }
-  }
   unsigned char *b = xmalloc(n);
   if (b == NULL)
     return fail(err, errlen, "out of memory reading %llu bytes", (ull)n);
@@ -486,20 +473,16 @@ int ballarus_profile_read_fd_known(int fd, const unsigned char *const *known,
                                    char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   unsigned char *buf;
-  void *map;
   uint64_t size;
-  if (load_fd(fd, 1, &buf, &map, &size, err, errlen) != 0) return -1;
-  int rc;
-  if (map != NULL) {
-    rc = parse(map, size, known, n_known, 1, out, err, errlen);
-    if (rc == 0) {
-      out->map = map;
-      out->map_size = size;
-    } else {
-      munmap(map, (size_t)size);
-    }
+  if (load_fd(fd, &buf, &size, err, errlen) != 0) return -1;
+  /* The records' metadata stay in the buffer (borrowed, never copied
+     again): the runtime rewrites the profiles of the TUs it ran at every
+     exit, and they are mostly metadata.  */
+  int rc = parse(buf, size, known, n_known, 1, out, err, errlen);
+  if (rc == 0) {
+    out->backing = buf;
+    out->backing_size = size;
   } else {
-    rc = parse(buf, size, known, n_known, 0, out, err, errlen);
     free(buf);
   }
   return rc;
@@ -509,9 +492,8 @@ int ballarus_profile_read_fd(int fd, ballarus_profile *out, char *err,
                              size_t errlen) {
   memset(out, 0, sizeof *out);
   unsigned char *buf;
-  void *map;
   uint64_t size;
-  if (load_fd(fd, 0, &buf, &map, &size, err, errlen) != 0) return -1;
+  if (load_fd(fd, &buf, &size, err, errlen) != 0) return -1;
   int rc = parse(buf, size, NULL, 0, 0, out, err, errlen);
   free(buf);
   return rc;
