@@ -137,18 +137,20 @@ static uint64_t file_check_add(uint64_t h, uint64_t check, uint64_t stamp) {
   return ballarus_hash64_update(h, b, 16);
 }
 
-/* 1 if `m` (meta_size bytes) is byte-identical to one of the known,
-   verified blobs.  */
-static int is_known(const unsigned char *m, uint64_t meta_size,
-                    const unsigned char *const *known, size_t n_known) {
+/* The known, verified blob `m` (meta_size bytes) is byte-identical to, or
+   NULL.  */
+static const unsigned char *find_known(const unsigned char *m,
+                                       uint64_t meta_size,
+                                       const unsigned char *const *known,
+                                       size_t n_known) {
   for (size_t i = 0; i < n_known; i++) {
     uint64_t size;
     memcpy(&size, known[i] + 24, 8);
     if (size == meta_size && memcmp(known[i] + 16, m + 16, 8) == 0 &&
         memcmp(known[i], m, meta_size) == 0)
-      return 1;
+      return known[i];
   }
-  return 0;
+  return NULL;
 }
 
 /* Checks the metadata blob at data[0, meta_size) that starts at file offset
@@ -352,9 +354,10 @@ static int parse(const unsigned char *data, uint64_t size,
       goto bad;
     }
     file_check = file_check_add(file_check, check, stamp);
+    const unsigned char *same =
+        find_known(data + meta_at, meta_size, known, n_known);
     if (check_meta(data + meta_at, meta_size, meta_at, i, stamp, n_counters,
-                   is_known(data + meta_at, meta_size, known, n_known), err,
-                   errlen) != 0)
+                   same != NULL, err, errlen) != 0)
       goto bad;
     for (uint64_t b = meta_size; b < meta_bytes; b++) {
       if (data[meta_at + b] != 0) {
@@ -390,7 +393,11 @@ static int parse(const unsigned char *data, uint64_t size,
     r->n_counters = n_counters;
     r->n_sparse = n_sparse;
     r->borrowed = borrow ? 1 : 0;
-    r->metadata = borrow ? (unsigned char *)(data + meta_at) : xmalloc(meta_size);
+    /* Borrowing, a blob identical to a known one is that one: merging then
+       recognises it by its address.  */
+    r->metadata = !borrow ? xmalloc(meta_size)
+                  : same != NULL ? (unsigned char *)same
+                                 : (unsigned char *)(data + meta_at);
     r->counters = xmalloc(counter_bytes);
     r->sparse = xmalloc(sparse_bytes);
     if (r->metadata == NULL || r->counters == NULL || r->sparse == NULL) {
@@ -1115,7 +1122,8 @@ int ballarus_profile_update(ballarus_profile *dst, const ballarus_profile *src,
     if (d >= 0) {
       const ballarus_profile_record *r = &dst->records[d];
       if (r->meta_size != s->meta_size || r->n_counters != s->n_counters ||
-          memcmp(r->metadata, s->metadata, s->meta_size) != 0) {
+          (r->metadata != s->metadata &&
+           memcmp(r->metadata, s->metadata, s->meta_size) != 0)) {
         fail(err, errlen,
              "records with stamp 0x%016llx differ in metadata or counter "
              "count",
