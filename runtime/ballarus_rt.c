@@ -823,6 +823,45 @@ static void dump_beside(int dfd, fgroup *g, const char *why, int at_exit) {
   free_profile(&mine);
 }
 
+/* One buffer for the existing profiles a dump reads, reused from file to
+   file (fresh memory for each would cost a page fault per 4 KiB), freed at
+   the end of the dump.  Under the master lock.  */
+static unsigned char *read_buf;
+static uint64_t read_cap;
+
+/* Reads the regular file fd (st: its fstat) into read_buf and parses it,
+   its metadata borrowed from read_buf.  */
+static int read_profile(int fd, const struct stat *st,
+                        const unsigned char *const *known, size_t n_known,
+                        ballarus_profile *out, char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  uint64_t n = (uint64_t)st->st_size;
+  if (n + 1 > read_cap) {
+    unsigned char *b = n + 1 > SIZE_MAX ? NULL : realloc(read_buf, (size_t)n + 1);
+    if (b == NULL) {
+      snprintf(err, errlen, "out of memory reading %llu bytes",
+               (unsigned long long)n);
+      return -1;
+    }
+    read_buf = b;
+    read_cap = n + 1;
+  }
+  uint64_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, read_buf + got, (size_t)(n - got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      snprintf(err, errlen, "read error at offset %llu: %s",
+               (unsigned long long)got, strerror(errno));
+      return -1;
+    }
+    if (r == 0) break; /* shrank while reading: parse what we have */
+    got += (uint64_t)r;
+  }
+  return ballarus_profile_parse_borrowing(read_buf, got, known, n_known, out,
+                                          err, errlen);
+}
+
 /* The transaction on one file, with the directory locked.  */
 static void dump_file(int dfd, fgroup *g, int at_exit) {
   ballarus_profile old;
@@ -866,8 +905,7 @@ static void dump_file(int dfd, fgroup *g, int at_exit) {
     size_t n_known = 0;
     if (known != NULL)
       for (size_t i = 0; i < g->n; i++) known[n_known++] = g->e[i].rec.metadata;
-    int rc = ballarus_profile_read_fd_known(fd, known, n_known, &old, err,
-                                            sizeof err);
+    int rc = read_profile(fd, &st, known, n_known, &old, err, sizeof err);
     free(known);
     close(fd);
     if (rc != 0) {
@@ -1177,6 +1215,9 @@ static void dump_roots(ballarus_root **roots, size_t n_roots, int at_exit) {
   for (size_t r = 0; r < n_roots; r++) free(expanded[r]);
   free(expanded);
   free(es);
+  free(read_buf);
+  read_buf = NULL;
+  read_cap = 0;
   return;
 
 oom:

@@ -495,6 +495,13 @@ int ballarus_profile_read_fd_known(int fd, const unsigned char *const *known,
   return rc;
 }
 
+int ballarus_profile_parse_borrowing(const unsigned char *data, uint64_t size,
+                                     const unsigned char *const *known,
+                                     size_t n_known, ballarus_profile *out,
+                                     char *err, size_t errlen) {
+  return parse(data, size, known, n_known, 1, out, err, errlen);
+}
+
 int ballarus_profile_read_fd(int fd, ballarus_profile *out, char *err,
                              size_t errlen) {
   memset(out, 0, sizeof *out);

@@ -77,6 +77,14 @@ int ballarus_profile_read_fd_known(int fd, const unsigned char *const *known,
                                    size_t n_known, ballarus_profile *out,
                                    char *err, size_t errlen);
 
+/* Parses `size` bytes like ballarus_profile_parse, with read_fd_known's
+   known blobs, the records' metadata borrowed from `data`, which the caller
+   keeps alive (and unchanged) until ballarus_profile_free(out).  */
+int ballarus_profile_parse_borrowing(const unsigned char *data, uint64_t size,
+                                     const unsigned char *const *known,
+                                     size_t n_known, ballarus_profile *out,
+                                     char *err, size_t errlen);
+
 /* Serialises into a malloc'd buffer (records in stamp order, so equal
    profiles give equal bytes).  */
 int ballarus_profile_serialize(const ballarus_profile *p, unsigned char **buf,
