@@ -10,14 +10,15 @@
    field before it is used: magic, version, the header check, that n_records
    records can fit in the bytes left (so a corrupt count cannot make us
    allocate gigabytes), each record's tag, flags and sizes with explicit
-   overflow checks, the record check (a bit flip anywhere in a record's
-   payload is caught there; a flip in its header either breaks a size, the
-   check itself, or the agreement with the embedded metadata header), the
+   overflow checks, the record check (headers, counters, sparse entries), the
    embedded metadata header (magic, version, header size, size, stamp =
-   FNV-1a of the body, n_counters), zero padding, a record's runs not above
-   the file's, sparse entries sorted and
-   unique, records sorted by stamp without duplicates, and no trailing bytes.
-   Every error names the byte offset of the offending field.
+   hash of the body — not recomputed for a blob byte-identical to one the
+   caller already verified —, n_counters, flags, names block, identity),
+   zero padding, a record's runs not above the file's, sparse entries sorted
+   and unique, records sorted by stamp without duplicates, no trailing
+   bytes, and last the file check over every record's check and stamp: a
+   damaged byte anywhere fails one of them.  Every error names the byte
+   offset of the offending field.
 
    Determinism: serialisation writes records in stamp order and the file
    depends only on the profile's values, so equal profiles give equal bytes.
