@@ -24,8 +24,9 @@
 #     variable set: every object's profile lands beside it).  Then `ctest
 #     -j1` runs R times per build (interleaved; the profiles of the previous
 #     repetition removed first, so every repetition is a fresh `make
-#     check`), and the CPU time of ctest and its children is compared: the
-#     instrumented suite over the plain one, ballarus beside gcov.  Every
+#     check`), then R times more accumulating into the profiles, and the CPU
+#     time of ctest and its children is compared: the instrumented suite
+#     over the plain one, ballarus beside gcov.  Every
 #     build must pass every test; the ballarus profiles must all be read by
 #     ballarus-reconstruct.
 #
@@ -252,7 +253,8 @@ SRC
     fi
   done
   ntests=$(cd "$B/plain" && ctest -N | sed -n 's/^Total Tests: //p')
-  declare -A CT
+  declare -A CT CA
+  # Fresh: every repetition starts without profiles (a first `make check`).
   for r in $(seq "$reps"); do
     for v in plain gcov ballarus; do
       d=$B/$v
@@ -260,7 +262,18 @@ SRC
       read -r c w f < <(cd "$d" && env -u BALLARUS_PROFILE python3 "$PY" 1 1 ctest -j1 --output-on-failure -Q)
       [ "$f" = 0 ] || die "(b) ctest failed for $v"
       CT[$v]+=" $c"
-      say "  rep $r $v: ctest cpu ${c}s (wall ${w}s)"
+      say "  rep $r $v (fresh): ctest cpu ${c}s (wall ${w}s)"
+    done
+  done
+  # Accumulating: the profiles of the previous runs are there (every later
+  # `make check`: each process merges into existing files).
+  for r in $(seq "$reps"); do
+    for v in plain gcov ballarus; do
+      d=$B/$v
+      read -r c w f < <(cd "$d" && env -u BALLARUS_PROFILE python3 "$PY" 1 1 ctest -j1 --output-on-failure -Q)
+      [ "$f" = 0 ] || die "(b) ctest failed for $v"
+      CA[$v]+=" $c"
+      say "  rep $r $v (accumulating): ctest cpu ${c}s (wall ${w}s)"
     done
   done
   nprof=$(find "$B/ballarus" -name '*.bprof' | wc -l)
@@ -273,16 +286,17 @@ SRC
   [ "$bad" = 0 ] || die "(b) $bad ballarus profiles do not verify"
   ngcda=$(find "$B/gcov" -name '*.gcda' | wc -l)
   mp=$(median ${CT[plain]}) mg=$(median ${CT[gcov]}) mb=$(median ${CT[ballarus]})
+  ap=$(median ${CA[plain]}) ag=$(median ${CA[gcov]}) ab=$(median ${CA[ballarus]})
   {
     echo "## (b) fmt $fver test suite under ctest"
     echo
-    echo "CMake, Release (-O3), \`ctest -j1\`, $ntests tests, each build passing all; CPU of ctest and every test process, median of $reps interleaved repetitions (profiles removed before each)."
+    echo "CMake, Release (-O3), \`ctest -j1\`, $ntests tests, each build passing all; CPU of ctest and every test process, median of $reps interleaved repetitions: *fresh* with the profiles removed before each (a first \`make check\`), then *accumulating* into the profiles of the runs before (every later one)."
     echo
-    echo "| build | ctest CPU s (runs) | over plain |"
-    echo "|---|---|---:|"
-    echo "| plain g++ | $mp (${CT[plain]# }) | 1.00 |"
-    echo "| gcov (--coverage) | $mg (${CT[gcov]# }) | $(ratio "$mg" "$mp") |"
-    echo "| ballarus-g++ (edge) | $mb (${CT[ballarus]# }) | $(ratio "$mb" "$mp") |"
+    echo "| build | fresh: ctest CPU s (runs) | over plain | accumulating: CPU s (runs) | over plain |"
+    echo "|---|---|---:|---|---:|"
+    echo "| plain g++ | $mp (${CT[plain]# }) | 1.00 | $ap (${CA[plain]# }) | 1.00 |"
+    echo "| gcov (--coverage) | $mg (${CT[gcov]# }) | $(ratio "$mg" "$mp") | $ag (${CA[gcov]# }) | $(ratio "$ag" "$ap") |"
+    echo "| ballarus-g++ (edge) | $mb (${CT[ballarus]# }) | $(ratio "$mb" "$mp") | $ab (${CA[ballarus]# }) | $(ratio "$ab" "$ap") |"
     echo
     echo "ballarus: $nprof profiles beside their objects ($psize bytes), every one verifies, no stray file; gcov: $ngcda .gcda files."
     [ -z "${BCPU[plain]:-}" ] || echo "Build CPU (this run): plain ${BCPU[plain]} s, gcov ${BCPU[gcov]:-?} s, ballarus ${BCPU[ballarus]:-?} s."

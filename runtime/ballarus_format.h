@@ -238,7 +238,7 @@ typedef struct ballarus_sparse_entry {
    bijection of h for a given input and of the input for a given h, so a
    change confined to one word (any single damaged byte) always changes the
    result; M is the odd golden-ratio constant, so every input bit reaches
-   every output bit within two steps.  About eight times faster than byte-
+   every output bit within two steps.  About five times faster than byte-
    wise FNV-1a, which mattered: the runtime checks and writes the profiles
    of every TU a process ran, at every exit.  Incremental: start from
    BALLARUS_HASH_INIT and feed chunks in order; chunks whose lengths are

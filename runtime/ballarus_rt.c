@@ -537,9 +537,11 @@ static void free_entry(entry *e) {
   e->snap.pt = NULL;
 }
 
-/* Reads the TU's counters and path tables into e->rec and e->snap.
+/* Reads the TU's counters and path tables into e->rec and e->snap.  A TU
+   none of whose counts is non-zero gets no snapshot: nothing at all when
+   its profile is known to list it (`listed`), else a zero record.
    Returns -1 when out of memory.  */
-static int snapshot_tu(entry *e) {
+static int snapshot_tu(entry *e, int listed) {
   const ballarus_tu_desc *d = e->root->tus[e->t];
   ballarus_meta_header h;
   memcpy(&h, d->metadata, sizeof h);
@@ -548,8 +550,27 @@ static int snapshot_tu(entry *e) {
   rec->stamp = h.stamp;
   rec->identity = h.identity;
   rec->metadata = (unsigned char *)d->metadata; /* never written or freed */
+  rec->borrowed = 1;
   rec->meta_size = h.size;
   rec->n_counters = h.n_counters;
+  int any = 0;
+  for (uint64_t i = 0; i < h.n_counters && !any; i++)
+    any = __atomic_load_n(&d->counters[i], __ATOMIC_RELAXED) != 0;
+  if (!any && ballarus_pt_collect(d, &e->snap.pt, &e->snap.n_pt,
+                                  &e->snap.cap_pt) != 0)
+    return -1;
+  if (!any && e->snap.n_pt == 0) {
+    /* Nothing ran since the previous dump (the common case for most TUs
+       of a big program): no copies.  */
+    e->changed = 0;
+    rec->runs = 0;
+    if (listed) return 0;
+    rec->counters = calloc(h.n_counters == 0 ? 1 : h.n_counters, 8);
+    return rec->counters == NULL ? -1 : 0;
+  }
+  free(e->snap.pt);
+  e->snap.pt = NULL;
+  e->snap.n_pt = e->snap.cap_pt = 0;
   rec->counters = malloc(h.n_counters == 0 ? 1 : h.n_counters * 8);
   e->snap.live = d->counters;
   e->snap.n = h.n_counters;
@@ -825,6 +846,45 @@ static void dump_beside(int dfd, fgroup *g, const char *why, int at_exit) {
   free_profile(&mine);
 }
 
+/* One buffer for the existing profiles a dump reads, reused from file to
+   file (fresh memory for each would cost a page fault per 4 KiB), freed at
+   the end of the dump.  Under the master lock.  */
+static unsigned char *read_buf;
+static uint64_t read_cap;
+
+/* Reads the regular file fd (st: its fstat) into read_buf and parses it,
+   its metadata borrowed from read_buf.  */
+static int read_profile(int fd, const struct stat *st,
+                        const unsigned char *const *known, size_t n_known,
+                        ballarus_profile *out, char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  uint64_t n = (uint64_t)st->st_size;
+  if (n + 1 > read_cap) {
+    unsigned char *b = n + 1 > SIZE_MAX ? NULL : realloc(read_buf, (size_t)n + 1);
+    if (b == NULL) {
+      snprintf(err, errlen, "out of memory reading %llu bytes",
+               (unsigned long long)n);
+      return -1;
+    }
+    read_buf = b;
+    read_cap = n + 1;
+  }
+  uint64_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, read_buf + got, (size_t)(n - got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      snprintf(err, errlen, "read error at offset %llu: %s",
+               (unsigned long long)got, strerror(errno));
+      return -1;
+    }
+    if (r == 0) break; /* shrank while reading: parse what we have */
+    got += (uint64_t)r;
+  }
+  return ballarus_profile_parse_borrowing(read_buf, got, known, n_known, out,
+                                          err, errlen);
+}
+
 /* The transaction on one file, with the directory locked.  */
 static void dump_file(int dfd, fgroup *g, int at_exit) {
   ballarus_profile old;
@@ -868,8 +928,7 @@ static void dump_file(int dfd, fgroup *g, int at_exit) {
     size_t n_known = 0;
     if (known != NULL)
       for (size_t i = 0; i < g->n; i++) known[n_known++] = g->e[i].rec.metadata;
-    int rc = ballarus_profile_read_fd_known(fd, known, n_known, &old, err,
-                                            sizeof err);
+    int rc = read_profile(fd, &st, known, n_known, &old, err, sizeof err);
     free(known);
     close(fd);
     if (rc != 0) {
@@ -1142,6 +1201,9 @@ static void dump_roots(ballarus_root **roots, size_t n_roots, int at_exit) {
     if (rt->override != NULL) {
       expanded[r] = expand_path(rt->override);
       if (expanded[r] == NULL) goto oom;
+      struct stat st;
+      if (stat(expanded[r], &st) == 0 && !S_ISREG(st.st_mode))
+        continue; /* off (BALLARUS_PROFILE=/dev/null): not even read */
     }
     for (uint64_t t = 0; t < rt->n_tus; t++) {
       entry *e = &es[n];
@@ -1152,7 +1214,7 @@ static void dump_roots(ballarus_root **roots, size_t n_roots, int at_exit) {
       const char *slash = strrchr(e->dest, '/');
       if (slash == NULL) continue; /* a relative override without a cwd */
       e->dir_len = (size_t)(slash - e->dest);
-      if (snapshot_tu(e) != 0) {
+      if (snapshot_tu(e, rt->listed[t]) != 0) {
         free_entry(e);
         goto oom;
       }
@@ -1176,6 +1238,9 @@ static void dump_roots(ballarus_root **roots, size_t n_roots, int at_exit) {
   for (size_t r = 0; r < n_roots; r++) free(expanded[r]);
   free(expanded);
   free(es);
+  free(read_buf);
+  read_buf = NULL;
+  read_cap = 0;
   return;
 
 oom:

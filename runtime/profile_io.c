@@ -10,14 +10,15 @@
    field before it is used: magic, version, the header check, that n_records
    records can fit in the bytes left (so a corrupt count cannot make us
    allocate gigabytes), each record's tag, flags and sizes with explicit
-   overflow checks, the record check (a bit flip anywhere in a record's
-   payload is caught there; a flip in its header either breaks a size, the
-   check itself, or the agreement with the embedded metadata header), the
+   overflow checks, the record check (headers, counters, sparse entries), the
    embedded metadata header (magic, version, header size, size, stamp =
-   FNV-1a of the body, n_counters), zero padding, a record's runs not above
-   the file's, sparse entries sorted and
-   unique, records sorted by stamp without duplicates, and no trailing bytes.
-   Every error names the byte offset of the offending field.
+   hash of the body — not recomputed for a blob byte-identical to one the
+   caller already verified —, n_counters, flags, names block, identity),
+   zero padding, a record's runs not above the file's, sparse entries sorted
+   and unique, records sorted by stamp without duplicates, no trailing
+   bytes, and last the file check over every record's check and stamp: a
+   damaged byte anywhere fails one of them.  Every error names the byte
+   offset of the offending field.
 
    Determinism: serialisation writes records in stamp order and the file
    depends only on the profile's values, so equal profiles give equal bytes.
@@ -47,6 +48,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -93,7 +95,7 @@ static void *xmalloc(uint64_t n) {
 }
 
 static void record_free(ballarus_profile_record *r) {
-  free(r->metadata);
+  if (!r->borrowed) free(r->metadata);
   free(r->counters);
   free(r->sparse);
   memset(r, 0, sizeof *r);
@@ -103,6 +105,7 @@ void ballarus_profile_free(ballarus_profile *p) {
   if (p == NULL) return;
   for (uint32_t i = 0; i < p->n_records; i++) record_free(&p->records[i]);
   free(p->records);
+  free(p->backing);
   memset(p, 0, sizeof *p);
 }
 
@@ -135,18 +138,20 @@ static uint64_t file_check_add(uint64_t h, uint64_t check, uint64_t stamp) {
   return ballarus_hash64_update(h, b, 16);
 }
 
-/* 1 if `m` (meta_size bytes) is byte-identical to one of the known,
-   verified blobs.  */
-static int is_known(const unsigned char *m, uint64_t meta_size,
-                    const unsigned char *const *known, size_t n_known) {
+/* The known, verified blob `m` (meta_size bytes) is byte-identical to, or
+   NULL.  */
+static const unsigned char *find_known(const unsigned char *m,
+                                       uint64_t meta_size,
+                                       const unsigned char *const *known,
+                                       size_t n_known) {
   for (size_t i = 0; i < n_known; i++) {
     uint64_t size;
     memcpy(&size, known[i] + 24, 8);
     if (size == meta_size && memcmp(known[i] + 16, m + 16, 8) == 0 &&
         memcmp(known[i], m, meta_size) == 0)
-      return 1;
+      return known[i];
   }
-  return 0;
+  return NULL;
 }
 
 /* Checks the metadata blob at data[0, meta_size) that starts at file offset
@@ -221,9 +226,11 @@ static int check_meta(const unsigned char *m, uint64_t meta_size, uint64_t at,
   return 0;
 }
 
+/* `borrow`: records' metadata point into `data` (which must outlive the
+   profile) instead of being copied.  */
 static int parse(const unsigned char *data, uint64_t size,
                  const unsigned char *const *known, size_t n_known,
-                 ballarus_profile *out, char *err, size_t errlen) {
+                 int borrow, ballarus_profile *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   if (size >= 8 && memcmp(data, BALLARUS_PROFILE_MAGIC, 8) != 0)
     return fail(err, errlen, "offset 0: bad magic (not a ballarus profile)");
@@ -348,9 +355,10 @@ static int parse(const unsigned char *data, uint64_t size,
       goto bad;
     }
     file_check = file_check_add(file_check, check, stamp);
+    const unsigned char *same =
+        find_known(data + meta_at, meta_size, known, n_known);
     if (check_meta(data + meta_at, meta_size, meta_at, i, stamp, n_counters,
-                   is_known(data + meta_at, meta_size, known, n_known), err,
-                   errlen) != 0)
+                   same != NULL, err, errlen) != 0)
       goto bad;
     for (uint64_t b = meta_size; b < meta_bytes; b++) {
       if (data[meta_at + b] != 0) {
@@ -385,14 +393,19 @@ static int parse(const unsigned char *data, uint64_t size,
     r->meta_size = meta_size;
     r->n_counters = n_counters;
     r->n_sparse = n_sparse;
-    r->metadata = xmalloc(meta_size);
+    r->borrowed = borrow ? 1 : 0;
+    /* Borrowing, a blob identical to a known one is that one: merging then
+       recognises it by its address.  */
+    r->metadata = !borrow ? xmalloc(meta_size)
+                  : same != NULL ? (unsigned char *)same
+                                 : (unsigned char *)(data + meta_at);
     r->counters = xmalloc(counter_bytes);
     r->sparse = xmalloc(sparse_bytes);
     if (r->metadata == NULL || r->counters == NULL || r->sparse == NULL) {
       fail(err, errlen, "out of memory");
       goto bad;
     }
-    memcpy(r->metadata, data + meta_at, meta_size);
+    if (!borrow) memcpy(r->metadata, data + meta_at, meta_size);
     memcpy(r->counters, data + counters_at, counter_bytes);
     memcpy(r->sparse, data + sparse_at, sparse_bytes);
     for (uint64_t s = 1; s < n_sparse; s++) {
@@ -427,42 +440,78 @@ bad:
 
 int ballarus_profile_parse(const unsigned char *data, uint64_t size,
                            ballarus_profile *out, char *err, size_t errlen) {
-  return parse(data, size, NULL, 0, out, err, errlen);
+  return parse(data, size, NULL, 0, 0, out, err, errlen);
+}
+
+/* Reads the regular file open as fd into a malloc'd buffer.  (Not mmap:
+   a file truncated meanwhile by another process would make the program
+   die of SIGBUS; the runtime must never kill the program.)  */
+static int load_fd(int fd, unsigned char **buf, uint64_t *size, char *err,
+                   size_t errlen) {
+  *buf = NULL;
+  *size = 0;
+  struct stat st;
+  if (fstat(fd, &st) != 0)
+    return fail(err, errlen, "cannot stat: %s", strerror(errno));
+  if (!S_ISREG(st.st_mode)) return fail(err, errlen, "not a regular file");
+  uint64_t n = (uint64_t)st.st_size;
+  unsigned char *b = xmalloc(n);
+  if (b == NULL)
+    return fail(err, errlen, "out of memory reading %llu bytes", (ull)n);
+  uint64_t got = 0;
+  while (got < n) {
+    ssize_t r = read(fd, b + got, (size_t)(n - got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      int e = errno;
+      free(b);
+      return fail(err, errlen, "read error at offset %llu: %s", (ull)got,
+                  strerror(e));
+    }
+    if (r == 0) break; /* shrank while reading: parse what we have */
+    got += (uint64_t)r;
+  }
+  *buf = b;
+  *size = got;
+  return 0;
 }
 
 int ballarus_profile_read_fd_known(int fd, const unsigned char *const *known,
                                    size_t n_known, ballarus_profile *out,
                                    char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
-  struct stat st;
-  if (fstat(fd, &st) != 0)
-    return fail(err, errlen, "cannot stat: %s", strerror(errno));
-  if (!S_ISREG(st.st_mode)) return fail(err, errlen, "not a regular file");
-  uint64_t size = (uint64_t)st.st_size;
-  unsigned char *buf = xmalloc(size);
-  if (buf == NULL)
-    return fail(err, errlen, "out of memory reading %llu bytes", (ull)size);
-  uint64_t got = 0;
-  while (got < size) {
-    ssize_t n = read(fd, buf + got, (size_t)(size - got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      free(buf);
-      return fail(err, errlen, "read error at offset %llu: %s", (ull)got,
-                  strerror(e));
-    }
-    if (n == 0) break; /* shrank while reading: parse what we have */
-    got += (uint64_t)n;
+  unsigned char *buf;
+  uint64_t size;
+  if (load_fd(fd, &buf, &size, err, errlen) != 0) return -1;
+  /* The records' metadata stay in the buffer (borrowed, never copied
+     again): the runtime rewrites the profiles of the TUs it ran at every
+     exit, and they are mostly metadata.  */
+  int rc = parse(buf, size, known, n_known, 1, out, err, errlen);
+  if (rc == 0) {
+    out->backing = buf;
+    out->backing_size = size;
+  } else {
+    free(buf);
   }
-  int rc = parse(buf, got, known, n_known, out, err, errlen);
-  free(buf);
   return rc;
+}
+
+int ballarus_profile_parse_borrowing(const unsigned char *data, uint64_t size,
+                                     const unsigned char *const *known,
+                                     size_t n_known, ballarus_profile *out,
+                                     char *err, size_t errlen) {
+  return parse(data, size, known, n_known, 1, out, err, errlen);
 }
 
 int ballarus_profile_read_fd(int fd, ballarus_profile *out, char *err,
                              size_t errlen) {
-  return ballarus_profile_read_fd_known(fd, NULL, 0, out, err, errlen);
+  memset(out, 0, sizeof *out);
+  unsigned char *buf;
+  uint64_t size;
+  if (load_fd(fd, &buf, &size, err, errlen) != 0) return -1;
+  int rc = parse(buf, size, NULL, 0, 0, out, err, errlen);
+  free(buf);
+  return rc;
 }
 
 int ballarus_profile_read_file(const char *path, ballarus_profile *out,
@@ -532,11 +581,32 @@ static int check_record(const ballarus_profile_record *r, int trusted,
   return 0;
 }
 
-static int serialize(const ballarus_profile *p, int trusted,
-                     unsigned char **buf, uint64_t *size, char *err,
-                     size_t errlen) {
-  *buf = NULL;
-  *size = 0;
+/* A profile laid out for writing: the file header and record headers in
+   one small buffer, every other piece pointing into the records (metadata,
+   often borrowed from a mapping or the program itself, is never copied).  */
+typedef struct {
+  const void *p;
+  uint64_t n;
+} chunk;
+
+typedef struct {
+  unsigned char *headers; /* file header, then 56 bytes per record */
+  chunk *chunks;
+  size_t n_chunks;
+  uint64_t total;
+} layout;
+
+static void layout_free(layout *L) {
+  free(L->headers);
+  free(L->chunks);
+  memset(L, 0, sizeof *L);
+}
+
+static const unsigned char zeros[8];
+
+static int plan(const ballarus_profile *p, int trusted, layout *L, char *err,
+                size_t errlen) {
+  memset(L, 0, sizeof *L);
   uint64_t total = BALLARUS_PROFILE_HEADER_SIZE;
   for (uint32_t i = 0; i < p->n_records; i++) {
     const ballarus_profile_record *r = &p->records[i];
@@ -560,20 +630,25 @@ static int serialize(const ballarus_profile *p, int trusted,
       return fail(err, errlen, "two records with stamp 0x%016llx", (ull)s);
     }
   }
-  unsigned char *out = xmalloc(total);
-  if (out == NULL) {
+  L->headers = xmalloc(BALLARUS_PROFILE_HEADER_SIZE +
+                       (uint64_t)p->n_records * BALLARUS_RECORD_HEADER_SIZE);
+  L->chunks = xmalloc((1 + 5 * (uint64_t)p->n_records) * sizeof *L->chunks);
+  if (L->headers == NULL || L->chunks == NULL) {
     free(idx);
-    return fail(err, errlen, "out of memory (%llu bytes)", (ull)total);
+    layout_free(L);
+    return fail(err, errlen, "out of memory");
   }
+  unsigned char *out = L->headers;
   memcpy(out, BALLARUS_PROFILE_MAGIC, 8);
   wr32(out + 8, BALLARUS_PROFILE_VERSION);
   wr32(out + 12, p->n_records);
   wr64(out + 16, p->runs);
-  uint64_t off = BALLARUS_PROFILE_HEADER_SIZE;
+  L->chunks[L->n_chunks++] = (chunk){out, BALLARUS_PROFILE_HEADER_SIZE};
   uint64_t file_check = BALLARUS_HASH_INIT;
   for (uint32_t k = 0; k < p->n_records; k++) {
     const ballarus_profile_record *r = &p->records[idx[k]];
-    unsigned char *h = out + off;
+    unsigned char *h = out + BALLARUS_PROFILE_HEADER_SIZE +
+                       (uint64_t)k * BALLARUS_RECORD_HEADER_SIZE;
     wr32(h, BALLARUS_RECORD_TU);
     wr32(h + 4, 0);
     wr64(h + 8, r->stamp);
@@ -581,27 +656,48 @@ static int serialize(const ballarus_profile *p, int trusted,
     wr64(h + 24, r->n_counters);
     wr64(h + 32, r->n_sparse);
     wr64(h + 40, r->runs);
-    off += BALLARUS_RECORD_HEADER_SIZE;
-    uint64_t payload = off;
-    memcpy(out + off, r->metadata, r->meta_size);
-    memset(out + off + r->meta_size, 0, pad8(r->meta_size) - r->meta_size);
-    off += pad8(r->meta_size);
-    if (r->n_counters > 0) memcpy(out + off, r->counters, r->n_counters * 8);
-    off += r->n_counters * 8;
-    uint64_t sb = r->n_sparse * sizeof(ballarus_sparse_entry);
-    if (sb > 0) memcpy(out + off, r->sparse, sb);
-    off += sb;
-    const uint64_t check =
-        record_check(h, out + payload, r->counters, r->n_counters * 8,
-                     r->sparse, sb);
+    const uint64_t sb = r->n_sparse * sizeof(ballarus_sparse_entry);
+    const uint64_t check = record_check(h, r->metadata, r->counters,
+                                        r->n_counters * 8, r->sparse, sb);
     wr64(h + 48, check);
     file_check = file_check_add(file_check, check, r->stamp);
+    L->chunks[L->n_chunks++] = (chunk){h, BALLARUS_RECORD_HEADER_SIZE};
+    L->chunks[L->n_chunks++] = (chunk){r->metadata, r->meta_size};
+    if (pad8(r->meta_size) > r->meta_size)
+      L->chunks[L->n_chunks++] =
+          (chunk){zeros, pad8(r->meta_size) - r->meta_size};
+    if (r->n_counters > 0)
+      L->chunks[L->n_chunks++] = (chunk){r->counters, r->n_counters * 8};
+    if (sb > 0) L->chunks[L->n_chunks++] = (chunk){r->sparse, sb};
   }
   wr64(out + 24, file_check);
   wr64(out + 32, ballarus_hash64(out, 32));
   free(idx);
+  L->total = total;
+  return 0;
+}
+
+static int serialize(const ballarus_profile *p, int trusted,
+                     unsigned char **buf, uint64_t *size, char *err,
+                     size_t errlen) {
+  *buf = NULL;
+  *size = 0;
+  layout L;
+  if (plan(p, trusted, &L, err, errlen) != 0) return -1;
+  unsigned char *out = xmalloc(L.total);
+  if (out == NULL) {
+    uint64_t t = L.total;
+    layout_free(&L);
+    return fail(err, errlen, "out of memory (%llu bytes)", (ull)t);
+  }
+  uint64_t off = 0;
+  for (size_t i = 0; i < L.n_chunks; i++) {
+    memcpy(out + off, L.chunks[i].p, L.chunks[i].n);
+    off += L.chunks[i].n;
+  }
   *buf = out;
-  *size = total;
+  *size = L.total;
+  layout_free(&L);
   return 0;
 }
 
@@ -610,27 +706,50 @@ int ballarus_profile_serialize(const ballarus_profile *p, unsigned char **buf,
   return serialize(p, 0, buf, size, err, errlen);
 }
 
-/* ---------------------------------------------------------------------- */
-/* Atomic write.                                                            */
-
-static int write_all(int fd, const unsigned char *p, uint64_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, p, n > (1u << 30) ? (1u << 30) : (size_t)n);
+/* Writes the laid-out chunks with writev, as many per call as allowed.  */
+static int write_chunks(int fd, const layout *L) {
+  size_t i = 0;
+  uint64_t done_in_chunk = 0;
+  struct iovec iov[64];
+  while (i < L->n_chunks) {
+    int n = 0;
+    for (size_t j = i; j < L->n_chunks && n < 64; j++, n++) {
+      uint64_t skip = j == i ? done_in_chunk : 0;
+      iov[n].iov_base = (void *)((const unsigned char *)L->chunks[j].p + skip);
+      iov[n].iov_len = (size_t)(L->chunks[j].n - skip);
+    }
+    ssize_t w = writev(fd, iov, n);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    p += w;
-    n -= (uint64_t)w;
+    if (w < 0) return -1;
+    uint64_t left = (uint64_t)w;
+    while (i < L->n_chunks && left > 0) {
+      uint64_t rest = L->chunks[i].n - done_in_chunk;
+      if (left >= rest) {
+        left -= rest;
+        i++;
+        done_in_chunk = 0;
+      } else {
+        done_in_chunk += left;
+        left = 0;
+      }
+    }
+    while (i < L->n_chunks && L->chunks[i].n == done_in_chunk) {
+      i++;
+      done_in_chunk = 0;
+    }
   }
   return 0;
 }
 
+/* ---------------------------------------------------------------------- */
+/* Atomic write.                                                            */
+
+
 int ballarus_profile_write_at(int dirfd, const char *name,
                               const ballarus_profile *p, int mode,
                               unsigned flags, char *err, size_t errlen) {
-  unsigned char *buf;
-  uint64_t size;
-  if (serialize(p, (flags & BALLARUS_WRITE_TRUSTED) != 0, &buf, &size, err,
-                errlen) != 0)
+  layout L;
+  if (plan(p, (flags & BALLARUS_WRITE_TRUSTED) != 0, &L, err, errlen) != 0)
     return -1;
 
   /* The temporary name is unique per process and call, in the target's
@@ -641,7 +760,7 @@ int ballarus_profile_write_at(int dirfd, const char *name,
   size_t len = strlen(name) + 64;
   char *tmp = malloc(len);
   if (tmp == NULL) {
-    free(buf);
+    layout_free(&L);
     return fail(err, errlen, "out of memory");
   }
   int fd = -1, e = 0;
@@ -657,14 +776,14 @@ int ballarus_profile_write_at(int dirfd, const char *name,
   if (fd < 0) {
     fail(err, errlen, "cannot create temporary file %s: %s", tmp, strerror(e));
     free(tmp);
-    free(buf);
+    layout_free(&L);
     return -1;
   }
   int rc = 0;
   if (mode >= 0 && fchmod(fd, (mode_t)mode & 07777) != 0) {
     rc = fail(err, errlen, "cannot set the mode of %s: %s", tmp,
               strerror(errno));
-  } else if (write_all(fd, buf, size) != 0) {
+  } else if (write_chunks(fd, &L) != 0) {
     rc = fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
   } else if ((flags & BALLARUS_WRITE_FSYNC) && fsync(fd) != 0) {
     rc = fail(err, errlen, "cannot fsync %s: %s", tmp, strerror(errno));
@@ -690,7 +809,7 @@ int ballarus_profile_write_at(int dirfd, const char *name,
               strerror(errno));
   if (rc != 0 || exchanged) unlinkat(dirfd, tmp, 0);
   free(tmp);
-  free(buf);
+  layout_free(&L);
   return rc;
 }
 
@@ -812,14 +931,17 @@ static ballarus_sparse_entry *merge_sparse(const ballarus_sparse_entry *a,
 static int copy_record(ballarus_profile_record *d,
                        const ballarus_profile_record *s) {
   *d = *s;
-  d->metadata = xmalloc(s->meta_size);
+  /* Borrowed metadata stays borrowed: the copy lives no longer than its
+     source's owner (the runtime's own blobs, a mapping freed with the
+     destination's source).  */
+  d->metadata = s->borrowed ? s->metadata : xmalloc(s->meta_size);
   d->counters = xmalloc(s->n_counters * 8);
   d->sparse = xmalloc(s->n_sparse * sizeof(ballarus_sparse_entry));
   if (d->metadata == NULL || d->counters == NULL || d->sparse == NULL) {
     record_free(d);
     return -1;
   }
-  memcpy(d->metadata, s->metadata, s->meta_size);
+  if (!s->borrowed) memcpy(d->metadata, s->metadata, s->meta_size);
   if (s->n_counters > 0)
     memcpy(d->counters, s->counters, s->n_counters * 8);
   if (s->n_sparse > 0)
@@ -1008,7 +1130,8 @@ int ballarus_profile_update(ballarus_profile *dst, const ballarus_profile *src,
     if (d >= 0) {
       const ballarus_profile_record *r = &dst->records[d];
       if (r->meta_size != s->meta_size || r->n_counters != s->n_counters ||
-          memcmp(r->metadata, s->metadata, s->meta_size) != 0) {
+          (r->metadata != s->metadata &&
+           memcmp(r->metadata, s->metadata, s->meta_size) != 0)) {
         fail(err, errlen,
              "records with stamp 0x%016llx differ in metadata or counter "
              "count",

@@ -32,12 +32,18 @@ typedef struct ballarus_profile_record {
   uint64_t n_counters;
   ballarus_sparse_entry *sparse; /* sorted by (function, key) */
   uint64_t n_sparse;
+  int borrowed; /* metadata is not owned (points into the profile's
+                   backing bytes or the program's own blob): never freed */
 } ballarus_profile_record;
 
 typedef struct ballarus_profile {
   uint64_t runs;
   uint32_t n_records;
   ballarus_profile_record *records; /* sorted by stamp */
+  void *backing;      /* the file's bytes, which records with `borrowed`
+                         metadata point into (read_fd_known), or NULL;
+                         freed with the profile */
+  uint64_t backing_size;
 } ballarus_profile;
 
 /* Parses `size` bytes.  Checks magic, version, the header check and the
@@ -64,10 +70,20 @@ int ballarus_profile_read_fd(int fd, ballarus_profile *out, char *err,
 
 /* The same, given metadata blobs already verified (the runtime's own TUs):
    a record whose metadata is byte-identical to one of them is not hashed
-   again for its stamp; every other check is made as always.  */
+   again for its stamp; every other check is made as always.  The records'
+   metadata are borrowed from the profile's copy of the file's bytes
+   (`backing`, until ballarus_profile_free).  */
 int ballarus_profile_read_fd_known(int fd, const unsigned char *const *known,
                                    size_t n_known, ballarus_profile *out,
                                    char *err, size_t errlen);
+
+/* Parses `size` bytes like ballarus_profile_parse, with read_fd_known's
+   known blobs, the records' metadata borrowed from `data`, which the caller
+   keeps alive (and unchanged) until ballarus_profile_free(out).  */
+int ballarus_profile_parse_borrowing(const unsigned char *data, uint64_t size,
+                                     const unsigned char *const *known,
+                                     size_t n_known, ballarus_profile *out,
+                                     char *err, size_t errlen);
 
 /* Serialises into a malloc'd buffer (records in stamp order, so equal
    profiles give equal bytes).  */
