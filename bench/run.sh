@@ -3,11 +3,12 @@
 # overhead and counter work of ballarus against gcov and clang, on real
 # programs, in one run.  bench/README.md explains every variant and column.
 #
-#   bash bench/run.sh [--quick] [--programs LIST] [--variants LIST] [--runs N]
-#                     [--warmup N] [--out DIR] [--cache DIR] [--work DIR]
+#   bash bench/run.sh [--quick | --path-breakdown] [--programs LIST]
+#                     [--variants LIST] [--runs N] [--warmup N] [--pin CPU|none]
+#                     [--no-instr] [--out DIR] [--cache DIR] [--work DIR]
 #                     [--prefix DIR] [--note TEXT] [--list]
 #
-# For each program (default lua,sqlite3,bzip2,threads):
+# For each program (default lua,sqlite3,bzip2,threads,threads-loop):
 #   1. sources: lua5.4, sqlite3 and bzip2 come from Debian with
 #      `apt-get source --download-only` — deb-src is configured in a private
 #      directory under the cache (the machine's apt configuration and state
@@ -22,12 +23,16 @@
 #      profile must verify, edge-mode profiles must reconstruct exactly the
 #      naive profile, and the counter work (static counters, dynamic
 #      increments) is read from the profile — ballarus and gcov through
-#      `ballarus-reconstruct stats`, clang through llvm-profdata;
+#      `ballarus-reconstruct stats`, clang through llvm-profdata; the
+#      threads programs also run their threads one after another (the
+#      reference counts an exact profiler must reproduce); then each
+#      variant of a single-threaded program runs once under valgrind
+#      (cachegrind): instructions executed, in total and per function;
 #   4. times every variant interleaved with its base build (plain, variant,
 #      plain, variant, ...): --warmup rounds untimed, then --runs rounds,
 #      round-robin over the variants; each run's output is checked again.
 #      A variant's time ratio for one round is its run time over the base
-#      run just before it.
+#      run just before it.  Single-threaded programs run pinned (taskset).
 # Then bench/lib/bench.py writes OUT/results.md (also printed on stdout),
 # OUT/chart.png (gnuplot) and OUT/machine.txt; the raw measurements stay in
 # OUT/raw/.  Progress goes to stderr.  Any failure — a missing tool, a

@@ -338,7 +338,7 @@ def breakdown_section(programs, vnames, ir, functions, counters):
                 cells.append(fmt_m(fir.get((p, v, fn), 0) - plain.get(fn, 0)))
             if fn in plain:
                 note = ""
-            elif fn.startswith("__ballarus") or fn in RUNTIME_FUNCTIONS:
+            elif fn.startswith(("__ballarus", "ballarus_")) or fn in RUNTIME_FUNCTIONS:
                 note = " (runtime)"
             else:
                 note = " (inlined in plain)"
