@@ -20,42 +20,52 @@
 
    A copy.  One anonymous private mapping per (module, thread):
 
-     [tc_copy header, 64 bytes][ctr: n words ...][pad to a page][base: n words]
+     [tc_copy header, 64 bytes][ctr: n words ...]
 
    mapped MAP_NORESERVE and without huge pages, so the kernel commits only
-   the pages a thread touches: a thread costs about the pages of the
-   counters it increments (plus as many baseline pages, below), not the
-   module's size.  `ctr` is written only by its thread (plain adds: a
-   function may even keep a counter in a register through a loop, as in
-   update=single).  `base` is what has already been added to the shared
-   counters, and only folders write it, under tc_lock.
+   the pages a thread touches: a thread costs the pages of the counters it
+   increments, not the module's size (but a thread that runs code all over
+   a large module touches most pages: docs/DESIGN.md has the measurements).
+   `ctr` is written only by its thread, with plain adds (a function may
+   even keep a counter in a register through a loop, as in update=single).
 
-   Folding (fold()): for every counter, v = ctr[i] read racily (a 64-bit
-   aligned load: some value the counter really had), d = v - base[i]; the
-   shared counter gets d (atomic add) and base[i] becomes v.  What the
-   thread adds meanwhile is in a later v, so nothing is lost or counted
-   twice, however folds and increments interleave; counts are residues
-   mod 2^64, so path mode's undo (-1) folds exactly too.  Only pages that
-   hold data are read: /proc/self/pagemap says which pages are present or
-   swapped out (mincore() cannot tell a swapped-out page from one never
-   touched); without it every page is read.  Folds happen:
-     - at every dump and reset (ballarus_tc_sync, called by ballarus_rt.c
-       for each module of the chain, with the master lock held), for every
-       live copy;
-     - at thread exit, by the thread itself: a pthread key (one per
-       module) whose destructor folds the copy, unlinks it and unmaps it.
-       C++ thread_local destructors run before key destructors; instrumented
-       code run after ours (by a later key destructor) maps a new copy,
-       which the next destructor round folds, or which stays registered
-       (and is folded by every dump) if glibc's four rounds are used up.
-   The registry of live copies and every baseline are protected by one
-   mutex, tc_lock, shared by dumps, thread exits and new copies.  Lock
-   order: the master lock (ballarus_rt.c), then tc_lock.
+   Folding, exactly, without per-thread state for it.  With S the shared
+   counters (the section itself, what a dump writes), C_t the live copies
+   and G one more module array (below), every count made so far is
+       T = S + sum_t C_t - G,
+   and every operation keeps it so:
+     - a thread adds 1 to its C_t: T grows by 1;
+     - a fold (every dump, ballarus_tc_sync): S -= G, G = 0, then for each
+       live copy, v = C_t[i] read racily (a 64-bit aligned load: some value
+       the counter really had), S += v, G += v.  Afterwards S = T as of the
+       reads: what a dump writes.  What a thread adds meanwhile is beyond
+       its v, so neither lost nor counted twice;
+     - a thread exit: G -= C_t (the owner's final values), the copy goes.
+       S is not touched, so a dump's snapshot of S after its fold is never
+       disturbed by threads that exit meanwhile;
+     - a reset: S = 0, G = sum_t C_t (read): T = 0;
+     - fork, in the child: only the forking thread's copy survives, and
+       G = C_mine, S = 0 (ballarus_rt.c zeroes it): the child starts at 0.
+   Counts are residues mod 2^64, so path mode's undo (-1) folds exactly,
+   and G may go "negative".  G costs one array per module, committed where
+   non-zero, instead of a baseline per thread, which would double a
+   thread's memory after its first dump.  Only pages that hold data are
+   read: /proc/self/pagemap says which pages are present or swapped out
+   (mincore() cannot tell a swapped-out page from one never touched);
+   without it every page is read.  Thread exits fold through a pthread key
+   (one per module) whose destructor runs in the exiting thread, after C++
+   thread_local destructors; instrumented code run after ours (by a later
+   key destructor) registers again if it passes a registration check (a
+   new copy, which the next destructor round folds, or which stays
+   registered, and folded by every dump, if glibc's four rounds are used
+   up), or counts into the shared counters.
+   The registry of live copies and G are protected by one mutex, tc_lock,
+   shared by dumps, thread exits and new copies.  Lock order: the master
+   lock (ballarus_rt.c), then tc_lock.
 
    fork().  The child has only the forking thread: the other threads'
    copies belong to the parent (which folds them) and are unmapped in the
-   child; the forking thread's copy gets base := ctr, so the child's
-   counts start from zero, as the shared counters do (ballarus_rt.c).
+   child, and G is set as above.
    tc_lock is held across fork (pthread_atfork), so the child finds the
    registry consistent.
 
@@ -67,7 +77,7 @@
    from the library's image: every pointer at its shared array).  At
    process exit other threads may still be running instrumented code, so
    nothing is unmapped: those threads are counted up to the exit-time
-   dump's fold.  An atexit handler registered with the module's first copy
+   dump's fold (what they had stored by then).  An atexit handler registered with the module's first copy
    tells the two apart: exit() runs it before any destructor, while
    dlclose runs the module's atexit handlers (__cxa_finalize, from crtbegin's
    .fini_array entry, executed last) after ours.
@@ -124,7 +134,6 @@ struct tc_copy {
   struct tc_copy *next, *prev; /* the registry, under tc_lock */
   size_t map_size;             /* the whole mapping, header included */
   uint64_t *ctr;               /* n counters, written by the owner only */
-  uint64_t *base;              /* n baselines, written under tc_lock only */
   char *tls_block;             /* the owner's TLS block of this module */
 };
 
@@ -132,6 +141,8 @@ _Static_assert(sizeof(tc_copy) <= TC_HEADER, "tc_copy header too large");
 
 static pthread_mutex_t tc_lock = PTHREAD_MUTEX_INITIALIZER;
 static tc_copy *tc_head;           /* live copies, under tc_lock */
+static uint64_t *tc_g;             /* G (see above), n words, under tc_lock */
+static size_t tc_g_size;
 static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
 static int tc_inited;              /* tc_init has run */
 static pthread_key_t tc_key;
@@ -216,42 +227,48 @@ static int pagemap_open(void) {
 /* ---------------------------------------------------------------------- */
 /* Folding.                                                                 */
 
-enum { FOLD_EXIT, FOLD_DUMP, FOLD_DISCARD, FOLD_REBASE };
+/* Calls fn(i, v) for every non-zero word v = w[i] of w[0, n) that lies in
+   a page holding data (all pages when fd < 0).  */
+#define FOR_EACH_WORD(w, n, fd, i, v, body)                                  \
+  do {                                                                       \
+    pm_cursor pc_;                                                           \
+    pm_init(&pc_, (fd));                                                     \
+    const uint64_t per_page_ = tc_page / 8;                                  \
+    for (uint64_t i = 0; i < (n);) {                                         \
+      uint64_t run_ = per_page_ - ((uintptr_t)&(w)[i] % tc_page) / 8;       \
+      if (run_ > (n) - i) run_ = (n) - i;                                    \
+      if (pm_in_use(&pc_, &(w)[i])) {                                        \
+        for (uint64_t end_ = i + run_; i < end_; i++) {                      \
+          uint64_t v = __atomic_load_n(&(w)[i], __ATOMIC_RELAXED);           \
+          if (v != 0) body                                                   \
+        }                                                                    \
+      } else {                                                               \
+        i += run_;                                                           \
+      }                                                                      \
+    }                                                                        \
+  } while (0)
 
-/* Under tc_lock.  FOLD_DUMP: shared += ctr - base, base = ctr (another
-   thread's copy, or this one's).  FOLD_EXIT: shared += ctr - base by the
-   owner at its exit (the copy is dropped next; base is not updated).
-   FOLD_DISCARD, FOLD_REBASE: base = ctr without adding (reset; the fork
-   child).  */
-static void fold(tc_copy *c, uint64_t n, int fd, int how) {
+/* Under tc_lock.  G += C (and S += C when to_shared), or G -= C.  */
+static void add_copy(const tc_copy *c, uint64_t n, int fd, int sign,
+                     int to_shared) {
   uint64_t *shared = __start_ballarus_thread_ctrs;
-  pm_cursor pc_ctr, pc_base;
-  pm_init(&pc_ctr, fd);
-  pm_init(&pc_base, fd);
-  const uint64_t per_page = tc_page / 8;
-  uint64_t i = 0;
-  while (i < n) {
-    /* A run of words whose counters share a page and whose baselines
-       share a page.  */
-    uintptr_t ca = (uintptr_t)&c->ctr[i], ba = (uintptr_t)&c->base[i];
-    uint64_t run = per_page - (ca % tc_page) / 8;
-    uint64_t brun = per_page - (ba % tc_page) / 8;
-    if (brun < run) run = brun;
-    if (run > n - i) run = n - i;
-    int cu = pm_in_use(&pc_ctr, &c->ctr[i]);
-    int bu = pm_in_use(&pc_base, &c->base[i]);
-    if (cu || bu) {
-      for (uint64_t k = i; k < i + run; k++) {
-        uint64_t v = cu ? __atomic_load_n(&c->ctr[k], __ATOMIC_RELAXED) : 0;
-        uint64_t b = bu ? c->base[k] : 0;
-        if (v == b) continue;
-        if (how == FOLD_DUMP || how == FOLD_EXIT)
-          __atomic_fetch_add(&shared[k], v - b, __ATOMIC_RELAXED);
-        if (how != FOLD_EXIT) c->base[k] = v;
-      }
+  FOR_EACH_WORD(c->ctr, n, fd, i, v, {
+    if (sign < 0) {
+      tc_g[i] -= v;
+    } else {
+      tc_g[i] += v;
+      if (to_shared) __atomic_fetch_add(&shared[i], v, __ATOMIC_RELAXED);
     }
-    i += run;
-  }
+  });
+}
+
+/* Under tc_lock.  S -= G (when to_shared), G = 0.  */
+static void drain_g(uint64_t n, int fd, int to_shared) {
+  uint64_t *shared = __start_ballarus_thread_ctrs;
+  FOR_EACH_WORD(tc_g, n, fd, i, v, {
+    if (to_shared) __atomic_fetch_sub(&shared[i], v, __ATOMIC_RELAXED);
+    tc_g[i] = 0;
+  });
 }
 
 static void unlink_copy(tc_copy *c) {
@@ -270,7 +287,7 @@ static void tc_thread_exit(void *p) {
   uint64_t n = tc_words();
   int fd = pagemap_open();
   pthread_mutex_lock(&tc_lock);
-  fold(c, n, fd, FOLD_EXIT);
+  add_copy(c, n, fd, -1, 0);
   unlink_copy(c);
   pthread_mutex_unlock(&tc_lock);
   if (fd >= 0) close(fd);
@@ -295,10 +312,13 @@ static void tc_child(void) {
     c = next;
   }
   tc_head = mine;
-  if (mine != NULL) {
-    mine->next = mine->prev = NULL;
+  if (tc_g != NULL) {
     int fd = pagemap_open();
-    fold(mine, tc_words(), fd, FOLD_REBASE);
+    drain_g(tc_words(), fd, 0);
+    if (mine != NULL) {
+      mine->next = mine->prev = NULL;
+      add_copy(mine, tc_words(), fd, +1, 0);
+    }
     if (fd >= 0) close(fd);
   }
 }
@@ -311,6 +331,18 @@ static void tc_mark_exiting(void) { tc_exiting = 1; }
 static void tc_init(void) {
   long p = sysconf(_SC_PAGESIZE);
   if (p > 0) tc_page = (size_t)p;
+  size_t bytes = (tc_words() * 8 + tc_page - 1) / tc_page * tc_page;
+  void *g = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (g == MAP_FAILED) {
+    tc_warn("cannot map the thread counters' fold area (%s): threads count "
+            "into the shared counters, without synchronisation",
+            strerror(errno));
+    return;
+  }
+  madvise(g, bytes, MADV_NOHUGEPAGE);
+  tc_g = g;
+  tc_g_size = bytes;
   if (pthread_key_create(&tc_key, tc_thread_exit) == 0)
     tc_key_ok = 1;
   else
@@ -323,9 +355,7 @@ static void tc_init(void) {
 }
 
 static tc_copy *map_copy(uint64_t n) {
-  size_t ctr_bytes = (TC_HEADER + n * 8 + tc_page - 1) / tc_page * tc_page;
-  size_t base_bytes = (n * 8 + tc_page - 1) / tc_page * tc_page;
-  size_t total = ctr_bytes + base_bytes;
+  size_t total = (TC_HEADER + n * 8 + tc_page - 1) / tc_page * tc_page;
   void *m = mmap(NULL, total, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (m == MAP_FAILED) return NULL;
@@ -334,7 +364,6 @@ static tc_copy *map_copy(uint64_t n) {
   tc_copy *c = m;
   c->map_size = total;
   c->ctr = (uint64_t *)((char *)m + TC_HEADER);
-  c->base = (uint64_t *)((char *)m + ctr_bytes);
   return c;
 }
 
@@ -367,7 +396,7 @@ HIDDEN void *__ballarus_tc_register(void *counters, void *tc) {
   if (n == 0 || self == NULL) return counters;
   tc_state = TC_BUSY;
   pthread_once(&tc_once, tc_init);
-  c = map_copy(n);
+  c = tc_g != NULL ? map_copy(n) : NULL;
   if (c == NULL) {
     int e = errno;
     tc_state = TC_FAILED;
@@ -400,10 +429,19 @@ void ballarus_tc_sync(int op) {
   uint64_t n = tc_words();
   if (n == 0) return;
   pthread_mutex_lock(&tc_lock);
-  int fd = tc_head != NULL ? pagemap_open() : -1;
-  for (tc_copy *c = tc_head; c != NULL; c = c->next)
-    fold(c, n, fd, op == BALLARUS_TC_RESET ? FOLD_DISCARD : FOLD_DUMP);
-  if (op == BALLARUS_TC_RESET) {
+  if (tc_g == NULL) {  /* no copy was ever made */
+    pthread_mutex_unlock(&tc_lock);
+    if (op == BALLARUS_TC_RESET) {
+      uint64_t *shared = __start_ballarus_thread_ctrs;
+      for (uint64_t i = 0; i < n; i++)
+        if (__atomic_load_n(&shared[i], __ATOMIC_RELAXED) != 0)
+          __atomic_store_n(&shared[i], 0, __ATOMIC_RELAXED);
+    }
+    return;
+  }
+  int fd = pagemap_open();
+  const int reset = op == BALLARUS_TC_RESET;
+  if (reset) {
     /* Written only where non-zero: most of a large range is never
        touched and should stay uncommitted.  */
     uint64_t *shared = __start_ballarus_thread_ctrs;
@@ -411,6 +449,9 @@ void ballarus_tc_sync(int op) {
       if (__atomic_load_n(&shared[i], __ATOMIC_RELAXED) != 0)
         __atomic_store_n(&shared[i], 0, __ATOMIC_RELAXED);
   }
+  drain_g(n, fd, !reset);
+  for (tc_copy *c = tc_head; c != NULL; c = c->next)
+    add_copy(c, n, fd, +1, !reset);
   if (fd >= 0) close(fd);
   pthread_mutex_unlock(&tc_lock);
 }
@@ -439,5 +480,7 @@ void ballarus_tc_module_fini(void) {
     munmap(c, c->map_size);
     c = next;
   }
+  if (tc_g != NULL) munmap(tc_g, tc_g_size);
+  tc_g = NULL;
   pthread_mutex_unlock(&tc_lock);
 }
