@@ -69,18 +69,19 @@
    tc_lock is held across fork (pthread_atfork), so the child finds the
    registry consistent.
 
-   Module exit.  ballarus_rt.c's destructor dumps (folding every copy) and
-   then calls ballarus_tc_module_fini.  At dlclose the module's code is
-   going away, so no thread can still be running it: the key is deleted
-   (no destructor left pointing into unmapped code) and every copy is
+   Module exit (tc_module_dtor).  At dlclose the module's code is going
+   away, so no thread can still be running it: the copies are folded into
+   the shared counters for the module's last dump, the key is deleted (no
+   destructor left pointing into unmapped code) and every copy is
    unmapped; a later dlopen starts afresh (new TLS blocks, initialised
    from the library's image: every pointer at its shared array).  At
    process exit other threads may still be running instrumented code, so
    nothing is unmapped: those threads are counted up to the exit-time
-   dump's fold (what they had stored by then).  An atexit handler registered with the module's first copy
-   tells the two apart: exit() runs it before any destructor, while
-   dlclose runs the module's atexit handlers (__cxa_finalize, from crtbegin's
-   .fini_array entry, executed last) after ours.
+   dump's fold (what they had stored by then).  An atexit handler
+   registered with the module's first copy tells the two apart: exit()
+   runs it before any destructor, while dlclose runs a module's atexit
+   handlers (__cxa_finalize, from crtbegin's .fini_array entry) after its
+   unprioritised destructors, of which tc_module_dtor is one.
 
    At thread exit the thread's TU pointers go back to the shared arrays:
    instrumented code that runs later in the thread (a later pthread key
@@ -465,13 +466,19 @@ void ballarus_tc_range(uint64_t **lo, uint64_t **hi) {
   *hi = __stop_ballarus_thread_ctrs;
 }
 
-void ballarus_tc_module_fini(void) {
+/* At exit or dlclose, before the module's exit-time dump (ballarus_rt.c's
+   destructor has priority 99, so it runs after this one).  At dlclose the
+   module's code is going away and no thread can be running it: the copies
+   are folded into the shared counters for that dump (S = T: nothing left in
+   copies or G), then unmapped, and the key is deleted.  At exit nothing is
+   released: other threads may still be counting, and the dump folds.  */
+__attribute__((destructor)) static void tc_module_dtor(void) {
   if (!tc_inited || tc_exiting) return;
-  /* dlclose: nothing of this module runs any more.  */
   if (tc_key_ok) {
     pthread_key_delete(tc_key);
     tc_key_ok = 0;
   }
+  ballarus_tc_sync(BALLARUS_TC_FOLD);
   pthread_mutex_lock(&tc_lock);
   tc_copy *c = tc_head;
   tc_head = NULL;

@@ -23,7 +23,7 @@
 /* Folds (or resets) every live thread copy of this module's thread-mode
    counters.  Exact while their threads keep counting: each copy is only
    written by its thread, and what was already folded is remembered per
-   copy (its baseline) by the folder, never by the counting thread.
+   module (its array G) by the folder, never by the counting thread.
    Takes the module's thread-copy lock; callers may hold the master lock
    (lock order: master, then thread copies).  */
 void ballarus_tc_sync(int op);
@@ -33,11 +33,5 @@ void ballarus_tc_sync(int op);
    ballarus_tc_sync(BALLARUS_TC_RESET), which zeroes them under the lock
    that thread exits take.  */
 void ballarus_tc_range(uint64_t **lo, uint64_t **hi);
-
-/* Called last by the module's destructor, after its final dump.  At
-   dlclose (the module's code is going away, so no thread can be running
-   it) the copies are unmapped and the thread-exit key deleted; at process
-   exit nothing is released, since other threads may still be counting.  */
-void ballarus_tc_module_fini(void);
 
 #endif /* BALLARUS_RUNTIME_THREAD_COUNTERS_H */
