@@ -212,9 +212,18 @@ UpdateMode ChosenUpdate() {
     case Update::kAtomic:
       return UpdateMode::kAtomic;
     case Update::kThread:
+      if (flag_generate_lto) {
+        error_at(UNKNOWN_LOCATION,
+                 "ballarus: %<-fplugin-arg-ballarus-update=thread%> does not "
+                 "work with %<-flto%>; use %<update=atomic%>");
+        return UpdateMode::kAtomic;
+      }
       return UpdateMode::kThread;
     case Update::kDefault:
-      return CompileWantsAtomic() ? UpdateMode::kThread : UpdateMode::kSingle;
+      // Under -flto, atomic: the table of thread pointers is top-level
+      // asm naming the TU's static symbols, which LTO renames.
+      if (!CompileWantsAtomic()) return UpdateMode::kSingle;
+      return flag_generate_lto ? UpdateMode::kAtomic : UpdateMode::kThread;
   }
   return UpdateMode::kSingle;
 }
