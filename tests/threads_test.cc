@@ -465,3 +465,42 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 }  // namespace
+
+namespace {
+
+// -flto: the default under -pthread stays update=atomic (update=thread's
+// table of thread pointers is top-level asm, which LTO's renaming of static
+// symbols would break: the link failed), and asking for update=thread is
+// an error naming the option.
+TEST(ThreadsLto, DefaultAtomicLinksAndCounts) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/mt-lto";
+  harness::MakeFreshDir(dir);
+  const std::string src = harness::ProgramsDir() + "/mt";
+  for (const char* f : {"mt.c", "mt_lib.c"})
+    harness::WriteFileOrDie(dir + "/" + f,
+                            harness::ReadFileOrDie(src + "/" + f));
+  const std::string cc = Quote(InstallPrefix() + "/bin/ballarus-gcc") +
+                         " -O2 -flto -pthread -fplugin-arg-ballarus-mode=edge";
+  CommandResult r = harness::Run(cc + " -c mt.c -o mt.o", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = harness::Run(cc + " mt.o -ldl -o mt", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(harness::Run("readelf -SW mt", dir).out.find("ballarus_thread_ctrs"),
+            std::string::npos);
+  r = harness::Run("./mt short_lived", dir, {"BALLARUS_PROFILE=" + dir + "/p.prof"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  Profile p;
+  std::string error;
+  ASSERT_TRUE(LoadProfile(dir + "/p.prof", false, &p, &error)) << error;
+  EXPECT_EQ(Exec(p, "work"), 1000000);
+  EXPECT_EQ(Exec(p, "short_thread"), 1000);
+
+  r = harness::Run(cc + " -fplugin-arg-ballarus-update=thread -c mt.c -o t.o",
+                   dir);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("update=thread"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("-flto"), std::string::npos) << r.err;
+}
+
+}  // namespace
