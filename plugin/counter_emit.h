@@ -1,6 +1,6 @@
 // counter_emit.h — edge counters: which edges get one, and the one builder
-// of every counter update (edge counters and dense path counts), single or
-// atomic.  See counter_emit.cc.
+// of every counter update (edge counters and dense path counts), single,
+// atomic or per-thread.  See counter_emit.cc.
 #ifndef BALLARUS_PLUGIN_COUNTER_EMIT_H_
 #define BALLARUS_PLUGIN_COUNTER_EMIT_H_
 
@@ -23,9 +23,12 @@ struct EdgeCounters {
   std::vector<size_t> counted_model_edge;  // parallel to `counted`
 };
 
-// Whether this compile's counter updates are atomic: update=, or by default
-// what the compile asked for (-pthread, -fprofile-update=atomic).
-bool UseAtomic();
+// How this compile's counters are updated: update=, or by default what the
+// compile asked for (per-thread counters with -pthread or
+// -fprofile-update=atomic, else single).
+enum class UpdateMode { kSingle, kAtomic, kThread };
+UpdateMode ChosenUpdate();
+const char* UpdateName(UpdateMode mode);
 
 // Chooses cfun's edge counters per mode= (none, naive: every edge that can
 // hold one, edge: the chords of a maximum spanning tree under `weights`),
@@ -37,8 +40,27 @@ void PlaceEdgeCounters(ballarus::Function* fn,
                        uint64_t* next_counter, EdgeCounters* out);
 
 // Appends `ref += delta` to seq, where ref is an element of a counter array
-// (constant or SSA index): the one way ballarus updates a counter.
+// (constant or SSA index): the one way ballarus updates a counter.  Between
+// BeginThreadCounters and EndThreadCounters (update=thread) an element of
+// the TU's counter array is updated in the running thread's copy instead,
+// with a plain add, whatever `atomic` says.
 void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic);
+
+// update=thread, once per TU before any function is instrumented: moves
+// the TU's counter array into section BALLARUS_THREAD_SECTION (zero-filled,
+// no file space), defines the TU's thread pointer __ballarus_tc and its
+// entry in the module's table (BALLARUS_TC_TABLE_SECTION), and declares the
+// runtime's __ballarus_tc_register.
+void PrepareThreadCounters(tree counters);
+
+// update=thread, per function (cfun): from Begin on, AppendCounterAdd
+// addresses the thread's copy of the counters through the TU's thread
+// pointer, which End loads at the function's entry (with a registration
+// check where a thread can enter the TU from uninstrumented code).  End
+// emits nothing when no counter was updated.  Call End after every counter
+// update is committed.
+void BeginThreadCounters();
+void EndThreadCounters();
 
 // Inserts `counters[i] += 1` on each counted edge of cfun and commits those
 // edges (with whatever else is queued on them), recording kEdgeSplit in fn

@@ -55,9 +55,14 @@ const char kHelp[] =
     "  weights=profile=FILE exact counts from an earlier ballarus profile of the\n"
     "                      same build (the best any spanning tree can do)\n"
     "  update=single       plain increments: fastest, racy under threads\n"
-    "  update=atomic       relaxed atomic increments: exact under threads\n"
-    "                      (default when compiling with -pthread or\n"
-    "                      -fprofile-update=atomic, like gcc's prefer-atomic)\n"
+    "  update=thread       plain increments into per-thread copies of the\n"
+    "                      counters, added up at thread exit and at every\n"
+    "                      dump: exact under threads at about the cost of\n"
+    "                      single (default when compiling with -pthread or\n"
+    "                      -fprofile-update=atomic, where gcc's prefer-atomic\n"
+    "                      would choose atomic)\n"
+    "  update=atomic       relaxed atomic increments: exact under threads,\n"
+    "                      several times slower\n"
     "  dump                write the pass dump (<output>.NNNi.ballarus), which\n"
     "                      explains each function's counter placement; GCC 12\n"
     "                      parses -fdump-ipa-* before plugins load, so\n"
@@ -192,9 +197,12 @@ bool ParseOptions(const plugin_name_args* info) {
         g_options.update = Update::kSingle;
       } else if (v == "atomic") {
         g_options.update = Update::kAtomic;
+      } else if (v == "thread") {
+        g_options.update = Update::kThread;
       } else {
         error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-update%> (expected single or atomic)",
+              "%<-fplugin-arg-ballarus-update%> (expected single, thread or "
+              "atomic)",
               value ? value : "");
         ok = false;
       }

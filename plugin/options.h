@@ -22,7 +22,7 @@ extern const char kHelp[];
 
 enum class Mode { kNaive, kEdge, kNone };
 enum class WeightKind { kHeuristic, kGcc, kUniform, kProfile };
-enum class Update { kDefault, kSingle, kAtomic };
+enum class Update { kDefault, kSingle, kAtomic, kThread };
 
 struct Options {
   Mode mode = Mode::kEdge;  // edge counters: naive, edge, or none (path only)

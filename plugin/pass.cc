@@ -165,7 +165,9 @@ std::string GetCwd() {
 
 unsigned int ExecuteBallarus() {
   ballarus::GcovExpandThunks();  // as -fprofile-arcs does, to count them
-  const bool atomic = UseAtomic();
+  const UpdateMode update = ChosenUpdate();
+  const bool atomic = update == UpdateMode::kAtomic;
+  const bool per_thread = update == UpdateMode::kThread;
   ballarus::TranslationUnit tu;
   tu.source = main_input_filename ? main_input_filename : "";
   tu.cwd = GetCwd();
@@ -175,7 +177,9 @@ unsigned int ExecuteBallarus() {
               : g_options.mode == Mode::kEdge ? BALLARUS_META_F_EDGE
                                               : 0u) |
              (g_options.paths ? BALLARUS_META_F_PATH : 0u) |
-             (atomic ? BALLARUS_META_F_ATOMIC : 0u);
+             // Exact under threads (atomic or per-thread counters): the
+             // counts, their layout and their meaning are the same.
+             (atomic || per_thread ? BALLARUS_META_F_ATOMIC : 0u);
   FileTable files(&tu.files);
 
   if (dump_file)
@@ -185,7 +189,7 @@ unsigned int ExecuteBallarus() {
                                             : "",
             g_options.paths ? (g_options.mode == Mode::kNone ? "path" : ",path")
                             : "",
-            atomic ? "atomic" : "single");
+            UpdateName(update));
 
   // Phase 1: analyse every function; choose counters.
   std::vector<FunctionWork> work;
@@ -216,6 +220,7 @@ unsigned int ExecuteBallarus() {
   // The TU's counter array and hashed path tables, which the
   // instrumentation refers to.
   tree counters = EmitCounterArray(n_counters);
+  if (per_thread) PrepareThreadCounters(counters);
   std::vector<HashedPathTable> hashed;
   for (const FunctionWork& w : work)
     if (w.path.enabled && w.path.info.storage == ballarus::PathInfo::kHashed)
@@ -238,6 +243,7 @@ unsigned int ExecuteBallarus() {
     if (dump_file)
       fprintf(dump_file, "ballarus: function %s: %zu counters\n",
               fn.demangled.c_str(), w.counters.counted.size());
+    if (per_thread) BeginThreadCounters();
     EmitEpochReads(fn, w.path.enabled, epoch, &w.reentry);
     if (w.path.enabled)
       EmitPathProfiling(w.path, counters, hashes.tables, hashes.add_fn,
@@ -245,6 +251,7 @@ unsigned int ExecuteBallarus() {
     EmitEdgeCounters(w.counters, &fn, counters, atomic);
     QueueReentryCounts(w.reentry, fn, counters, epoch, atomic);
     gsi_commit_edge_inserts();
+    if (per_thread) EndThreadCounters();
     pop_cfun();
   }
 

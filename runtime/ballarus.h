@@ -57,6 +57,14 @@
      up to the fork are written by the parent, the child writes only what it
      counts itself.
 
+   Threads
+     Code compiled with update=thread (the default under -pthread) counts
+     into a per-thread copy of its module's counters; a dump, a reset, and
+     the exit of a thread add the copies in (or discard them) exactly, also
+     while their threads keep counting.  A dump therefore includes what
+     every live thread had stored when the dump read its copy; threads
+     still running at exit are counted that far.  See thread_counters.c.
+
    Counts are added modulo 2^64
      Path profiling counts a path that a call cuts short before the call and
      takes the count back (-1) when the call returns normally, so that a

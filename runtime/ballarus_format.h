@@ -69,6 +69,35 @@ typedef struct ballarus_tu_desc {
   uint64_t n_path_hashes;
 } ballarus_tu_desc;
 
+/* update=thread (per-thread counters).  The plugin puts the counter array
+   of every thread-mode TU into the section BALLARUS_THREAD_SECTION (zero-
+   filled, no file space), so a module's thread-mode counters form one range
+   __start_ballarus_thread_ctrs .. __stop_ballarus_thread_ctrs, and the
+   runtime gives each thread that runs their code a private copy of that
+   range (runtime/thread_counters.c).  Each TU has a thread-local pointer to
+   its counters (static __thread uint64_t (*__ballarus_tc)[N]), initially
+   &__ballarus_counters, which instrumented code loads once per function
+   activation and adds to; and it lists the pointer in the module's table,
+   section BALLARUS_TC_TABLE_SECTION, one ballarus_tc_entry per TU.  Where a
+   thread can enter the TU from uninstrumented code, the function first
+   checks whether the pointer still points at the shared array, and if so
+   calls __ballarus_tc_register(&__ballarus_counters, &__ballarus_tc),
+   which maps the thread's copy, points every TU pointer of the module (of
+   this thread) into it, and returns this TU's; or returns the shared array
+   itself if it cannot (the thread then counts into the shared counters,
+   unsynchronised).  Defined with hidden visibility in libballarus_rt.a, so
+   every module has its own.  */
+#define BALLARUS_THREAD_SECTION "ballarus_thread_ctrs"
+#define BALLARUS_TC_TABLE_SECTION "ballarus_tc_table"
+
+typedef struct ballarus_tc_entry {
+  uint64_t *counters; /* the TU's (shared) counter array */
+  uint64_t tc_dtpoff; /* offset of its __ballarus_tc in the module's TLS
+                         block (R_X86_64_DTPOFF64) */
+} ballarus_tc_entry;
+
+void *__ballarus_tc_register(void *counters, void *tc);
+
 /* Adds `delta` modulo 2^64 to the count of path `key` in hashed table `h`.
    Any uint64 key is exact (path numbers are in [0, 2^63)).  `delta` is 1,
    or UINT64_MAX (-1) to undo an earlier +1: path mode counts a path cut
@@ -132,7 +161,9 @@ typedef struct ballarus_meta_names {
 #define BALLARUS_META_F_NAIVE 0x1u
 #define BALLARUS_META_F_EDGE 0x2u
 #define BALLARUS_META_F_PATH 0x4u
-#define BALLARUS_META_F_ATOMIC 0x100u
+#define BALLARUS_META_F_ATOMIC 0x100u /* exact under threads: update=atomic
+                                        or update=thread (same counters,
+                                        same meaning) */
 
 /* ---------------------------------------------------------------------- */
 /* Profile file.

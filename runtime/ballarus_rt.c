@@ -131,6 +131,7 @@
 #include "runtime/ballarus_rt_internal.h"
 #include "runtime/path_table.h"
 #include "runtime/profile_io.h"
+#include "runtime/thread_counters.h"
 
 #define PUBLIC __attribute__((visibility("default")))
 #define HIDDEN __attribute__((visibility("hidden")))
@@ -138,13 +139,14 @@
 /* ---------------------------------------------------------------------- */
 /* Shared structures.  Their layout is a contract between copies of the
    runtime in one process: change it only together with MASTER_VERSION.
+   Version 5: roots with the per-thread counter hook (thread_counters.h).
    Version 4: the master's gcov-API state, roots with the epoch and
    runs_written.  Version 3: roots with per-TU homes and `listed` flags and the override
    path (profiles per object).  Version 2: descriptors with path tables,
    roots with path_lost, and the path table layout of path_table.c, which
    one copy's dump reads in another module's memory.  */
 
-#define MASTER_VERSION 4u
+#define MASTER_VERSION 5u
 
 typedef struct ballarus_root ballarus_root;
 
@@ -175,6 +177,10 @@ struct ballarus_root {
   uint64_t *path_lost; /* the module's count of unrecorded path counts */
   volatile uint64_t *epoch; /* the module's __ballarus_epoch */
   int runs_written;    /* a dump of this process wrote a run for it */
+  /* update=thread (thread_counters.h): the module's ballarus_tc_sync, and
+     its thread-mode counter range, which only that function resets.  */
+  void (*tc_sync)(int op);
+  uint64_t *tc_lo, *tc_hi;
 };
 
 /* The exported master.  `own_master` is a hidden alias: references to it
@@ -427,6 +433,8 @@ static void rt_init(void) {
   }
   root.path_lost = ballarus_pt_lost();
   root.epoch = &__ballarus_epoch;
+  root.tc_sync = ballarus_tc_sync;
+  ballarus_tc_range(&root.tc_lo, &root.tc_hi);
 
   ballarus_master *m = pick_master();
   pthread_mutex_lock(&m->lock);
@@ -1189,6 +1197,10 @@ static void report_lost(ballarus_root **roots, size_t n_roots) {
    written is lost, and the messages say so.  */
 static void dump_roots(ballarus_root **roots, size_t n_roots, int at_exit) {
   report_lost(roots, n_roots);
+  /* Per-thread copies first: what threads counted goes into the shared
+     counters read below.  */
+  for (size_t r = 0; r < n_roots; r++)
+    if (roots[r]->tc_sync != NULL) roots[r]->tc_sync(BALLARUS_TC_FOLD);
   uint64_t total = 0;
   for (size_t r = 0; r < n_roots; r++) total += roots[r]->n_tus;
   if (total == 0) return;
@@ -1314,12 +1326,16 @@ HIDDEN void ballarus_rt_gcov_reset(void) {
    m->lock held.  */
 static void reset_chain(ballarus_master *m) {
   for (ballarus_root *r = m->root; r != NULL; r = r->next) {
+    /* Thread-mode counters are zeroed by their module, under the lock that
+       exiting threads take to fold their copies in.  */
+    if (r->tc_sync != NULL) r->tc_sync(BALLARUS_TC_RESET);
     for (uint64_t t = 0; t < r->n_tus; t++) {
       const ballarus_tu_desc *d = r->tus[t];
       ballarus_meta_header h;
       memcpy(&h, d->metadata, sizeof h);
-      for (uint64_t i = 0; i < h.n_counters; i++)
-        __atomic_store_n(&d->counters[i], 0, __ATOMIC_RELAXED);
+      if (d->counters < r->tc_lo || d->counters >= r->tc_hi)
+        for (uint64_t i = 0; i < h.n_counters; i++)
+          __atomic_store_n(&d->counters[i], 0, __ATOMIC_RELAXED);
       ballarus_pt_zero(d, 0);
     }
     if (r->path_lost != NULL)

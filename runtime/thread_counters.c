@@ -1,0 +1,493 @@
+/* thread_counters.c — update=thread: every thread counts into its own copy
+   of its module's counters, and the copies are added into the shared
+   counters at thread exit and at every dump.  Exact under any number of
+   threads with plain (non-atomic) increments.  Why this design, and what
+   it costs, measured: docs/DESIGN.md ("Counting under threads").
+
+   The instrumented side (plugin/counter_emit.cc).  The plugin puts the
+   counter array of every thread-mode TU into section
+   BALLARUS_THREAD_SECTION, so the module's thread-mode counters are one
+   range [__start, __stop) of n words, and gives each TU a thread-local
+   pointer to its counters, __ballarus_tc, initially the shared array; a
+   function loads it once and adds 1 at pointer + index.  Registration
+   (__ballarus_tc_register, called where a thread can enter a TU from
+   uninstrumented code, e.g. at a thread's start routine) maps the thread's
+   copy `ctr` of the range and points every TU pointer of the module, in
+   this thread, at the TU's part of it: the table in section
+   BALLARUS_TC_TABLE_SECTION gives each pointer's offset in the module's
+   TLS block, and the block's address in this thread is the registering
+   TU's pointer address minus its offset.
+
+   A copy.  One anonymous private mapping per (module, thread):
+
+     [tc_copy header, 64 bytes][ctr: n words ...]
+
+   mapped MAP_NORESERVE and without huge pages, so the kernel commits only
+   the pages a thread touches: a thread costs the pages of the counters it
+   increments, not the module's size (but a thread that runs code all over
+   a large module touches most pages: docs/DESIGN.md has the measurements).
+   `ctr` is written only by its thread, with plain adds (a function may
+   even keep a counter in a register through a loop, as in update=single).
+
+   Folding, exactly, without per-thread state for it.  With S the shared
+   counters (the section itself, what a dump writes), C_t the live copies
+   and G one more module array (below), every count made so far is
+       T = S + sum_t C_t - G,
+   and every operation keeps it so:
+     - a thread adds 1 to its C_t: T grows by 1;
+     - a fold (every dump, ballarus_tc_sync): S -= G, G = 0, then for each
+       live copy, v = C_t[i] read racily (a 64-bit aligned load: some value
+       the counter really had), S += v, G += v.  Afterwards S = T as of the
+       reads: what a dump writes.  What a thread adds meanwhile is beyond
+       its v, so neither lost nor counted twice;
+     - a thread exit: G -= C_t (the owner's final values), the copy goes.
+       S is not touched, so a dump's snapshot of S after its fold is never
+       disturbed by threads that exit meanwhile;
+     - a reset: S = 0, G = sum_t C_t (read): T = 0;
+     - fork, in the child: only the forking thread's copy survives, and
+       G = C_mine, S = 0 (ballarus_rt.c zeroes it): the child starts at 0.
+   Counts are residues mod 2^64, so path mode's undo (-1) folds exactly,
+   and G may go "negative".  G costs one array per module, committed where
+   non-zero, instead of a baseline per thread, which would double a
+   thread's memory after its first dump.  Only pages that hold data are
+   read: /proc/self/pagemap says which pages are present or swapped out
+   (mincore() cannot tell a swapped-out page from one never touched);
+   without it every page is read.  Thread exits fold through a pthread key
+   (one per module) whose destructor runs in the exiting thread, after C++
+   thread_local destructors; instrumented code run after ours (by a later
+   key destructor) registers again if it passes a registration check (a
+   new copy, which the next destructor round folds, or which stays
+   registered, and folded by every dump, if glibc's four rounds are used
+   up), or counts into the shared counters.
+   The registry of live copies and G are protected by one mutex, tc_lock,
+   shared by dumps, thread exits and new copies.  Lock order: the master
+   lock (ballarus_rt.c), then tc_lock.
+
+   fork().  The child has only the forking thread: the other threads'
+   copies belong to the parent (which folds them) and are unmapped in the
+   child, and G is set as above.
+   tc_lock is held across fork (pthread_atfork), so the child finds the
+   registry consistent.
+
+   Module exit (tc_module_dtor).  At dlclose the module's code is going
+   away, so no thread can still be running it: the copies are folded into
+   the shared counters for the module's last dump, the key is deleted (no
+   destructor left pointing into unmapped code) and every copy is
+   unmapped; a later dlopen starts afresh (new TLS blocks, initialised
+   from the library's image: every pointer at its shared array).  At
+   process exit other threads may still be running instrumented code, so
+   nothing is unmapped: those threads are counted up to the exit-time
+   dump's fold (what they had stored by then).  An atexit handler
+   registered with the module's first copy tells the two apart: exit()
+   runs it before any destructor, while dlclose runs a module's atexit
+   handlers (__cxa_finalize, from crtbegin's .fini_array entry) after its
+   unprioritised destructors, of which tc_module_dtor is one.
+
+   At thread exit the thread's TU pointers go back to the shared arrays:
+   instrumented code that runs later in the thread (a later pthread key
+   destructor) counts there, or registers again (a new copy, folded by the
+   next destructor round) if it passes a registration check.
+
+   Signals.  A signal handler that runs instrumented code while its thread
+   is inside __ballarus_tc_register counts into the shared counters
+   (unsynchronised) for that activation rather than wait for a lock its
+   own thread may hold.  A thread whose copy cannot be mapped (out of
+   memory) counts into the shared counters too, with one warning per
+   module.  */
+
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "runtime/ballarus_format.h"
+#include "runtime/thread_counters.h"
+
+#define HIDDEN __attribute__((visibility("hidden")))
+
+/* The slow path's state for this thread, and its copy (NULL until it
+   registers, and again after its copy was folded at thread exit).  */
+enum { TC_IDLE = 0, TC_BUSY = 1, TC_FAILED = 2 };
+static __thread int tc_state;
+typedef struct tc_copy tc_copy;
+static __thread tc_copy *tc_mine;
+
+extern uint64_t __start_ballarus_thread_ctrs[]
+    __attribute__((weak, visibility("hidden")));
+extern uint64_t __stop_ballarus_thread_ctrs[]
+    __attribute__((weak, visibility("hidden")));
+extern const ballarus_tc_entry __start_ballarus_tc_table[]
+    __attribute__((weak, visibility("hidden")));
+extern const ballarus_tc_entry __stop_ballarus_tc_table[]
+    __attribute__((weak, visibility("hidden")));
+
+#define TC_HEADER 64
+
+struct tc_copy {
+  struct tc_copy *next, *prev; /* the registry, under tc_lock */
+  size_t map_size;             /* the whole mapping, header included */
+  uint64_t *ctr;               /* n counters, written by the owner only */
+  char *tls_block;             /* the owner's TLS block of this module */
+};
+
+_Static_assert(sizeof(tc_copy) <= TC_HEADER, "tc_copy header too large");
+
+static pthread_mutex_t tc_lock = PTHREAD_MUTEX_INITIALIZER;
+static tc_copy *tc_head;           /* live copies, under tc_lock */
+static uint64_t *tc_g;             /* G (see above), n words, under tc_lock */
+static size_t tc_g_size;
+static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
+static int tc_inited;              /* tc_init has run */
+static pthread_key_t tc_key;
+static int tc_key_ok;
+static volatile int tc_exiting;    /* exit() has begun (atexit handler) */
+static size_t tc_page = 4096;
+static int tc_warned;              /* one warning about failed copies */
+
+static void tc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void tc_warn(const char *fmt, ...) {
+  char buf[512];
+  int n = snprintf(buf, sizeof buf, "ballarus: ");
+  va_list ap;
+  va_start(ap, fmt);
+  int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+  va_end(ap);
+  size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
+  if (len > sizeof buf - 2) len = sizeof buf - 2;
+  buf[len++] = '\n';
+  ssize_t w = write(2, buf, len);
+  (void)w;
+}
+
+/* Words in the module's thread-mode range.  */
+static uint64_t tc_words(void) {
+  uintptr_t lo = (uintptr_t)__start_ballarus_thread_ctrs;
+  uintptr_t hi = (uintptr_t)__stop_ballarus_thread_ctrs;
+  if (lo == 0 || hi <= lo) return 0;
+  return (uint64_t)(hi - lo) / 8;
+}
+
+/* Points the calling thread's TU pointers at `c` (or, NULL, back at the
+   shared arrays).  */
+static void point_tus(char *tls_block, tc_copy *c) {
+  const ballarus_tc_entry *e = __start_ballarus_tc_table;
+  const ballarus_tc_entry *end = __stop_ballarus_tc_table;
+  if (e == NULL || end == NULL) return;
+  for (; e < end; e++) {
+    uint64_t *to = e->counters;
+    if (c != NULL)
+      to = c->ctr + (e->counters - __start_ballarus_thread_ctrs);
+    *(uint64_t **)(tls_block + e->tc_dtpoff) = to;
+  }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Which pages hold data: /proc/self/pagemap, one 64-bit entry per page,
+   bit 63 present, bit 62 swapped.  A cursor caches a window of entries.  */
+
+#define PM_WINDOW 256
+
+typedef struct {
+  int fd;             /* -1: unknown, every page counts as in use */
+  uintptr_t first;    /* page number of buf[0] */
+  size_t n;           /* valid entries in buf */
+  uint64_t buf[PM_WINDOW];
+} pm_cursor;
+
+static void pm_init(pm_cursor *pc, int fd) {
+  pc->fd = fd;
+  pc->first = 0;
+  pc->n = 0;
+}
+
+static int pm_in_use(pm_cursor *pc, const void *addr) {
+  if (pc->fd < 0) return 1;
+  uintptr_t page = (uintptr_t)addr / tc_page;
+  if (pc->n == 0 || page < pc->first || page >= pc->first + pc->n) {
+    ssize_t r = pread(pc->fd, pc->buf, sizeof pc->buf, (off_t)(page * 8));
+    if (r < 8) return 1;
+    pc->first = page;
+    pc->n = (size_t)r / 8;
+  }
+  uint64_t e = pc->buf[page - pc->first];
+  return (int)((e >> 62) & 3u) != 0;
+}
+
+static int pagemap_open(void) {
+  return open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Folding.                                                                 */
+
+/* Calls fn(i, v) for every non-zero word v = w[i] of w[0, n) that lies in
+   a page holding data (all pages when fd < 0).  */
+#define FOR_EACH_WORD(w, n, fd, i, v, body)                                  \
+  do {                                                                       \
+    pm_cursor pc_;                                                           \
+    pm_init(&pc_, (fd));                                                     \
+    const uint64_t per_page_ = tc_page / 8;                                  \
+    for (uint64_t i = 0; i < (n);) {                                         \
+      uint64_t run_ = per_page_ - ((uintptr_t)&(w)[i] % tc_page) / 8;       \
+      if (run_ > (n) - i) run_ = (n) - i;                                    \
+      if (pm_in_use(&pc_, &(w)[i])) {                                        \
+        for (uint64_t end_ = i + run_; i < end_; i++) {                      \
+          uint64_t v = __atomic_load_n(&(w)[i], __ATOMIC_RELAXED);           \
+          if (v != 0) body                                                   \
+        }                                                                    \
+      } else {                                                               \
+        i += run_;                                                           \
+      }                                                                      \
+    }                                                                        \
+  } while (0)
+
+/* Under tc_lock.  G += C (and S += C when to_shared), or G -= C.  */
+static void add_copy(const tc_copy *c, uint64_t n, int fd, int sign,
+                     int to_shared) {
+  uint64_t *shared = __start_ballarus_thread_ctrs;
+  FOR_EACH_WORD(c->ctr, n, fd, i, v, {
+    if (sign < 0) {
+      tc_g[i] -= v;
+    } else {
+      tc_g[i] += v;
+      if (to_shared) __atomic_fetch_add(&shared[i], v, __ATOMIC_RELAXED);
+    }
+  });
+}
+
+/* Under tc_lock.  S -= G (when to_shared), G = 0.  */
+static void drain_g(uint64_t n, int fd, int to_shared) {
+  uint64_t *shared = __start_ballarus_thread_ctrs;
+  FOR_EACH_WORD(tc_g, n, fd, i, v, {
+    if (to_shared) __atomic_fetch_sub(&shared[i], v, __ATOMIC_RELAXED);
+    tc_g[i] = 0;
+  });
+}
+
+static void unlink_copy(tc_copy *c) {
+  if (c->next != NULL) c->next->prev = c->prev;
+  if (c->prev != NULL)
+    c->prev->next = c->next;
+  else
+    tc_head = c->next;
+  c->next = c->prev = NULL;
+}
+
+/* The key destructor: the thread is exiting.  */
+static void tc_thread_exit(void *p) {
+  tc_copy *c = p;
+  if (c == NULL) return;
+  uint64_t n = tc_words();
+  int fd = pagemap_open();
+  pthread_mutex_lock(&tc_lock);
+  add_copy(c, n, fd, -1, 0);
+  unlink_copy(c);
+  pthread_mutex_unlock(&tc_lock);
+  if (fd >= 0) close(fd);
+  point_tus(c->tls_block, NULL);
+  if (tc_mine == c) tc_mine = NULL;
+  munmap(c, c->map_size);
+}
+
+/* ---------------------------------------------------------------------- */
+/* fork.                                                                    */
+
+static void tc_prepare(void) { pthread_mutex_lock(&tc_lock); }
+static void tc_parent(void) { pthread_mutex_unlock(&tc_lock); }
+
+static void tc_child(void) {
+  pthread_mutex_init(&tc_lock, NULL);
+  tc_copy *mine = tc_mine;
+  tc_copy *c = tc_head;
+  while (c != NULL) {
+    tc_copy *next = c->next;
+    if (c != mine) munmap(c, c->map_size);
+    c = next;
+  }
+  tc_head = mine;
+  if (tc_g != NULL) {
+    int fd = pagemap_open();
+    drain_g(tc_words(), fd, 0);
+    if (mine != NULL) {
+      mine->next = mine->prev = NULL;
+      add_copy(mine, tc_words(), fd, +1, 0);
+    }
+    if (fd >= 0) close(fd);
+  }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Making a copy.                                                           */
+
+static void tc_mark_exiting(void) { tc_exiting = 1; }
+
+static void tc_init(void) {
+  long p = sysconf(_SC_PAGESIZE);
+  if (p > 0) tc_page = (size_t)p;
+  size_t bytes = (tc_words() * 8 + tc_page - 1) / tc_page * tc_page;
+  void *g = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (g == MAP_FAILED) {
+    tc_warn("cannot map the thread counters' fold area (%s): threads count "
+            "into the shared counters, without synchronisation",
+            strerror(errno));
+    return;
+  }
+  madvise(g, bytes, MADV_NOHUGEPAGE);
+  tc_g = g;
+  tc_g_size = bytes;
+  if (pthread_key_create(&tc_key, tc_thread_exit) == 0)
+    tc_key_ok = 1;
+  else
+    tc_warn("no pthread key left (%s): counts of threads that exit are "
+            "folded at dumps only, and their counter copies are not freed",
+            strerror(errno));
+  pthread_atfork(tc_prepare, tc_parent, tc_child);
+  atexit(tc_mark_exiting);
+  tc_inited = 1;
+}
+
+static tc_copy *map_copy(uint64_t n) {
+  size_t total = (TC_HEADER + n * 8 + tc_page - 1) / tc_page * tc_page;
+  void *m = mmap(NULL, total, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) return NULL;
+  /* A huge page would commit 2 MiB for one counter.  */
+  madvise(m, total, MADV_NOHUGEPAGE);
+  tc_copy *c = m;
+  c->map_size = total;
+  c->ctr = (uint64_t *)((char *)m + TC_HEADER);
+  return c;
+}
+
+/* The table entry of the TU whose counters are `counters`.  */
+static const ballarus_tc_entry *find_tu(const uint64_t *counters) {
+  const ballarus_tc_entry *e = __start_ballarus_tc_table;
+  const ballarus_tc_entry *end = __stop_ballarus_tc_table;
+  if (e == NULL || end == NULL) return NULL;
+  for (; e < end; e++)
+    if (e->counters == counters) return e;
+  return NULL;
+}
+
+HIDDEN void *__ballarus_tc_register(void *counters, void *tc) {
+  uint64_t *shared = counters;
+  tc_copy *c = tc_mine;
+  if (c != NULL) {
+    /* Registered already (this TU's pointer was found at its array: a
+       check racing with this thread's own registration, from a signal
+       handler).  */
+    uint64_t *p = c->ctr + (shared - __start_ballarus_thread_ctrs);
+    *(uint64_t **)tc = p;
+    return p;
+  }
+  /* Re-entered from a signal handler while this thread is registering, or
+     no copy could be mapped: the shared counters.  */
+  if (tc_state != TC_IDLE) return counters;
+  uint64_t n = tc_words();
+  const ballarus_tc_entry *self = find_tu(shared);
+  if (n == 0 || self == NULL) return counters;
+  tc_state = TC_BUSY;
+  pthread_once(&tc_once, tc_init);
+  c = tc_g != NULL ? map_copy(n) : NULL;
+  if (c == NULL) {
+    int e = errno;
+    tc_state = TC_FAILED;
+    if (!__atomic_exchange_n(&tc_warned, 1, __ATOMIC_RELAXED))
+      tc_warn("cannot map a thread's counter copy (%s): that thread counts "
+              "into the shared counters, without synchronisation",
+              strerror(e));
+    return counters;
+  }
+  c->tls_block = (char *)tc - self->tc_dtpoff;
+  pthread_mutex_lock(&tc_lock);
+  c->prev = NULL;
+  c->next = tc_head;
+  if (tc_head != NULL) tc_head->prev = c;
+  tc_head = c;
+  pthread_mutex_unlock(&tc_lock);
+  tc_mine = c;
+  point_tus(c->tls_block, c);
+  /* May allocate (keys past the first 32): an instrumented malloc then
+     already counts into the new copy.  */
+  if (tc_key_ok) pthread_setspecific(tc_key, c);
+  tc_state = TC_IDLE;
+  return c->ctr + (shared - __start_ballarus_thread_ctrs);
+}
+
+/* ---------------------------------------------------------------------- */
+/* ballarus_rt.c's hooks.                                                   */
+
+void ballarus_tc_sync(int op) {
+  uint64_t n = tc_words();
+  if (n == 0) return;
+  pthread_mutex_lock(&tc_lock);
+  if (tc_g == NULL) {  /* no copy was ever made */
+    pthread_mutex_unlock(&tc_lock);
+    if (op == BALLARUS_TC_RESET) {
+      uint64_t *shared = __start_ballarus_thread_ctrs;
+      for (uint64_t i = 0; i < n; i++)
+        if (__atomic_load_n(&shared[i], __ATOMIC_RELAXED) != 0)
+          __atomic_store_n(&shared[i], 0, __ATOMIC_RELAXED);
+    }
+    return;
+  }
+  int fd = pagemap_open();
+  const int reset = op == BALLARUS_TC_RESET;
+  if (reset) {
+    /* Written only where non-zero: most of a large range is never
+       touched and should stay uncommitted.  */
+    uint64_t *shared = __start_ballarus_thread_ctrs;
+    for (uint64_t i = 0; i < n; i++)
+      if (__atomic_load_n(&shared[i], __ATOMIC_RELAXED) != 0)
+        __atomic_store_n(&shared[i], 0, __ATOMIC_RELAXED);
+  }
+  drain_g(n, fd, !reset);
+  for (tc_copy *c = tc_head; c != NULL; c = c->next)
+    add_copy(c, n, fd, +1, !reset);
+  if (fd >= 0) close(fd);
+  pthread_mutex_unlock(&tc_lock);
+}
+
+void ballarus_tc_range(uint64_t **lo, uint64_t **hi) {
+  if (tc_words() == 0) {
+    *lo = *hi = NULL;
+    return;
+  }
+  *lo = __start_ballarus_thread_ctrs;
+  *hi = __stop_ballarus_thread_ctrs;
+}
+
+/* At exit or dlclose, before the module's exit-time dump (ballarus_rt.c's
+   destructor has priority 99, so it runs after this one).  At dlclose the
+   module's code is going away and no thread can be running it: the copies
+   are folded into the shared counters for that dump (S = T: nothing left in
+   copies or G), then unmapped, and the key is deleted.  At exit nothing is
+   released: other threads may still be counting, and the dump folds.  */
+__attribute__((destructor)) static void tc_module_dtor(void) {
+  if (!tc_inited || tc_exiting) return;
+  if (tc_key_ok) {
+    pthread_key_delete(tc_key);
+    tc_key_ok = 0;
+  }
+  ballarus_tc_sync(BALLARUS_TC_FOLD);
+  pthread_mutex_lock(&tc_lock);
+  tc_copy *c = tc_head;
+  tc_head = NULL;
+  while (c != NULL) {
+    tc_copy *next = c->next;
+    munmap(c, c->map_size);
+    c = next;
+  }
+  if (tc_g != NULL) munmap(tc_g, tc_g_size);
+  tc_g = NULL;
+  pthread_mutex_unlock(&tc_lock);
+}

@@ -1,0 +1,506 @@
+// threads_test.cc — update=thread (per-thread counters, the default under
+// -pthread) end to end, on real programs: tests/programs/mt/mt.c (C and,
+// compiled as C++ with mt_cxx.cc, C++), its scenarios run one per test at
+// -O0 and -O2, in edge and path mode:
+//
+//   exit_around_main      threads that exit before main returns, and after
+//                         (joined by an atexit handler)
+//   detached              detached threads; main leaves by pthread_exit
+//   short_lived           1000 short-lived threads, 50 at a time
+//   exit_during_dump      400 threads exit while a thread dumps 100 times
+//   dump_while_counting   __ballarus_dump() while threads count; the
+//                         profile right after it holds exactly phase 1
+//   reset_while_counting  __ballarus_reset() while threads count
+//   fork_from_thread      fork in a thread while others count: the child's
+//                         profile holds exactly the child's counts
+//   dlopen                threads run a dlopen'ed instrumented library,
+//                         which is closed while they live on; 20 more
+//                         open/close cycles must not grow the process
+//   running_at_exit       a thread blocked for good and one spinning when
+//                         main returns
+//   thread_local_dtor, exceptions, static_join (C++ only): thread_local
+//                         destructors that count, exceptions in threads,
+//                         threads joined by a static object's destructor
+//
+// Each scenario is built three ways — plain, ballarus with the default
+// update mode (which must be per-thread: -pthread is given) and ballarus
+// update=atomic — and checked against three independent oracles:
+//
+//   * the plain build's stdout, stderr and exit status: both ballarus
+//     builds must behave identically;
+//   * counts derived by hand from the program (mt.c states them per
+//     scenario): exact;
+//   * the update=atomic build's profile, which is exact under threads by
+//     construction (one locked add per update): every edge count of every
+//     function (and in path mode every path count) must be equal, except
+//     in the few functions a scenario runs nondeterministically (noise()
+//     racing a dump or reset, spin() running at exit).
+//
+// Plus `ballarus-reconstruct verify` where a profile must be consistent (not
+// after a reset or with a thread still running at exit: those legitimately
+// cut activations in two).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <dirent.h>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/harness.h"
+
+namespace {
+
+using harness::CommandResult;
+using harness::Quote;
+using json = nlohmann::json;
+
+constexpr uint64_t kWork = 20000;  // N_WORK in mt.c
+
+std::string InstallPrefix() {
+  static std::once_flag once;
+  static std::string prefix, failure;
+  std::call_once(once, [] {
+    std::string installer;
+    for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
+      const char* d = getenv(var);
+      if (!d || !*d) continue;
+      std::string p = std::string(d) + "/ballarus/install";
+      struct stat st;
+      if (stat(p.c_str(), &st) == 0) {
+        installer = p;
+        break;
+      }
+    }
+    if (installer.empty()) {
+      failure = "cannot find the //:install script in the runfiles";
+      return;
+    }
+    std::string dir = harness::TempRoot() + "/prefix";
+    CommandResult r =
+        harness::Run(Quote(installer) + " " + Quote(dir), harness::TempRoot());
+    if (r.status != 0) {
+      failure = "install " + dir + " exited " + std::to_string(r.status) +
+                ": " + r.err;
+      return;
+    }
+    prefix = dir;
+  });
+  if (prefix.empty()) ADD_FAILURE() << failure;
+  return prefix;
+}
+
+std::string Reconstruct() {
+  return InstallPrefix() + "/bin/ballarus-reconstruct";
+}
+
+// ---------------------------------------------------------------------------
+// Building mt three ways.
+
+struct Config {
+  bool cxx;
+  std::string opt;   // -O0, -O2
+  std::string mode;  // edge, path
+};
+
+enum class Kind { kPlain, kDefault, kAtomic };
+const char* KindName(Kind k) {
+  return k == Kind::kPlain ? "plain" : k == Kind::kDefault ? "thread" : "atomic";
+}
+
+struct Built {
+  bool ok = false;
+  std::string dir, exe, lib, log;
+};
+
+// Builds mt (and libmtlib.so) for `c` and `kind` in a fresh directory.
+Built BuildMt(const Config& c, Kind kind) {
+  Built b;
+  b.dir = harness::TempRoot() + "/mt-" + (c.cxx ? "cxx" : "c") + c.opt + "-" +
+          c.mode + "-" + KindName(kind);
+  harness::MakeFreshDir(b.dir);
+  const std::string src = harness::ProgramsDir() + "/mt";
+  for (const char* f : {"mt.c", "mt_cxx.cc", "mt_lib.c"})
+    harness::WriteFileOrDie(b.dir + "/" + f,
+                            harness::ReadFileOrDie(src + "/" + f));
+  std::string cc;
+  if (kind == Kind::kPlain) {
+    cc = c.cxx ? "g++" : "gcc";
+  } else {
+    cc = Quote(InstallPrefix() + (c.cxx ? "/bin/ballarus-g++" : "/bin/ballarus-gcc")) +
+         " -fplugin-arg-ballarus-mode=" + c.mode;
+    if (kind == Kind::kAtomic) cc += " -fplugin-arg-ballarus-update=atomic";
+  }
+  cc += " " + c.opt + " -pthread -Wall";
+  const std::string lang = c.cxx ? " -x c++" : "";
+  std::vector<std::string> cmds = {
+      cc + lang + " -fPIC -shared mt_lib.c -o libmtlib.so",
+      cc + lang + " -c mt.c -o mt.o",
+  };
+  std::string objs = "mt.o";
+  if (c.cxx) {
+    cmds.push_back(cc + " -c mt_cxx.cc -o mt_cxx.o");
+    objs += " mt_cxx.o";
+  }
+  cmds.push_back(cc + " " + objs + " -ldl -o mt");
+  for (const std::string& cmd : cmds) {
+    CommandResult r = harness::Run(cmd, b.dir);
+    b.log += "$ " + cmd + "\n" + r.out + r.err;
+    if (r.status != 0) return b;
+  }
+  b.exe = b.dir + "/mt";
+  b.lib = b.dir + "/libmtlib.so";
+  b.ok = true;
+  return b;
+}
+
+const Built& GetBuild(const Config& c, Kind kind) {
+  static std::map<std::tuple<bool, std::string, std::string, int>, Built> cache;
+  auto key = std::make_tuple(c.cxx, c.opt, c.mode, static_cast<int>(kind));
+  auto it = cache.find(key);
+  if (it == cache.end()) it = cache.emplace(key, BuildMt(c, kind)).first;
+  return it->second;
+}
+
+// ---------------------------------------------------------------------------
+// Running a scenario and reading its profiles.
+
+struct ScenarioRun {
+  CommandResult result;
+  std::string dir;
+  // Profile files written (BALLARUS_PROFILE=dir/p.prof, or p.prof.<pid>
+  // with fork), by name.
+  std::vector<std::string> profiles;
+};
+
+ScenarioRun RunScenario(const Built& b, const std::string& scenario, Kind kind,
+                const Config& c) {
+  ScenarioRun run;
+  run.dir = harness::TempRoot() + "/run-" + scenario + "-" +
+            (c.cxx ? "cxx" : "c") + c.opt + "-" + c.mode + "-" +
+            KindName(kind);
+  harness::MakeFreshDir(run.dir);
+  const bool per_pid = scenario == "fork_from_thread";
+  std::string cmd = Quote(b.exe) + " " + scenario;
+  if (scenario == "dlopen") cmd += " " + Quote(b.lib);
+  run.result = harness::Run(
+      cmd, run.dir,
+      {"BALLARUS_PROFILE=" + run.dir + (per_pid ? "/p.prof.%p" : "/p.prof")});
+  DIR* d = opendir(run.dir.c_str());
+  if (d != nullptr) {
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n.rfind("p.prof", 0) == 0 && n.find(".lock") == std::string::npos &&
+          n.find(".tmp") == std::string::npos)
+        run.profiles.push_back(n);
+    }
+    closedir(d);
+  }
+  std::sort(run.profiles.begin(), run.profiles.end());
+  return run;
+}
+
+// One function of a profile, by its source-level name (the demangled name
+// up to its parameter list, so C and C++ builds name functions alike).
+struct Fn {
+  int64_t executions = -1;
+  std::vector<std::string> edges;  // "src->dst=count"
+  std::vector<std::string> paths;  // "id=count"
+};
+using Profile = std::map<std::string, Fn>;
+
+// The demangled name without "(anonymous namespace)::".
+std::string SourceName(const json& f) {
+  std::string n = f.at("demangled").get<std::string>();
+  const std::string anon = "(anonymous namespace)::";
+  for (size_t at; (at = n.find(anon)) != std::string::npos;) n.erase(at, anon.size());
+  return n;
+}
+
+bool LoadProfile(const std::string& path, bool paths, Profile* out,
+                 std::string* error) {
+  CommandResult r = harness::Run(
+      Quote(Reconstruct()) + (paths ? " paths --json --top 0 " : " show --json ") +
+          Quote(path),
+      "/");
+  if (r.status != 0) {
+    *error = "ballarus-reconstruct on " + path + " exited " +
+             std::to_string(r.status) + ": " + r.err;
+    return false;
+  }
+  json j;
+  try {
+    j = json::parse(r.out);
+  } catch (const std::exception& e) {
+    *error = std::string("not JSON: ") + e.what();
+    return false;
+  }
+  for (const json& f : j.at("functions")) {
+    Fn& fn = (*out)[SourceName(f)];
+    if (!f.at("execution_count").is_null())
+      fn.executions = std::max<int64_t>(fn.executions, 0) +
+                      f.at("execution_count").get<int64_t>();
+    for (const json& e : f.at("edges"))
+      fn.edges.push_back(std::to_string(e.at("src").get<int>()) + "->" +
+                         std::to_string(e.at("dst").get<int>()) + "=" +
+                         (e.at("count").is_null() ? "null"
+                                                  : e.at("count").dump()));
+    if (f.contains("paths"))
+      for (const json& p : f.at("paths"))
+        fn.paths.push_back(p.at("id").get<std::string>() + "=" +
+                           p.at("count").dump());
+  }
+  return true;
+}
+
+// The execution count of function `name` (C: its name; C++: its name and
+// parameter list), -2 if absent.
+int64_t Exec(const Profile& p, const std::string& name) {
+  for (const auto& [key, fn] : p)
+    if (key == name || key.rfind(name + "(", 0) == 0) return fn.executions;
+  return -2;
+}
+
+// ---------------------------------------------------------------------------
+// What each scenario must count.
+
+struct Expect {
+  // Exact execution counts in the final profile (for fork: the parent's).
+  std::map<std::string, int64_t> exact;
+  // Functions whose counts depend on the scheduling.
+  std::set<std::string> nondeterministic;
+  bool verify = true;
+};
+
+Expect Expected(const std::string& s) {
+  const int64_t n = kWork;
+  if (s == "exit_around_main")
+    return {{{"work", 8 * n}, {"early_thread", 4}, {"late_thread", 4},
+             {"join_late", 1}}, {}, true};
+  if (s == "detached") return {{{"work", 9 * n}, {"detached_thread", 8}}, {}, true};
+  if (s == "short_lived")
+    return {{{"work", 1000000}, {"short_thread", 1000}}, {}, true};
+  if (s == "exit_during_dump")
+    return {{{"work", 400 * 2000}, {"exiting_thread", 400}, {"dump_loop", 1}},
+            {},
+            true};
+  if (s == "dump_while_counting")
+    return {{{"work", 8 * 3 * n}, {"noise", 2 * 3200000}}, {}, true};
+  if (s == "reset_while_counting")
+    return {{{"work", 8 * 2 * n}}, {"noise", "noise_thread"}, false};
+  if (s == "fork_from_thread")
+    return {{{"work", 5 * n}, {"child_work", 0}}, {}, true};
+  if (s == "dlopen")
+    return {{{"work", 4 * n}, {"lib_work", 4 * n + 21 * 2 * 1000},
+             {"lib_loop", 4 + 21 * 2}},
+            {},
+            true};
+  if (s == "running_at_exit")
+    // main's own wait for the spinning thread loops a varying number of
+    // times, and park() may or may not have counted its way from sem_post
+    // (which lets main go) to sem_wait when the exit dump reads its copy.
+    return {{{"work", n}},
+            {"spin", "spinning_thread", "running_at_exit", "park"},
+            false};
+  if (s == "thread_local_dtor") return {{{"work", 8 * n}}, {}, true};
+  if (s == "exceptions") return {{{"thrower", 4000}, {"work", 4000}}, {}, true};
+  if (s == "static_join") return {{{"work", 4 * n}}, {}, true};
+  ADD_FAILURE() << "no expectation for " << s;
+  return {};
+}
+
+void CompareProfiles(const std::string& ctx, const Profile& ours,
+                     const Profile& atomic, const std::set<std::string>& skip) {
+  int compared = 0;
+  for (const auto& [name, fn] : atomic) {
+    const std::string plain_name = name.substr(0, name.find('('));
+    if (skip.count(plain_name)) continue;
+    auto it = ours.find(name);
+    if (it == ours.end()) {
+      ADD_FAILURE() << ctx << ": function " << name << " missing";
+      continue;
+    }
+    EXPECT_EQ(it->second.executions, fn.executions) << ctx << ": " << name;
+    EXPECT_EQ(it->second.edges, fn.edges) << ctx << ": " << name << " edges";
+    EXPECT_EQ(it->second.paths, fn.paths) << ctx << ": " << name << " paths";
+    compared++;
+  }
+  EXPECT_EQ(ours.size(), atomic.size()) << ctx;
+  EXPECT_GT(compared, 5) << ctx;
+}
+
+// ---------------------------------------------------------------------------
+
+using Param = std::tuple<std::string, bool, std::string, std::string>;
+
+class Threads : public ::testing::TestWithParam<Param> {};
+
+TEST_P(Threads, ExactAndUnchanged) {
+  const auto& [scenario, cxx, opt, mode] = GetParam();
+  ASSERT_FALSE(InstallPrefix().empty());
+  const Config c{cxx, opt, mode};
+  const std::string ctx = scenario + " " + (cxx ? "C++" : "C") + " " + opt +
+                          " mode=" + mode;
+  const Built& plain = GetBuild(c, Kind::kPlain);
+  const Built& thread = GetBuild(c, Kind::kDefault);
+  const Built& atomic = GetBuild(c, Kind::kAtomic);
+  ASSERT_TRUE(plain.ok) << plain.log;
+  ASSERT_TRUE(thread.ok) << thread.log;
+  ASSERT_TRUE(atomic.ok) << atomic.log;
+  // -pthread made the default per-thread counters: the section exists.
+  CommandResult sec =
+      harness::Run("readelf -SW " + Quote(thread.exe), thread.dir);
+  ASSERT_NE(sec.out.find("ballarus_thread_ctrs"), std::string::npos)
+      << ctx << ": the default build has no per-thread counters";
+  ASSERT_EQ(harness::Run("readelf -SW " + Quote(atomic.exe), atomic.dir)
+                .out.find("ballarus_thread_ctrs"),
+            std::string::npos);
+
+  ScenarioRun p = RunScenario(plain, scenario, Kind::kPlain, c);
+  ScenarioRun t = RunScenario(thread, scenario, Kind::kDefault, c);
+  ScenarioRun a = RunScenario(atomic, scenario, Kind::kAtomic, c);
+  ASSERT_EQ(p.result.status, 0) << ctx << ": plain: " << p.result.err;
+  for (const ScenarioRun* r : {&t, &a}) {
+    EXPECT_EQ(r->result.status, p.result.status) << ctx << ": " << r->dir;
+    EXPECT_EQ(r->result.out, p.result.out) << ctx << ": " << r->dir;
+    EXPECT_EQ(r->result.err, p.result.err) << ctx << ": " << r->dir;
+  }
+  const Expect want = Expected(scenario);
+  const bool paths = mode == "path";
+  std::set<std::string> skip = want.nondeterministic;
+
+  // The final profile(s).  fork_from_thread: two files, the parent's (main
+  // ran) and the child's (child_work ran).
+  const size_t n_files = scenario == "fork_from_thread" ? 2 : 1;
+  size_t n_mid = scenario == "dump_while_counting" ? 1 : 0;
+  ASSERT_EQ(t.profiles.size(), n_files + n_mid) << ctx;
+  ASSERT_EQ(a.profiles.size(), n_files + n_mid) << ctx;
+  // Each run's final profiles; with fork the parent's first.
+  auto load_finals = [&](const ScenarioRun& r, std::vector<Profile>* out) {
+    for (const std::string& f : r.profiles) {
+      if (f == "p.prof.mid") continue;
+      Profile prof;
+      std::string error;
+      ASSERT_TRUE(LoadProfile(r.dir + "/" + f, paths, &prof, &error))
+          << ctx << ": " << error;
+      out->push_back(std::move(prof));
+      if (want.verify && &r == &t) {
+        CommandResult v =
+            harness::Run(Quote(Reconstruct()) + " verify " + Quote(f), r.dir);
+        EXPECT_EQ(v.status, 0) << ctx << ": verify " << f << ":\n"
+                               << v.out << v.err;
+      }
+    }
+    // The child ran child_work, the parent main.
+    if (out->size() == 2 && Exec(out->at(0), "child_work") > 0)
+      std::swap(out->at(0), out->at(1));
+  };
+  std::vector<Profile> tf, af;
+  load_finals(t, &tf);
+  load_finals(a, &af);
+  ASSERT_EQ(tf.size(), n_files) << ctx;
+  ASSERT_EQ(af.size(), n_files) << ctx;
+  for (size_t i = 0; i < tf.size(); i++)
+    CompareProfiles(ctx + " (profile " + std::to_string(i) + " vs atomic)",
+                    tf[i], af[i], skip);
+  if (scenario == "fork_from_thread") {
+    const Profile& child = tf[1];
+    EXPECT_EQ(Exec(child, "child_work"), 100) << ctx << ": child";
+    EXPECT_EQ(Exec(child, "work"), 100 + 500) << ctx << ": child";
+    EXPECT_EQ(Exec(child, "main"), 0) << ctx << ": child";
+    EXPECT_EQ(Exec(tf[0], "main"), 1) << ctx << ": parent";
+  }
+  for (const auto& [name, count] : want.exact)
+    EXPECT_EQ(Exec(tf[0], name), count) << ctx << ": " << name
+                                        << " (hand-derived)";
+
+  if (scenario == "dump_while_counting") {
+    // The profile right after the dump: phase 1, exactly.
+    Profile tm, am;
+    std::string error;
+    ASSERT_TRUE(LoadProfile(t.dir + "/p.prof.mid", paths, &tm, &error)) << error;
+    ASSERT_TRUE(LoadProfile(a.dir + "/p.prof.mid", paths, &am, &error)) << error;
+    EXPECT_EQ(Exec(tm, "work"), 8 * int64_t(kWork)) << ctx << ": mid";
+    CompareProfiles(ctx + " (mid)", tm, am, {"noise", "noise_thread"});
+  }
+  if (scenario == "running_at_exit") {
+    // spin() is counted at least as often as main saw it return.
+    std::string seen;
+    ASSERT_TRUE(harness::ReadFile(t.dir + "/spins-seen", &seen));
+    EXPECT_GE(Exec(tf[0], "spin"), std::stoll(seen)) << ctx;
+  }
+}
+
+std::vector<Param> AllParams() {
+  const std::vector<std::string> c_scenarios = {
+      "exit_around_main", "detached",        "short_lived",
+      "exit_during_dump", "dump_while_counting", "reset_while_counting",
+      "fork_from_thread", "dlopen",          "running_at_exit"};
+  const std::vector<std::string> cxx_only = {"thread_local_dtor", "exceptions",
+                                             "static_join"};
+  std::vector<Param> out;
+  for (bool cxx : {false, true})
+    for (const char* opt : {"-O0", "-O2"})
+      for (const char* mode : {"edge", "path"}) {
+        for (const std::string& s : c_scenarios) out.emplace_back(s, cxx, opt, mode);
+        if (cxx)
+          for (const std::string& s : cxx_only) out.emplace_back(s, cxx, opt, mode);
+      }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Scenarios, Threads, ::testing::ValuesIn(AllParams()),
+    [](const ::testing::TestParamInfo<Param>& i) {
+      return std::get<0>(i.param) + (std::get<1>(i.param) ? "_cxx_" : "_c_") +
+             std::get<2>(i.param).substr(1) + "_" + std::get<3>(i.param);
+    });
+
+}  // namespace
+
+namespace {
+
+// -flto: the default under -pthread stays update=atomic (update=thread's
+// table of thread pointers is top-level asm, which LTO's renaming of static
+// symbols would break: the link failed), and asking for update=thread is
+// an error naming the option.
+TEST(ThreadsLto, DefaultAtomicLinksAndCounts) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/mt-lto";
+  harness::MakeFreshDir(dir);
+  const std::string src = harness::ProgramsDir() + "/mt";
+  for (const char* f : {"mt.c", "mt_lib.c"})
+    harness::WriteFileOrDie(dir + "/" + f,
+                            harness::ReadFileOrDie(src + "/" + f));
+  const std::string cc = Quote(InstallPrefix() + "/bin/ballarus-gcc") +
+                         " -O2 -flto -pthread -fplugin-arg-ballarus-mode=edge";
+  CommandResult r = harness::Run(cc + " -c mt.c -o mt.o", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = harness::Run(cc + " mt.o -ldl -o mt", dir);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(harness::Run("readelf -SW mt", dir).out.find("ballarus_thread_ctrs"),
+            std::string::npos);
+  r = harness::Run("./mt short_lived", dir, {"BALLARUS_PROFILE=" + dir + "/p.prof"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  Profile p;
+  std::string error;
+  ASSERT_TRUE(LoadProfile(dir + "/p.prof", false, &p, &error)) << error;
+  EXPECT_EQ(Exec(p, "work"), 1000000);
+  EXPECT_EQ(Exec(p, "short_thread"), 1000);
+
+  r = harness::Run(cc + " -fplugin-arg-ballarus-update=thread -c mt.c -o t.o",
+                   dir);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("update=thread"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("-flto"), std::string::npos) << r.err;
+}
+
+}  // namespace
