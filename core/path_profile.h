@@ -40,6 +40,7 @@
 #include <gmpxx.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,24 @@ std::vector<uint32_t> PathBlocks(const PathDag& dag,
 void AddPathToEdgeCounts(const PathDag& dag, const std::vector<uint32_t>& edges,
                          uint64_t count, std::vector<uint64_t>* edge_counts);
 
+// Early termination with kept pre-counts (core/metadata.h
+// kPathFlagPrecountsKept).  A call block u whose fake edge u->EXIT is in
+// `precount_edges` (model edges) counts, before its call, the path that
+// would end there if the call never returned -- and nothing undoes that
+// count when the call returns.  Each execution that reaches such a call and
+// returns from it goes on to exactly one next counted event on its path:
+// the pre-count of the next such call, or the path's end.  So the true
+// count of the truncated path X (ending at u's fake edge) is its stored
+// count minus the stored counts of the events whose last pre-counting call
+// before their end is u reached by X's prefix.  SettlePrecounts applies
+// that to `counts` (path number -> stored count, modulo 2^64; numbers below
+// the DAG's total): on return they are the true counts, zeros dropped.
+// False with *error if a pre-count edge is not a fake DAG edge into EXIT.
+bool SettlePrecounts(const PathDag& dag, const PathNumbering& num,
+                     const Function& fn,
+                     const std::vector<uint32_t>& precount_edges,
+                     std::map<uint64_t, uint64_t>* counts, std::string* error);
+
 // Chooses the cuts for instrumentation: FindBackEdges, plus cut blocks
 // (greedily, the successor with the most paths, among blocks with
 // may_cut_block[b]; empty vector = every block but ENTRY/EXIT) until the
@@ -145,6 +164,20 @@ struct PathPlan {
 };
 bool PlanPaths(const Function& fn, const std::vector<bool>& may_cut_block,
                uint64_t max_paths, PathPlan* plan, std::string* error);
+
+// As PlanPaths, but cuts where it costs least at run time: every entry into
+// a cut block ends a path (one more count), so among the blocks whose cut
+// reduces the number of paths it picks, one at a time, the one with the
+// largest reduction (in log scale) per unit of estimated frequency (the
+// block's incoming cfg_weights, parallel to fn.edges; empty = uniform),
+// until the function has at most max_paths paths.  A function with too
+// many paths for 128-bit counts is first cut by PlanPaths at 2^63 - 1; if
+// no single cut helps any more (greedy is not exhaustive), PlanPaths'
+// result is taken instead, so it succeeds whenever PlanPaths does.
+bool PlanPathsWeighted(const Function& fn,
+                       const std::vector<bool>& may_cut_block,
+                       const std::vector<uint64_t>& cfg_weights,
+                       uint64_t max_paths, PathPlan* plan, std::string* error);
 
 // Increments for a DAG with at most kMaxInstrumentedPaths paths.
 struct PathIncrements {

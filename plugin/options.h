@@ -28,7 +28,15 @@ struct Options {
   Mode mode = Mode::kEdge;  // edge counters: naive, edge, or none (path only)
   bool paths = false;       // Ball-Larus path profiling
   uint64_t path_table_max = 4096;
+  // path-storage=hash: functions above path_table_max count their paths in
+  // the runtime's hash table instead of being cut to fit a dense one.
+  bool path_storage_hash = false;
+  // path-hoist=off: path ends stay where they are (for comparison).
+  bool path_hoist = true;
   bool early_termination = true;
+  // early-termination=undo: the pre-count is undone when the call returns
+  // (the scheme before pre-counts were kept; for comparison in bench).
+  bool early_termination_undo = false;
   WeightKind weights = WeightKind::kHeuristic;
   std::string profile_path;
   Update update = Update::kDefault;

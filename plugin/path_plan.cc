@@ -93,10 +93,23 @@ void PlanPathProfiling(ballarus::Function* fn,
     may_cut[i] = !returns_twice[i] && !dispatcher[i];
   }
 
+  // Dense storage (the default): a function with more than path-table-max
+  // paths is cut at cold blocks until it fits its dense table -- a cut
+  // costs one count where it is entered, a hashed table a call into the
+  // runtime at every path end.  Where no cuts get it there (blocks that
+  // cannot be cut), and with path-storage=hash or path-table-max=0, it is
+  // cut only as far as a 64-bit register needs and hashed.
   ballarus::PathPlan plan;
   std::string err;
-  if (!ballarus::PlanPaths(*fn, may_cut, ballarus::kMaxInstrumentedPaths,
-                           &plan, &err)) {
+  bool planned = false;
+  if (!g_options.path_storage_hash && g_options.path_table_max > 0)
+    planned = ballarus::PlanPathsWeighted(*fn, may_cut, weights,
+                                          g_options.path_table_max, &plan,
+                                          &err);
+  if (!planned &&
+      !ballarus::PlanPathsWeighted(*fn, may_cut, weights,
+                                   ballarus::kMaxInstrumentedPaths, &plan,
+                                   &err)) {
     internal_error("ballarus: path plan for %s: %s", fn->name.c_str(),
                    err.c_str());
   }
@@ -113,9 +126,11 @@ void PlanPathProfiling(ballarus::Function* fn,
   info.n_paths = inc.n_paths;
   info.cut_edges = plan.cuts.edges;
   info.cut_blocks = plan.cuts.blocks;
-  info.flags = g_options.early_termination
+  info.flags = !g_options.early_termination ? 0
+               : g_options.early_termination_undo
                    ? ballarus::kPathFlagEarlyTermination
-                   : 0;
+                   : ballarus::kPathFlagEarlyTermination |
+                         ballarus::kPathFlagPrecountsKept;
   if (inc.n_paths <= g_options.path_table_max) {
     info.storage = ballarus::PathInfo::kDense;
     info.base = *next_counter;
@@ -125,8 +140,6 @@ void PlanPathProfiling(ballarus::Function* fn,
     info.base = (*next_hash)++;
   }
   work->enabled = true;
-  fn->extensions.push_back(
-      {ballarus::kPathExtensionTag, ballarus::EncodePathInfo(info)});
 
   if (dump_file) {
     fprintf(dump_file, "  paths: %llu (%s %llu); %zu cut edges, %zu cut "
@@ -136,7 +149,9 @@ void PlanPathProfiling(ballarus::Function* fn,
                                                        : "runtime hash table",
             (unsigned long long)info.base, info.cut_edges.size(),
             info.cut_blocks.size(),
-            g_options.early_termination ? "counted" : "off");
+            !g_options.early_termination       ? "off"
+            : g_options.early_termination_undo ? "counted, pre-counts undone"
+                                               : "counted, pre-counts kept");
     for (uint32_t i : info.cut_edges)
       fprintf(dump_file, "  back edge %u->%u cut\n", fn->edges[i].src,
               fn->edges[i].dst);
@@ -160,7 +175,9 @@ void PlanPathProfiling(ballarus::Function* fn,
   // cut short by the call is pre-counted as for any call that may not
   // return; on the way out, a changed epoch means the counts (the
   // pre-count with them) are gone and the path starts afresh at the call's
-  // block, through its re-entry edge; otherwise the pre-count is undone.
+  // block, through its re-entry edge (SettlePrecounts knows such a path
+  // begins after the call); otherwise the path goes on, and the pre-count
+  // is settled by reconstruct (kept) or undone (early-termination=undo).
   std::vector<bool> reentry_block(nb, false);
   for (size_t c = 0; c < reentry.size(); ++c) {
     const ReentryCall& rc = reentry[c];
@@ -175,9 +192,15 @@ void PlanPathProfiling(ballarus::Function* fn,
       if (fn->edges[i].src == u && fn->edges[i].dst == ballarus::kExitBlock &&
           (fn->edges[i].flags & ballarus::kEdgeFake))
         fake_dag = dag.dag_edge_of_cfg[i];
-    const bool undo = g_options.early_termination && fake_dag >= 0;
-    const uint64_t a = undo ? inc.inc[fake_dag] : 0;
-    if (undo) in_block(u, PathAction::kPreCount, a, 0);
+    const bool pre = g_options.early_termination && fake_dag >= 0;
+    const bool undo = pre && g_options.early_termination_undo;
+    const uint64_t a = pre ? inc.inc[fake_dag] : 0;
+    if (pre) {
+      in_block(u, PathAction::kPreCount, a, 0);
+      if (!undo)
+        info.precount_edges.push_back(
+            static_cast<uint32_t>(dag.edges[fake_dag].ref));
+    }
     for (edge n : CodeSuccessors(rc.block)) {
       PathAction act{PathAction::kReentry, a, inc.inc[re_dag]};
       act.call = static_cast<int>(c);
@@ -185,6 +208,57 @@ void PlanPathProfiling(ballarus::Function* fn,
       work->on_edges.push_back({n, act});
     }
   }
+
+  // Count hoisting.  A path end u->EXIT (a return, or the fake edge of a
+  // block left by a computed goto) whose block u has no other way out in
+  // the DAG and is entered only by ordinary edges can count on each of
+  // those edges instead, where the register is often a known constant:
+  // GCC then folds count[r + a] into one increment of a fixed counter,
+  // instead of merging the paths in u first (one register move per
+  // predecessor, then an indexed increment).  For a computed goto it also
+  // keeps GCC's factored dispatcher block (every computed goto of the
+  // function jumps to one `goto *x`) small enough for the RTL passes to
+  // duplicate it back into each predecessor.  Only where no edge needs
+  // splitting (each predecessor's only successor is u) and, for returns,
+  // where each predecessor is reached by a single path prefix (the count
+  // folds to a constant) or there are few of them (little code growth).
+  std::vector<uint8_t> prefixes(dag.n_vertices, 0);  // 0, 1, or 2 = many
+  prefixes[ballarus::kEntryBlock] = 1;
+  for (uint32_t v : dag.topo)
+    for (uint32_t d : dag.out[v]) {
+      uint8_t& p = prefixes[dag.edges[d].dst];
+      p = static_cast<uint8_t>(std::min(2, p + prefixes[v]));
+    }
+  constexpr size_t kHoistMaxPreds = 8;
+  auto hoist_onto = [&](uint32_t u, bool any_preds, std::vector<edge>* into) {
+    into->clear();
+    if (u < 2 || u >= nb || bbs[u] == NULL || !g_options.path_hoist)
+      return false;
+    if (dag.in_vertex[u] != u || dag.start_edge[u] >= 0 ||
+        dag.out[u].size() != 1)
+      return false;
+    bool constant = true;
+    edge e;
+    edge_iterator ei;
+    FOR_EACH_EDGE(e, ei, bbs[u]->preds) {
+      if ((e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL |
+                       EDGE_EH)) ||
+          e->src == ENTRY_BLOCK_PTR_FOR_FN(cfun) || e->src->index < 2 ||
+          static_cast<uint32_t>(e->src->index) >= nb)
+        return false;
+      int real_succs = 0;
+      edge s;
+      edge_iterator si;
+      FOR_EACH_EDGE(s, si, e->src->succs)
+        real_succs += !(s->flags & EDGE_FAKE);
+      if (real_succs != 1) return false;
+      constant = constant && prefixes[e->src->index] == 1;
+      into->push_back(e);
+    }
+    return !into->empty() &&
+           (any_preds || constant || into->size() <= kHoistMaxPreds);
+  };
+  std::vector<edge> hoisted;
 
   // Fake edges into EXIT: a call that may not return (early termination)
   // or a block left by abnormal edges only.
@@ -207,13 +281,23 @@ void PlanPathProfiling(ballarus::Function* fn,
       if (!(e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL)))
         normal.push_back(e);
     if ((last == NULL || !is_gimple_call(last)) && normal.empty()) {
-      in_block(u, PathAction::kEndCountReset, a, 0);
+      if (hoist_onto(u, /*any_preds=*/true, &hoisted)) {
+        for (edge h : hoisted) on_edge(h, PathAction::kCountReset, a, 0);
+      } else {
+        in_block(u, PathAction::kEndCountReset, a, 0);
+      }
       end_reset[u] = true;
       continue;
     }
     if (!g_options.early_termination) continue;
     in_block(u, PathAction::kPreCount, a, 0);
-    for (edge n : normal) on_edge(n, PathAction::kUndo, a, 0);
+    if (g_options.early_termination_undo) {
+      for (edge n : normal) on_edge(n, PathAction::kUndo, a, 0);
+    } else {
+      // Kept: reconstruct subtracts the executions that went on past the
+      // call (SettlePrecounts, core/path_profile.h).
+      info.precount_edges.push_back(static_cast<uint32_t>(i));
+    }
   }
 
   // Fake edges out of ENTRY: abnormal re-entries (setjmp receivers,
@@ -262,6 +346,9 @@ void PlanPathProfiling(ballarus::Function* fn,
       edge e = gcc_edges[de.ref];
       if (me.src == ballarus::kEntryBlock)
         on_edge(e, PathAction::kInit, inc.inc[d], 0);
+      else if (me.dst == ballarus::kExitBlock &&
+               hoist_onto(me.src, /*any_preds=*/false, &hoisted))
+        for (edge h : hoisted) on_edge(h, PathAction::kCount, inc.inc[d], 0);
       else if (me.dst == ballarus::kExitBlock)
         on_edge(e, PathAction::kCount, inc.inc[d], 0);
       else if (inc.inc[d] != 0)
@@ -275,6 +362,14 @@ void PlanPathProfiling(ballarus::Function* fn,
                inc.inc[dag.start_edge[de.ref]]);
     }
   }
+  // The PathInfo is complete (pre-count edges included): record it.
+  std::sort(info.precount_edges.begin(), info.precount_edges.end());
+  info.precount_edges.erase(
+      std::unique(info.precount_edges.begin(), info.precount_edges.end()),
+      info.precount_edges.end());
+  fn->extensions.push_back(
+      {ballarus::kPathExtensionTag, ballarus::EncodePathInfo(info)});
+
   // Per edge, the actions in Kind order (stable: planning order within).
   std::stable_sort(work->on_edges.begin(), work->on_edges.end(),
                    [](const auto& x, const auto& y) {
