@@ -168,6 +168,30 @@ bool ParseOptions(const plugin_name_args* info) {
       }
       continue;
     }
+    if (k == "path-signed") {
+      std::string v = value ? value : "";
+      if (v == "on" || v == "off") {
+        g_options.path_signed = v == "on";
+      } else {
+        error("ballarus: unknown value %qs for "
+              "%<-fplugin-arg-ballarus-path-signed%> (expected on or off)",
+              v.c_str());
+        ok = false;
+      }
+      continue;
+    }
+    if (k == "path-returns") {
+      std::string v = value ? value : "";
+      if (v == "on" || v == "off") {
+        g_options.path_returns = v == "on";
+      } else {
+        error("ballarus: unknown value %qs for "
+              "%<-fplugin-arg-ballarus-path-returns%> (expected on or off)",
+              v.c_str());
+        ok = false;
+      }
+      continue;
+    }
     if (k == "path-storage") {
       std::string v = value ? value : "";
       if (v == "dense" || v == "hash") {

@@ -33,6 +33,11 @@ struct Options {
   bool path_storage_hash = false;
   // path-hoist=off: path ends stay where they are (for comparison).
   bool path_hoist = true;
+  // path-returns=off: pre-count before every call that may not return,
+  // even to functions of the TU that always return (for comparison).
+  bool path_returns = true;
+  // path-signed=off: an unsigned path register everywhere (for comparison).
+  bool path_signed = true;
   bool early_termination = true;
   // early-termination=undo: the pre-count is undone when the call returns
   // (the scheme before pre-counts were kept; for comparison in bench).

@@ -50,6 +50,7 @@
 #include "plugin/path_emit.h"
 #include "plugin/path_plan.h"
 #include "plugin/reentry.h"
+#include "plugin/path_returns.h"
 #include "plugin/tu_emit.h"
 
 namespace ballarus::plugin {
@@ -142,6 +143,7 @@ std::vector<uint64_t> GraphEdgeWeights(const ballarus::Function& fn,
 // Analyses cfun: prepares the CFG, fills `fn`, chooses counters.
 void AnalyseFunction(ballarus::Function* fn, FileTable* files,
                      const ReentryCallees& callees, uint64_t tu_identity,
+                     const ReturningCallees& returning,
                      uint64_t* next_counter, uint64_t* next_hash,
                      FunctionWork* work) {
   std::vector<edge> gcc_edges;  // parallel to fn->edges
@@ -152,7 +154,8 @@ void AnalyseFunction(ballarus::Function* fn, FileTable* files,
     weights = EdgeWeights(*fn, gcc_edges, tu_identity);
   PlaceEdgeCounters(fn, gcc_edges, weights, next_counter, &work->counters);
   if (g_options.paths)
-    PlanPathProfiling(fn, gcc_edges, weights, work->reentry, next_counter,
+    PlanPathProfiling(fn, gcc_edges, weights, work->reentry, returning,
+                      next_counter,
                       next_hash, &work->path);
   // The fake edges have served: gcov removes them before instrumenting too.
   remove_fake_edges();
@@ -194,6 +197,16 @@ unsigned int ExecuteBallarus() {
   const uint64_t tu_identity = ballarus::TuIdentity(tu);
   ReentryCallees callees;
   callees.Compute();
+  // Path mode's early termination: the TU's functions that always return
+  // (path_returns.cc) need no pre-count at their calls.
+  ReturningCallees returning;
+  if (g_options.paths && g_options.early_termination &&
+      g_options.path_returns) {
+    returning.Compute();
+    if (dump_file)
+      fprintf(dump_file, "ballarus: %zu functions always return\n",
+              returning.size());
+  }
   cgraph_node* node;
   FOR_EACH_DEFINED_FUNCTION(node) {
     if (!ShouldInstrument(node)) continue;
@@ -203,6 +216,7 @@ unsigned int ExecuteBallarus() {
     w.model_index = tu.functions.size();
     tu.functions.emplace_back();
     AnalyseFunction(&tu.functions.back(), &files, callees, tu_identity,
+                    returning,
                     &n_counters, &n_hashes, &w);
     work.push_back(std::move(w));
     free_dominance_info(CDI_DOMINATORS);

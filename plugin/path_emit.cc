@@ -67,21 +67,23 @@ namespace {
 // Emits the path-register code of one function (see PathAction).
 class PathEmitter {
  public:
-  PathEmitter(const ballarus::PathInfo& info, tree counters, tree hashes,
-              tree add_fn, tree flag, const std::vector<ReentryCall>& reentry,
-              tree epoch, bool atomic)
+  PathEmitter(const ballarus::PathInfo& info, bool signed_register,
+              tree counters, tree hashes, tree add_fn, tree flag,
+              const std::vector<ReentryCall>& reentry, tree epoch, bool atomic)
       : info_(info),
         counters_(counters),
         hashes_(hashes),
         add_fn_(add_fn),
         atomic_(atomic),
         u64_(long_long_unsigned_type_node),
+        rtype_(signed_register ? long_long_integer_type_node
+                               : long_long_unsigned_type_node),
         flag_(flag),
         reentry_(reentry),
         epoch_(epoch) {
     // The register lives in memory until update-address-taken (at -O1 and
     // up) turns it into an SSA register: no PHIs to build here.
-    r_ = create_tmp_var(u64_, "BLRS_path");
+    r_ = create_tmp_var(rtype_, "BLRS_path");
     TREE_ADDRESSABLE(r_) = 1;
   }
 
@@ -101,7 +103,7 @@ class PathEmitter {
         Add(seq, gimple_build_assign(Flag(), build_int_cst(FlagType(), 1)));
         break;
       case PathAction::kInit:
-        Add(seq, gimple_build_assign(r_, build_int_cst(u64_, act.a)));
+        Add(seq, gimple_build_assign(r_, Const(act.a)));
         break;
       case PathAction::kAdd: {
         tree v = Plus(seq, LoadR(seq), act.a);
@@ -115,11 +117,11 @@ class PathEmitter {
       case PathAction::kCountReset:
       case PathAction::kStartCut:
         Count(seq, act.a, false);
-        Add(seq, gimple_build_assign(r_, build_int_cst(u64_, act.b)));
+        Add(seq, gimple_build_assign(r_, Const(act.b)));
         break;
       case PathAction::kEndCountReset:
         Count(seq, act.a, false);
-        Add(seq, gimple_build_assign(r_, build_int_cst(u64_, 0)));
+        Add(seq, gimple_build_assign(r_, Const(0)));
         break;
     }
   }
@@ -135,17 +137,22 @@ class PathEmitter {
   // block checks it.
   tree Flag() { return flag_; }
 
+  // A register value: the constant c (modulo 2^64) in the register's type.
+  tree Const(uint64_t c) { return wide_int_to_tree(rtype_, wi::uhwi(c, 64)); }
+
   tree LoadR(gimple_seq* seq) {
-    tree t = make_temp_ssa_name(u64_, NULL, "BLRS_r");
+    tree t = make_temp_ssa_name(rtype_, NULL, "BLRS_r");
     Add(seq, gimple_build_assign(t, r_));
     return t;
   }
 
+  // v + c (modulo 2^64), in v's type (the register's, or u64 for indices).
   tree Plus(gimple_seq* seq, tree v, uint64_t c) {
     if (c == 0) return v;
-    tree t = make_temp_ssa_name(u64_, NULL, "BLRS_r");
+    tree type = TREE_TYPE(v);
+    tree t = make_temp_ssa_name(type, NULL, "BLRS_r");
     Add(seq, gimple_build_assign(t, PLUS_EXPR, v,
-                                 wide_int_to_tree(u64_, wi::uhwi(c, 64))));
+                                 wide_int_to_tree(type, wi::uhwi(c, 64))));
     return t;
   }
 
@@ -156,9 +163,8 @@ class PathEmitter {
     Add(seq, gimple_build_assign(c, NE_EXPR, t,
                                  build_int_cst(unsigned_char_type_node, 0)));
     tree r0 = LoadR(seq);
-    tree r1 = make_temp_ssa_name(u64_, NULL, "BLRS_r");
-    Add(seq, gimple_build_assign(r1, COND_EXPR, c, r0,
-                                 wide_int_to_tree(u64_, wi::uhwi(reentry, 64))));
+    tree r1 = make_temp_ssa_name(rtype_, NULL, "BLRS_r");
+    Add(seq, gimple_build_assign(r1, COND_EXPR, c, r0, Const(reentry)));
     Add(seq, gimple_build_assign(r_, r1));
     Add(seq, gimple_build_assign(Flag(), build_int_cst(FlagType(), 0)));
   }
@@ -176,10 +182,8 @@ class PathEmitter {
       CountBy(seq, act.a, d);
     }
     tree r0 = LoadR(seq);
-    tree r1 = make_temp_ssa_name(u64_, NULL, "BLRS_r");
-    Add(seq, gimple_build_assign(r1, COND_EXPR, changed,
-                                 wide_int_to_tree(u64_, wi::uhwi(act.b, 64)),
-                                 r0));
+    tree r1 = make_temp_ssa_name(rtype_, NULL, "BLRS_r");
+    Add(seq, gimple_build_assign(r1, COND_EXPR, changed, Const(act.b), r0));
     Add(seq, gimple_build_assign(r_, r1));
   }
 
@@ -192,6 +196,11 @@ class PathEmitter {
   // count[r + c] += delta (modulo 2^64).
   void CountBy(gimple_seq* seq, uint64_t c, tree delta) {
     tree key = Plus(seq, LoadR(seq), c);
+    if (rtype_ != u64_) {  // the path number, as an unsigned index
+      tree k = make_temp_ssa_name(u64_, NULL, "BLRS_k");
+      Add(seq, gimple_build_assign(k, NOP_EXPR, key));
+      key = k;
+    }
     if (info_.storage == ballarus::PathInfo::kHashed) {
       tree slot = build4(ARRAY_REF, u64_, hashes_,
                          build_int_cst(sizetype, 2 * info_.base), NULL_TREE,
@@ -219,6 +228,7 @@ class PathEmitter {
   tree add_fn_;
   bool atomic_;
   tree u64_;
+  tree rtype_;  // the register's type (PathWork::signed_register)
   tree r_ = NULL_TREE;
   tree flag_;
   const std::vector<ReentryCall>& reentry_;
@@ -286,8 +296,8 @@ void EmitPathProfiling(const PathWork& work, tree counters, tree hashes,
                        tree add_fn, tree arrived,
                        const std::vector<ReentryCall>& reentry, tree epoch,
                        bool atomic) {
-  PathEmitter emit(work.info, counters, hashes, add_fn, arrived, reentry,
-                   epoch, atomic);
+  PathEmitter emit(work.info, work.signed_register, counters, hashes, add_fn,
+                   arrived, reentry, epoch, atomic);
   for (const auto& [bb, act] : work.in_blocks) {
     gimple_seq seq = NULL;
     emit.Emit(act, &seq);

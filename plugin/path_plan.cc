@@ -78,6 +78,7 @@ void PlanPathProfiling(ballarus::Function* fn,
                        const std::vector<edge>& gcc_edges,
                        const std::vector<uint64_t>& weights,
                        const std::vector<ReentryCall>& reentry,
+                       const ReturningCallees& returning,
                        uint64_t* next_counter, uint64_t* next_hash,
                        PathWork* work) {
   const uint32_t nb = static_cast<uint32_t>(fn->blocks.size());
@@ -121,6 +122,19 @@ void PlanPathProfiling(ballarus::Function* fn,
   if (!ballarus::PlaceIncrements(*fn, dag, weights, &inc, &err))
     internal_error("ballarus: path increments for %s: %s", fn->name.c_str(),
                    err.c_str());
+
+  // Every value of the register is a sum of distinct increments (each DAG
+  // edge at most once per path), so below the sum of their magnitudes.
+  {
+    const uint64_t kLimit = uint64_t{1} << 62;
+    uint64_t sum = 0;
+    for (uint64_t x : inc.inc) {
+      const int64_t v = static_cast<int64_t>(x);
+      const uint64_t mag = v < 0 ? uint64_t{0} - x : x;
+      sum = mag >= kLimit || sum + mag >= kLimit ? kLimit : sum + mag;
+    }
+    work->signed_register = g_options.path_signed && sum < kLimit;
+  }
 
   ballarus::PathInfo& info = work->info;
   info.n_paths = inc.n_paths;
@@ -290,6 +304,13 @@ void PlanPathProfiling(ballarus::Function* fn,
       continue;
     }
     if (!g_options.early_termination) continue;
+    // A callee of this TU that always returns cannot cut the path short.
+    if (last && is_gimple_call(last) && returning.AlwaysReturns(last)) {
+      if (dump_file)
+        fprintf(dump_file, "  path: block %u: the callee always returns: no "
+                "pre-count\n", u);
+      continue;
+    }
     in_block(u, PathAction::kPreCount, a, 0);
     if (g_options.early_termination_undo) {
       for (edge n : normal) on_edge(n, PathAction::kUndo, a, 0);

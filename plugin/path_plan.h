@@ -13,6 +13,7 @@
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
 #include "plugin/reentry.h"
+#include "plugin/path_returns.h"
 
 namespace ballarus::plugin {
 
@@ -58,6 +59,11 @@ struct PathWork {
   std::vector<std::pair<edge, PathAction>> on_edges;
   std::vector<std::pair<basic_block, PathAction>> in_blocks;
   bool uses_flag = false;
+  // The register is a signed 64-bit integer: no value it takes on any path
+  // can overflow (the increments' magnitudes sum below 2^62), so GCC's value
+  // ranges see the path numbers as they are -- within [0, n_paths) -- and
+  // drop the range check of most counts.  Otherwise unsigned, modulo 2^64.
+  bool signed_register = false;
 };
 
 // Plans Ball-Larus path profiling for cfun (CFG prepared, fake edges
@@ -66,10 +72,13 @@ struct PathWork {
 // The function's PathInfo is added to fn's extensions; a dense path table
 // takes n_paths + 1 counters from *next_counter, a hashed one the next
 // table index from *next_hash.
+// Calls to `returning` callees (path_returns.h) get no early-termination
+// pre-count.
 void PlanPathProfiling(ballarus::Function* fn,
                        const std::vector<edge>& gcc_edges,
                        const std::vector<uint64_t>& weights,
                        const std::vector<ReentryCall>& reentry,
+                       const ReturningCallees& returning,
                        uint64_t* next_counter, uint64_t* next_hash,
                        PathWork* work);
 
