@@ -168,6 +168,18 @@ bool ParseOptions(const plugin_name_args* info) {
       }
       continue;
     }
+    if (k == "path-loops") {
+      std::string v = value ? value : "";
+      if (v == "on" || v == "off") {
+        g_options.path_loops = v == "on";
+      } else {
+        error("ballarus: unknown value %qs for "
+              "%<-fplugin-arg-ballarus-path-loops%> (expected on or off)",
+              v.c_str());
+        ok = false;
+      }
+      continue;
+    }
     if (k == "path-signed") {
       std::string v = value ? value : "";
       if (v == "on" || v == "off") {

@@ -38,6 +38,9 @@ struct Options {
   bool path_returns = true;
   // path-signed=off: an unsigned path register everywhere (for comparison).
   bool path_signed = true;
+  // path-loops=off: every loop iteration counts its path in memory (for
+  // comparison).
+  bool path_loops = true;
   bool early_termination = true;
   // early-termination=undo: the pre-count is undone when the call returns
   // (the scheme before pre-counts were kept; for comparison in bench).

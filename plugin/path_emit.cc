@@ -68,9 +68,11 @@ namespace {
 class PathEmitter {
  public:
   PathEmitter(const ballarus::PathInfo& info, bool signed_register,
-              tree counters, tree hashes, tree add_fn, tree flag,
-              const std::vector<ReentryCall>& reentry, tree epoch, bool atomic)
+              const std::vector<PathLoop>& loops, tree counters, tree hashes,
+              tree add_fn, tree flag, const std::vector<ReentryCall>& reentry,
+              tree epoch, bool atomic)
       : info_(info),
+        loops_(loops),
         counters_(counters),
         hashes_(hashes),
         add_fn_(add_fn),
@@ -85,6 +87,13 @@ class PathEmitter {
     // up) turns it into an SSA register: no PHIs to build here.
     r_ = create_tmp_var(rtype_, "BLRS_path");
     TREE_ADDRESSABLE(r_) = 1;
+    // A counted loop's register on entry (s) and iterations so far (n).
+    for (size_t l = 0; l < loops.size(); ++l) {
+      loop_s_.push_back(create_tmp_var(rtype_, "BLRS_ls"));
+      loop_n_.push_back(create_tmp_var(u64_, "BLRS_ln"));
+      TREE_ADDRESSABLE(loop_s_.back()) = 1;
+      TREE_ADDRESSABLE(loop_n_.back()) = 1;
+    }
   }
 
   void Emit(const PathAction& act, gimple_seq* seq) {
@@ -122,6 +131,22 @@ class PathEmitter {
       case PathAction::kEndCountReset:
         Count(seq, act.a, false);
         Add(seq, gimple_build_assign(r_, Const(0)));
+        break;
+      case PathAction::kLoopEnter:
+        Add(seq, gimple_build_assign(loop_s_.at(act.loop), LoadR(seq)));
+        Add(seq, gimple_build_assign(r_, Const(loops_.at(act.loop).start)));
+        Add(seq, gimple_build_assign(loop_n_.at(act.loop),
+                                     build_int_cst(u64_, 0)));
+        break;
+      case PathAction::kLoopBack: {
+        tree n0 = make_temp_ssa_name(u64_, NULL, "BLRS_n");
+        Add(seq, gimple_build_assign(n0, loop_n_.at(act.loop)));
+        Add(seq, gimple_build_assign(loop_n_.at(act.loop), Plus(seq, n0, 1)));
+        Add(seq, gimple_build_assign(r_, Const(loops_.at(act.loop).start)));
+        break;
+      }
+      case PathAction::kLoopExit:
+        LoopExit(seq, act.loop);
         break;
     }
   }
@@ -187,16 +212,46 @@ class PathEmitter {
     Add(seq, gimple_build_assign(r_, r1));
   }
 
+  // Leaving counted loop l (n iterations, register s on entry): its first
+  // iteration ended path s + d, the others path K; a run that never went
+  // round restores the register the path from before the loop goes on with.
+  //   w = n != 0; count[s + d] += w; count[K] += n - w; r += w ? 0 : s - b
+  void LoopExit(gimple_seq* seq, int l) {
+    const PathLoop& L = loops_.at(l);
+    tree n = make_temp_ssa_name(u64_, NULL, "BLRS_n");
+    Add(seq, gimple_build_assign(n, loop_n_.at(l)));
+    tree s = make_temp_ssa_name(rtype_, NULL, "BLRS_s");
+    Add(seq, gimple_build_assign(s, loop_s_.at(l)));
+    tree went = make_temp_ssa_name(boolean_type_node, NULL, "BLRS_w");
+    Add(seq, gimple_build_assign(went, NE_EXPR, n, build_int_cst(u64_, 0)));
+    tree w = make_temp_ssa_name(u64_, NULL, "BLRS_w");
+    Add(seq, gimple_build_assign(w, NOP_EXPR, went));
+    CountAt(seq, Plus(seq, s, L.first_offset), w);
+    tree rest = make_temp_ssa_name(u64_, NULL, "BLRS_n");
+    Add(seq, gimple_build_assign(rest, MINUS_EXPR, n, w));
+    CountAt(seq, Const(L.iteration), rest);
+    tree back = Plus(seq, s, 0 - L.start);  // s - b
+    tree fix = make_temp_ssa_name(rtype_, NULL, "BLRS_r");
+    Add(seq, gimple_build_assign(fix, COND_EXPR, went, Const(0), back));
+    tree r1 = make_temp_ssa_name(rtype_, NULL, "BLRS_r");
+    Add(seq, gimple_build_assign(r1, PLUS_EXPR, LoadR(seq), fix));
+    Add(seq, gimple_build_assign(r_, r1));
+  }
+
   // count[r + c] += 1 (or -= 1).
   void Count(gimple_seq* seq, uint64_t c, bool undo) {
-    CountBy(seq, c,
+    CountAt(seq, Plus(seq, LoadR(seq), c),
             wide_int_to_tree(u64_, wi::uhwi(undo ? ~0ull : 1ull, 64)));
   }
 
   // count[r + c] += delta (modulo 2^64).
   void CountBy(gimple_seq* seq, uint64_t c, tree delta) {
-    tree key = Plus(seq, LoadR(seq), c);
-    if (rtype_ != u64_) {  // the path number, as an unsigned index
+    CountAt(seq, Plus(seq, LoadR(seq), c), delta);
+  }
+
+  // count[key] += delta (modulo 2^64); key in the register's type or u64.
+  void CountAt(gimple_seq* seq, tree key, tree delta) {
+    if (TREE_TYPE(key) != u64_) {  // the path number, as an unsigned index
       tree k = make_temp_ssa_name(u64_, NULL, "BLRS_k");
       Add(seq, gimple_build_assign(k, NOP_EXPR, key));
       key = k;
@@ -223,6 +278,8 @@ class PathEmitter {
   }
 
   const ballarus::PathInfo& info_;
+  const std::vector<PathLoop>& loops_;
+  std::vector<tree> loop_s_, loop_n_;
   tree counters_;
   tree hashes_;
   tree add_fn_;
@@ -296,8 +353,8 @@ void EmitPathProfiling(const PathWork& work, tree counters, tree hashes,
                        tree add_fn, tree arrived,
                        const std::vector<ReentryCall>& reentry, tree epoch,
                        bool atomic) {
-  PathEmitter emit(work.info, work.signed_register, counters, hashes, add_fn,
-                   arrived, reentry, epoch, atomic);
+  PathEmitter emit(work.info, work.signed_register, work.loops, counters,
+                   hashes, add_fn, arrived, reentry, epoch, atomic);
   for (const auto& [bb, act] : work.in_blocks) {
     gimple_seq seq = NULL;
     emit.Emit(act, &seq);

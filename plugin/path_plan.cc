@@ -64,6 +64,9 @@ const char* PathActionName(PathAction::Kind k) {
     case PathAction::kAdd: return "r += a";
     case PathAction::kCount: return "count[r + a]++";
     case PathAction::kCountReset: return "count[r + a]++; r = b";
+    case PathAction::kLoopExit: return "counted loop left: flush its count";
+    case PathAction::kLoopEnter: return "counted loop entered: s = r; r = b";
+    case PathAction::kLoopBack: return "counted loop: n++; r = b";
     case PathAction::kStartCheckFlag: return "re-entry check at start";
     case PathAction::kStartCut: return "cut: count[r + a]++; r = b";
     case PathAction::kPreCount: return "pre-count[r + a]++ before call";
@@ -273,6 +276,9 @@ void PlanPathProfiling(ballarus::Function* fn,
            (any_preds || constant || into->size() <= kHoistMaxPreds);
   };
   std::vector<edge> hoisted;
+  // Blocks that may leave the function other than by a return: a fake edge
+  // to EXIT whose call may not return (or a computed goto).
+  std::vector<bool> may_leave(nb, false);
 
   // Fake edges into EXIT: a call that may not return (early termination)
   // or a block left by abnormal edges only.
@@ -282,6 +288,7 @@ void PlanPathProfiling(ballarus::Function* fn,
         dag.dag_edge_of_cfg[i] < 0)
       continue;
     const uint32_t u = me.src;
+    may_leave[u] = true;  // unless its callee always returns, below
     if (returns_twice[u] || dispatcher[u] || bbs[u] == NULL) continue;
     if (reentry_block[u]) continue;  // above
     const uint64_t a = inc.inc[dag.dag_edge_of_cfg[i]];
@@ -306,6 +313,7 @@ void PlanPathProfiling(ballarus::Function* fn,
     if (!g_options.early_termination) continue;
     // A callee of this TU that always returns cannot cut the path short.
     if (last && is_gimple_call(last) && returning.AlwaysReturns(last)) {
+      may_leave[u] = false;
       if (dump_file)
         fprintf(dump_file, "  path: block %u: the callee always returns: no "
                 "pre-count\n", u);
@@ -357,6 +365,45 @@ void PlanPathProfiling(ballarus::Function* fn,
     }
   }
 
+  // Loops whose iterations take one path count them in locals (core/
+  // path_profile.h FindCountedLoops): an increment of a register per
+  // iteration instead of a counter update with a variable index, which
+  // GCC cannot keep in a register.  Only where the loop likely iterates
+  // (its back edge weighs at least twice what enters it): each run costs a
+  // few instructions at its entry and exit.
+  std::vector<int> loop_of_back_edge(fn->edges.size(), -1);
+  if (g_options.path_loops) {
+    for (const ballarus::CountedLoop& L :
+         ballarus::FindCountedLoops(*fn, dag, plan.cuts, inc, may_leave)) {
+      uint64_t in_w = 0;
+      for (uint32_t i : L.entries) in_w += i < weights.size() ? weights[i] : 1;
+      const uint64_t back_w =
+          L.back_edge < weights.size() ? weights[L.back_edge] : 1;
+      if (back_w < 2 * in_w) continue;
+      const int l = static_cast<int>(work->loops.size());
+      work->loops.push_back({L.start, L.iteration, L.first_offset});
+      loop_of_back_edge[L.back_edge] = l;
+      auto act = [&](PathAction::Kind k) {
+        PathAction x{k, 0, 0};
+        x.loop = l;
+        return x;
+      };
+      for (uint32_t i : L.entries)
+        work->on_edges.push_back({gcc_edges[i], act(PathAction::kLoopEnter)});
+      for (uint32_t i : L.exits)
+        work->on_edges.push_back({gcc_edges[i], act(PathAction::kLoopExit)});
+      work->on_edges.push_back(
+          {gcc_edges[L.back_edge], act(PathAction::kLoopBack)});
+      if (dump_file)
+        fprintf(dump_file, "  path: loop at block %u (back edge %u->%u): one "
+                "path per iteration (%llu), counted in a local; %zu "
+                "entries, %zu exits\n",
+                L.header, fn->edges[L.back_edge].src, L.header,
+                (unsigned long long)L.iteration, L.entries.size(),
+                L.exits.size());
+    }
+  }
+
   // The DAG's real edges and the cuts.
   for (size_t d = 0; d < dag.edges.size(); ++d) {
     const ballarus::DagEdge& de = dag.edges[d];
@@ -376,6 +423,7 @@ void PlanPathProfiling(ballarus::Function* fn,
         on_edge(e, PathAction::kAdd, inc.inc[d], 0);
     } else if (de.kind == ballarus::DagEdge::kBackEnd) {
       const ballarus::Edge& me = fn->edges[de.ref];
+      if (loop_of_back_edge[de.ref] >= 0) continue;  // kLoopBack instead
       on_edge(gcc_edges[de.ref], PathAction::kCountReset, inc.inc[d],
               inc.inc[dag.start_edge[me.dst]]);
     } else if (de.kind == ballarus::DagEdge::kCutEnd) {
@@ -402,9 +450,10 @@ void PlanPathProfiling(ballarus::Function* fn,
                    });
   if (dump_file) {
     for (const auto& [e, act] : work->on_edges)
-      fprintf(dump_file, "  path: edge %d->%d: %s (a=%llu, b=%llu)\n",
+      fprintf(dump_file, "  path: edge %d->%d: %s (a=%llu, b=%llu%s)\n",
               e->src->index, e->dest->index, PathActionName(act.kind),
-              (unsigned long long)act.a, (unsigned long long)act.b);
+              (unsigned long long)act.a, (unsigned long long)act.b,
+              act.loop >= 0 ? ", loop" : "");
     for (const auto& [bb, act] : work->in_blocks)
       fprintf(dump_file, "  path: block %d: %s (a=%llu, b=%llu)\n",
               bb->index, PathActionName(act.kind), (unsigned long long)act.a,
