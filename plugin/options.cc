@@ -170,11 +170,14 @@ bool ParseOptions(const plugin_name_args* info) {
     }
     if (k == "path-loops") {
       std::string v = value ? value : "";
-      if (v == "on" || v == "off") {
-        g_options.path_loops = v == "on";
+      if (v == "on" || v == "off" || v == "profile") {
+        g_options.path_loops = v == "on"    ? Options::PathLoops::kOn
+                               : v == "off" ? Options::PathLoops::kOff
+                                            : Options::PathLoops::kProfile;
       } else {
         error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-path-loops%> (expected on or off)",
+              "%<-fplugin-arg-ballarus-path-loops%> (expected profile, on or "
+              "off)",
               v.c_str());
         ok = false;
       }

@@ -38,9 +38,12 @@ struct Options {
   bool path_returns = true;
   // path-signed=off: an unsigned path register everywhere (for comparison).
   bool path_signed = true;
-  // path-loops=off: every loop iteration counts its path in memory (for
-  // comparison).
-  bool path_loops = true;
+  // path-loops: loops whose iterations take one path count them in locals
+  // (core FindCountedLoops) -- kProfile: only where an earlier profile
+  // (weights=profile=) shows at least 8 iterations per entry; kOn: wherever
+  // the weights say the loop iterates; kOff: never.
+  enum class PathLoops { kProfile, kOn, kOff };
+  PathLoops path_loops = PathLoops::kProfile;
   bool early_termination = true;
   // early-termination=undo: the pre-count is undone when the call returns
   // (the scheme before pre-counts were kept; for comparison in bench).

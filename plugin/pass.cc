@@ -73,17 +73,20 @@ struct FunctionWork {
 // weight 0: they are as cold as edges get.
 std::vector<uint64_t> GraphEdgeWeights(const ballarus::Function& fn,
                                        const std::vector<edge>& gcc_edges,
-                                       uint64_t tu_identity);
+                                       uint64_t tu_identity,
+                                       bool* measured = nullptr);
 
+// *measured: the weights are an earlier profile's exact counts.
 std::vector<uint64_t> EdgeWeights(const ballarus::Function& fn,
                                   const std::vector<edge>& gcc_edges,
-                                  uint64_t tu_identity) {
+                                  uint64_t tu_identity, bool* measured) {
+  *measured = false;
   std::vector<size_t> kept;
   for (size_t i = 0; i < fn.edges.size(); ++i)
     if (!(fn.edges[i].flags & ballarus::kEdgeReentry)) kept.push_back(i);
   if (kept.size() == fn.edges.size() ||
       g_options.weights == WeightKind::kProfile)
-    return GraphEdgeWeights(fn, gcc_edges, tu_identity);
+    return GraphEdgeWeights(fn, gcc_edges, tu_identity, measured);
   ballarus::Function g = fn;
   g.edges.clear();
   std::vector<edge> g_edges;
@@ -99,7 +102,7 @@ std::vector<uint64_t> EdgeWeights(const ballarus::Function& fn,
 
 std::vector<uint64_t> GraphEdgeWeights(const ballarus::Function& fn,
                                        const std::vector<edge>& gcc_edges,
-                                       uint64_t tu_identity) {
+                                       uint64_t tu_identity, bool* measured) {
   WeightKind kind = g_options.weights;
   if (kind == WeightKind::kProfile) {
     std::vector<uint64_t> counts;
@@ -108,6 +111,7 @@ std::vector<uint64_t> GraphEdgeWeights(const ballarus::Function& fn,
         counts.size() == fn.edges.size()) {
       if (dump_file) fprintf(dump_file, "  weights: profile counts\n");
       for (uint64_t& c : counts) c = ballarus_sat_add(c, 1);
+      if (measured) *measured = true;
       return counts;
     }
     if (dump_file)
@@ -150,12 +154,13 @@ void AnalyseFunction(ballarus::Function* fn, FileTable* files,
   PrepareAndRecordFunction(fn, files, callees, &gcc_edges, &work->reentry);
 
   std::vector<uint64_t> weights;
+  bool measured = false;
   if (g_options.mode == Mode::kEdge || g_options.paths)
-    weights = EdgeWeights(*fn, gcc_edges, tu_identity);
+    weights = EdgeWeights(*fn, gcc_edges, tu_identity, &measured);
   PlaceEdgeCounters(fn, gcc_edges, weights, next_counter, &work->counters);
   if (g_options.paths)
-    PlanPathProfiling(fn, gcc_edges, weights, work->reentry, returning,
-                      next_counter,
+    PlanPathProfiling(fn, gcc_edges, weights, measured, work->reentry,
+                      returning, next_counter,
                       next_hash, &work->path);
   // The fake edges have served: gcov removes them before instrumenting too.
   remove_fake_edges();

@@ -80,6 +80,7 @@ const char* PathActionName(PathAction::Kind k) {
 void PlanPathProfiling(ballarus::Function* fn,
                        const std::vector<edge>& gcc_edges,
                        const std::vector<uint64_t>& weights,
+                       bool measured_weights,
                        const std::vector<ReentryCall>& reentry,
                        const ReturningCallees& returning,
                        uint64_t* next_counter, uint64_t* next_hash,
@@ -311,8 +312,15 @@ void PlanPathProfiling(ballarus::Function* fn,
       continue;
     }
     if (!g_options.early_termination) continue;
-    // A callee of this TU that always returns cannot cut the path short.
-    if (last && is_gimple_call(last) && returning.AlwaysReturns(last)) {
+    // A callee of this TU that always returns cannot cut the path short --
+    // unless the path has no other way on, or the call is a tail call (a
+    // thunk's: GCC jumps to the callee, which returns to our caller, and
+    // the code after the call never runs: the fake edge is where the path
+    // ends).
+    if (!normal.empty() && last && is_gimple_call(last) &&
+        !gimple_call_tail_p(as_a<gcall*>(last)) &&
+        !gimple_call_must_tail_p(as_a<gcall*>(last)) &&
+        returning.AlwaysReturns(last)) {
       may_leave[u] = false;
       if (dump_file)
         fprintf(dump_file, "  path: block %u: the callee always returns: no "
@@ -368,18 +376,29 @@ void PlanPathProfiling(ballarus::Function* fn,
   // Loops whose iterations take one path count them in locals (core/
   // path_profile.h FindCountedLoops): an increment of a register per
   // iteration instead of a counter update with a variable index, which
-  // GCC cannot keep in a register.  Only where the loop likely iterates
-  // (its back edge weighs at least twice what enters it): each run costs a
-  // few instructions at its entry and exit.
+  // GCC cannot keep in a register.  Each run of the loop costs a few
+  // instructions at its entry and exit, more than it saves unless the loop
+  // iterates: BZ2_decompress's GET_BITS loops (0-1 iterations, three
+  // exits) cost bzip2 +10% instructions, lua's nil-filling loops in
+  // luaD_precall +1%.  Static estimates cannot tell those from the loops
+  // that run long, so by default (path-loops=profile) only an earlier
+  // profile's counts (weights=profile=) decide: at least 8 iterations per
+  // entry.  path-loops=on trusts any weights (2 per entry).
   std::vector<int> loop_of_back_edge(fn->edges.size(), -1);
-  if (g_options.path_loops) {
+  const bool count_loops =
+      g_options.path_loops == Options::PathLoops::kOn ||
+      (g_options.path_loops == Options::PathLoops::kProfile &&
+       measured_weights);
+  const uint64_t min_ratio =
+      g_options.path_loops == Options::PathLoops::kOn ? 2 : 8;
+  if (count_loops) {
     for (const ballarus::CountedLoop& L :
          ballarus::FindCountedLoops(*fn, dag, plan.cuts, inc, may_leave)) {
       uint64_t in_w = 0;
       for (uint32_t i : L.entries) in_w += i < weights.size() ? weights[i] : 1;
       const uint64_t back_w =
           L.back_edge < weights.size() ? weights[L.back_edge] : 1;
-      if (back_w < 2 * in_w) continue;
+      if (back_w < min_ratio * in_w) continue;
       const int l = static_cast<int>(work->loops.size());
       work->loops.push_back({L.start, L.iteration, L.first_offset});
       loop_of_back_edge[L.back_edge] = l;

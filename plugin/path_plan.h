@@ -87,10 +87,12 @@ struct PathWork {
 // takes n_paths + 1 counters from *next_counter, a hashed one the next
 // table index from *next_hash.
 // Calls to `returning` callees (path_returns.h) get no early-termination
-// pre-count.
+// pre-count.  measured_weights: `weights` are an earlier profile's counts
+// (loops are counted in locals only on their evidence, see path-loops).
 void PlanPathProfiling(ballarus::Function* fn,
                        const std::vector<edge>& gcc_edges,
                        const std::vector<uint64_t>& weights,
+                       bool measured_weights,
                        const std::vector<ReentryCall>& reentry,
                        const ReturningCallees& returning,
                        uint64_t* next_counter, uint64_t* next_hash,
