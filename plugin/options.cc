@@ -183,6 +183,19 @@ bool ParseOptions(const plugin_name_args* info) {
       }
       continue;
     }
+    if (k == "path-register") {
+      std::string v = value ? value : "";
+      if (v == "pointer" || v == "number") {
+        g_options.path_pointer = v == "pointer";
+      } else {
+        error("ballarus: unknown value %qs for "
+              "%<-fplugin-arg-ballarus-path-register%> (expected pointer or "
+              "number)",
+              v.c_str());
+        ok = false;
+      }
+      continue;
+    }
     if (k == "path-signed") {
       std::string v = value ? value : "";
       if (v == "on" || v == "off") {

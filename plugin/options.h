@@ -38,6 +38,10 @@ struct Options {
   bool path_returns = true;
   // path-signed=off: an unsigned path register everywhere (for comparison).
   bool path_signed = true;
+  // path-register=pointer (default): in a dense table, the path register is
+  // the address of the counter of the path so far; number: the path
+  // number, counted at counters[base + min(r, n_paths)].
+  bool path_pointer = true;
   // path-loops: loops whose iterations take one path count them in locals
   // (core FindCountedLoops) -- kProfile: only where an earlier profile
   // (weights=profile=) shows at least 8 iterations per entry; kOn: wherever

@@ -234,7 +234,14 @@ unsigned int ExecuteBallarus() {
 
   // The TU's counter array and hashed path tables, which the
   // instrumentation refers to.
-  tree counters = EmitCounterArray(n_counters);
+  // Dense path tables addressed through a pointer register (path_emit.cc)
+  // are indirect accesses: the array must not be DECL_NONALIASED then.
+  bool pointer_paths = false;
+  for (const FunctionWork& w : work)
+    pointer_paths = pointer_paths ||
+                    (w.path.enabled && g_options.path_pointer &&
+                     w.path.info.storage == ballarus::PathInfo::kDense);
+  tree counters = EmitCounterArray(n_counters, !pointer_paths);
   std::vector<HashedPathTable> hashed;
   for (const FunctionWork& w : work)
     if (w.path.enabled && w.path.info.storage == ballarus::PathInfo::kHashed)

@@ -78,11 +78,18 @@ class PathEmitter {
         add_fn_(add_fn),
         atomic_(atomic),
         u64_(long_long_unsigned_type_node),
-        rtype_(signed_register ? long_long_integer_type_node
-                               : long_long_unsigned_type_node),
+        ptr_(info.storage == ballarus::PathInfo::kDense &&
+             g_options.path_pointer),
+        rtype_(ptr_               ? build_pointer_type(u64_)
+               : signed_register ? long_long_integer_type_node
+                                 : long_long_unsigned_type_node),
         flag_(flag),
         reentry_(reentry),
         epoch_(epoch) {
+    if (ptr_)  // &counters[base]: path p counts at base_ + 8p bytes
+      base_ = build_fold_addr_expr(build4(ARRAY_REF, u64_, counters_,
+                                          build_int_cst(sizetype, info.base),
+                                          NULL_TREE, NULL_TREE));
     // The register lives in memory until update-address-taken (at -O1 and
     // up) turns it into an SSA register: no PHIs to build here.
     r_ = create_tmp_var(rtype_, "BLRS_path");
@@ -112,7 +119,7 @@ class PathEmitter {
         Add(seq, gimple_build_assign(Flag(), build_int_cst(FlagType(), 1)));
         break;
       case PathAction::kInit:
-        Add(seq, gimple_build_assign(r_, Const(act.a)));
+        Add(seq, gimple_build_assign(r_, Const(act.a, seq)));
         break;
       case PathAction::kAdd: {
         tree v = Plus(seq, LoadR(seq), act.a);
@@ -126,15 +133,16 @@ class PathEmitter {
       case PathAction::kCountReset:
       case PathAction::kStartCut:
         Count(seq, act.a, false);
-        Add(seq, gimple_build_assign(r_, Const(act.b)));
+        Add(seq, gimple_build_assign(r_, Const(act.b, seq)));
         break;
       case PathAction::kEndCountReset:
         Count(seq, act.a, false);
-        Add(seq, gimple_build_assign(r_, Const(0)));
+        Add(seq, gimple_build_assign(r_, Const(0, seq)));
         break;
       case PathAction::kLoopEnter:
         Add(seq, gimple_build_assign(loop_s_.at(act.loop), LoadR(seq)));
-        Add(seq, gimple_build_assign(r_, Const(loops_.at(act.loop).start)));
+        Add(seq, gimple_build_assign(r_,
+                                     Const(loops_.at(act.loop).start, seq)));
         Add(seq, gimple_build_assign(loop_n_.at(act.loop),
                                      build_int_cst(u64_, 0)));
         break;
@@ -142,7 +150,8 @@ class PathEmitter {
         tree n0 = make_temp_ssa_name(u64_, NULL, "BLRS_n");
         Add(seq, gimple_build_assign(n0, loop_n_.at(act.loop)));
         Add(seq, gimple_build_assign(loop_n_.at(act.loop), Plus(seq, n0, 1)));
-        Add(seq, gimple_build_assign(r_, Const(loops_.at(act.loop).start)));
+        Add(seq, gimple_build_assign(r_,
+                                     Const(loops_.at(act.loop).start, seq)));
         break;
       }
       case PathAction::kLoopExit:
@@ -162,8 +171,18 @@ class PathEmitter {
   // block checks it.
   tree Flag() { return flag_; }
 
-  // A register value: the constant c (modulo 2^64) in the register's type.
-  tree Const(uint64_t c) { return wide_int_to_tree(rtype_, wi::uhwi(c, 64)); }
+  // A register value for path number c (modulo 2^64) in the register's
+  // type -- with a pointer register, &counters[base + c] -- as a GIMPLE
+  // value (through a temporary in seq if need be).
+  tree Const(uint64_t c, gimple_seq* seq) {
+    if (!ptr_) return wide_int_to_tree(rtype_, wi::uhwi(c, 64));
+    tree v = fold_build_pointer_plus_hwi(
+        base_, static_cast<HOST_WIDE_INT>(c * sizeof(uint64_t)));
+    if (is_gimple_min_invariant(v)) return v;
+    tree t = make_temp_ssa_name(rtype_, NULL, "BLRS_r");
+    Add(seq, gimple_build_assign(t, v));
+    return t;
+  }
 
   tree LoadR(gimple_seq* seq) {
     tree t = make_temp_ssa_name(rtype_, NULL, "BLRS_r");
@@ -176,6 +195,12 @@ class PathEmitter {
     if (c == 0) return v;
     tree type = TREE_TYPE(v);
     tree t = make_temp_ssa_name(type, NULL, "BLRS_r");
+    if (POINTER_TYPE_P(type)) {  // c paths on: 8c bytes (modulo 2^64)
+      Add(seq, gimple_build_assign(t, POINTER_PLUS_EXPR, v,
+                                   size_int(static_cast<HOST_WIDE_INT>(
+                                       c * sizeof(uint64_t)))));
+      return t;
+    }
     Add(seq, gimple_build_assign(t, PLUS_EXPR, v,
                                  wide_int_to_tree(type, wi::uhwi(c, 64))));
     return t;
@@ -189,7 +214,7 @@ class PathEmitter {
                                  build_int_cst(unsigned_char_type_node, 0)));
     tree r0 = LoadR(seq);
     tree r1 = make_temp_ssa_name(rtype_, NULL, "BLRS_r");
-    Add(seq, gimple_build_assign(r1, COND_EXPR, c, r0, Const(reentry)));
+    Add(seq, gimple_build_assign(r1, COND_EXPR, c, r0, Const(reentry, seq)));
     Add(seq, gimple_build_assign(r_, r1));
     Add(seq, gimple_build_assign(Flag(), build_int_cst(FlagType(), 0)));
   }
@@ -208,7 +233,8 @@ class PathEmitter {
     }
     tree r0 = LoadR(seq);
     tree r1 = make_temp_ssa_name(rtype_, NULL, "BLRS_r");
-    Add(seq, gimple_build_assign(r1, COND_EXPR, changed, Const(act.b), r0));
+    Add(seq, gimple_build_assign(r1, COND_EXPR, changed, Const(act.b, seq),
+                                 r0));
     Add(seq, gimple_build_assign(r_, r1));
   }
 
@@ -229,12 +255,24 @@ class PathEmitter {
     CountAt(seq, Plus(seq, s, L.first_offset), w);
     tree rest = make_temp_ssa_name(u64_, NULL, "BLRS_n");
     Add(seq, gimple_build_assign(rest, MINUS_EXPR, n, w));
-    CountAt(seq, Const(L.iteration), rest);
-    tree back = Plus(seq, s, 0 - L.start);  // s - b
-    tree fix = make_temp_ssa_name(rtype_, NULL, "BLRS_r");
-    Add(seq, gimple_build_assign(fix, COND_EXPR, went, Const(0), back));
+    CountAt(seq, Const(L.iteration, seq), rest);
+    // fix = s - b (bytes with a pointer register), or 0 if it went round
+    tree ftype = ptr_ ? sizetype : rtype_;
+    tree back = make_temp_ssa_name(ftype, NULL, "BLRS_r");
+    if (ptr_) {
+      tree d = make_temp_ssa_name(ptrdiff_type_node, NULL, "BLRS_r");
+      Add(seq, gimple_build_assign(d, POINTER_DIFF_EXPR, s,
+                                   Const(L.start, seq)));
+      Add(seq, gimple_build_assign(back, NOP_EXPR, d));
+    } else {
+      Add(seq, gimple_build_assign(back, MINUS_EXPR, s, Const(L.start, seq)));
+    }
+    tree fix = make_temp_ssa_name(ftype, NULL, "BLRS_r");
+    Add(seq, gimple_build_assign(fix, COND_EXPR, went,
+                                 build_int_cst(ftype, 0), back));
     tree r1 = make_temp_ssa_name(rtype_, NULL, "BLRS_r");
-    Add(seq, gimple_build_assign(r1, PLUS_EXPR, LoadR(seq), fix));
+    Add(seq, gimple_build_assign(r1, ptr_ ? POINTER_PLUS_EXPR : PLUS_EXPR,
+                                 LoadR(seq), fix));
     Add(seq, gimple_build_assign(r_, r1));
   }
 
@@ -251,6 +289,19 @@ class PathEmitter {
 
   // count[key] += delta (modulo 2^64); key in the register's type or u64.
   void CountAt(gimple_seq* seq, tree key, tree delta) {
+    if (ptr_) {
+      // The register is the counter's address: no index, no base register
+      // (and no range check: the address is in the table by construction,
+      // as every register value's path number is).
+      if (TREE_CODE(key) != SSA_NAME) {
+        tree t = make_temp_ssa_name(rtype_, NULL, "BLRS_p");
+        Add(seq, gimple_build_assign(t, key));
+        key = t;
+      }
+      tree ref = build2(MEM_REF, u64_, key, build_int_cst(rtype_, 0));
+      AppendCounterAdd(seq, ref, delta, atomic_);
+      return;
+    }
     if (TREE_TYPE(key) != u64_) {  // the path number, as an unsigned index
       tree k = make_temp_ssa_name(u64_, NULL, "BLRS_k");
       Add(seq, gimple_build_assign(k, NOP_EXPR, key));
@@ -285,7 +336,9 @@ class PathEmitter {
   tree add_fn_;
   bool atomic_;
   tree u64_;
-  tree rtype_;  // the register's type (PathWork::signed_register)
+  bool ptr_;    // the register is a pointer into the dense table
+  tree rtype_;  // the register's type (PathWork::signed_register, ptr_)
+  tree base_ = NULL_TREE;  // ptr_: &counters[info.base]
   tree r_ = NULL_TREE;
   tree flag_;
   const std::vector<ReentryCall>& reentry_;
