@@ -18,8 +18,9 @@
 //   kCutEnd   for every cut block w, the dummy w_in->EXIT.
 // Cut edges are the retreating edges of a depth-first search from ENTRY
 // (FindBackEdges), so irreducible regions are handled; cut blocks are
-// chosen by PlanPaths when a function would have more than 2^63 - 1 paths,
-// so that every function is profiled with a 64-bit path register.
+// chosen by PlanPathsWeighted (the plugin: down to path-table-max paths, so
+// that every function fits a dense table) or PlanPaths (down to any limit,
+// e.g. 2^63 - 1 for a 64-bit path register).
 //
 // Out-edge order (which decides the numbering): a block's kCfg/kBackEnd
 // edges in model edge order; ENTRY's kCfg edges, then its kStart edges by

@@ -15,29 +15,34 @@
 //   _4 = x_1 + 1;
 //   return _4;
 //
-// and after (mode=path, update=single; the increment sits on the chord
-// 2->4, split into a new block 5; path 1 is "x <= 0"):
+// and after (mode=path, update=single; dense table from counter 0; the
+// increment sits on the chord 2->4, split into a new block 3; path 1 is
+// "x <= 0"; the register is the address of the path's counter):
 //
 //   <bb 2>:
-//   BLRS_path.1 = 0;                                  r = Inc(ENTRY->2)
-//   if (x_2(D) > 0) goto <bb 3>; else goto <bb 5>;
-//   <bb 5>:
-//   BLRS_r_6 = BLRS_path.1;                           r += Inc(2->4)
-//   BLRS_r_7 = BLRS_r_6 + 1;
-//   BLRS_path.1 = BLRS_r_7;
-//   goto <bb 4>;
+//   BLRS_path.1 = &__ballarus_counters[0];            r = &count[Inc(ENTRY->2)]
+//   if (x_2(D) > 0) goto <bb 4>; else goto <bb 3>;
 //   <bb 3>:
-//   x_3 = x_2(D) * 3;
+//   BLRS_r_6 = BLRS_path.1;                           r += Inc(2->5)
+//   BLRS_r_7 = BLRS_r_6 + 8;
+//   BLRS_path.1 = BLRS_r_7;
+//   goto <bb 5>;
 //   <bb 4>:
-//   # x_1 = PHI <x_2(D)(5), x_3(3)>
+//   x_3 = x_2(D) * 3;
+//   <bb 5>:
+//   # x_1 = PHI <x_2(D)(3), x_3(4)>
 //   _4 = x_1 + 1;
-//   BLRS_r_8 = BLRS_path.1;                           count[r]++
-//   BLRS_i_9 = MIN_EXPR <BLRS_r_8, 2>;                (slot 2: out of range)
-//   BLRS_i_10 = (sizetype) BLRS_i_9;
-//   BLRS_ctr_11 = __ballarus_counters[BLRS_i_10];
-//   BLRS_ctr_12 = BLRS_ctr_11 + 1;
-//   __ballarus_counters[BLRS_i_10] = BLRS_ctr_12;
+//   BLRS_r_8 = BLRS_path.1;                           (*r)++
+//   BLRS_ctr_9 = *BLRS_r_8;
+//   BLRS_ctr_10 = BLRS_ctr_9 + 1;
+//   *BLRS_r_8 = BLRS_ctr_10;
 //   return _4;
+//
+// (path-register=number: r is the path number and the count is
+// __ballarus_counters[base + MIN_EXPR <r, n_paths>], slot n_paths catching
+// numbers out of range.)  Path ends whose block has no other way out can be
+// counted on the edges into it (path_plan.cc, "count hoisting"); not here,
+// where edge 2->5 would need a split.
 //
 // The register BLRS_path is an addressable local until GCC's
 // update-address-taken (-O1 and up) makes it an SSA register, so no PHIs are

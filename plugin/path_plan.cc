@@ -3,9 +3,10 @@
 //
 // It runs on the CFG prepared like gcov's (cfg_prep.cc) while the fake edges
 // still exist.  core/path_profile.h does the GCC-free work: the DAG (back
-// edges from a DFS, dummy ENTRY/EXIT edges, cut blocks for functions above
-// 2^63-1 paths), the exact numbering, and the increments on the chords of a
-// maximum spanning tree of the DAG plus EXIT->ENTRY.  This file adds what
+// edges from a DFS, dummy ENTRY/EXIT edges, cut blocks at cold code for
+// functions above path-table-max paths), the exact numbering, the
+// increments on the chords of a maximum spanning tree of the DAG plus
+// EXIT->ENTRY, and the loops counted in locals.  This file adds what
 // needs GCC's IR — which blocks may be cut (not a returns-twice call, not an
 // abnormal dispatcher), which calls may not return (early termination),
 // which calls may return as re-entries (fork, reset: reentry.h), which
@@ -13,7 +14,11 @@
 // labels, computed-goto targets) — and turns it all into PathActions on
 // edges and in blocks.  It also records the function's PathInfo (a metadata
 // extension, core/metadata.h) and reserves its storage: a dense slice of the
-// TU's counter array (at most path-table-max paths) or a hashed table.
+// TU's counter array (at most path-table-max paths) or, with
+// path-storage=hash, a hashed table.  Early termination counts a truncated
+// path before each call that may not return and never undoes it
+// (reconstruct settles it: SettlePrecounts), except before calls to the
+// TU's functions that always return (path_returns.h).
 // path_emit.cc emits the actions once the fake edges are gone; the table of
 // actions and their code is in docs/DESIGN.md ("Path mode in the plugin").
 
