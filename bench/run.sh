@@ -90,7 +90,13 @@ edge-profile-atomic | plain       | ballarus | mode=edge weights=profile=@NAIVE_
 path                | plain       | ballarus | mode=path update=single | ballarus Ball-Larus path profiling
 path-atomic         | plain       | ballarus | mode=path update=atomic | ballarus path, atomic
 path-et-off         | plain       | ballarus | mode=path update=single early-termination=off | ballarus path, no early-termination pre-count (breakdown)
-path-dense          | plain       | ballarus | mode=path update=single path-table-max=@DENSE_MAX@ | ballarus path, dense tables up to @DENSE_MAX@ paths (breakdown)
+path-et-undo        | plain       | ballarus | mode=path update=single early-termination=undo | ballarus path, pre-count undone after every call that returns (the former scheme) (breakdown)
+path-hash           | plain       | ballarus | mode=path update=single path-storage=hash | ballarus path, functions above path-table-max hashed instead of cut (the former storage) (breakdown)
+path-no-hoist       | plain       | ballarus | mode=path update=single path-hoist=off | ballarus path, path ends not hoisted onto the edges into their block (breakdown)
+path-no-returns     | plain       | ballarus | mode=path update=single path-returns=off | ballarus path, pre-count before calls to always-returning functions too (breakdown)
+path-number         | plain       | ballarus | mode=path update=single path-register=number | ballarus path, the register holds the path number, counts range-checked (breakdown)
+path-loops          | plain       | ballarus | mode=path update=single path-loops=on | ballarus path, one-path loops counted in locals on static estimates (breakdown)
+path-dense          | plain       | ballarus | mode=path update=single path-table-max=@DENSE_MAX@ path-storage=hash | ballarus path, dense tables up to @DENSE_MAX@ paths uncut, hashed above (breakdown)
 path-hashed         | plain       | ballarus | mode=path update=single path-table-max=0 | ballarus path, every function hashed (breakdown)
 edge-path           | plain       | ballarus | mode=edge,path update=single | ballarus edge and path profiling
 edge-path-atomic    | plain       | ballarus | mode=edge,path update=atomic | ballarus edge and path, atomic
@@ -104,8 +110,8 @@ edge-path-atomic    | plain       | ballarus | mode=edge,path update=atomic | ba
 QUICK_VARIANTS=plain,gcov,naive,edge,edge-atomic,path
 # Breakdown variants: selected by name, a pattern naming them (path*), or
 # --path-breakdown; not by "all" (they are for one question only).
-EXTRA_VARIANTS='path-et-off path-dense path-hashed'
-BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-dense,path-hashed,edge-path
+EXTRA_VARIANTS='path-et-off path-et-undo path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed'
+BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-et-undo,path-hash,path-no-hoist,path-no-returns,path-number,path-loops,path-dense,path-hashed,edge-path
 BREAKDOWN_PROGRAMS=lua,sqlite3,bzip2
 # path-dense: functions with up to this many paths (2^24) get a dense table
 # (the plugin takes up to 2^40; a table is 8 bytes a path, in the
@@ -120,11 +126,12 @@ BREAKDOWN_PROGRAMS=lua,sqlite3,bzip2
 # and a 2.9 GB profile file written at every exit (dense tables are written
 # whole).  At 2^24, sqlite3.c's tables take 718 MiB: it links in the small
 # model and valgrind loads it; 21 functions stay hashed, sqlite3VdbeExec
-# among them.
+# among them (path-storage=hash: the default storage would cut them down
+# to 2^24 paths each instead, gigabytes of tables).
 DENSE_MAX=${BALLARUS_BENCH_DENSE_MAX:-16777216}
 # The threads programs run every selected variant but these (edge weights
 # and edge,path say nothing new about concurrent counters).
-THREADS_SKIP='naive* edge-gcc* edge-uniform* edge-profile* edge-path* path-et-off path-dense path-hashed'
+THREADS_SKIP="naive* edge-gcc* edge-uniform* edge-profile* edge-path* $EXTRA_VARIANTS"
 ALL_PROGRAMS=lua,sqlite3,bzip2,threads,threads-loop,quick
 DEFAULT_PROGRAMS=lua,sqlite3,bzip2,threads,threads-loop
 QUICK_PROGRAMS=quick,threads,threads-loop

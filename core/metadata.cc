@@ -351,6 +351,11 @@ bool DecodeFunction(Reader* r, const TranslationUnit& tu,
       if (b >= n_blocks || b == kEntryBlock || b == kExitBlock)
         return r->Fail(at, fn + ": path cut block " + std::to_string(b) +
                                " is not a basic block");
+    for (uint32_t e : info.precount_edges)
+      if (e >= n_edges || !(f->edges[e].flags & kEdgeFake) ||
+          f->edges[e].dst != kExitBlock || f->edges[e].src == kEntryBlock)
+        return r->Fail(at, fn + ": path pre-count edge " + std::to_string(e) +
+                               " is not a fake edge from a block to EXIT");
     if (info.storage == PathInfo::kDense &&
         (info.base > tu.n_counters ||
          info.n_paths + 1 > tu.n_counters - info.base))
@@ -443,6 +448,10 @@ std::vector<uint8_t> EncodePathInfo(const PathInfo& info) {
   for (uint32_t e : info.cut_edges) PutU(&out, e);
   PutU(&out, info.cut_blocks.size());
   for (uint32_t b : info.cut_blocks) PutU(&out, b);
+  if (info.flags & kPathFlagPrecountsKept) {
+    PutU(&out, info.precount_edges.size());
+    for (uint32_t e : info.precount_edges) PutU(&out, e);
+  }
   return out;
 }
 
@@ -465,8 +474,11 @@ bool DecodePathInfo(const std::vector<uint8_t>& bytes, PathInfo* info,
                               " exceeds 2^63 - 1");
   const size_t at_flags = r.pos();
   ok = ok && r.U32(&info->flags, "path flags");
-  if (ok && (info->flags & ~kPathFlagEarlyTermination))
+  if (ok && (info->flags & ~kPathFlagsKnown))
     ok = r.Fail(at_flags, "unknown path flags");
+  if (ok && (info->flags & kPathFlagPrecountsKept) &&
+      !(info->flags & kPathFlagEarlyTermination))
+    ok = r.Fail(at_flags, "pre-counts kept without early termination");
   if (ok) ok = r.Count(&n, "cut edge count", 1);
   for (uint64_t i = 0; ok && i < n; ++i) {
     uint32_t e;
@@ -484,6 +496,18 @@ bool DecodePathInfo(const std::vector<uint8_t>& bytes, PathInfo* info,
     if (ok && !info->cut_blocks.empty() && b <= info->cut_blocks.back())
       ok = r.Fail(at, "cut blocks not ascending");
     if (ok) info->cut_blocks.push_back(b);
+  }
+  if (ok && (info->flags & kPathFlagPrecountsKept)) {
+    ok = r.Count(&n, "pre-count edge count", 1);
+    for (uint64_t i = 0; ok && i < n; ++i) {
+      uint32_t e;
+      const size_t at = r.pos();
+      ok = r.U32(&e, "pre-count edge");
+      if (ok && !info->precount_edges.empty() &&
+          e <= info->precount_edges.back())
+        ok = r.Fail(at, "pre-count edges not ascending");
+      if (ok) info->precount_edges.push_back(e);
+    }
   }
   if (ok && r.left() != 0) ok = r.Fail(r.pos(), "trailing bytes");
   if (!ok) {

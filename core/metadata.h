@@ -37,6 +37,7 @@ std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu);
 //
 //   bytes := u storage  u base  u n_paths  u flags
 //            [u32 edge] cut_edges  [u32 block] cut_blocks
+//            ([u32 edge] precount_edges   only with kPathFlagPrecountsKept)
 inline constexpr uint32_t kPathExtensionTag = 1;
 
 struct PathInfo {
@@ -56,12 +57,24 @@ struct PathInfo {
   uint32_t flags = 0;    // kPathFlag* bits
   std::vector<uint32_t> cut_edges;   // model edge indices, ascending
   std::vector<uint32_t> cut_blocks;  // block indices, ascending
+  // kPathFlagPrecountsKept: the fake edges u->EXIT whose call block u counts
+  // the path ending there before its call (model edge indices, ascending).
+  std::vector<uint32_t> precount_edges;
 };
 
 // Path-info flags.
 inline constexpr uint32_t kPathFlagEarlyTermination = 1u << 0;  // paths cut
     // short by exit/longjmp/exceptions are counted (at the call that did
     // not return); without it they are lost.
+inline constexpr uint32_t kPathFlagPrecountsKept = 1u << 1;  // with early
+    // termination: the call blocks of precount_edges count the path ending
+    // at their fake edge before the call and never undo it; the stored
+    // count of such a truncated path therefore also counts the executions
+    // that went on past the call, which reconstruct subtracts
+    // (SettlePrecounts, core/path_profile.h).  Without it a returning call
+    // undid its pre-count at run time.
+inline constexpr uint32_t kPathFlagsKnown =
+    kPathFlagEarlyTermination | kPathFlagPrecountsKept;
 
 std::vector<uint8_t> EncodePathInfo(const PathInfo& info);
 // False with *error ("path info: ...") on malformed bytes.

@@ -507,7 +507,8 @@ PathInfo SamplePathInfo() {
 bool SamePathInfo(const PathInfo& a, const PathInfo& b) {
   return a.storage == b.storage && a.base == b.base &&
          a.n_paths == b.n_paths && a.flags == b.flags &&
-         a.cut_edges == b.cut_edges && a.cut_blocks == b.cut_blocks;
+         a.cut_edges == b.cut_edges && a.cut_blocks == b.cut_blocks &&
+         a.precount_edges == b.precount_edges;
 }
 
 // Other PathInfos worth a round trip: hashed, the largest values, no cuts.
@@ -525,6 +526,10 @@ std::vector<PathInfo> PathInfos() {
   d.n_paths = 1;
   d.cut_blocks = {UINT32_MAX};
   v.push_back(d);
+  PathInfo k = SamplePathInfo();
+  k.flags |= kPathFlagPrecountsKept;
+  k.precount_edges = {0, 5, 300, UINT32_MAX};
+  v.push_back(k);
   return v;
 }
 
@@ -557,6 +562,12 @@ TEST(PathInfo, ExactBytes) {
             (std::vector<uint8_t>{0, 6, 6, 1, 2, 1, 4, 1, 3}));
   EXPECT_EQ(EncodePathInfo(PathInfo()),
             (std::vector<uint8_t>{0, 0, 0, 0, 0, 0}));
+  // Kept pre-counts (flags 3) append their edges: [2: 5 9].
+  PathInfo kept = SamplePathInfo();
+  kept.flags |= kPathFlagPrecountsKept;
+  kept.precount_edges = {5, 9};
+  EXPECT_EQ(EncodePathInfo(kept),
+            (std::vector<uint8_t>{0, 6, 6, 3, 2, 1, 4, 1, 3, 2, 5, 9}));
   // 300 = 0b10'0101100: 0xac 0x02.
   PathInfo p;
   p.storage = PathInfo::kHashed;
@@ -605,10 +616,18 @@ TEST(PathInfo, UnknownStorageAndFlagsRejected) {
             std::string::npos);
   // flags at byte 3 (storage, base, n_paths one byte each); 3 at byte 4
   // after a two-byte n_paths.
-  EXPECT_EQ(PathInfoError(Varints({0, 0, 5, 2, 0, 0})),
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 5, 4, 0, 0})),
             "path info: byte 3: unknown path flags");
-  EXPECT_EQ(PathInfoError(Varints({0, 0, 300, 3, 0, 0})),
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 300, 5, 0, 0})),
             "path info: byte 4: unknown path flags");
+  // Kept pre-counts need early termination, and bring their edge list.
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 5, 2, 0, 0, 0})),
+            "path info: byte 3: pre-counts kept without early termination");
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 5, 3, 0, 0})),
+            "path info: byte 6: pre-count edge count: varint runs past the "
+            "end");
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 5, 3, 0, 0, 2, 7, 7})),
+            "path info: byte 8: pre-count edges not ascending");
   EXPECT_EQ(PathInfoError(Varints({1, 0, 5, uint64_t{1} << 31, 0, 0})),
             "path info: byte 3: unknown path flags");
   // Known flags pass.
@@ -617,6 +636,11 @@ TEST(PathInfo, UnknownStorageAndFlagsRejected) {
   EXPECT_TRUE(DecodePathInfo(Varints({1, 0, 5, 1, 0, 0}), &info, &err))
       << err;
   EXPECT_EQ(info.flags, kPathFlagEarlyTermination);
+  EXPECT_TRUE(DecodePathInfo(Varints({1, 0, 5, 3, 0, 0, 2, 4, 9}), &info,
+                             &err))
+      << err;
+  EXPECT_EQ(info.flags, kPathFlagEarlyTermination | kPathFlagPrecountsKept);
+  EXPECT_EQ(info.precount_edges, (std::vector<uint32_t>{4, 9}));
 }
 
 TEST(PathInfo, PathCountBelow2To63) {
@@ -729,6 +753,31 @@ TEST(Metadata, PathExtensionRoundTrip) {
     bad[byte] ^= 0x10;
     EXPECT_FALSE(DecodeMetadata(bad.data(), bad.size(), &back).ok) << byte;
   }
+}
+
+TEST(Metadata, PreCountEdgesMustBeFakeEdgesIntoExit) {
+  PathInfo p = DiamondPaths(7, 6);
+  p.flags = kPathFlagEarlyTermination | kPathFlagPrecountsKept;
+  // Edge 5 is 5->EXIT, a fallthru; edge 0 leaves ENTRY; 9 does not exist.
+  for (uint32_t e : {5u, 0u, 9u}) {
+    p.precount_edges = {e};
+    const std::string err = DecodeError(PathTu(p));
+    EXPECT_NE(err.find("function '_Z7diamondi': path pre-count edge " +
+                       std::to_string(e) +
+                       " is not a fake edge from a block to EXIT"),
+              std::string::npos)
+        << err;
+  }
+  // A fake edge 3->EXIT (a call in block 3 that may not return) is one.
+  TranslationUnit tu = PathTu(p);
+  tu.functions[0].edges.insert(tu.functions[0].edges.begin() + 3,
+                               Edge{3, 1, kEdgeFake, kNoCounter});
+  p.precount_edges = {3};
+  tu.functions[0].extensions = {{kPathExtensionTag, EncodePathInfo(p)}};
+  const std::vector<uint8_t> blob = EncodeMetadata(tu);
+  TranslationUnit back;
+  DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
+  EXPECT_TRUE(r.ok) << r.error;
 }
 
 TEST(Metadata, DensePathRangeMustFitTheCounters) {

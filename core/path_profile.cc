@@ -2,6 +2,7 @@
 #include "core/path_profile.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <utility>
 
@@ -281,6 +282,69 @@ void AddPathToEdgeCounts(const PathDag& dag, const std::vector<uint32_t>& edges,
   }
 }
 
+bool SettlePrecounts(const PathDag& dag, const PathNumbering& num,
+                     const Function& fn,
+                     const std::vector<uint32_t>& precount_edges,
+                     std::map<uint64_t, uint64_t>* counts,
+                     std::string* error) {
+  if (precount_edges.empty() || counts->empty()) return true;
+  // Per vertex: the DAG edge of its pre-counted fake edge, or -1.
+  std::vector<int64_t> fake_of(dag.n_vertices, -1);
+  for (uint32_t e : precount_edges) {
+    const int64_t d = e < dag.dag_edge_of_cfg.size() ? dag.dag_edge_of_cfg[e]
+                                                     : -1;
+    if (d < 0 || dag.edges[d].kind != DagEdge::kCfg ||
+        dag.edges[d].dst != kExitBlock || !(fn.edges[e].flags & kEdgeFake) ||
+        dag.edges[d].src == kEntryBlock) {
+      *error = "pre-count edge " + std::to_string(e) +
+               " is not a fake edge from a block to EXIT";
+      return false;
+    }
+    fake_of[dag.edges[d].src] = d;
+  }
+  // Val per DAG edge as uint64 (every number is below total < 2^63 here).
+  std::vector<uint64_t> val(dag.edges.size());
+  for (size_t d = 0; d < dag.edges.size(); ++d)
+    val[d] = num.val[d].fits_ulong_p() ? num.val[d].get_ui() : 0;
+  std::map<uint64_t, uint64_t> settled = *counts;
+  std::vector<uint32_t> edges;
+  for (const auto& [number, count] : *counts) {
+    if (!DecodePath(dag, num, mpz_class(static_cast<unsigned long>(number)),
+                    &edges)) {
+      *error = "path " + std::to_string(number) + " cannot be decoded";
+      return false;
+    }
+    uint64_t prefix = 0, target = 0;
+    bool found = false;
+    // A path that starts through a re-entry edge (kEdgeReentry: after a
+    // fork or a counter reset, plugin/reentry.cc) into a pre-counting block
+    // starts after that block's call: the call's pre-count went with the
+    // old counts, nothing to settle there.
+    uint32_t after_call = UINT32_MAX;
+    if (!edges.empty()) {
+      const DagEdge& first = dag.edges[edges.front()];
+      if (first.kind == DagEdge::kCfg && (fn.edges[first.ref].flags & kEdgeReentry))
+        after_call = first.dst;
+    }
+    for (uint32_t d : edges) {
+      const int64_t f = fake_of[dag.edges[d].src];
+      // Leaving a pre-counting block by any edge but its fake one: the
+      // call returned (normally or into a landing pad).
+      if (f >= 0 && f != static_cast<int64_t>(d) &&
+          dag.edges[d].src != after_call) {
+        target = prefix + val[f];
+        found = true;
+      }
+      prefix += val[d];
+    }
+    if (found) settled[target] -= count;  // modulo 2^64, like every count
+  }
+  counts->clear();
+  for (const auto& [number, count] : settled)
+    if (count != 0) counts->emplace_hint(counts->end(), number, count);
+  return true;
+}
+
 bool PlanPaths(const Function& fn, const std::vector<bool>& may_cut_block,
                uint64_t max_paths, PathPlan* plan, std::string* error) {
   const uint32_t nb = static_cast<uint32_t>(fn.blocks.size());
@@ -381,6 +445,89 @@ bool PlanPaths(const Function& fn, const std::vector<bool>& may_cut_block,
   *error = "cannot cut the function's paths below " +
            std::to_string(max_paths);
   return false;
+}
+
+bool PlanPathsWeighted(const Function& fn,
+                       const std::vector<bool>& may_cut_block,
+                       const std::vector<uint64_t>& cfg_weights,
+                       uint64_t max_paths, PathPlan* plan,
+                       std::string* error) {
+  const uint32_t nb = static_cast<uint32_t>(fn.blocks.size());
+  if (max_paths == 0) max_paths = 1;
+  auto may_cut = [&](uint32_t b) {
+    if (b == kEntryBlock || b == kExitBlock || b >= nb) return false;
+    return may_cut_block.empty() || (b < may_cut_block.size() &&
+                                     may_cut_block[b]);
+  };
+  const std::vector<uint32_t> back = FindBackEdges(fn);
+  // The cuts so far: back edges (minus those into cut blocks), blocks.
+  std::vector<bool> cut(nb, false);
+  auto cuts_of = [&]() {
+    PathCuts c;
+    for (uint32_t i : back)
+      if (!cut[fn.edges[i].dst]) c.edges.push_back(i);
+    for (uint32_t b = 0; b < nb; ++b)
+      if (cut[b]) c.blocks.push_back(b);
+    return c;
+  };
+  PathDag dag;
+  if (!BuildPathDag(fn, cuts_of(), &dag, error)) return false;
+  u128 total = CountPaths128(dag)[kEntryBlock];
+  if (total > (static_cast<u128>(1) << 120)) {
+    // Beyond what the estimates below handle well: coarse cuts first.
+    PathPlan coarse;
+    if (!PlanPaths(fn, may_cut_block, kMaxInstrumentedPaths, &coarse, error))
+      return false;
+    for (uint32_t b : coarse.cuts.blocks) cut[b] = true;
+    if (!BuildPathDag(fn, cuts_of(), &dag, error)) return false;
+    total = CountPaths128(dag)[kEntryBlock];
+  }
+  // Estimated frequency of each block: what enters it along path edges.
+  std::vector<long double> freq(nb, 0);
+  for (size_t i = 0; i < fn.edges.size(); ++i) {
+    const Edge& e = fn.edges[i];
+    if (e.dst < nb && IsPathEdge(e))
+      freq[e.dst] += i < cfg_weights.size() ? cfg_weights[i] : 1;
+  }
+  while (total > max_paths) {
+    // Paths from every start to each vertex (in) and from it to an end
+    // (out), in floating point: only to rank the candidates.
+    std::vector<long double> in(dag.n_vertices, 0), out(dag.n_vertices, 0);
+    in[kEntryBlock] = 1;
+    for (uint32_t v : dag.topo)
+      for (uint32_t e : dag.out[v]) in[dag.edges[e].dst] += in[v];
+    out[kExitBlock] = 1;
+    for (size_t k = dag.topo.size(); k-- > 0;) {
+      const uint32_t v = dag.topo[k];
+      for (uint32_t e : dag.out[v]) out[v] += out[dag.edges[e].dst];
+    }
+    const long double t = out[kEntryBlock];
+    uint32_t best = UINT32_MAX;
+    long double best_score = 0;
+    for (uint32_t w = 2; w < nb; ++w) {
+      if (cut[w] || !may_cut(w)) continue;
+      const long double i = in[w], o = out[w];
+      const long double starts = dag.start_edge[w] >= 0 ? 1 : 0;
+      // Paths through w become prefixes ending at w and suffixes from it.
+      const long double after = t - i * o + (i - starts) + o;
+      if (!(after < t) || after < 1) continue;
+      const long double score = (logl(t) - logl(after)) / (freq[w] + 1);
+      if (score > best_score) {
+        best_score = score;
+        best = w;
+      }
+    }
+    if (best == UINT32_MAX) {
+      // No single cut helps: take the coarse planner's cuts.
+      return PlanPaths(fn, may_cut_block, max_paths, plan, error);
+    }
+    cut[best] = true;
+    if (!BuildPathDag(fn, cuts_of(), &dag, error)) return false;
+    total = CountPaths128(dag)[kEntryBlock];
+  }
+  plan->cuts = cuts_of();
+  plan->n_paths = static_cast<uint64_t>(total);
+  return true;
 }
 
 bool PlaceIncrements(const Function& fn, const PathDag& dag,
@@ -502,6 +649,115 @@ bool PlaceIncrements(const Function& fn, const PathDag& dag,
     out->inc[e] = pot[d.src] + out->val[e] - pot[d.dst];
   }
   return true;
+}
+
+std::vector<CountedLoop> FindCountedLoops(const Function& fn,
+                                          const PathDag& dag,
+                                          const PathCuts& cuts,
+                                          const PathIncrements& inc,
+                                          const std::vector<bool>& excluded) {
+  std::vector<CountedLoop> loops;
+  const uint32_t nb = dag.n_blocks;
+  if (cuts.edges.empty()) return loops;
+  std::vector<bool> cut_block(nb, false);
+  for (uint32_t b : cuts.blocks) cut_block[b] = true;
+  std::vector<uint32_t> back_into(nb, 0);  // cut edges per target
+  for (uint32_t i : cuts.edges) ++back_into[fn.edges[i].dst];
+  std::vector<std::vector<uint32_t>> preds(nb), succs(nb);
+  for (uint32_t i = 0; i < fn.edges.size(); ++i) {
+    const Edge& e = fn.edges[i];
+    if (e.src >= nb || e.dst >= nb) continue;
+    preds[e.dst].push_back(i);
+    succs[e.src].push_back(i);
+  }
+  std::vector<uint8_t> in_loop(nb, 0);
+  for (uint32_t back : cuts.edges) {
+    const uint32_t u = fn.edges[back].src, h = fn.edges[back].dst;
+    if (back_into[h] != 1 || cut_block[h] || h >= nb) continue;
+    // The natural loop: h and every block reaching u without passing h.
+    std::vector<uint32_t> body{h};
+    std::fill(in_loop.begin(), in_loop.end(), 0);
+    in_loop[h] = 1;
+    if (!in_loop[u]) {
+      in_loop[u] = 1;
+      body.push_back(u);
+    }
+    for (size_t k = 1; k < body.size(); ++k)
+      for (uint32_t i : preds[body[k]]) {
+        const uint32_t x = fn.edges[i].src;
+        if (!IsPathEdge(fn.edges[i]) || (fn.edges[i].flags & kEdgeFake) ||
+            in_loop[x])
+          continue;
+        in_loop[x] = 1;
+        body.push_back(x);
+      }
+    bool ok = true;
+    CountedLoop loop;
+    loop.header = h;
+    loop.back_edge = back;
+    for (uint32_t x : body) {
+      if (x == kEntryBlock || cut_block[x] || (x != h && back_into[x]) ||
+          (x < excluded.size() && excluded[x]))
+        ok = false;
+      for (uint32_t i : preds[x]) {
+        const Edge& e = fn.edges[i];
+        if (e.flags & (kEdgeAbnormal | kEdgeIgnored | kEdgeEh))
+          ok = false;
+        else if (!in_loop[e.src] && (x != h || (e.flags & kEdgeFake)))
+          ok = false;  // a second entry, or an abnormal re-entry
+        else if (!in_loop[e.src])
+          loop.entries.push_back(i);
+      }
+      for (uint32_t i : succs[x]) {
+        const Edge& e = fn.edges[i];
+        if (e.flags & (kEdgeAbnormal | kEdgeIgnored | kEdgeEh)) ok = false;
+        if (e.flags & kEdgeFake) continue;  // a call that always returns
+        if (!in_loop[e.dst]) loop.exits.push_back(i);
+      }
+      if (!ok) break;
+    }
+    if (!ok || loop.entries.empty()) continue;
+    // Exactly one DAG path from h to the back edge: count paths to u
+    // within the loop (saturating at 2), in reverse topological order.
+    std::vector<uint8_t> to_u(dag.n_vertices, 0);
+    for (size_t k = dag.topo.size(); k-- > 0;) {
+      const uint32_t v = dag.topo[k];
+      if (v >= nb || !in_loop[v]) continue;
+      unsigned n = v == u ? 1 : 0;
+      for (uint32_t d : dag.out[v]) {
+        const DagEdge& de = dag.edges[d];
+        if (de.kind == DagEdge::kCfg && de.dst < nb && in_loop[de.dst] &&
+            de.dst != h)
+          n += to_u[de.dst];
+      }
+      to_u[v] = static_cast<uint8_t>(std::min(2u, n));
+    }
+    if (to_u[h] != 1) continue;
+    // Walk it, summing the increments, then the back edge's own.
+    uint64_t c = 0;
+    for (uint32_t v = h; v != u;) {
+      uint32_t next = UINT32_MAX;
+      for (uint32_t d : dag.out[v]) {
+        const DagEdge& de = dag.edges[d];
+        if (de.kind == DagEdge::kCfg && de.dst < nb && in_loop[de.dst] &&
+            de.dst != h && to_u[de.dst] == 1) {
+          c += inc.inc[d];
+          next = de.dst;
+          break;
+        }
+      }
+      if (next == UINT32_MAX) break;  // cannot happen: to_u[v] == 1
+      v = next;
+    }
+    c += inc.inc[dag.dag_edge_of_cfg[back]];
+    loop.start = inc.inc[dag.start_edge[h]];
+    loop.first_offset = c;
+    loop.iteration = loop.start + c;
+    std::sort(loop.entries.begin(), loop.entries.end());
+    std::sort(loop.exits.begin(), loop.exits.end());
+    loops.push_back(std::move(loop));
+  }
+  return loops;
 }
 
 }  // namespace ballarus

@@ -18,8 +18,9 @@
 //   kCutEnd   for every cut block w, the dummy w_in->EXIT.
 // Cut edges are the retreating edges of a depth-first search from ENTRY
 // (FindBackEdges), so irreducible regions are handled; cut blocks are
-// chosen by PlanPaths when a function would have more than 2^63 - 1 paths,
-// so that every function is profiled with a 64-bit path register.
+// chosen by PlanPathsWeighted (the plugin: down to path-table-max paths, so
+// that every function fits a dense table) or PlanPaths (down to any limit,
+// e.g. 2^63 - 1 for a 64-bit path register).
 //
 // Out-edge order (which decides the numbering): a block's kCfg/kBackEnd
 // edges in model edge order; ENTRY's kCfg edges, then its kStart edges by
@@ -40,6 +41,7 @@
 #include <gmpxx.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -130,6 +132,24 @@ std::vector<uint32_t> PathBlocks(const PathDag& dag,
 void AddPathToEdgeCounts(const PathDag& dag, const std::vector<uint32_t>& edges,
                          uint64_t count, std::vector<uint64_t>* edge_counts);
 
+// Early termination with kept pre-counts (core/metadata.h
+// kPathFlagPrecountsKept).  A call block u whose fake edge u->EXIT is in
+// `precount_edges` (model edges) counts, before its call, the path that
+// would end there if the call never returned -- and nothing undoes that
+// count when the call returns.  Each execution that reaches such a call and
+// returns from it goes on to exactly one next counted event on its path:
+// the pre-count of the next such call, or the path's end.  So the true
+// count of the truncated path X (ending at u's fake edge) is its stored
+// count minus the stored counts of the events whose last pre-counting call
+// before their end is u reached by X's prefix.  SettlePrecounts applies
+// that to `counts` (path number -> stored count, modulo 2^64; numbers below
+// the DAG's total): on return they are the true counts, zeros dropped.
+// False with *error if a pre-count edge is not a fake DAG edge into EXIT.
+bool SettlePrecounts(const PathDag& dag, const PathNumbering& num,
+                     const Function& fn,
+                     const std::vector<uint32_t>& precount_edges,
+                     std::map<uint64_t, uint64_t>* counts, std::string* error);
+
 // Chooses the cuts for instrumentation: FindBackEdges, plus cut blocks
 // (greedily, the successor with the most paths, among blocks with
 // may_cut_block[b]; empty vector = every block but ENTRY/EXIT) until the
@@ -146,6 +166,20 @@ struct PathPlan {
 bool PlanPaths(const Function& fn, const std::vector<bool>& may_cut_block,
                uint64_t max_paths, PathPlan* plan, std::string* error);
 
+// As PlanPaths, but cuts where it costs least at run time: every entry into
+// a cut block ends a path (one more count), so among the blocks whose cut
+// reduces the number of paths it picks, one at a time, the one with the
+// largest reduction (in log scale) per unit of estimated frequency (the
+// block's incoming cfg_weights, parallel to fn.edges; empty = uniform),
+// until the function has at most max_paths paths.  A function with too
+// many paths for 128-bit counts is first cut by PlanPaths at 2^63 - 1; if
+// no single cut helps any more (greedy is not exhaustive), PlanPaths'
+// result is taken instead, so it succeeds whenever PlanPaths does.
+bool PlanPathsWeighted(const Function& fn,
+                       const std::vector<bool>& may_cut_block,
+                       const std::vector<uint64_t>& cfg_weights,
+                       uint64_t max_paths, PathPlan* plan, std::string* error);
+
 // Increments for a DAG with at most kMaxInstrumentedPaths paths.
 struct PathIncrements {
   uint64_t n_paths = 0;
@@ -161,6 +195,44 @@ struct PathIncrements {
 bool PlaceIncrements(const Function& fn, const PathDag& dag,
                      const std::vector<uint64_t>& cfg_weights,
                      PathIncrements* out, std::string* error);
+
+// Loops counted without a memory update per iteration.  Every iteration
+// of a loop ends a path at its back edge (count[r + a]++; r = b), a counter
+// update with an index GCC cannot keep in a register.  For a loop whose
+// iterations all take one path -- header h, one latch u, exactly one DAG
+// path from h to the back edge u->h -- every iteration but the first ends
+// the same path K, and the first ends the path s + (K - b) where s is the
+// register on entering the loop (b = Inc of the dummy ENTRY->h).  Such a
+// loop counts its iterations in a local n instead:
+//   on each entry edge (after its own increment):  s = r; r = b; n = 0
+//   on the back edge:                              n += 1; r = b
+//   on each exit edge (before anything else that counts):
+//       count[s + first_offset] += (n != 0); count[K] += n - (n != 0);
+//       if (n == 0) r += s - b     (the register as if never reset)
+// so the counts are exactly those of Ball-Larus' instrumentation; GCC
+// keeps n in a register, or computes it from the loop's induction
+// variable.  A loop qualifies only if nothing can leave it but its exit
+// edges: its blocks are entered from outside only at h (single entry, so
+// s and n are set), hold no cut block and no other loop's header, have no
+// abnormal or EH edges and no fake ENTRY edges, and none of them is
+// `excluded` (the caller excludes pre-counting calls and computed gotos:
+// their fake EXIT edges would leave the loop with n unsaved).  Fake EXIT
+// edges of calls that always return stay allowed.
+struct CountedLoop {
+  uint32_t header = 0;
+  uint32_t back_edge = 0;          // model edge latch->header (a cut edge)
+  std::vector<uint32_t> entries;   // model edges into header from outside
+  std::vector<uint32_t> exits;     // model edges from the loop to outside
+                                   // (EXIT included), not fake
+  uint64_t start = 0;         // b: the register at h on a path starting there
+  uint64_t iteration = 0;     // K: the number of the one path h .. back edge
+  uint64_t first_offset = 0;  // K - b (modulo 2^64)
+};
+std::vector<CountedLoop> FindCountedLoops(const Function& fn,
+                                          const PathDag& dag,
+                                          const PathCuts& cuts,
+                                          const PathIncrements& inc,
+                                          const std::vector<bool>& excluded);
 
 }  // namespace ballarus
 

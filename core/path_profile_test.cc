@@ -1621,5 +1621,440 @@ TEST(PlanPaths, RandomLargeCfgs) {
   EXPECT_GT(cut, 30);
 }
 
+// ---------------------------------------------------------------------------
+// Kept pre-counts (SettlePrecounts).
+
+// A loop whose body calls a function that may not return (block 3, fake
+// edge 3->EXIT): 0->2 2->3 3->4 4->2 (back) 4->5 5->EXIT, 3->EXIT fake.
+// Paths (back edge 4->2 cut): from ENTRY 2 3 {EXIT | 4 back | 4 5 EXIT},
+// from 2 (after the back edge) the same.  Three iterations, the third
+// call exits the program: true paths "ENTRY 2 3 4 back" once, "2 3 4 back"
+// once, "2 3 EXIT(fake)" once.  Stored with kept pre-counts: every call
+// reached pre-counted its prefix (3 times), every completed path counted.
+TEST(SettlePrecounts, LoopWhoseThirdCallExits) {
+  const Function f = Make(6, {{0, 2, kEdgeFallthru},
+                              {2, 3, kEdgeFallthru},
+                              {3, 4, kEdgeFallthru},
+                              {3, 1, kEdgeFake},
+                              {4, 2, kEdgeTrue},
+                              {4, 5, kEdgeFalse},
+                              {5, 1, kEdgeFallthru}});
+  PathCuts cuts;
+  cuts.edges = FindBackEdges(f);
+  ASSERT_EQ(cuts.edges, (U{4}));
+  PathDag dag;
+  std::string err;
+  ASSERT_TRUE(BuildPathDag(f, cuts, &dag, &err)) << err;
+  const PathNumbering num = NumberPaths(dag);
+  // NP: 5 = 1, 4 = back + 5 = 2, 3 = 4 + fake = 3, 2 = 3, ENTRY = 2 (via
+  // 0->2) + 3 (start at 2) = 6.  Val: 3->4 = 0, 3->EXIT = NP(4) = 2;
+  // 4->back 0, 4->5 1; ENTRY->2 0, start->2 3.
+  ASSERT_EQ(num.total(), 6);
+  EXPECT_EQ(BlocksOf(dag, num, 0), (U{0, 2, 3, 4}));     // ENTRY .. back
+  EXPECT_EQ(BlocksOf(dag, num, 1), (U{0, 2, 3, 4, 5, 1}));
+  EXPECT_EQ(BlocksOf(dag, num, 2), (U{0, 2, 3, 1}));     // call exited
+  EXPECT_EQ(BlocksOf(dag, num, 3), (U{2, 3, 4}));        // 2 .. back
+  EXPECT_EQ(BlocksOf(dag, num, 5), (U{2, 3, 1}));        // call exited
+  // Stored: pre-count of "ENTRY 2 3" (2) once, of "2 3" (5) twice; path 0
+  // once, path 3 once.
+  std::map<uint64_t, uint64_t> counts{{0, 1}, {2, 1}, {3, 1}, {5, 2}};
+  ASSERT_TRUE(SettlePrecounts(dag, num, f, {3}, &counts, &err)) << err;
+  // Path 0 went on past the first call: 2 loses it (0 left, dropped);
+  // path 3 went on past a call reached from 2: 5 keeps 2 - 1.
+  EXPECT_EQ(counts, (std::map<uint64_t, uint64_t>{{0, 1}, {3, 1}, {5, 1}}));
+  // The path-derived edge counts are then the edge profile: 3->EXIT once.
+  std::vector<uint64_t> edge_counts(f.edges.size(), 0);
+  Path p;
+  for (const auto& [id, n] : counts) {
+    ASSERT_TRUE(DecodePath(dag, num, Z(id), &p));
+    AddPathToEdgeCounts(dag, p, n, &edge_counts);
+  }
+  EXPECT_EQ(edge_counts, (std::vector<uint64_t>{1, 3, 2, 1, 2, 0, 0}));
+
+  // A truncated path with no pre-count stored but a continuation: the
+  // residue goes negative (verify reports it), nothing is lost.
+  counts = {{0, 1}};
+  ASSERT_TRUE(SettlePrecounts(dag, num, f, {3}, &counts, &err)) << err;
+  EXPECT_EQ(counts, (std::map<uint64_t, uint64_t>{{0, 1}, {2, Neg(1)}}));
+  // Not a fake edge into EXIT: refused.
+  EXPECT_FALSE(SettlePrecounts(dag, num, f, {2}, &counts, &err));
+  EXPECT_NE(err.find("pre-count edge 2"), std::string::npos) << err;
+}
+
+// Random CFGs with random calls that may not return and random cuts: the
+// stored counts are simulated forward from random true path counts (every
+// pre-counting block a path reaches counts its prefix, every path not cut
+// short counts itself), and settling must give the true counts back.
+TEST(SettlePrecounts, RandomCfgsAgainstForwardSimulation) {
+  std::mt19937_64 rng(0x5e771e);
+  int checked = 0, with_precounts = 0, with_cut_blocks = 0;
+  for (int g = 0; g < 300; ++g) {
+    SCOPED_TRACE("graph " + std::to_string(g));
+    Function f = RandomCfg(rng, /*well_formed=*/true);
+    const uint32_t nb = static_cast<uint32_t>(f.blocks.size());
+    // Calls that may not return: fake edges block->EXIT (one per block).
+    std::vector<bool> fake(nb, false);
+    for (const Edge& e : f.edges)
+      if ((e.flags & kEdgeFake) && e.dst == kExitBlock) fake[e.src] = true;
+    for (uint32_t b = 2; b < nb; ++b)
+      if (!fake[b] && rng() % 2) {
+        f.edges.push_back(Edge{b, kExitBlock, kEdgeFake, kNoCounter});
+        fake[b] = true;
+      }
+    std::stable_sort(f.edges.begin(), f.edges.end(),
+                     [](const Edge& a, const Edge& b) { return a.src < b.src; });
+    U precount;
+    for (uint32_t i = 0; i < f.edges.size(); ++i)
+      if ((f.edges[i].flags & kEdgeFake) && f.edges[i].dst == kExitBlock &&
+          f.edges[i].src != kEntryBlock && rng() % 4 != 0)
+        precount.push_back(i);
+    PathPlan plan;
+    std::string err;
+    // Half the graphs cut at blocks too (any limit >= |path edges| plans).
+    const uint64_t limit = rng() % 2 ? kMaxInstrumentedPaths
+                                     : CountPathEdges(f) + rng() % 3;
+    if (!PlanPaths(f, {}, limit, &plan, &err)) continue;
+    PathDag dag;
+    ASSERT_TRUE(BuildPathDag(f, plan.cuts, &dag, &err)) << err;
+    const PathNumbering num = NumberPaths(dag);
+    std::vector<Path> paths;
+    if (!AllPaths(dag, CountByDp(dag), 2000, &paths)) continue;
+    std::vector<int64_t> fake_of(dag.n_vertices, -1);
+    for (uint32_t e : precount)
+      if (dag.dag_edge_of_cfg[e] >= 0)
+        fake_of[dag.edges[dag.dag_edge_of_cfg[e]].src] =
+            dag.dag_edge_of_cfg[e];
+    std::map<uint64_t, uint64_t> truth, stored;
+    for (const Path& p : paths) {
+      if (rng() % 3 == 0) continue;
+      const uint64_t n = 1 + rng() % 5;
+      truth[Low64(EncodePath(num, p))] += n;
+      mpz_class prefix = 0;
+      bool cut_short = false;
+      for (uint32_t d : p) {
+        const int64_t fk = fake_of[dag.edges[d].src];
+        if (fk >= 0) {  // the call is reached: its pre-count runs
+          stored[Low64(prefix + num.val[fk])] += n;
+          cut_short = fk == static_cast<int64_t>(d);
+        }
+        prefix += num.val[d];
+      }
+      if (!cut_short) stored[Low64(prefix)] += n;  // the path's own end
+    }
+    with_precounts += !precount.empty();
+    with_cut_blocks += !plan.cuts.blocks.empty();
+    ASSERT_TRUE(SettlePrecounts(dag, num, f, precount, &stored, &err)) << err;
+    EXPECT_EQ(stored, truth);
+    ++checked;
+  }
+  EXPECT_GT(checked, 250);
+  EXPECT_GT(with_precounts, 200);
+  EXPECT_GT(with_cut_blocks, 30);
+}
+
+// ---------------------------------------------------------------------------
+// PlanPathsWeighted: cuts where the estimated frequencies are low.
+
+// Twenty diamonds (2^20 paths) whose false arms are cold: edges into the
+// false arm weigh 1, into the true arm 999, into a head 1000.  Cutting a
+// cold arm costs one count per (rare) entry; cutting a head one per
+// execution.  Under 4096 paths the weighted plan cuts cold arms only;
+// PlanPaths (unweighted) cuts heads.
+TEST(PlanPathsWeighted, CutsColdArmsNotHotHeads) {
+  const uint32_t n = 20;
+  const Function f = DiamondChain(n);
+  std::vector<uint64_t> w(f.edges.size());
+  std::vector<uint64_t> freq(f.blocks.size(), 0);
+  for (size_t i = 0; i < f.edges.size(); ++i) {
+    const Edge& e = f.edges[i];
+    const bool cold_arm = e.dst >= 2 && (e.dst - 2) % 3 == 2;
+    const bool hot_arm = e.dst >= 2 && (e.dst - 2) % 3 == 1;
+    w[i] = cold_arm ? 1 : hot_arm ? 999 : e.src == kEntryBlock ? 1000
+           : e.dst == kExitBlock ? 1000 : e.src % 3 == 0 ? 999 : 1;
+    freq[e.dst] += w[i];
+  }
+  for (uint32_t h = 5; h < 2 + 3 * n; h += 3) ASSERT_EQ(freq[h], 1000u) << h;
+  PathPlan weighted, plain;
+  std::string err;
+  ASSERT_TRUE(PlanPathsWeighted(f, {}, w, 4096, &weighted, &err)) << err;
+  ASSERT_TRUE(PlanPaths(f, {}, 4096, &plain, &err)) << err;
+  CheckPlan(f, weighted, {}, 4096, 1);
+  uint64_t cost_weighted = 0, cost_plain = 0;
+  for (uint32_t b : weighted.cuts.blocks) {
+    EXPECT_EQ((b - 2) % 3, 2u) << "block " << b << " is not a cold arm";
+    cost_weighted += freq[b];
+  }
+  for (uint32_t b : plain.cuts.blocks) cost_plain += freq[b];
+  EXPECT_FALSE(weighted.cuts.blocks.empty());
+  EXPECT_LT(cost_weighted, 40u);
+  EXPECT_GE(cost_plain, 1000u);
+  // Uniform weights: the fewest cuts that do it -- one head in the middle
+  // leaves 2^10 + 2^10 paths.
+  ASSERT_TRUE(PlanPathsWeighted(f, {}, {}, 4096, &weighted, &err)) << err;
+  EXPECT_EQ(weighted.cuts.blocks.size(), 1u);
+  EXPECT_EQ(weighted.n_paths, 2048u);
+  // Within the limit already: nothing is cut.
+  ASSERT_TRUE(PlanPathsWeighted(f, {}, w, 1u << 20, &weighted, &err)) << err;
+  EXPECT_TRUE(weighted.cuts.blocks.empty());
+  EXPECT_EQ(weighted.n_paths, 1u << 20);
+}
+
+// The same graphs, masks and limits as PlanPaths: it succeeds in the same
+// cases (the seventy diamonds, random graphs) or more, and every plan is
+// valid.
+TEST(PlanPathsWeighted, SucceedsWherePlanPathsDoes) {
+  std::mt19937_64 rng(0x3e1547);
+  int ok_both = 0, with_cuts = 0, better = 0;
+  auto check = [&](const Function& f, const std::vector<bool>& mask,
+                   uint64_t limit, uint64_t seed) {
+    std::vector<uint64_t> w(f.edges.size());
+    for (uint64_t& x : w) x = rng() % 4 == 0 ? 0 : rng() % 1000;
+    PathPlan a, b;
+    std::string ea, eb;
+    const bool pa = PlanPaths(f, mask, limit, &a, &ea);
+    const bool pb = PlanPathsWeighted(f, mask, w, limit, &b, &eb);
+    // Never worse: it falls back on PlanPaths when stuck (and sometimes
+    // succeeds where PlanPaths' coarse cuts do not).
+    if (pa) {
+      EXPECT_TRUE(pb) << eb;
+    }
+    better += pb && !pa;
+    if (!pb) return;
+    ++ok_both;
+    with_cuts += !b.cuts.blocks.empty();
+    CheckPlan(f, b, mask, limit, seed);
+  };
+  const Function chain = DiamondChain(kDiamonds);
+  for (uint64_t limit : {uint64_t{100}, uint64_t{10000}, uint64_t{1} << 40,
+                         kMaxInstrumentedPaths}) {
+    SCOPED_TRACE("chain, limit " + std::to_string(limit));
+    check(chain, {}, limit, limit);
+  }
+  for (int g = 0; g < 300; ++g) {
+    SCOPED_TRACE("graph " + std::to_string(g));
+    const Function f = RandomCfg(rng, g % 2 == 0);
+    std::vector<bool> mask;
+    if (rng() % 2) {
+      mask.resize(f.blocks.size());
+      for (size_t b = 0; b < mask.size(); ++b) mask[b] = rng() % 3 != 0;
+    }
+    for (uint64_t limit : {uint64_t{1} + rng() % 8, CountPathEdges(f)})
+      check(f, mask, limit, g * 7 + limit);
+  }
+  EXPECT_GT(ok_both, 300);
+  EXPECT_GT(with_cuts, 80);
+  EXPECT_GT(better, 0);
+}
+
+// ---------------------------------------------------------------------------
+// FindCountedLoops: loops whose iterations take one path, counted in a
+// local instead of a memory update per iteration.
+
+// Everything FindCountedLoops needs, for a function cut at its back edges.
+struct Planned {
+  PathCuts cuts;
+  PathDag dag;
+  PathIncrements inc;
+};
+Planned PlanForLoops(const Function& f, const std::vector<uint64_t>& w = {}) {
+  Planned p;
+  std::string err;
+  p.cuts.edges = FindBackEdges(f);
+  EXPECT_TRUE(BuildPathDag(f, p.cuts, &p.dag, &err)) << err;
+  std::vector<uint64_t> weights = w;
+  if (weights.empty()) weights.assign(f.edges.size(), 1);
+  EXPECT_TRUE(PlaceIncrements(f, p.dag, weights, &p.inc, &err)) << err;
+  return p;
+}
+
+TEST(FindCountedLoops, OnePathLoopsOnly) {
+  // ENTRY->2; 2->3 (header) ; 3->4 body, 4->3 back; 3->5 exit; 5->EXIT.
+  const Function simple = Make(6, {{0, 2, kEdgeFallthru},
+                                   {2, 3, kEdgeFallthru},
+                                   {3, 4, kEdgeTrue},
+                                   {3, 5, kEdgeFalse},
+                                   {4, 3, kEdgeFallthru},
+                                   {5, 1, kEdgeFallthru}});
+  Planned p = PlanForLoops(simple);
+  std::vector<CountedLoop> loops =
+      FindCountedLoops(simple, p.dag, p.cuts, p.inc, {});
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].header, 3u);
+  EXPECT_EQ(loops[0].back_edge, 4u);
+  EXPECT_EQ(loops[0].entries, (U{1}));
+  EXPECT_EQ(loops[0].exits, (U{3}));
+  // K is the number of the path "3 4 back": decode it.
+  const PathNumbering num = NumberPaths(p.dag);
+  EXPECT_EQ(BlocksOf(p.dag, num, loops[0].iteration), (U{3, 4}));
+  EXPECT_EQ(loops[0].iteration - loops[0].start, loops[0].first_offset);
+  // The first iteration, from ENTRY: register at the header 0 + Val... its
+  // number is s + first_offset for s the register on entering (here the
+  // increments of 0->2 and 2->3, a tree path: whatever they sum to).
+  Path first;
+  ASSERT_TRUE(DecodePath(p.dag, num, Z(0), &first));
+
+  // An if inside the body: two paths per iteration, not counted.
+  const Function two = Make(7, {{0, 2, kEdgeFallthru},
+                                {2, 3, kEdgeTrue},
+                                {2, 6, kEdgeFalse},
+                                {3, 4, kEdgeTrue},
+                                {3, 5, kEdgeFalse},
+                                {4, 5, kEdgeFallthru},
+                                {5, 2, kEdgeFallthru},
+                                {6, 1, kEdgeFallthru}});
+  p = PlanForLoops(two);
+  EXPECT_TRUE(FindCountedLoops(two, p.dag, p.cuts, p.inc, {}).empty());
+
+  // The simple loop with a call in its body (block 4) that may not return:
+  // excluded by the caller -> not counted; a call that always returns
+  // (same fake edge, not excluded) is fine.
+  Function call = simple;
+  call.edges.insert(call.edges.begin() + 5, Edge{4, 1, kEdgeFake, kNoCounter});
+  p = PlanForLoops(call);
+  std::vector<bool> excluded(6, false);
+  excluded[4] = true;
+  EXPECT_TRUE(FindCountedLoops(call, p.dag, p.cuts, p.inc, excluded).empty());
+  loops = FindCountedLoops(call, p.dag, p.cuts, p.inc, {});
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].exits, (U{3}));  // the fake edge is no exit
+
+  // Nested: the inner one-path loop is counted, the outer is not (it holds
+  // the inner header).  0->2 2->3 3->3 (self loop) 3->4 4->2 (back) 4->5
+  // 5->EXIT.
+  const Function nested = Make(6, {{0, 2, kEdgeFallthru},
+                                   {2, 3, kEdgeFallthru},
+                                   {3, 3, kEdgeTrue},
+                                   {3, 4, kEdgeFalse},
+                                   {4, 2, kEdgeTrue},
+                                   {4, 5, kEdgeFalse},
+                                   {5, 1, kEdgeFallthru}});
+  p = PlanForLoops(nested);
+  loops = FindCountedLoops(nested, p.dag, p.cuts, p.inc, {});
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].header, 3u);
+  EXPECT_EQ(loops[0].entries, (U{1}));
+  EXPECT_EQ(loops[0].exits, (U{3}));
+  EXPECT_EQ(loops[0].first_offset, loops[0].iteration - loops[0].start);
+
+  // Two entries (irreducible): 0->2, 2->3, 2->4, 3->4, 4->3 (back), 4->5.
+  const Function irr = Make(6, {{0, 2, kEdgeFallthru},
+                                {2, 3, kEdgeTrue},
+                                {2, 4, kEdgeFalse},
+                                {3, 4, kEdgeFallthru},
+                                {4, 3, kEdgeTrue},
+                                {4, 5, kEdgeFalse},
+                                {5, 1, kEdgeFallthru}});
+  p = PlanForLoops(irr);
+  EXPECT_TRUE(FindCountedLoops(irr, p.dag, p.cuts, p.inc, {}).empty());
+
+  // An abnormal re-entry into the body (fake ENTRY edge): not counted.
+  Function reentered = simple;
+  reentered.edges.insert(reentered.edges.begin() + 1,
+                         Edge{0, 4, kEdgeFake, kNoCounter});
+  p = PlanForLoops(reentered);
+  EXPECT_TRUE(
+      FindCountedLoops(reentered, p.dag, p.cuts, p.inc, {}).empty());
+}
+
+// The counted-loop instrumentation, simulated on random walks through
+// random CFGs, gives exactly the path counts of the plain Ball-Larus
+// instrumentation (each walk's paths decoded independently as the oracle).
+TEST(FindCountedLoops, SimulatedCountsEqualTruePathCounts) {
+  std::mt19937_64 rng(0x100b5);
+  int graphs_with_loops = 0, loop_runs = 0, multi_iterations = 0;
+  for (int g = 0; g < 400; ++g) {
+    SCOPED_TRACE("graph " + std::to_string(g));
+    const Function f = RandomCfg(rng, /*well_formed=*/true);
+    const uint32_t nb = static_cast<uint32_t>(f.blocks.size());
+    std::vector<uint64_t> w(f.edges.size());
+    for (uint64_t& x : w) x = rng() % 100;
+    Planned p = PlanForLoops(f, w);
+    const PathNumbering num = NumberPaths(p.dag);
+    if (num.total() > Z(1000000)) continue;
+    std::vector<bool> excluded(nb, false);
+    for (const Edge& e : f.edges)
+      if ((e.flags & kEdgeFake) && e.dst == kExitBlock && rng() % 2)
+        excluded[e.src] = true;
+    const std::vector<CountedLoop> loops =
+        FindCountedLoops(f, p.dag, p.cuts, p.inc, excluded);
+    if (loops.empty()) continue;
+    ++graphs_with_loops;
+    // Per model edge: the loops it enters / leaves / closes.
+    std::vector<std::vector<size_t>> enters(f.edges.size()),
+        leaves(f.edges.size());
+    std::vector<int> closes(f.edges.size(), -1);
+    for (size_t l = 0; l < loops.size(); ++l) {
+      for (uint32_t i : loops[l].entries) enters[i].push_back(l);
+      for (uint32_t i : loops[l].exits) leaves[i].push_back(l);
+      closes[loops[l].back_edge] = static_cast<int>(l);
+    }
+    std::vector<bool> is_cut(f.edges.size(), false);
+    for (uint32_t i : p.cuts.edges) is_cut[i] = true;
+    std::vector<std::vector<uint32_t>> succ(nb);
+    for (uint32_t i = 0; i < f.edges.size(); ++i)
+      if (IsPathEdge(f.edges[i]) && !(f.edges[i].flags & kEdgeFake))
+        succ[f.edges[i].src].push_back(i);
+    std::map<uint64_t, uint64_t> truth, counted;
+    for (int walk = 0; walk < 30; ++walk) {
+      // A random walk ENTRY .. EXIT of at most 300 edges.
+      std::vector<uint32_t> edges;
+      uint32_t v = kEntryBlock;
+      while (v != kExitBlock && edges.size() < 300 && !succ[v].empty()) {
+        const uint32_t i = succ[v][rng() % succ[v].size()];
+        edges.push_back(i);
+        v = f.edges[i].dst;
+      }
+      if (v != kExitBlock) continue;
+      // Oracle: the walk's DAG paths, numbered.
+      mpz_class id = 0;
+      for (uint32_t i : edges) {
+        const int64_t d = p.dag.dag_edge_of_cfg[i];
+        id += num.val[d];
+        if (is_cut[i] || f.edges[i].dst == kExitBlock) {
+          ++truth[Low64(id)];
+          if (is_cut[i]) id = num.val[p.dag.start_edge[f.edges[i].dst]];
+        }
+      }
+      // The instrumentation, with counted loops.
+      uint64_t r = 0;
+      std::vector<uint64_t> s(loops.size(), 0), n(loops.size(), 0);
+      for (uint32_t i : edges) {
+        const uint64_t a = p.inc.inc[p.dag.dag_edge_of_cfg[i]];
+        for (size_t l : leaves[i]) {
+          const CountedLoop& L = loops[l];
+          const uint64_t went_round = n[l] != 0;
+          counted[s[l] + L.first_offset] += went_round;
+          counted[L.iteration] += n[l] - went_round;
+          if (!went_round) r += s[l] - L.start;
+          loop_runs += 1;
+          multi_iterations += n[l] > 1;
+        }
+        const Edge& e = f.edges[i];
+        if (closes[i] >= 0) {
+          ++n[closes[i]];
+          r = loops[closes[i]].start;
+        } else if (is_cut[i]) {
+          ++counted[r + a];
+          r = p.inc.inc[p.dag.start_edge[e.dst]];
+        } else {
+          r = e.src == kEntryBlock ? a : r + a;
+          if (e.dst == kExitBlock) ++counted[r];
+        }
+        for (size_t l : enters[i]) {
+          s[l] = r;
+          r = loops[l].start;
+          n[l] = 0;
+        }
+      }
+    }
+    for (auto it = counted.begin(); it != counted.end();)
+      it = it->second == 0 ? counted.erase(it) : std::next(it);
+    EXPECT_EQ(counted, truth);
+  }
+  EXPECT_GT(graphs_with_loops, 40);
+  EXPECT_GT(loop_runs, 500);
+  EXPECT_GT(multi_iterations, 100);
+}
+
 }  // namespace
 }  // namespace ballarus

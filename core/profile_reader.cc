@@ -86,6 +86,17 @@ bool LoadPaths(const Function& f, const PathInfo& info, const RecordOffsets& at,
       }
     }
   }
+  for (const auto& [number, count] : out->counts)
+    out->updates = ballarus_count_add(out->updates, count);
+  if (info.flags & kPathFlagPrecountsKept) {
+    // The stored count of a path cut short at a pre-counting call also
+    // counts the executions that went on past the call: subtract them.
+    if (!SettlePrecounts(out->dag, out->numbering, f, info.precount_edges,
+                         &out->counts, &err)) {
+      *error = where + err;
+      return false;
+    }
+  }
   out->derived.assign(f.edges.size(), 0);
   for (const auto& [number, count] : out->counts) {
     std::vector<uint32_t>& edges =

@@ -63,6 +63,10 @@ struct LoadedPaths {
   std::vector<uint64_t> derived;
   // Sum of all in-range counts (modulo 2^64).
   uint64_t total = 0;
+  // Sum of the in-range counts as stored (modulo 2^64): the counter updates
+  // the run executed, one per path end plus, with kPathFlagPrecountsKept,
+  // one per pre-counted call (`counts` are settled: SettlePrecounts).
+  uint64_t updates = 0;
 
   bool early_termination() const {
     return (info.flags & kPathFlagEarlyTermination) != 0;

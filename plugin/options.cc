@@ -39,14 +39,19 @@ const char kHelp[] =
     "  mode=edge,path      both in one build: one run yields an edge and a\n"
     "                      path profile (ballarus-reconstruct verify checks\n"
     "                      one against the other)\n"
-    "  path-table-max=N    functions with at most N paths count them in a\n"
-    "                      dense array (N+1 counters); more paths go to an\n"
-    "                      exact, thread-safe runtime hash table (default\n"
-    "                      4096)\n"
-    "  early-termination=on|off  count paths cut short by exit(), longjmp or\n"
-    "                      an exception at the call that did not return\n"
-    "                      (default on; costs two counter updates per call\n"
-    "                      that may not return; off loses those paths)\n"
+    "  path-table-max=N    every function counts its paths in a dense array\n"
+    "                      of at most N+1 counters (default 4096): one with\n"
+    "                      more paths is cut at cold blocks until it fits;\n"
+    "                      0 puts every function in the runtime hash table\n"
+    "  path-storage=dense|hash  hash: functions with more than path-table-max\n"
+    "                      paths go to an exact, thread-safe runtime hash\n"
+    "                      table instead of being cut (default dense)\n"
+    "  early-termination=on|off|undo  count paths cut short by exit(),\n"
+    "                      longjmp or an exception at the call that did not\n"
+    "                      return (default on: one counter update before each\n"
+    "                      call that may not return, which ballarus-reconstruct\n"
+    "                      settles; undo: also one after it returns, undoing\n"
+    "                      it; off loses those paths)\n"
     "  weights=heuristic   spanning-tree weights from the Ball-Larus static\n"
     "                      estimate (default): counters land on cold edges\n"
     "  weights=gcc         GCC's own guessed edge frequencies (falls back to\n"
@@ -156,16 +161,98 @@ bool ParseOptions(const plugin_name_args* info) {
       }
       continue;
     }
+    if (k == "path-hoist") {
+      std::string v = value ? value : "";
+      if (v == "on" || v == "off") {
+        g_options.path_hoist = v == "on";
+      } else {
+        error("ballarus: unknown value %qs for "
+              "%<-fplugin-arg-ballarus-path-hoist%> (expected on or off)",
+              v.c_str());
+        ok = false;
+      }
+      continue;
+    }
+    if (k == "path-loops") {
+      std::string v = value ? value : "";
+      if (v == "on" || v == "off" || v == "profile") {
+        g_options.path_loops = v == "on"    ? Options::PathLoops::kOn
+                               : v == "off" ? Options::PathLoops::kOff
+                                            : Options::PathLoops::kProfile;
+      } else {
+        error("ballarus: unknown value %qs for "
+              "%<-fplugin-arg-ballarus-path-loops%> (expected profile, on or "
+              "off)",
+              v.c_str());
+        ok = false;
+      }
+      continue;
+    }
+    if (k == "path-register") {
+      std::string v = value ? value : "";
+      if (v == "pointer" || v == "number") {
+        g_options.path_pointer = v == "pointer";
+      } else {
+        error("ballarus: unknown value %qs for "
+              "%<-fplugin-arg-ballarus-path-register%> (expected pointer or "
+              "number)",
+              v.c_str());
+        ok = false;
+      }
+      continue;
+    }
+    if (k == "path-signed") {
+      std::string v = value ? value : "";
+      if (v == "on" || v == "off") {
+        g_options.path_signed = v == "on";
+      } else {
+        error("ballarus: unknown value %qs for "
+              "%<-fplugin-arg-ballarus-path-signed%> (expected on or off)",
+              v.c_str());
+        ok = false;
+      }
+      continue;
+    }
+    if (k == "path-returns") {
+      std::string v = value ? value : "";
+      if (v == "on" || v == "off") {
+        g_options.path_returns = v == "on";
+      } else {
+        error("ballarus: unknown value %qs for "
+              "%<-fplugin-arg-ballarus-path-returns%> (expected on or off)",
+              v.c_str());
+        ok = false;
+      }
+      continue;
+    }
+    if (k == "path-storage") {
+      std::string v = value ? value : "";
+      if (v == "dense" || v == "hash") {
+        g_options.path_storage_hash = v == "hash";
+      } else {
+        error("ballarus: unknown value %qs for "
+              "%<-fplugin-arg-ballarus-path-storage%> (expected dense or "
+              "hash)",
+              v.c_str());
+        ok = false;
+      }
+      continue;
+    }
     if (k == "early-termination") {
       std::string v = value ? value : "on";
       if (v == "on" || v == "1") {
         g_options.early_termination = true;
+        g_options.early_termination_undo = false;
+      } else if (v == "undo") {
+        g_options.early_termination = true;
+        g_options.early_termination_undo = true;
       } else if (v == "off" || v == "0") {
         g_options.early_termination = false;
+        g_options.early_termination_undo = false;
       } else {
         error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-early-termination%> (expected on or "
-              "off)",
+              "%<-fplugin-arg-ballarus-early-termination%> (expected on, off "
+              "or undo)",
               v.c_str());
         ok = false;
       }

@@ -28,7 +28,30 @@ struct Options {
   Mode mode = Mode::kEdge;  // edge counters: naive, edge, or none (path only)
   bool paths = false;       // Ball-Larus path profiling
   uint64_t path_table_max = 4096;
+  // path-storage=hash: functions above path_table_max count their paths in
+  // the runtime's hash table instead of being cut to fit a dense one.
+  bool path_storage_hash = false;
+  // path-hoist=off: path ends stay where they are (for comparison).
+  bool path_hoist = true;
+  // path-returns=off: pre-count before every call that may not return,
+  // even to functions of the TU that always return (for comparison).
+  bool path_returns = true;
+  // path-signed=off: an unsigned path register everywhere (for comparison).
+  bool path_signed = true;
+  // path-register=pointer (default): in a dense table, the path register is
+  // the address of the counter of the path so far; number: the path
+  // number, counted at counters[base + min(r, n_paths)].
+  bool path_pointer = true;
+  // path-loops: loops whose iterations take one path count them in locals
+  // (core FindCountedLoops) -- kProfile: only where an earlier profile
+  // (weights=profile=) shows at least 8 iterations per entry; kOn: wherever
+  // the weights say the loop iterates; kOff: never.
+  enum class PathLoops { kProfile, kOn, kOff };
+  PathLoops path_loops = PathLoops::kProfile;
   bool early_termination = true;
+  // early-termination=undo: the pre-count is undone when the call returns
+  // (the scheme before pre-counts were kept; for comparison in bench).
+  bool early_termination_undo = false;
   WeightKind weights = WeightKind::kHeuristic;
   std::string profile_path;
   Update update = Update::kDefault;

@@ -50,6 +50,7 @@
 #include "plugin/path_emit.h"
 #include "plugin/path_plan.h"
 #include "plugin/reentry.h"
+#include "plugin/path_returns.h"
 #include "plugin/tu_emit.h"
 
 namespace ballarus::plugin {
@@ -72,17 +73,20 @@ struct FunctionWork {
 // weight 0: they are as cold as edges get.
 std::vector<uint64_t> GraphEdgeWeights(const ballarus::Function& fn,
                                        const std::vector<edge>& gcc_edges,
-                                       uint64_t tu_identity);
+                                       uint64_t tu_identity,
+                                       bool* measured = nullptr);
 
+// *measured: the weights are an earlier profile's exact counts.
 std::vector<uint64_t> EdgeWeights(const ballarus::Function& fn,
                                   const std::vector<edge>& gcc_edges,
-                                  uint64_t tu_identity) {
+                                  uint64_t tu_identity, bool* measured) {
+  *measured = false;
   std::vector<size_t> kept;
   for (size_t i = 0; i < fn.edges.size(); ++i)
     if (!(fn.edges[i].flags & ballarus::kEdgeReentry)) kept.push_back(i);
   if (kept.size() == fn.edges.size() ||
       g_options.weights == WeightKind::kProfile)
-    return GraphEdgeWeights(fn, gcc_edges, tu_identity);
+    return GraphEdgeWeights(fn, gcc_edges, tu_identity, measured);
   ballarus::Function g = fn;
   g.edges.clear();
   std::vector<edge> g_edges;
@@ -98,7 +102,7 @@ std::vector<uint64_t> EdgeWeights(const ballarus::Function& fn,
 
 std::vector<uint64_t> GraphEdgeWeights(const ballarus::Function& fn,
                                        const std::vector<edge>& gcc_edges,
-                                       uint64_t tu_identity) {
+                                       uint64_t tu_identity, bool* measured) {
   WeightKind kind = g_options.weights;
   if (kind == WeightKind::kProfile) {
     std::vector<uint64_t> counts;
@@ -107,6 +111,7 @@ std::vector<uint64_t> GraphEdgeWeights(const ballarus::Function& fn,
         counts.size() == fn.edges.size()) {
       if (dump_file) fprintf(dump_file, "  weights: profile counts\n");
       for (uint64_t& c : counts) c = ballarus_sat_add(c, 1);
+      if (measured) *measured = true;
       return counts;
     }
     if (dump_file)
@@ -142,17 +147,20 @@ std::vector<uint64_t> GraphEdgeWeights(const ballarus::Function& fn,
 // Analyses cfun: prepares the CFG, fills `fn`, chooses counters.
 void AnalyseFunction(ballarus::Function* fn, FileTable* files,
                      const ReentryCallees& callees, uint64_t tu_identity,
+                     const ReturningCallees& returning,
                      uint64_t* next_counter, uint64_t* next_hash,
                      FunctionWork* work) {
   std::vector<edge> gcc_edges;  // parallel to fn->edges
   PrepareAndRecordFunction(fn, files, callees, &gcc_edges, &work->reentry);
 
   std::vector<uint64_t> weights;
+  bool measured = false;
   if (g_options.mode == Mode::kEdge || g_options.paths)
-    weights = EdgeWeights(*fn, gcc_edges, tu_identity);
+    weights = EdgeWeights(*fn, gcc_edges, tu_identity, &measured);
   PlaceEdgeCounters(fn, gcc_edges, weights, next_counter, &work->counters);
   if (g_options.paths)
-    PlanPathProfiling(fn, gcc_edges, weights, work->reentry, next_counter,
+    PlanPathProfiling(fn, gcc_edges, weights, measured, work->reentry,
+                      returning, next_counter,
                       next_hash, &work->path);
   // The fake edges have served: gcov removes them before instrumenting too.
   remove_fake_edges();
@@ -198,6 +206,16 @@ unsigned int ExecuteBallarus() {
   const uint64_t tu_identity = ballarus::TuIdentity(tu);
   ReentryCallees callees;
   callees.Compute();
+  // Path mode's early termination: the TU's functions that always return
+  // (path_returns.cc) need no pre-count at their calls.
+  ReturningCallees returning;
+  if (g_options.paths && g_options.early_termination &&
+      g_options.path_returns) {
+    returning.Compute();
+    if (dump_file)
+      fprintf(dump_file, "ballarus: %zu functions always return\n",
+              returning.size());
+  }
   cgraph_node* node;
   FOR_EACH_DEFINED_FUNCTION(node) {
     if (!ShouldInstrument(node)) continue;
@@ -207,6 +225,7 @@ unsigned int ExecuteBallarus() {
     w.model_index = tu.functions.size();
     tu.functions.emplace_back();
     AnalyseFunction(&tu.functions.back(), &files, callees, tu_identity,
+                    returning,
                     &n_counters, &n_hashes, &w);
     work.push_back(std::move(w));
     free_dominance_info(CDI_DOMINATORS);
@@ -219,7 +238,14 @@ unsigned int ExecuteBallarus() {
 
   // The TU's counter array and hashed path tables, which the
   // instrumentation refers to.
-  tree counters = EmitCounterArray(n_counters);
+  // Dense path tables addressed through a pointer register (path_emit.cc)
+  // are indirect accesses: the array must not be DECL_NONALIASED then.
+  bool pointer_paths = false;
+  for (const FunctionWork& w : work)
+    pointer_paths = pointer_paths ||
+                    (w.path.enabled && g_options.path_pointer &&
+                     w.path.info.storage == ballarus::PathInfo::kDense);
+  tree counters = EmitCounterArray(n_counters, !pointer_paths);
   if (per_thread) PrepareThreadCounters(counters);
   std::vector<HashedPathTable> hashed;
   for (const FunctionWork& w : work)

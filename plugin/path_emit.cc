@@ -15,29 +15,34 @@
 //   _4 = x_1 + 1;
 //   return _4;
 //
-// and after (mode=path, update=single; the increment sits on the chord
-// 2->4, split into a new block 5; path 1 is "x <= 0"):
+// and after (mode=path, update=single; dense table from counter 0; the
+// increment sits on the chord 2->4, split into a new block 3; path 1 is
+// "x <= 0"; the register is the address of the path's counter):
 //
 //   <bb 2>:
-//   BLRS_path.1 = 0;                                  r = Inc(ENTRY->2)
-//   if (x_2(D) > 0) goto <bb 3>; else goto <bb 5>;
-//   <bb 5>:
-//   BLRS_r_6 = BLRS_path.1;                           r += Inc(2->4)
-//   BLRS_r_7 = BLRS_r_6 + 1;
-//   BLRS_path.1 = BLRS_r_7;
-//   goto <bb 4>;
+//   BLRS_path.1 = &__ballarus_counters[0];            r = &count[Inc(ENTRY->2)]
+//   if (x_2(D) > 0) goto <bb 4>; else goto <bb 3>;
 //   <bb 3>:
-//   x_3 = x_2(D) * 3;
+//   BLRS_r_6 = BLRS_path.1;                           r += Inc(2->5)
+//   BLRS_r_7 = BLRS_r_6 + 8;
+//   BLRS_path.1 = BLRS_r_7;
+//   goto <bb 5>;
 //   <bb 4>:
-//   # x_1 = PHI <x_2(D)(5), x_3(3)>
+//   x_3 = x_2(D) * 3;
+//   <bb 5>:
+//   # x_1 = PHI <x_2(D)(3), x_3(4)>
 //   _4 = x_1 + 1;
-//   BLRS_r_8 = BLRS_path.1;                           count[r]++
-//   BLRS_i_9 = MIN_EXPR <BLRS_r_8, 2>;                (slot 2: out of range)
-//   BLRS_i_10 = (sizetype) BLRS_i_9;
-//   BLRS_ctr_11 = __ballarus_counters[BLRS_i_10];
-//   BLRS_ctr_12 = BLRS_ctr_11 + 1;
-//   __ballarus_counters[BLRS_i_10] = BLRS_ctr_12;
+//   BLRS_r_8 = BLRS_path.1;                           (*r)++
+//   BLRS_ctr_9 = *BLRS_r_8;
+//   BLRS_ctr_10 = BLRS_ctr_9 + 1;
+//   *BLRS_r_8 = BLRS_ctr_10;
 //   return _4;
+//
+// (path-register=number: r is the path number and the count is
+// __ballarus_counters[base + MIN_EXPR <r, n_paths>], slot n_paths catching
+// numbers out of range.)  Path ends whose block has no other way out can be
+// counted on the edges into it (path_plan.cc, "count hoisting"); not here,
+// where edge 2->5 would need a split.
 //
 // The register BLRS_path is an addressable local until GCC's
 // update-address-taken (-O1 and up) makes it an SSA register, so no PHIs are
@@ -67,22 +72,36 @@ namespace {
 // Emits the path-register code of one function (see PathAction).
 class PathEmitter {
  public:
-  PathEmitter(const ballarus::PathInfo& info, tree counters, tree hashes,
+  PathEmitter(const ballarus::PathInfo& info, bool signed_register,
+              const std::vector<PathLoop>& loops, tree counters, tree hashes,
               tree add_fn, tree flag, const std::vector<ReentryCall>& reentry,
               tree epoch, bool atomic)
       : info_(info),
+        loops_(loops),
         counters_(counters),
         hashes_(hashes),
         add_fn_(add_fn),
         atomic_(atomic),
         u64_(long_long_unsigned_type_node),
+        ptr_(info.storage == ballarus::PathInfo::kDense &&
+             g_options.path_pointer),
+        rtype_(ptr_               ? build_pointer_type(u64_)
+               : signed_register ? long_long_integer_type_node
+                                 : long_long_unsigned_type_node),
         flag_(flag),
         reentry_(reentry),
         epoch_(epoch) {
     // The register lives in memory until update-address-taken (at -O1 and
     // up) turns it into an SSA register: no PHIs to build here.
-    r_ = create_tmp_var(u64_, "BLRS_path");
+    r_ = create_tmp_var(rtype_, "BLRS_path");
     TREE_ADDRESSABLE(r_) = 1;
+    // A counted loop's register on entry (s) and iterations so far (n).
+    for (size_t l = 0; l < loops.size(); ++l) {
+      loop_s_.push_back(create_tmp_var(rtype_, "BLRS_ls"));
+      loop_n_.push_back(create_tmp_var(u64_, "BLRS_ln"));
+      TREE_ADDRESSABLE(loop_s_.back()) = 1;
+      TREE_ADDRESSABLE(loop_n_.back()) = 1;
+    }
   }
 
   void Emit(const PathAction& act, gimple_seq* seq) {
@@ -101,7 +120,7 @@ class PathEmitter {
         Add(seq, gimple_build_assign(Flag(), build_int_cst(FlagType(), 1)));
         break;
       case PathAction::kInit:
-        Add(seq, gimple_build_assign(r_, build_int_cst(u64_, act.a)));
+        Add(seq, gimple_build_assign(r_, Const(act.a, seq)));
         break;
       case PathAction::kAdd: {
         tree v = Plus(seq, LoadR(seq), act.a);
@@ -115,11 +134,29 @@ class PathEmitter {
       case PathAction::kCountReset:
       case PathAction::kStartCut:
         Count(seq, act.a, false);
-        Add(seq, gimple_build_assign(r_, build_int_cst(u64_, act.b)));
+        Add(seq, gimple_build_assign(r_, Const(act.b, seq)));
         break;
       case PathAction::kEndCountReset:
         Count(seq, act.a, false);
-        Add(seq, gimple_build_assign(r_, build_int_cst(u64_, 0)));
+        Add(seq, gimple_build_assign(r_, Const(0, seq)));
+        break;
+      case PathAction::kLoopEnter:
+        Add(seq, gimple_build_assign(loop_s_.at(act.loop), LoadR(seq)));
+        Add(seq, gimple_build_assign(r_,
+                                     Const(loops_.at(act.loop).start, seq)));
+        Add(seq, gimple_build_assign(loop_n_.at(act.loop),
+                                     build_int_cst(u64_, 0)));
+        break;
+      case PathAction::kLoopBack: {
+        tree n0 = make_temp_ssa_name(u64_, NULL, "BLRS_n");
+        Add(seq, gimple_build_assign(n0, loop_n_.at(act.loop)));
+        Add(seq, gimple_build_assign(loop_n_.at(act.loop), Plus(seq, n0, 1)));
+        Add(seq, gimple_build_assign(r_,
+                                     Const(loops_.at(act.loop).start, seq)));
+        break;
+      }
+      case PathAction::kLoopExit:
+        LoopExit(seq, act.loop);
         break;
     }
   }
@@ -135,17 +172,41 @@ class PathEmitter {
   // block checks it.
   tree Flag() { return flag_; }
 
+  // A register value for path number c (modulo 2^64) in the register's
+  // type -- with a pointer register, &counters[base + c] -- as a GIMPLE
+  // value (through a temporary in seq if need be).
+  tree Const(uint64_t c, gimple_seq* seq) {
+    if (!ptr_) return wide_int_to_tree(rtype_, wi::uhwi(c, 64));
+    // &counters[base]: path p counts at base + 8p bytes (in the running
+    // thread's copy under update=thread: CounterAddress).
+    tree base = CounterAddress(seq, counters_, info_.base);
+    tree v = fold_build_pointer_plus_hwi(
+        base, static_cast<HOST_WIDE_INT>(c * sizeof(uint64_t)));
+    if (is_gimple_min_invariant(v)) return v;
+    tree t = make_temp_ssa_name(rtype_, NULL, "BLRS_r");
+    Add(seq, gimple_build_assign(t, v));
+    return t;
+  }
+
   tree LoadR(gimple_seq* seq) {
-    tree t = make_temp_ssa_name(u64_, NULL, "BLRS_r");
+    tree t = make_temp_ssa_name(rtype_, NULL, "BLRS_r");
     Add(seq, gimple_build_assign(t, r_));
     return t;
   }
 
+  // v + c (modulo 2^64), in v's type (the register's, or u64 for indices).
   tree Plus(gimple_seq* seq, tree v, uint64_t c) {
     if (c == 0) return v;
-    tree t = make_temp_ssa_name(u64_, NULL, "BLRS_r");
+    tree type = TREE_TYPE(v);
+    tree t = make_temp_ssa_name(type, NULL, "BLRS_r");
+    if (POINTER_TYPE_P(type)) {  // c paths on: 8c bytes (modulo 2^64)
+      Add(seq, gimple_build_assign(t, POINTER_PLUS_EXPR, v,
+                                   size_int(static_cast<HOST_WIDE_INT>(
+                                       c * sizeof(uint64_t)))));
+      return t;
+    }
     Add(seq, gimple_build_assign(t, PLUS_EXPR, v,
-                                 wide_int_to_tree(u64_, wi::uhwi(c, 64))));
+                                 wide_int_to_tree(type, wi::uhwi(c, 64))));
     return t;
   }
 
@@ -156,9 +217,8 @@ class PathEmitter {
     Add(seq, gimple_build_assign(c, NE_EXPR, t,
                                  build_int_cst(unsigned_char_type_node, 0)));
     tree r0 = LoadR(seq);
-    tree r1 = make_temp_ssa_name(u64_, NULL, "BLRS_r");
-    Add(seq, gimple_build_assign(r1, COND_EXPR, c, r0,
-                                 wide_int_to_tree(u64_, wi::uhwi(reentry, 64))));
+    tree r1 = make_temp_ssa_name(rtype_, NULL, "BLRS_r");
+    Add(seq, gimple_build_assign(r1, COND_EXPR, c, r0, Const(reentry, seq)));
     Add(seq, gimple_build_assign(r_, r1));
     Add(seq, gimple_build_assign(Flag(), build_int_cst(FlagType(), 0)));
   }
@@ -176,22 +236,81 @@ class PathEmitter {
       CountBy(seq, act.a, d);
     }
     tree r0 = LoadR(seq);
-    tree r1 = make_temp_ssa_name(u64_, NULL, "BLRS_r");
-    Add(seq, gimple_build_assign(r1, COND_EXPR, changed,
-                                 wide_int_to_tree(u64_, wi::uhwi(act.b, 64)),
+    tree r1 = make_temp_ssa_name(rtype_, NULL, "BLRS_r");
+    Add(seq, gimple_build_assign(r1, COND_EXPR, changed, Const(act.b, seq),
                                  r0));
+    Add(seq, gimple_build_assign(r_, r1));
+  }
+
+  // Leaving counted loop l (n iterations, register s on entry): its first
+  // iteration ended path s + d, the others path K; a run that never went
+  // round restores the register the path from before the loop goes on with.
+  //   w = n != 0; count[s + d] += w; count[K] += n - w; r += w ? 0 : s - b
+  void LoopExit(gimple_seq* seq, int l) {
+    const PathLoop& L = loops_.at(l);
+    tree n = make_temp_ssa_name(u64_, NULL, "BLRS_n");
+    Add(seq, gimple_build_assign(n, loop_n_.at(l)));
+    tree s = make_temp_ssa_name(rtype_, NULL, "BLRS_s");
+    Add(seq, gimple_build_assign(s, loop_s_.at(l)));
+    tree went = make_temp_ssa_name(boolean_type_node, NULL, "BLRS_w");
+    Add(seq, gimple_build_assign(went, NE_EXPR, n, build_int_cst(u64_, 0)));
+    tree w = make_temp_ssa_name(u64_, NULL, "BLRS_w");
+    Add(seq, gimple_build_assign(w, NOP_EXPR, went));
+    CountAt(seq, Plus(seq, s, L.first_offset), w);
+    tree rest = make_temp_ssa_name(u64_, NULL, "BLRS_n");
+    Add(seq, gimple_build_assign(rest, MINUS_EXPR, n, w));
+    CountAt(seq, Const(L.iteration, seq), rest);
+    // fix = s - b (bytes with a pointer register), or 0 if it went round
+    tree ftype = ptr_ ? sizetype : rtype_;
+    tree back = make_temp_ssa_name(ftype, NULL, "BLRS_r");
+    if (ptr_) {
+      tree d = make_temp_ssa_name(ptrdiff_type_node, NULL, "BLRS_r");
+      Add(seq, gimple_build_assign(d, POINTER_DIFF_EXPR, s,
+                                   Const(L.start, seq)));
+      Add(seq, gimple_build_assign(back, NOP_EXPR, d));
+    } else {
+      Add(seq, gimple_build_assign(back, MINUS_EXPR, s, Const(L.start, seq)));
+    }
+    tree fix = make_temp_ssa_name(ftype, NULL, "BLRS_r");
+    Add(seq, gimple_build_assign(fix, COND_EXPR, went,
+                                 build_int_cst(ftype, 0), back));
+    tree r1 = make_temp_ssa_name(rtype_, NULL, "BLRS_r");
+    Add(seq, gimple_build_assign(r1, ptr_ ? POINTER_PLUS_EXPR : PLUS_EXPR,
+                                 LoadR(seq), fix));
     Add(seq, gimple_build_assign(r_, r1));
   }
 
   // count[r + c] += 1 (or -= 1).
   void Count(gimple_seq* seq, uint64_t c, bool undo) {
-    CountBy(seq, c,
+    CountAt(seq, Plus(seq, LoadR(seq), c),
             wide_int_to_tree(u64_, wi::uhwi(undo ? ~0ull : 1ull, 64)));
   }
 
   // count[r + c] += delta (modulo 2^64).
   void CountBy(gimple_seq* seq, uint64_t c, tree delta) {
-    tree key = Plus(seq, LoadR(seq), c);
+    CountAt(seq, Plus(seq, LoadR(seq), c), delta);
+  }
+
+  // count[key] += delta (modulo 2^64); key in the register's type or u64.
+  void CountAt(gimple_seq* seq, tree key, tree delta) {
+    if (ptr_) {
+      // The register is the counter's address: no index, no base register
+      // (and no range check: the address is in the table by construction,
+      // as every register value's path number is).
+      if (TREE_CODE(key) != SSA_NAME) {
+        tree t = make_temp_ssa_name(rtype_, NULL, "BLRS_p");
+        Add(seq, gimple_build_assign(t, key));
+        key = t;
+      }
+      tree ref = build2(MEM_REF, u64_, key, build_int_cst(rtype_, 0));
+      AppendCounterAdd(seq, ref, delta, atomic_);
+      return;
+    }
+    if (TREE_TYPE(key) != u64_) {  // the path number, as an unsigned index
+      tree k = make_temp_ssa_name(u64_, NULL, "BLRS_k");
+      Add(seq, gimple_build_assign(k, NOP_EXPR, key));
+      key = k;
+    }
     if (info_.storage == ballarus::PathInfo::kHashed) {
       tree slot = build4(ARRAY_REF, u64_, hashes_,
                          build_int_cst(sizetype, 2 * info_.base), NULL_TREE,
@@ -214,11 +333,15 @@ class PathEmitter {
   }
 
   const ballarus::PathInfo& info_;
+  const std::vector<PathLoop>& loops_;
+  std::vector<tree> loop_s_, loop_n_;
   tree counters_;
   tree hashes_;
   tree add_fn_;
   bool atomic_;
   tree u64_;
+  bool ptr_;    // the register is a pointer into the dense table
+  tree rtype_;  // the register's type (PathWork::signed_register, ptr_)
   tree r_ = NULL_TREE;
   tree flag_;
   const std::vector<ReentryCall>& reentry_;
@@ -286,8 +409,8 @@ void EmitPathProfiling(const PathWork& work, tree counters, tree hashes,
                        tree add_fn, tree arrived,
                        const std::vector<ReentryCall>& reentry, tree epoch,
                        bool atomic) {
-  PathEmitter emit(work.info, counters, hashes, add_fn, arrived, reentry,
-                   epoch, atomic);
+  PathEmitter emit(work.info, work.signed_register, work.loops, counters,
+                   hashes, add_fn, arrived, reentry, epoch, atomic);
   for (const auto& [bb, act] : work.in_blocks) {
     gimple_seq seq = NULL;
     emit.Emit(act, &seq);

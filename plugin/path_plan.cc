@@ -3,9 +3,10 @@
 //
 // It runs on the CFG prepared like gcov's (cfg_prep.cc) while the fake edges
 // still exist.  core/path_profile.h does the GCC-free work: the DAG (back
-// edges from a DFS, dummy ENTRY/EXIT edges, cut blocks for functions above
-// 2^63-1 paths), the exact numbering, and the increments on the chords of a
-// maximum spanning tree of the DAG plus EXIT->ENTRY.  This file adds what
+// edges from a DFS, dummy ENTRY/EXIT edges, cut blocks at cold code for
+// functions above path-table-max paths), the exact numbering, the
+// increments on the chords of a maximum spanning tree of the DAG plus
+// EXIT->ENTRY, and the loops counted in locals.  This file adds what
 // needs GCC's IR — which blocks may be cut (not a returns-twice call, not an
 // abnormal dispatcher), which calls may not return (early termination),
 // which calls may return as re-entries (fork, reset: reentry.h), which
@@ -13,7 +14,11 @@
 // labels, computed-goto targets) — and turns it all into PathActions on
 // edges and in blocks.  It also records the function's PathInfo (a metadata
 // extension, core/metadata.h) and reserves its storage: a dense slice of the
-// TU's counter array (at most path-table-max paths) or a hashed table.
+// TU's counter array (at most path-table-max paths) or, with
+// path-storage=hash, a hashed table.  Early termination counts a truncated
+// path before each call that may not return and never undoes it
+// (reconstruct settles it: SettlePrecounts), except before calls to the
+// TU's functions that always return (path_returns.h).
 // path_emit.cc emits the actions once the fake edges are gone; the table of
 // actions and their code is in docs/DESIGN.md ("Path mode in the plugin").
 
@@ -64,6 +69,9 @@ const char* PathActionName(PathAction::Kind k) {
     case PathAction::kAdd: return "r += a";
     case PathAction::kCount: return "count[r + a]++";
     case PathAction::kCountReset: return "count[r + a]++; r = b";
+    case PathAction::kLoopExit: return "counted loop left: flush its count";
+    case PathAction::kLoopEnter: return "counted loop entered: s = r; r = b";
+    case PathAction::kLoopBack: return "counted loop: n++; r = b";
     case PathAction::kStartCheckFlag: return "re-entry check at start";
     case PathAction::kStartCut: return "cut: count[r + a]++; r = b";
     case PathAction::kPreCount: return "pre-count[r + a]++ before call";
@@ -77,7 +85,9 @@ const char* PathActionName(PathAction::Kind k) {
 void PlanPathProfiling(ballarus::Function* fn,
                        const std::vector<edge>& gcc_edges,
                        const std::vector<uint64_t>& weights,
+                       bool measured_weights,
                        const std::vector<ReentryCall>& reentry,
+                       const ReturningCallees& returning,
                        uint64_t* next_counter, uint64_t* next_hash,
                        PathWork* work) {
   const uint32_t nb = static_cast<uint32_t>(fn->blocks.size());
@@ -93,10 +103,23 @@ void PlanPathProfiling(ballarus::Function* fn,
     may_cut[i] = !returns_twice[i] && !dispatcher[i];
   }
 
+  // Dense storage (the default): a function with more than path-table-max
+  // paths is cut at cold blocks until it fits its dense table -- a cut
+  // costs one count where it is entered, a hashed table a call into the
+  // runtime at every path end.  Where no cuts get it there (blocks that
+  // cannot be cut), and with path-storage=hash or path-table-max=0, it is
+  // cut only as far as a 64-bit register needs and hashed.
   ballarus::PathPlan plan;
   std::string err;
-  if (!ballarus::PlanPaths(*fn, may_cut, ballarus::kMaxInstrumentedPaths,
-                           &plan, &err)) {
+  bool planned = false;
+  if (!g_options.path_storage_hash && g_options.path_table_max > 0)
+    planned = ballarus::PlanPathsWeighted(*fn, may_cut, weights,
+                                          g_options.path_table_max, &plan,
+                                          &err);
+  if (!planned &&
+      !ballarus::PlanPathsWeighted(*fn, may_cut, weights,
+                                   ballarus::kMaxInstrumentedPaths, &plan,
+                                   &err)) {
     internal_error("ballarus: path plan for %s: %s", fn->name.c_str(),
                    err.c_str());
   }
@@ -109,13 +132,28 @@ void PlanPathProfiling(ballarus::Function* fn,
     internal_error("ballarus: path increments for %s: %s", fn->name.c_str(),
                    err.c_str());
 
+  // Every value of the register is a sum of distinct increments (each DAG
+  // edge at most once per path), so below the sum of their magnitudes.
+  {
+    const uint64_t kLimit = uint64_t{1} << 62;
+    uint64_t sum = 0;
+    for (uint64_t x : inc.inc) {
+      const int64_t v = static_cast<int64_t>(x);
+      const uint64_t mag = v < 0 ? uint64_t{0} - x : x;
+      sum = mag >= kLimit || sum + mag >= kLimit ? kLimit : sum + mag;
+    }
+    work->signed_register = g_options.path_signed && sum < kLimit;
+  }
+
   ballarus::PathInfo& info = work->info;
   info.n_paths = inc.n_paths;
   info.cut_edges = plan.cuts.edges;
   info.cut_blocks = plan.cuts.blocks;
-  info.flags = g_options.early_termination
+  info.flags = !g_options.early_termination ? 0
+               : g_options.early_termination_undo
                    ? ballarus::kPathFlagEarlyTermination
-                   : 0;
+                   : ballarus::kPathFlagEarlyTermination |
+                         ballarus::kPathFlagPrecountsKept;
   if (inc.n_paths <= g_options.path_table_max) {
     info.storage = ballarus::PathInfo::kDense;
     info.base = *next_counter;
@@ -125,8 +163,6 @@ void PlanPathProfiling(ballarus::Function* fn,
     info.base = (*next_hash)++;
   }
   work->enabled = true;
-  fn->extensions.push_back(
-      {ballarus::kPathExtensionTag, ballarus::EncodePathInfo(info)});
 
   if (dump_file) {
     fprintf(dump_file, "  paths: %llu (%s %llu); %zu cut edges, %zu cut "
@@ -136,7 +172,9 @@ void PlanPathProfiling(ballarus::Function* fn,
                                                        : "runtime hash table",
             (unsigned long long)info.base, info.cut_edges.size(),
             info.cut_blocks.size(),
-            g_options.early_termination ? "counted" : "off");
+            !g_options.early_termination       ? "off"
+            : g_options.early_termination_undo ? "counted, pre-counts undone"
+                                               : "counted, pre-counts kept");
     for (uint32_t i : info.cut_edges)
       fprintf(dump_file, "  back edge %u->%u cut\n", fn->edges[i].src,
               fn->edges[i].dst);
@@ -160,7 +198,9 @@ void PlanPathProfiling(ballarus::Function* fn,
   // cut short by the call is pre-counted as for any call that may not
   // return; on the way out, a changed epoch means the counts (the
   // pre-count with them) are gone and the path starts afresh at the call's
-  // block, through its re-entry edge; otherwise the pre-count is undone.
+  // block, through its re-entry edge (SettlePrecounts knows such a path
+  // begins after the call); otherwise the path goes on, and the pre-count
+  // is settled by reconstruct (kept) or undone (early-termination=undo).
   std::vector<bool> reentry_block(nb, false);
   for (size_t c = 0; c < reentry.size(); ++c) {
     const ReentryCall& rc = reentry[c];
@@ -175,9 +215,15 @@ void PlanPathProfiling(ballarus::Function* fn,
       if (fn->edges[i].src == u && fn->edges[i].dst == ballarus::kExitBlock &&
           (fn->edges[i].flags & ballarus::kEdgeFake))
         fake_dag = dag.dag_edge_of_cfg[i];
-    const bool undo = g_options.early_termination && fake_dag >= 0;
-    const uint64_t a = undo ? inc.inc[fake_dag] : 0;
-    if (undo) in_block(u, PathAction::kPreCount, a, 0);
+    const bool pre = g_options.early_termination && fake_dag >= 0;
+    const bool undo = pre && g_options.early_termination_undo;
+    const uint64_t a = pre ? inc.inc[fake_dag] : 0;
+    if (pre) {
+      in_block(u, PathAction::kPreCount, a, 0);
+      if (!undo)
+        info.precount_edges.push_back(
+            static_cast<uint32_t>(dag.edges[fake_dag].ref));
+    }
     for (edge n : CodeSuccessors(rc.block)) {
       PathAction act{PathAction::kReentry, a, inc.inc[re_dag]};
       act.call = static_cast<int>(c);
@@ -185,6 +231,60 @@ void PlanPathProfiling(ballarus::Function* fn,
       work->on_edges.push_back({n, act});
     }
   }
+
+  // Count hoisting.  A path end u->EXIT (a return, or the fake edge of a
+  // block left by a computed goto) whose block u has no other way out in
+  // the DAG and is entered only by ordinary edges can count on each of
+  // those edges instead, where the register is often a known constant:
+  // GCC then folds count[r + a] into one increment of a fixed counter,
+  // instead of merging the paths in u first (one register move per
+  // predecessor, then an indexed increment).  For a computed goto it also
+  // keeps GCC's factored dispatcher block (every computed goto of the
+  // function jumps to one `goto *x`) small enough for the RTL passes to
+  // duplicate it back into each predecessor.  Only where no edge needs
+  // splitting (each predecessor's only successor is u) and, for returns,
+  // where each predecessor is reached by a single path prefix (the count
+  // folds to a constant) or there are few of them (little code growth).
+  std::vector<uint8_t> prefixes(dag.n_vertices, 0);  // 0, 1, or 2 = many
+  prefixes[ballarus::kEntryBlock] = 1;
+  for (uint32_t v : dag.topo)
+    for (uint32_t d : dag.out[v]) {
+      uint8_t& p = prefixes[dag.edges[d].dst];
+      p = static_cast<uint8_t>(std::min(2, p + prefixes[v]));
+    }
+  constexpr size_t kHoistMaxPreds = 8;
+  auto hoist_onto = [&](uint32_t u, bool any_preds, std::vector<edge>* into) {
+    into->clear();
+    if (u < 2 || u >= nb || bbs[u] == NULL || !g_options.path_hoist)
+      return false;
+    if (dag.in_vertex[u] != u || dag.start_edge[u] >= 0 ||
+        dag.out[u].size() != 1)
+      return false;
+    bool constant = true;
+    edge e;
+    edge_iterator ei;
+    FOR_EACH_EDGE(e, ei, bbs[u]->preds) {
+      if ((e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL |
+                       EDGE_EH)) ||
+          e->src == ENTRY_BLOCK_PTR_FOR_FN(cfun) || e->src->index < 2 ||
+          static_cast<uint32_t>(e->src->index) >= nb)
+        return false;
+      int real_succs = 0;
+      edge s;
+      edge_iterator si;
+      FOR_EACH_EDGE(s, si, e->src->succs)
+        real_succs += !(s->flags & EDGE_FAKE);
+      if (real_succs != 1) return false;
+      constant = constant && prefixes[e->src->index] == 1;
+      into->push_back(e);
+    }
+    return !into->empty() &&
+           (any_preds || constant || into->size() <= kHoistMaxPreds);
+  };
+  std::vector<edge> hoisted;
+  // Blocks that may leave the function other than by a return: a fake edge
+  // to EXIT whose call may not return (or a computed goto).
+  std::vector<bool> may_leave(nb, false);
 
   // Fake edges into EXIT: a call that may not return (early termination)
   // or a block left by abnormal edges only.
@@ -194,6 +294,7 @@ void PlanPathProfiling(ballarus::Function* fn,
         dag.dag_edge_of_cfg[i] < 0)
       continue;
     const uint32_t u = me.src;
+    may_leave[u] = true;  // unless its callee always returns, below
     if (returns_twice[u] || dispatcher[u] || bbs[u] == NULL) continue;
     if (reentry_block[u]) continue;  // above
     const uint64_t a = inc.inc[dag.dag_edge_of_cfg[i]];
@@ -207,13 +308,38 @@ void PlanPathProfiling(ballarus::Function* fn,
       if (!(e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL)))
         normal.push_back(e);
     if ((last == NULL || !is_gimple_call(last)) && normal.empty()) {
-      in_block(u, PathAction::kEndCountReset, a, 0);
+      if (hoist_onto(u, /*any_preds=*/true, &hoisted)) {
+        for (edge h : hoisted) on_edge(h, PathAction::kCountReset, a, 0);
+      } else {
+        in_block(u, PathAction::kEndCountReset, a, 0);
+      }
       end_reset[u] = true;
       continue;
     }
     if (!g_options.early_termination) continue;
+    // A callee of this TU that always returns cannot cut the path short --
+    // unless the path has no other way on, or the call is a tail call (a
+    // thunk's: GCC jumps to the callee, which returns to our caller, and
+    // the code after the call never runs: the fake edge is where the path
+    // ends).
+    if (!normal.empty() && last && is_gimple_call(last) &&
+        !gimple_call_tail_p(as_a<gcall*>(last)) &&
+        !gimple_call_must_tail_p(as_a<gcall*>(last)) &&
+        returning.AlwaysReturns(last)) {
+      may_leave[u] = false;
+      if (dump_file)
+        fprintf(dump_file, "  path: block %u: the callee always returns: no "
+                "pre-count\n", u);
+      continue;
+    }
     in_block(u, PathAction::kPreCount, a, 0);
-    for (edge n : normal) on_edge(n, PathAction::kUndo, a, 0);
+    if (g_options.early_termination_undo) {
+      for (edge n : normal) on_edge(n, PathAction::kUndo, a, 0);
+    } else {
+      // Kept: reconstruct subtracts the executions that went on past the
+      // call (SettlePrecounts, core/path_profile.h).
+      info.precount_edges.push_back(static_cast<uint32_t>(i));
+    }
   }
 
   // Fake edges out of ENTRY: abnormal re-entries (setjmp receivers,
@@ -252,6 +378,56 @@ void PlanPathProfiling(ballarus::Function* fn,
     }
   }
 
+  // Loops whose iterations take one path count them in locals (core/
+  // path_profile.h FindCountedLoops): an increment of a register per
+  // iteration instead of a counter update with a variable index, which
+  // GCC cannot keep in a register.  Each run of the loop costs a few
+  // instructions at its entry and exit, more than it saves unless the loop
+  // iterates: BZ2_decompress's GET_BITS loops (0-1 iterations, three
+  // exits) cost bzip2 +10% instructions, lua's nil-filling loops in
+  // luaD_precall +1%.  Static estimates cannot tell those from the loops
+  // that run long, so by default (path-loops=profile) only an earlier
+  // profile's counts (weights=profile=) decide: at least 8 iterations per
+  // entry.  path-loops=on trusts any weights (2 per entry).
+  std::vector<int> loop_of_back_edge(fn->edges.size(), -1);
+  const bool count_loops =
+      g_options.path_loops == Options::PathLoops::kOn ||
+      (g_options.path_loops == Options::PathLoops::kProfile &&
+       measured_weights);
+  const uint64_t min_ratio =
+      g_options.path_loops == Options::PathLoops::kOn ? 2 : 8;
+  if (count_loops) {
+    for (const ballarus::CountedLoop& L :
+         ballarus::FindCountedLoops(*fn, dag, plan.cuts, inc, may_leave)) {
+      uint64_t in_w = 0;
+      for (uint32_t i : L.entries) in_w += i < weights.size() ? weights[i] : 1;
+      const uint64_t back_w =
+          L.back_edge < weights.size() ? weights[L.back_edge] : 1;
+      if (back_w < min_ratio * in_w) continue;
+      const int l = static_cast<int>(work->loops.size());
+      work->loops.push_back({L.start, L.iteration, L.first_offset});
+      loop_of_back_edge[L.back_edge] = l;
+      auto act = [&](PathAction::Kind k) {
+        PathAction x{k, 0, 0};
+        x.loop = l;
+        return x;
+      };
+      for (uint32_t i : L.entries)
+        work->on_edges.push_back({gcc_edges[i], act(PathAction::kLoopEnter)});
+      for (uint32_t i : L.exits)
+        work->on_edges.push_back({gcc_edges[i], act(PathAction::kLoopExit)});
+      work->on_edges.push_back(
+          {gcc_edges[L.back_edge], act(PathAction::kLoopBack)});
+      if (dump_file)
+        fprintf(dump_file, "  path: loop at block %u (back edge %u->%u): one "
+                "path per iteration (%llu), counted in a local; %zu "
+                "entries, %zu exits\n",
+                L.header, fn->edges[L.back_edge].src, L.header,
+                (unsigned long long)L.iteration, L.entries.size(),
+                L.exits.size());
+    }
+  }
+
   // The DAG's real edges and the cuts.
   for (size_t d = 0; d < dag.edges.size(); ++d) {
     const ballarus::DagEdge& de = dag.edges[d];
@@ -262,12 +438,16 @@ void PlanPathProfiling(ballarus::Function* fn,
       edge e = gcc_edges[de.ref];
       if (me.src == ballarus::kEntryBlock)
         on_edge(e, PathAction::kInit, inc.inc[d], 0);
+      else if (me.dst == ballarus::kExitBlock &&
+               hoist_onto(me.src, /*any_preds=*/false, &hoisted))
+        for (edge h : hoisted) on_edge(h, PathAction::kCount, inc.inc[d], 0);
       else if (me.dst == ballarus::kExitBlock)
         on_edge(e, PathAction::kCount, inc.inc[d], 0);
       else if (inc.inc[d] != 0)
         on_edge(e, PathAction::kAdd, inc.inc[d], 0);
     } else if (de.kind == ballarus::DagEdge::kBackEnd) {
       const ballarus::Edge& me = fn->edges[de.ref];
+      if (loop_of_back_edge[de.ref] >= 0) continue;  // kLoopBack instead
       on_edge(gcc_edges[de.ref], PathAction::kCountReset, inc.inc[d],
               inc.inc[dag.start_edge[me.dst]]);
     } else if (de.kind == ballarus::DagEdge::kCutEnd) {
@@ -275,6 +455,14 @@ void PlanPathProfiling(ballarus::Function* fn,
                inc.inc[dag.start_edge[de.ref]]);
     }
   }
+  // The PathInfo is complete (pre-count edges included): record it.
+  std::sort(info.precount_edges.begin(), info.precount_edges.end());
+  info.precount_edges.erase(
+      std::unique(info.precount_edges.begin(), info.precount_edges.end()),
+      info.precount_edges.end());
+  fn->extensions.push_back(
+      {ballarus::kPathExtensionTag, ballarus::EncodePathInfo(info)});
+
   // Per edge, the actions in Kind order (stable: planning order within).
   std::stable_sort(work->on_edges.begin(), work->on_edges.end(),
                    [](const auto& x, const auto& y) {
@@ -286,9 +474,10 @@ void PlanPathProfiling(ballarus::Function* fn,
                    });
   if (dump_file) {
     for (const auto& [e, act] : work->on_edges)
-      fprintf(dump_file, "  path: edge %d->%d: %s (a=%llu, b=%llu)\n",
+      fprintf(dump_file, "  path: edge %d->%d: %s (a=%llu, b=%llu%s)\n",
               e->src->index, e->dest->index, PathActionName(act.kind),
-              (unsigned long long)act.a, (unsigned long long)act.b);
+              (unsigned long long)act.a, (unsigned long long)act.b,
+              act.loop >= 0 ? ", loop" : "");
     for (const auto& [bb, act] : work->in_blocks)
       fprintf(dump_file, "  path: block %d: %s (a=%llu, b=%llu)\n",
               bb->index, PathActionName(act.kind), (unsigned long long)act.a,

@@ -13,6 +13,7 @@
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
 #include "plugin/reentry.h"
+#include "plugin/path_returns.h"
 
 namespace ballarus::plugin {
 
@@ -31,10 +32,15 @@ struct PathAction {
                   // path starts; the pre-count went with the old counts),
                   // else count[r + a] -= 1 when `undo`
     kSetFlag,     // arrived = 1         (a normal entry into a re-entry block)
+    kLoopExit,    // counted loop `loop` (core/path_profile.h CountedLoop)
+                  // left: count[s + d] += (n != 0); count[K] += n - (n != 0);
+                  // if (n == 0) r += s - b
     kInit,        // r = a               (edge out of ENTRY)
     kAdd,         // r += a              (chord)
+    kLoopEnter,   // counted loop entered: s = r; r = b; n = 0
     kCount,       // count[r + a] += 1   (return)
     kCountReset,  // count[r + a] += 1; r = b   (cut edge: back edge)
+    kLoopBack,    // a counted loop's back edge: n += 1; r = b
     // In a block:
     kStartCheckFlag,  // at its start: as kCheckFlag
     kStartCut,        // at its start: count[r + a] += 1; r = b (cut block)
@@ -48,6 +54,14 @@ struct PathAction {
   uint64_t b = 0;
   int call = -1;      // kReentry: index into the function's ReentryCalls
   bool undo = false;  // kReentry: undo a pre-count
+  int loop = -1;      // kLoop*: index into PathWork::loops
+};
+
+// A loop counted in locals (kLoop* actions): its constants.
+struct PathLoop {
+  uint64_t start = 0;         // b
+  uint64_t iteration = 0;     // K
+  uint64_t first_offset = 0;  // d = K - b
 };
 
 // One function's path profiling plan, kept between the analysis and the
@@ -58,6 +72,12 @@ struct PathWork {
   std::vector<std::pair<edge, PathAction>> on_edges;
   std::vector<std::pair<basic_block, PathAction>> in_blocks;
   bool uses_flag = false;
+  // The register is a signed 64-bit integer: no value it takes on any path
+  // can overflow (the increments' magnitudes sum below 2^62), so GCC's value
+  // ranges see the path numbers as they are -- within [0, n_paths) -- and
+  // drop the range check of most counts.  Otherwise unsigned, modulo 2^64.
+  bool signed_register = false;
+  std::vector<PathLoop> loops;
 };
 
 // Plans Ball-Larus path profiling for cfun (CFG prepared, fake edges
@@ -66,10 +86,15 @@ struct PathWork {
 // The function's PathInfo is added to fn's extensions; a dense path table
 // takes n_paths + 1 counters from *next_counter, a hashed one the next
 // table index from *next_hash.
+// Calls to `returning` callees (path_returns.h) get no early-termination
+// pre-count.  measured_weights: `weights` are an earlier profile's counts
+// (loops are counted in locals only on their evidence, see path-loops).
 void PlanPathProfiling(ballarus::Function* fn,
                        const std::vector<edge>& gcc_edges,
                        const std::vector<uint64_t>& weights,
+                       bool measured_weights,
                        const std::vector<ReentryCall>& reentry,
+                       const ReturningCallees& returning,
                        uint64_t* next_counter, uint64_t* next_hash,
                        PathWork* work);
 

@@ -51,11 +51,11 @@ tree MakeStaticVar(const char* name, tree type) {
 
 }  // namespace
 
-tree EmitCounterArray(uint64_t n_counters) {
+tree EmitCounterArray(uint64_t n_counters, bool nonaliased) {
   tree u64 = long_long_unsigned_type_node;
   tree ctr_type = build_array_type_nelts(u64, n_counters);
   tree counters = MakeStaticVar("__ballarus_counters", ctr_type);
-  DECL_NONALIASED(counters) = 1;
+  DECL_NONALIASED(counters) = nonaliased;
   SET_DECL_ALIGN(counters, MAX(TYPE_ALIGN(u64), 64u * BITS_PER_UNIT / 8));
   varpool_node::finalize_decl(counters);
   return counters;

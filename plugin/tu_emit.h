@@ -14,8 +14,11 @@
 
 namespace ballarus::plugin {
 
-// static uint64_t __ballarus_counters[n_counters].
-tree EmitCounterArray(uint64_t n_counters);
+// static uint64_t __ballarus_counters[n_counters].  `nonaliased`: only
+// ever accessed directly (DECL_NONALIASED, as gcov's counters: GCC's alias
+// oracle then knows no pointer reaches them); false when path counts go
+// through a pointer register (path_emit.cc), which would break that promise.
+tree EmitCounterArray(uint64_t n_counters, bool nonaliased);
 
 // A function whose path counts go to a hashed table.
 struct HashedPathTable {

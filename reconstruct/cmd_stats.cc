@@ -10,8 +10,10 @@
 //
 // Path mode adds, per function with path data, its number of paths, where
 // they are counted (dense: n_paths + 1 counters; hashed: a runtime table
-// whose non-zero counts are the record's sparse entries), the sum of its
-// path counts (one counter update at every path end) and its distinct
+// whose non-zero counts are the record's sparse entries), the counter
+// updates its path counting executed (path_increments: the sum of its path
+// counts as stored -- one update at every path end, plus one before every
+// pre-counted call when pre-counts are kept) and its distinct
 // executed paths; and in total, over path-mode profiles, the same summed.
 // Edge counters keep their own fields unchanged: static_counters and
 // dynamic_increments count edge counters only.
@@ -56,7 +58,8 @@ Work OurWork(const Report& r, const FunctionReport& f) {
     w.has_paths = true;
     w.n_paths = f.paths->n_paths;
     w.storage = f.paths->storage;
-    w.path_increments = ballarus_count_add(f.paths->total, f.paths->out_of_range);
+    w.path_increments =
+        ballarus_count_add(f.paths->updates, f.paths->out_of_range);
     w.distinct_paths = f.paths->executed.size();
   }
   return w;

@@ -61,6 +61,7 @@ void MergePaths(const LoadedPaths& from, LoadedPaths* into) {
   for (size_t e = 0; e < into->derived.size(); ++e)
     into->derived[e] = ballarus_count_add(into->derived[e], from.derived[e]);
   into->total = ballarus_count_add(into->total, from.total);
+  into->updates = ballarus_count_add(into->updates, from.updates);
 }
 
 // a + b into *sum if both are known and the sum stays below UINT64_MAX

@@ -69,6 +69,7 @@ PathProfileReport PathsOf(const FunctionReport& fr, const LoadedPaths& lp) {
   r.cut_edges = lp.info.cut_edges;
   r.cut_blocks = lp.info.cut_blocks;
   r.total = lp.total;
+  r.updates = lp.updates;
   r.out_of_range = lp.out_of_range;
   r.out_of_range_keys.assign(lp.out_of_range_keys.begin(),
                              lp.out_of_range_keys.end());
@@ -181,7 +182,7 @@ void AddToTotals(const FunctionReport& f, Totals* t) {
   else
     t->path_dense_slots += p.n_paths + 1;
   t->path_increments = ballarus_count_add(
-      t->path_increments, ballarus_count_add(p.total, p.out_of_range));
+      t->path_increments, ballarus_count_add(p.updates, p.out_of_range));
   t->distinct_paths += p.executed.size();
 }
 

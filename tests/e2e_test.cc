@@ -1086,6 +1086,187 @@ TEST(Abort, PathsCutShortAreCounted) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// Path mode's early termination needs no pre-count before a call to a
+// function of the TU that always returns (plugin/path_returns.cc): mid()
+// and leaf() never leave their frames (they write a global, so GCC does
+// not make them const and their calls keep their fake edges), bad() exits,
+// viaptr() calls through a pointer.  The path bad() cuts short in main() must still be counted:
+// verify compares the path-derived edges with the edge counters, so a
+// callee wrongly taken for one that always returns fails it.
+
+TEST(PathEarlyTermination, NoPreCountBeforeCallsThatAlwaysReturn) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/path_returns";
+  harness::MakeFreshDir(dir);
+  harness::WriteFileOrDie(
+      dir + "/pr.c",
+      "#include <stdio.h>\n"
+      "#include <stdlib.h>\n"
+      "static int calls;\n"
+      "__attribute__((noinline)) static int leaf(int x) {\n"
+      "  calls++;\n"
+      "  return x * 2 + 1;\n"
+      "}\n"
+      "__attribute__((noinline)) static int mid(int x) {\n"
+      "  int s = 0;\n"
+      "  calls++;\n"
+      "  for (int i = 0; i < x; i++) s += leaf(i);\n"
+      "  return s;\n"
+      "}\n"
+      "__attribute__((noinline)) static int bad(int x) {\n"
+      "  if (x == 6) exit(3);\n"
+      "  return x;\n"
+      "}\n"
+      "__attribute__((noinline)) static int viaptr(int (*f)(int), int x) {\n"
+      "  return f(x);\n"
+      "}\n"
+      "int main(void) {\n"
+      "  int s = 0;\n"
+      "  for (int i = 0; i < 10; i++) {\n"
+      "    s += mid(i);\n"
+      "    s += viaptr(leaf, i);\n"
+      "    s += bad(i);\n"
+      "    printf(\"%d %d\\n\", s, calls);\n"
+      "  }\n"
+      "  return 0;\n"
+      "}\n");
+  for (const char* opt : {"-O0", "-O2"}) {
+    const std::string ctx = std::string("path_returns ") + opt;
+    harness::Run("rm -f ballarus.profile *.ballarus", dir);
+    CommandResult c = harness::Run(
+        Quote(InstallPrefix() + "/bin/ballarus-gcc") +
+            " -fplugin-arg-ballarus-mode=edge,path"
+            " -fplugin-arg-ballarus-dump " + opt + " pr.c -o pr",
+        dir);
+    ASSERT_EQ(c.status, 0) << ctx << ": " << c.err;
+    CommandResult r = harness::Run(
+        "./pr", dir, {"BALLARUS_PROFILE=" + dir + "/ballarus.profile"});
+    EXPECT_EQ(r.status, 3) << ctx;
+    CommandResult v = harness::Run(Quote(Reconstruct()) +
+                                       " verify ballarus.profile", dir);
+    EXPECT_EQ(v.status, 0) << ctx << ": " << v.out << v.err;
+    EXPECT_NE(v.out.find("paths:"), std::string::npos) << ctx << v.out;
+    // The dump: leaf and mid always return; their calls get no pre-count,
+    // the others (bad, viaptr, printf) do.
+    CommandResult d = harness::Run("cat *.ballarus", dir);
+    ASSERT_EQ(d.status, 0) << ctx;
+    EXPECT_NE(d.out.find("ballarus: 2 functions always return"),
+              std::string::npos)
+        << ctx << d.out;
+    size_t skipped = 0, precounted = 0;
+    for (size_t at = 0;
+         (at = d.out.find("the callee always returns: no pre-count", at)) !=
+         std::string::npos;
+         ++at)
+      ++skipped;
+    for (size_t at = 0;
+         (at = d.out.find("pre-count[r + a]++ before call", at)) !=
+         std::string::npos;
+         ++at)
+      ++precounted;
+    EXPECT_EQ(skipped, 2u) << ctx << ": main's call to mid, mid's to leaf";
+    EXPECT_GE(precounted, 3u) << ctx;
+    // main's path cut short by bad()'s exit, and bad()'s own, once each.
+    CommandResult pj = harness::Run(
+        Quote(Reconstruct()) + " paths --json --top 0 ballarus.profile", dir);
+    ASSERT_EQ(pj.status, 0) << ctx << ": " << pj.err;
+    json paths = json::parse(pj.out);
+    std::map<std::string, int64_t> cut_short;
+    for (const json& f : paths.at("functions"))
+      for (const json& p : f.at("paths"))
+        if (p.at("end") == "no_return")
+          cut_short[f.at("name").get<std::string>()] +=
+              p.at("count").get<int64_t>();
+    EXPECT_EQ(cut_short["main"], 1) << ctx;
+    EXPECT_EQ(cut_short["bad"], 1) << ctx;
+    EXPECT_EQ(cut_short["mid"], 0) << ctx;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Loops whose iterations take one path, counted in locals (core
+// FindCountedLoops): while, for with a break (some runs never find the
+// key), do-while; each runs 8 or more times per entry on average.
+// With path-loops=on on static estimates, and by default (path-loops=
+// profile) with weights from an earlier edge profile of the same program:
+// the dump shows counted loops, and verify finds the path-derived edges
+// equal to the edge counters.
+
+TEST(PathCountedLoops, ExactOnEstimatesAndOnAProfile) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/path_loops";
+  harness::MakeFreshDir(dir);
+  harness::WriteFileOrDie(
+      dir + "/cl.c",
+      "#include <stdio.h>\n"
+      "__attribute__((noinline)) static int fill(int *a, int n) {\n"
+      "  int i = 0;\n"
+      "  while (i < n) { a[i] = i * 3; i++; }\n"
+      "  return i;\n"
+      "}\n"
+      "__attribute__((noinline)) static int scan(const int *a, int n, int k) {\n"
+      "  int i;\n"
+      "  for (i = 0; i < n; i++)\n"
+      "    if (a[i] == k) break;\n"
+      "  return i;\n"
+      "}\n"
+      "__attribute__((noinline)) static int digits(unsigned long long v) {\n"
+      "  int d = 0;\n"
+      "  do { d++; v /= 10; } while (v);\n"
+      "  return d;\n"
+      "}\n"
+      "int main(void) {\n"
+      "  int a[64];\n"
+      "  long s = 0;\n"
+      "  for (int k = 0; k < 50; k++) {\n"
+      "    int n = 20 + k % 17;\n"
+      "    s += fill(a, n);\n"
+      "    s += scan(a, n, k % 5 == 0 ? 1 : 3 * (k % 30));\n"
+      "    s += digits(k * 123456789012345ull + 1);\n"
+      "  }\n"
+      "  printf(\"%ld\\n\", s);\n"
+      "  return 0;\n"
+      "}\n");
+  const std::string gcc = Quote(InstallPrefix() + "/bin/ballarus-gcc");
+  const std::string pool = "BALLARUS_PROFILE=" + dir + "/";
+  for (const char* opt : {"-O0", "-O2"}) {
+    const std::string ctx = std::string("path_loops ") + opt;
+    // The edge profile the default mode bases its decision on.
+    harness::Run("rm -f *.profile *.ballarus", dir);
+    CommandResult c = harness::Run(gcc + " " + opt + " cl.c -o cl", dir);
+    ASSERT_EQ(c.status, 0) << ctx << ": " << c.err;
+    CommandResult r = harness::Run("./cl", dir, {pool + "edge.profile"});
+    ASSERT_EQ(r.status, 0) << ctx;
+    const std::string expected = r.out;
+    for (const std::string how :
+         {std::string("-fplugin-arg-ballarus-path-loops=on"),
+          "-fplugin-arg-ballarus-weights=profile=" + dir + "/edge.profile"}) {
+      const std::string hctx = ctx + " " + how;
+      harness::Run("rm -f paths.profile *.ballarus", dir);
+      c = harness::Run(gcc + " -fplugin-arg-ballarus-mode=edge,path " + how +
+                           " -fplugin-arg-ballarus-dump " + opt +
+                           " cl.c -o cl",
+                       dir);
+      ASSERT_EQ(c.status, 0) << hctx << ": " << c.err;
+      r = harness::Run("./cl", dir, {pool + "paths.profile"});
+      EXPECT_EQ(r.status, 0) << hctx;
+      EXPECT_EQ(r.out, expected) << hctx;
+      CommandResult d = harness::Run("cat *.ballarus", dir);
+      size_t counted = 0;
+      for (size_t at = 0; (at = d.out.find("counted in a local", at)) !=
+                          std::string::npos;
+           ++at)
+        ++counted;
+      EXPECT_GE(counted, 3u) << hctx << ": fill, scan, digits\n" << d.out;
+      CommandResult v = harness::Run(Quote(Reconstruct()) +
+                                         " verify paths.profile", dir);
+      EXPECT_EQ(v.status, 0) << hctx << ": " << v.out << v.err;
+      EXPECT_NE(v.out.find("paths:"), std::string::npos) << hctx << v.out;
+    }
+  }
+}
+
 TEST(Determinism, IdenticalObjects) {
   ASSERT_FALSE(InstallPrefix().empty());
   const std::string dir = harness::TempRoot() + "/determinism";

@@ -196,7 +196,9 @@ def read_tsv(path, optional=False):
 # The ballarus runtime's functions (runtime/*.c) that show up in profiles.
 RUNTIME_FUNCTIONS = ("path_add_slow", "grow", "rt_init", "dump_chain", "dump_group",
                      "snapshot", "write_all", "merge_sparse", "merge_into")
-BREAKDOWN = ("edge", "path", "path-et-off", "path-dense", "path-hashed", "edge-path")
+BREAKDOWN = ("edge", "path", "path-et-off", "path-et-undo", "path-hash",
+             "path-no-hoist", "path-no-returns", "path-number", "path-loops",
+             "path-dense", "path-hashed", "edge-path")
 
 
 def fmt_ratio(x):
@@ -267,10 +269,20 @@ def breakdown_section(programs, vnames, ir, functions, counters):
          "Instructions executed over the plain build's (as above) for edge "
          "profiling, path profiling, and path profiling with one mechanism "
          "changed: `path-et-off` without the early-termination pre-count "
-         "(`early-termination=off`), `path-dense` with dense path tables "
-         "for every function up to a huge path count (`path-table-max`), "
-         "`path-hashed` with every function's paths in the runtime hash "
-         "table (`path-table-max=0`).  *Extra*: the instructions added over "
+         "(`early-termination=off`), `path-et-undo` undoing the pre-count "
+         "after every call that returns (`early-termination=undo`, the former "
+         "scheme), `path-hash` with functions above `path-table-max` in the "
+         "runtime hash table instead of cut (`path-storage=hash`, the former "
+         "storage), `path-no-hoist` with path ends where they are "
+         "(`path-hoist=off`), `path-no-returns` with a pre-count before calls "
+         "to always-returning functions too (`path-returns=off`), "
+         "`path-number` with the path number in the register and range-checked "
+         "counts (`path-register=number`), `path-loops` with one-path loops "
+         "counted in locals on static estimates (`path-loops=on`), "
+         "`path-dense` with dense path tables up to a huge path count, uncut "
+         "and hashed above it, `path-hashed` with every function's paths in "
+         "the runtime hash table (`path-table-max=0`).  *Extra*: the "
+         "instructions added over "
          "plain, in millions, and as a share of `path`'s.  *Per update*: the "
          "extra instructions per counter update of the run (edge counter "
          "increments plus completed paths, from *Counter work*).", ""]
