@@ -51,29 +51,6 @@ std::string Dirname(const std::string& path) {
 
 }  // namespace
 
-std::string NormalizePath(const std::string& path) {
-  const bool absolute = !path.empty() && path[0] == '/';
-  std::vector<std::string> parts;
-  size_t pos = 0;
-  while (pos <= path.size()) {
-    size_t slash = path.find('/', pos);
-    if (slash == std::string::npos) slash = path.size();
-    const std::string comp = path.substr(pos, slash - pos);
-    pos = slash + 1;
-    if (comp.empty() || comp == ".") continue;
-    if (comp == ".." && !parts.empty() && parts.back() != "..") {
-      parts.pop_back();
-      continue;
-    }
-    if (comp == ".." && absolute) continue;  // "/.." is "/"
-    parts.push_back(comp);
-  }
-  std::string out = absolute ? "/" : "";
-  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "/" : "") + parts[i];
-  if (out.empty()) out = ".";
-  return out;
-}
-
 std::string AbsoluteIn(const std::string& dir, const std::string& name) {
   if (!name.empty() && name[0] == '/') return NormalizePath(name);
   return NormalizePath(dir + "/" + name);

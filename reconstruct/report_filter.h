@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "core/paths.h"
 #include "reconstruct/report_model.h"
 
 namespace ballarus {
@@ -55,8 +56,7 @@ class FileFilter {
   std::vector<std::regex> functions_, exclude_functions_;
 };
 
-// "a/./b/../c" -> "a/c", "//x" -> "/x"; ".." above the root stays.
-std::string NormalizePath(const std::string& path);
+// NormalizePath: core/paths.h.
 // `name` made absolute against `dir`, normalised.
 std::string AbsoluteIn(const std::string& dir, const std::string& name);
 // The project root of `dir` (see above).
