@@ -3,7 +3,8 @@
 # overhead and counter work of ballarus against gcov and clang, on real
 # programs, in one run.  bench/README.md explains every variant and column.
 #
-#   bash bench/run.sh [--quick | --path-breakdown] [--programs LIST]
+#   bash bench/run.sh [--quick | --path-breakdown | --threads-acceptance]
+#                     [--programs LIST]
 #                     [--variants LIST] [--runs N] [--warmup N] [--pin CPU|none]
 #                     [--no-instr] [--out DIR] [--cache DIR] [--work DIR]
 #                     [--prefix DIR] [--note TEXT] [--list]
@@ -45,6 +46,15 @@
 # seconds: programs quick,threads (small), variants
 # plain,gcov,naive,edge,edge-atomic,path, one run, no warm-up.
 #
+# --threads-acceptance (issue 13, exact counting under threads): programs
+# lua,sqlite3,bzip2,threads,threads-loop, variants
+# plain,gcov,gcov-atomic,clang-plain,clang-atomic and ballarus edge and path
+# each with update=single, atomic and thread; results.md's section
+# "Exact under threads over racy" has update=thread over update=single
+# (instructions and wall time, geomean over the single-threaded programs)
+# and "Counts under threads" the 8-thread programs' exactness and time over
+# the racy build.
+#
 # Refresh the committed baseline (on a quiet machine):
 #   bash bench/run.sh --out bench/results/baseline
 
@@ -81,6 +91,7 @@ naive               | plain       | ballarus | mode=naive update=single | ballar
 naive-atomic        | plain       | ballarus | mode=naive update=atomic | ballarus naive, atomic
 edge                | plain       | ballarus | mode=edge weights=heuristic update=single | ballarus edge, weights=heuristic (default)
 edge-atomic         | plain       | ballarus | mode=edge weights=heuristic update=atomic | ballarus edge heuristic, atomic
+edge-thread         | plain       | ballarus | mode=edge weights=heuristic update=thread | ballarus edge heuristic, per-thread counters (update=thread, the default under -pthread)
 edge-gcc            | plain       | ballarus | mode=edge weights=gcc update=single | ballarus edge, weights=gcc
 edge-gcc-atomic     | plain       | ballarus | mode=edge weights=gcc update=atomic | ballarus edge gcc, atomic
 edge-uniform        | plain       | ballarus | mode=edge weights=uniform update=single | ballarus edge, weights=uniform
@@ -89,6 +100,7 @@ edge-profile        | plain       | ballarus | mode=edge weights=profile=@NAIVE_
 edge-profile-atomic | plain       | ballarus | mode=edge weights=profile=@NAIVE_PROFILE@ update=atomic | ballarus edge profile, atomic
 path                | plain       | ballarus | mode=path update=single | ballarus Ball-Larus path profiling
 path-atomic         | plain       | ballarus | mode=path update=atomic | ballarus path, atomic
+path-thread         | plain       | ballarus | mode=path update=thread | ballarus path, per-thread counters (update=thread, the default under -pthread)
 path-et-off         | plain       | ballarus | mode=path update=single early-termination=off | ballarus path, no early-termination pre-count (breakdown)
 path-et-undo        | plain       | ballarus | mode=path update=single early-termination=undo | ballarus path, pre-count undone after every call that returns (the former scheme) (breakdown)
 path-hash           | plain       | ballarus | mode=path update=single path-storage=hash | ballarus path, functions above path-table-max hashed instead of cut (the former storage) (breakdown)
@@ -113,6 +125,8 @@ QUICK_VARIANTS=plain,gcov,naive,edge,edge-atomic,path
 EXTRA_VARIANTS='path-et-off path-et-undo path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed'
 BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-et-undo,path-hash,path-no-hoist,path-no-returns,path-number,path-loops,path-dense,path-hashed,edge-path
 BREAKDOWN_PROGRAMS=lua,sqlite3,bzip2
+THREADS_ACCEPTANCE_VARIANTS=plain,gcov,gcov-atomic,clang-plain,clang-atomic,edge,edge-atomic,edge-thread,path,path-atomic,path-thread
+THREADS_ACCEPTANCE_PROGRAMS=lua,sqlite3,bzip2,threads,threads-loop
 # path-dense: functions with up to this many paths (2^24) get a dense table
 # (the plugin takes up to 2^40; a table is 8 bytes a path, in the
 # translation unit's counter array in bss).  Everything dense does not
@@ -203,6 +217,9 @@ overhead and counter work, on real programs (see bench/README.md).
                      $BREAKDOWN_VARIANTS,
                      instruction counts and per-function attribution,
                      --runs 0 unless given
+  --threads-acceptance  issue 13's table (exact counts under threads):
+                     programs $THREADS_ACCEPTANCE_PROGRAMS, variants
+                     $THREADS_ACCEPTANCE_VARIANTS
   --runs N           timed runs per variant (default 5; --quick: 1); 0: no
                      timing (instruction counts and counter work only)
   --warmup N         untimed rounds before them (default 1; --quick: 0)
@@ -224,12 +241,13 @@ Refresh the committed baseline:  bash bench/run.sh --out bench/results/baseline
 EOF
 }
 
-quick=0 breakdown=0 instr=1 pin=auto programs='' variants='' runs='' warmup='' out='' cache='' work='' prefix='' note=''
+quick=0 breakdown=0 tacc=0 instr=1 pin=auto programs='' variants='' runs='' warmup='' out='' cache='' work='' prefix='' note=''
 argv_all=$*
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
     --path-breakdown) breakdown=1 ;;
+    --threads-acceptance) tacc=1 ;;
     --no-instr) instr=0 ;;
     --programs|--variants|--runs|--warmup|--out|--cache|--work|--prefix|--note|--pin)
       [ $# -ge 2 ] || usage_die "$1 needs a value"
@@ -254,8 +272,10 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-if [ "$quick" = 1 ] && [ "$breakdown" = 1 ]; then
-  usage_die "--quick and --path-breakdown do not go together"
+if [ $((quick + breakdown + tacc)) -gt 1 ]; then
+  usage_die "--quick, --path-breakdown and --threads-acceptance do not go together"
+elif [ "$tacc" = 1 ]; then
+  : "${programs:=$THREADS_ACCEPTANCE_PROGRAMS}" "${variants:=$THREADS_ACCEPTANCE_VARIANTS}" "${runs:=5}" "${warmup:=1}"
 elif [ "$quick" = 1 ]; then
   : "${programs:=$QUICK_PROGRAMS}" "${variants:=$QUICK_VARIANTS}" "${runs:=1}" "${warmup:=0}"
 elif [ "$breakdown" = 1 ]; then

@@ -21,6 +21,20 @@
 //   thread_local_dtor, exceptions, static_join (C++ only): thread_local
 //                         destructors that count, exceptions in threads,
 //                         threads joined by a static object's destructor
+//   paths                 8 threads released at once, each running
+//                         classify() (4 paths) and loop_sum() (a loop of
+//                         one path)
+//
+// Path mode runs in every variant of its counting, because each reaches
+// the thread's copy differently: path (the default pointer register,
+// started from the thread's copy: CounterAddress), path-number
+// (path-register=number: counts indexed into the copy by
+// AppendCounterAdd), path-hashed (path-table-max=0: every function's paths
+// in the runtime's lock-free hash tables) and path-loops (path-loops=on:
+// counted loops, whose iteration counts are added at the loop exits).  The
+// last three run the scenarios with 8 threads counting at once (paths,
+// exit_around_main, dump_while_counting) and dlopen (-fPIC: TLS
+// descriptors).
 //
 // Each scenario is built three ways — plain, ballarus with the default
 // update mode (which must be per-thread: -pthread is given) and ballarus
@@ -108,8 +122,19 @@ std::string Reconstruct() {
 struct Config {
   bool cxx;
   std::string opt;   // -O0, -O2
-  std::string mode;  // edge, path
+  std::string mode;  // edge, path, path-number, path-hashed, path-loops
 };
+
+// The plugin options of a Config's mode.
+std::string ModeOptions(const std::string& mode) {
+  if (mode == "edge") return " -fplugin-arg-ballarus-mode=edge";
+  std::string o = " -fplugin-arg-ballarus-mode=path";
+  if (mode == "path-number") o += " -fplugin-arg-ballarus-path-register=number";
+  if (mode == "path-hashed") o += " -fplugin-arg-ballarus-path-table-max=0";
+  if (mode == "path-loops")
+    o += " -fplugin-arg-ballarus-path-loops=on -fplugin-arg-ballarus-dump";
+  return o;
+}
 
 enum class Kind { kPlain, kDefault, kAtomic };
 const char* KindName(Kind k) {
@@ -136,7 +161,7 @@ Built BuildMt(const Config& c, Kind kind) {
     cc = c.cxx ? "g++" : "gcc";
   } else {
     cc = Quote(InstallPrefix() + (c.cxx ? "/bin/ballarus-g++" : "/bin/ballarus-gcc")) +
-         " -fplugin-arg-ballarus-mode=" + c.mode;
+         ModeOptions(c.mode);
     if (kind == Kind::kAtomic) cc += " -fplugin-arg-ballarus-update=atomic";
   }
   cc += " " + c.opt + " -pthread -Wall";
@@ -313,6 +338,10 @@ Expect Expected(const std::string& s) {
   if (s == "thread_local_dtor") return {{{"work", 8 * n}}, {}, true};
   if (s == "exceptions") return {{{"thrower", 4000}, {"work", 4000}}, {}, true};
   if (s == "static_join") return {{{"work", 4 * n}}, {}, true};
+  if (s == "paths")
+    return {{{"classify", 8 * n}, {"loop_sum", 8000}, {"paths_thread", 8}},
+            {},
+            true};
   ADD_FAILURE() << "no expectation for " << s;
   return {};
 }
@@ -364,6 +393,22 @@ TEST_P(Threads, ExactAndUnchanged) {
                 .out.find("ballarus_thread_ctrs"),
             std::string::npos);
 
+  // The path variants are what they claim to be: every function hashed
+  // (the code calls the runtime's hash table), counted loops planned.
+  if (mode == "path-hashed" || mode == "path") {
+    for (const Built* b : {&thread, &atomic}) {
+      CommandResult nm = harness::Run("nm mt.o", b->dir);
+      EXPECT_EQ(nm.out.find("__ballarus_path_add") != std::string::npos,
+                mode == "path-hashed")
+          << ctx << ": " << b->dir << "\n" << nm.out;
+    }
+  }
+  if (mode == "path-loops") {
+    CommandResult d = harness::Run("cat *.ballarus", thread.dir);
+    EXPECT_NE(d.out.find("counted in a local"), std::string::npos)
+        << ctx << ": no counted loop in the dump\n" << d.out;
+  }
+
   ScenarioRun p = RunScenario(plain, scenario, Kind::kPlain, c);
   ScenarioRun t = RunScenario(thread, scenario, Kind::kDefault, c);
   ScenarioRun a = RunScenario(atomic, scenario, Kind::kAtomic, c);
@@ -374,7 +419,7 @@ TEST_P(Threads, ExactAndUnchanged) {
     EXPECT_EQ(r->result.err, p.result.err) << ctx << ": " << r->dir;
   }
   const Expect want = Expected(scenario);
-  const bool paths = mode == "path";
+  const bool paths = mode != "edge";
   std::set<std::string> skip = want.nondeterministic;
 
   // The final profile(s).  fork_from_thread: two files, the parent's (main
@@ -431,6 +476,36 @@ TEST_P(Threads, ExactAndUnchanged) {
     EXPECT_EQ(Exec(tm, "work"), 8 * int64_t(kWork)) << ctx << ": mid";
     CompareProfiles(ctx + " (mid)", tm, am, {"noise", "noise_thread"});
   }
+  if (scenario == "paths" && paths) {
+    // Hand-derived: classify's 4 paths (x & 1, x & 2 over N_WORK
+    // consecutive numbers from a multiple of 4, 8 threads) 2 x N_WORK each;
+    // loop_sum's paths sum to 8000 x 101 (each call: one path from the
+    // entry into the loop, 99 iterations that start at its header, one
+    // path out), and the most frequent is one of those 99.
+    auto sorted_counts = [](const Fn& f) {
+      std::vector<int64_t> v;
+      for (const std::string& p : f.paths)
+        v.push_back(std::stoll(p.substr(p.find('=') + 1)));
+      std::sort(v.rbegin(), v.rend());
+      return v;
+    };
+    auto find = [&](const std::string& name) -> const Fn* {
+      for (const auto& [key, fn] : tf[0])
+        if (key == name || key.rfind(name + "(", 0) == 0) return &fn;
+      return nullptr;
+    };
+    const Fn* cl = find("classify");
+    const Fn* ls = find("loop_sum");
+    ASSERT_TRUE(cl != nullptr && ls != nullptr) << ctx;
+    EXPECT_EQ(sorted_counts(*cl), std::vector<int64_t>(4, 2 * int64_t(kWork)))
+        << ctx << ": classify's paths";
+    std::vector<int64_t> l = sorted_counts(*ls);
+    int64_t sum = 0;
+    for (int64_t x : l) sum += x;
+    EXPECT_EQ(sum, 8000 * 101) << ctx << ": loop_sum's paths";
+    ASSERT_FALSE(l.empty()) << ctx;
+    EXPECT_EQ(l[0], 8000 * 99) << ctx << ": loop_sum's iterations";
+  }
   if (scenario == "running_at_exit") {
     // spin() is counted at least as often as main saw it return.
     std::string seen;
@@ -443,7 +518,9 @@ std::vector<Param> AllParams() {
   const std::vector<std::string> c_scenarios = {
       "exit_around_main", "detached",        "short_lived",
       "exit_during_dump", "dump_while_counting", "reset_while_counting",
-      "fork_from_thread", "dlopen",          "running_at_exit"};
+      "fork_from_thread", "dlopen",          "running_at_exit", "paths"};
+  const std::vector<std::string> path_variant_scenarios = {
+      "paths", "exit_around_main", "dump_while_counting", "dlopen"};
   const std::vector<std::string> cxx_only = {"thread_local_dtor", "exceptions",
                                              "static_join"};
   std::vector<Param> out;
@@ -454,6 +531,11 @@ std::vector<Param> AllParams() {
         if (cxx)
           for (const std::string& s : cxx_only) out.emplace_back(s, cxx, opt, mode);
       }
+  for (bool cxx : {false, true})
+    for (const char* opt : {"-O0", "-O2"})
+      for (const char* mode : {"path-number", "path-hashed", "path-loops"})
+        for (const std::string& s : path_variant_scenarios)
+          out.emplace_back(s, cxx, opt, mode);
   return out;
 }
 
@@ -461,7 +543,12 @@ INSTANTIATE_TEST_SUITE_P(
     Scenarios, Threads, ::testing::ValuesIn(AllParams()),
     [](const ::testing::TestParamInfo<Param>& i) {
       return std::get<0>(i.param) + (std::get<1>(i.param) ? "_cxx_" : "_c_") +
-             std::get<2>(i.param).substr(1) + "_" + std::get<3>(i.param);
+             std::get<2>(i.param).substr(1) + "_" +
+             [](std::string m) {
+               for (char& ch : m)
+                 if (ch == '-') ch = '_';
+               return m;
+             }(std::get<3>(i.param));
     });
 
 }  // namespace

@@ -37,6 +37,7 @@ and the report:
 
 import csv
 import json
+import math
 import os
 import statistics
 import sys
@@ -571,6 +572,49 @@ def cmd_report(raw, out, chart="1"):
         if len(xs) == 1:
             return fmt_ratio(med)
         return "%s [%s–%s]" % (fmt_ratio(med), fmt_ratio(min(xs)), fmt_ratio(max(xs)))
+
+    # Exact counting over racy counting, variant by variant (issue 13's
+    # acceptance: update=thread over update=single in the single-threaded
+    # programs, geomean <= 1.05).
+    exact_pairs = [(v, vinfo[v].get("racy", "-")) for v in vnames
+                   if vinfo[v].get("racy", "-") not in ("-", "", v)
+                   and vinfo[v].get("racy") in vinfo]
+    sprogs = [p for p in programs if not any(e["program"] == p for e in exact)]
+    if exact_pairs and sprogs:
+        def geomean(xs):
+            return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+        L.append("## Exact under threads over racy")
+        L.append("")
+        L.append("Each exact variant over its racy sibling (the same options "
+                 "with update=single; gcov-atomic over gcov, clang-atomic over "
+                 "clang) in the single-threaded programs: instructions executed "
+                 "(valgrind, deterministic) / the median over the timed rounds "
+                 "of the variant's run time over the racy variant's in the "
+                 "same round (noisy on a busy machine).  *geomean*: over the "
+                 "programs with a figure.")
+        L.append("")
+        L.append("| variant | racy | " + " | ".join(sprogs) + " | geomean |")
+        L.append("|---|---|" + "---:|" * (len(sprogs) + 1))
+        for v, racy in exact_pairs:
+            cells, irs, walls = [], [], []
+            for p in sprogs:
+                x = None
+                if (p, v) in ir and ir.get((p, racy)):
+                    x = ir[(p, v)] / ir[(p, racy)]
+                    irs.append(x)
+                ws = [us / by_round[(p, racy, rd)] for (pp, vv, rd), us in by_round.items()
+                      if pp == p and vv == v and (p, racy, rd) in by_round]
+                w = statistics.median(ws) if ws else None
+                if w is not None:
+                    walls.append(w)
+                cells.append("%s / %s" % ("%.3f" % x if x is not None else "–",
+                                          fmt_ratio(w) if w is not None else "–"))
+            gi, gw = geomean(irs), geomean(walls)
+            L.append("| %s | %s | %s | %s / %s |" % (
+                v, racy, " | ".join(cells),
+                "%.3f" % gi if gi is not None else "–",
+                fmt_ratio(gw) if gw is not None else "–"))
+        L.append("")
 
     if exact:
         L.append("## Counts under threads")

@@ -459,6 +459,59 @@ static int running_at_exit(void) {
   return 0;
 }
 
+/* ---------------------------------------------------------------------- */
+/* paths: 8 threads released at once by a barrier, each calling classify()
+   on N_WORK consecutive numbers from a multiple of 4 and loop_sum(100)
+   1000 times, so that every kind of path count (dense or hashed table,
+   pointer or number register, counted loops) is updated by 8 threads at
+   the same time.  classify: 8 x N_WORK, each of its 4 paths 2 x N_WORK;
+   loop_sum: 8000 calls of 100 iterations (with path-loops=on a counted
+   loop: every iteration but the first on one path, 8000 x 99).  */
+
+#define N_PATHS_THREADS 8
+static pthread_barrier_t paths_go;
+/* Written, never read (the output must not depend on the scheduling): the
+   volatile stores keep classify's branches branches at -O2.  */
+static volatile unsigned long sink;
+
+NOIPA unsigned long classify(unsigned long x) {
+  unsigned long r = x;
+  if (x & 1) {
+    sink = x;
+    r += 3;
+  }
+  if (x & 2) {
+    sink = r;
+    r ^= 5;
+  }
+  return r;
+}
+
+NOIPA unsigned long loop_sum(unsigned long x, unsigned long n) {
+  unsigned long s = 0;
+  for (unsigned long i = 0; i < n; i++) s += (i ^ x) * (s | 1);
+  return s;
+}
+
+static void *paths_thread(void *arg) {
+  unsigned long id = (unsigned long)arg, s = 0;
+  pthread_barrier_wait(&paths_go);
+  for (unsigned long i = 0; i < N_WORK; i++) s += classify(4 * id * N_WORK + i);
+  for (unsigned long i = 0; i < 1000; i++) s += loop_sum(id + i, 100);
+  return (void *)s;
+}
+
+static int paths(void) {
+  pthread_t t[N_PATHS_THREADS];
+  pthread_barrier_init(&paths_go, NULL, N_PATHS_THREADS);
+  for (unsigned long i = 0; i < N_PATHS_THREADS; i++)
+    start(&t[i], paths_thread, (void *)i);
+  unsigned long s = 0;
+  for (int i = 0; i < N_PATHS_THREADS; i++) s += join(t[i]);
+  printf("paths %lu\n", s);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) die("usage: mt SCENARIO [LIBRARY]");
   const char *s = argv[1];
@@ -471,6 +524,7 @@ int main(int argc, char **argv) {
   if (strcmp(s, "fork_from_thread") == 0) return fork_from_thread();
   if (strcmp(s, "dlopen") == 0) return dlopen_scenario(argc > 2 ? argv[2] : NULL);
   if (strcmp(s, "running_at_exit") == 0) return running_at_exit();
+  if (strcmp(s, "paths") == 0) return paths();
 #ifdef __cplusplus
   int r = cxx_scenario(s);
   if (r >= 0) return r;
