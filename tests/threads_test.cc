@@ -33,8 +33,8 @@
 // in the runtime's lock-free hash tables) and path-loops (path-loops=on:
 // counted loops, whose iteration counts are added at the loop exits).  The
 // last three run the scenarios with 8 threads counting at once (paths,
-// exit_around_main, dump_while_counting) and dlopen (-fPIC: TLS
-// descriptors).
+// exit_around_main, dump_while_counting) and (but path-hashed) dlopen
+// (-fPIC: TLS descriptors).
 //
 // Each scenario is built three ways — plain, ballarus with the default
 // update mode (which must be per-thread: -pthread is given) and ballarus
@@ -384,11 +384,15 @@ TEST_P(Threads, ExactAndUnchanged) {
   ASSERT_TRUE(plain.ok) << plain.log;
   ASSERT_TRUE(thread.ok) << thread.log;
   ASSERT_TRUE(atomic.ok) << atomic.log;
-  // -pthread made the default per-thread counters: the section exists.
+  // -pthread made the default per-thread counters: the section exists --
+  // except with every function's paths hashed (path-hashed, mode=path
+  // alone): all counts then go to the runtime's shared lock-free tables
+  // (atomic adds in every update mode), no dense counter is left to copy.
   CommandResult sec =
       harness::Run("readelf -SW " + Quote(thread.exe), thread.dir);
-  ASSERT_NE(sec.out.find("ballarus_thread_ctrs"), std::string::npos)
-      << ctx << ": the default build has no per-thread counters";
+  ASSERT_EQ(sec.out.find("ballarus_thread_ctrs") != std::string::npos,
+            mode != "path-hashed")
+      << ctx << ": per-thread counters in the default build";
   ASSERT_EQ(harness::Run("readelf -SW " + Quote(atomic.exe), atomic.dir)
                 .out.find("ballarus_thread_ctrs"),
             std::string::npos);
@@ -535,7 +539,13 @@ std::vector<Param> AllParams() {
     for (const char* opt : {"-O0", "-O2"})
       for (const char* mode : {"path-number", "path-hashed", "path-loops"})
         for (const std::string& s : path_variant_scenarios)
-          out.emplace_back(s, cxx, opt, mode);
+          // Not dlopen with every function hashed: the runtime never unmaps
+          // a dlclose'd library's hash tables (runtime/path_table.c, "a
+          // library loaded and unloaded repeatedly leaks its tables each
+          // time", update=atomic alike), so the scenario's 20 open/close
+          // cycles grow the process by design there.
+          if (!(s == "dlopen" && std::string(mode) == "path-hashed"))
+            out.emplace_back(s, cxx, opt, mode);
   return out;
 }
 
