@@ -48,7 +48,7 @@
 #
 # --threads-acceptance (issue 13, exact counting under threads): programs
 # lua,sqlite3,bzip2,threads,threads-loop, variants
-# plain,gcov,gcov-atomic,clang-plain,clang-atomic and ballarus edge and path
+# plain,gcov,gcov-atomic,clang-plain,clang,clang-atomic and ballarus edge and path
 # each with update=single, atomic and thread; results.md's section
 # "Exact under threads over racy" has update=thread over update=single
 # (instructions and wall time, geomean over the single-threaded programs)
@@ -125,7 +125,7 @@ QUICK_VARIANTS=plain,gcov,naive,edge,edge-atomic,path
 EXTRA_VARIANTS='path-et-off path-et-undo path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed'
 BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-et-undo,path-hash,path-no-hoist,path-no-returns,path-number,path-loops,path-dense,path-hashed,edge-path
 BREAKDOWN_PROGRAMS=lua,sqlite3,bzip2
-THREADS_ACCEPTANCE_VARIANTS=plain,gcov,gcov-atomic,clang-plain,clang-atomic,edge,edge-atomic,edge-thread,path,path-atomic,path-thread
+THREADS_ACCEPTANCE_VARIANTS=plain,gcov,gcov-atomic,clang-plain,clang,clang-atomic,edge,edge-atomic,edge-thread,path,path-atomic,path-thread
 THREADS_ACCEPTANCE_PROGRAMS=lua,sqlite3,bzip2,threads,threads-loop
 # path-dense: functions with up to this many paths (2^24) get a dense table
 # (the plugin takes up to 2^40; a table is 8 bytes a path, in the
