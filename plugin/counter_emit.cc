@@ -408,39 +408,6 @@ void PlaceEdgeCounters(ballarus::Function* fn,
 // thread's copy and added to plainly: only its thread writes it.
 void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic) {
   tree u64 = TREE_TYPE(ref);
-  if (g_thread.active && TREE_CODE(ref) == MEM_REF) {
-    // *p, p a pointer into the TU's counter array: path mode's pointer
-    // register, which starts from CounterAddress, the shared array's
-    // addresses, as under update=single, so that GCC still folds it to a
-    // constant address wherever the path so far is known.  The same
-    // element of the thread's copy is at __ballarus_tc + (p - &counters[0]):
-    // with p constant that folds to one `addq $1, OFF(%reg)` after the
-    // thread pointer's load, as for an edge counter.  (Starting the
-    // register from the copy instead kept the copy's address live across
-    // the whole function: bzip2's mainGtU pushed and popped four
-    // callee-saved registers per call for it.)
-    tree p = TREE_OPERAND(ref, 0);
-    tree ptype = TREE_TYPE(p);
-    tree first = build_fold_addr_expr_with_type(
-        build4(ARRAY_REF, u64, g_thread.counters, size_zero_node, NULL_TREE,
-               NULL_TREE),
-        ptype);
-    tree d = make_temp_ssa_name(ptrdiff_type_node, NULL, "BLRS_off");
-    gimple_seq_add_stmt(seq, gimple_build_assign(d, POINTER_DIFF_EXPR, p,
-                                                 first));
-    tree off = make_temp_ssa_name(sizetype, NULL, "BLRS_off");
-    gimple_seq_add_stmt(seq, gimple_build_assign(off, NOP_EXPR, d));
-    tree t = make_temp_ssa_name(TREE_TYPE(g_thread.tc), NULL, "BLRS_tc");
-    gimple_seq_add_stmt(seq, gimple_build_assign(t, g_thread.tc));
-    tree base = make_temp_ssa_name(ptype, NULL, "BLRS_tc");
-    gimple_seq_add_stmt(seq, gimple_build_assign(base, NOP_EXPR, t));
-    tree q = make_temp_ssa_name(ptype, NULL, "BLRS_p");
-    gimple_seq_add_stmt(seq,
-                        gimple_build_assign(q, POINTER_PLUS_EXPR, base, off));
-    ref = build2(MEM_REF, u64, q, TREE_OPERAND(ref, 1));
-    g_thread.used = true;
-    atomic = false;
-  }
   if (g_thread.active && TREE_CODE(ref) == ARRAY_REF &&
       TREE_OPERAND(ref, 0) == g_thread.counters) {
     // The thread's copy: BLRS_tc = __ballarus_tc; (*BLRS_tc)[index], a
@@ -480,11 +447,22 @@ void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic) {
 }
 
 tree CounterAddress(gimple_seq* seq, tree counters, uint64_t index) {
-  (void)seq;  // an invariant in every update mode (see AppendCounterAdd)
   tree u64 = TREE_TYPE(TREE_TYPE(counters));
   tree idx = build_int_cst(sizetype, index);
-  return build_fold_addr_expr(
-      build4(ARRAY_REF, u64, counters, idx, NULL_TREE, NULL_TREE));
+  if (!(g_thread.active && counters == g_thread.counters))
+    return build_fold_addr_expr(
+        build4(ARRAY_REF, u64, counters, idx, NULL_TREE, NULL_TREE));
+  // &(*BLRS_tc)[index], BLRS_tc = __ballarus_tc (see AppendCounterAdd).
+  tree t = make_temp_ssa_name(TREE_TYPE(g_thread.tc), NULL, "BLRS_tc");
+  gimple_seq_add_stmt(seq, gimple_build_assign(t, g_thread.tc));
+  tree copy = build2(MEM_REF, TREE_TYPE(counters), t,
+                     build_int_cst(TREE_TYPE(t), 0));
+  tree addr = build_fold_addr_expr(
+      build4(ARRAY_REF, u64, copy, idx, NULL_TREE, NULL_TREE));
+  tree p = make_temp_ssa_name(build_pointer_type(u64), NULL, "BLRS_p");
+  gimple_seq_add_stmt(seq, gimple_build_assign(p, addr));
+  g_thread.used = true;
+  return p;
 }
 
 void EmitEdgeCounters(const EdgeCounters& work, ballarus::Function* fn,

@@ -40,19 +40,17 @@ void PlaceEdgeCounters(ballarus::Function* fn,
                        uint64_t* next_counter, EdgeCounters* out);
 
 // Appends `ref += delta` to seq, where ref is an element of a counter array
-// (constant or SSA index), or a MEM_REF through a pointer into the TU's
-// counter array (path mode's pointer register, from CounterAddress): the one
-// way ballarus updates a counter.  Between BeginThreadCounters and
-// EndThreadCounters (update=thread) an element of the TU's counter array is
-// updated in the running thread's copy instead (the pointer translated to
-// the same element of the copy), with a plain add, whatever `atomic` says.
+// (constant or SSA index): the one way ballarus updates a counter.  Between
+// BeginThreadCounters and EndThreadCounters (update=thread) an element of
+// the TU's counter array is updated in the running thread's copy instead,
+// with a plain add, whatever `atomic` says.
 void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic);
 
-// The address of counters[index], as a GIMPLE value: the TU array's
-// element, an invariant, in every update mode (under update=thread
-// AppendCounterAdd translates it into the thread's copy where a count is
-// made, so GCC keeps folding the register to constants).  Path mode's
-// pointer register (path_emit.cc) starts from it; seq is unused.
+// The address of counters[index] where this function's updates go, as a
+// GIMPLE value: the TU array's element (an invariant), or between
+// BeginThreadCounters and EndThreadCounters the element of the running
+// thread's copy (the thread pointer loaded into seq).  Path mode's pointer
+// register (path_emit.cc) starts from it.
 tree CounterAddress(gimple_seq* seq, tree counters, uint64_t index);
 
 // update=thread, once per TU before any function is instrumented: moves

@@ -177,13 +177,15 @@ class PathEmitter {
   // value (through a temporary in seq if need be).
   tree Const(uint64_t c, gimple_seq* seq) {
     if (!ptr_) return wide_int_to_tree(rtype_, wi::uhwi(c, 64));
-    // &counters[base]: path p counts at base + 8p bytes -- the shared
-    // array's address in every update mode (under update=thread
-    // AppendCounterAdd moves each count into the thread's copy).  It must
-    // stay an invariant: folding an SSA pointer + 0 would give
-    // NON_LVALUE_EXPR <p>, which is not GIMPLE.
+    // &counters[base]: path p counts at base + 8p bytes (in the running
+    // thread's copy under update=thread: CounterAddress).
     tree base = CounterAddress(seq, counters_, info_.base);
-    gcc_assert(is_gimple_min_invariant(base));
+    // Under update=thread base is an SSA name (the copy's address, loaded
+    // per thread), not a constant address to fold into: there folding
+    // base + 0 gives NON_LVALUE_EXPR <base>, which is not a GIMPLE
+    // operation (an ICE in the inliner's cost estimate at -O1 and up), so
+    // the offset is added as a statement.
+    if (TREE_CODE(base) == SSA_NAME) return Plus(seq, base, c);
     tree v = fold_build_pointer_plus_hwi(
         base, static_cast<HOST_WIDE_INT>(c * sizeof(uint64_t)));
     if (is_gimple_min_invariant(v)) return v;
