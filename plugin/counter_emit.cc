@@ -296,6 +296,8 @@ void BeginThreadCounters() {
   g_thread.used = false;
 }
 
+bool ThreadCountersActive() { return g_thread.active; }
+
 void EndThreadCounters() {
   g_thread.active = false;
   std::string why;

@@ -68,6 +68,9 @@ void PrepareThreadCounters(tree counters);
 // update is committed.
 void BeginThreadCounters();
 void EndThreadCounters();
+// Between BeginThreadCounters and EndThreadCounters: counter updates go to
+// the thread's copy.
+bool ThreadCountersActive();
 
 // Inserts `counters[i] += 1` on each counted edge of cfun and commits those
 // edges (with whatever else is queued on them), recording kEdgeSplit in fn

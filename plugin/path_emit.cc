@@ -83,11 +83,13 @@ class PathEmitter {
         add_fn_(add_fn),
         atomic_(atomic),
         u64_(long_long_unsigned_type_node),
+        idx_(info.storage == ballarus::PathInfo::kDense &&
+             g_options.path_pointer && ThreadCountersActive()),
         ptr_(info.storage == ballarus::PathInfo::kDense &&
-             g_options.path_pointer),
+             g_options.path_pointer && !idx_),
         rtype_(ptr_               ? build_pointer_type(u64_)
-               : signed_register ? long_long_integer_type_node
-                                 : long_long_unsigned_type_node),
+               : signed_register && !idx_ ? long_long_integer_type_node
+                                          : long_long_unsigned_type_node),
         flag_(flag),
         reentry_(reentry),
         epoch_(epoch) {
@@ -176,15 +178,13 @@ class PathEmitter {
   // type -- with a pointer register, &counters[base + c] -- as a GIMPLE
   // value (through a temporary in seq if need be).
   tree Const(uint64_t c, gimple_seq* seq) {
+    if (idx_) return wide_int_to_tree(rtype_, wi::uhwi(info_.base + c, 64));
     if (!ptr_) return wide_int_to_tree(rtype_, wi::uhwi(c, 64));
-    // &counters[base]: path p counts at base + 8p bytes (in the running
-    // thread's copy under update=thread: CounterAddress).
+    // &counters[base]: path p counts at base + 8p bytes.
     tree base = CounterAddress(seq, counters_, info_.base);
-    // Under update=thread base is an SSA name (the copy's address, loaded
-    // per thread), not a constant address to fold into: there folding
-    // base + 0 gives NON_LVALUE_EXPR <base>, which is not a GIMPLE
-    // operation (an ICE in the inliner's cost estimate at -O1 and up), so
-    // the offset is added as a statement.
+    // Folding an SSA pointer + 0 would give NON_LVALUE_EXPR <p>, which is
+    // not GIMPLE (an ICE in the inliner's cost estimate at -O1 and up): an
+    // SSA base gets the offset as a statement.
     if (TREE_CODE(base) == SSA_NAME) return Plus(seq, base, c);
     tree v = fold_build_pointer_plus_hwi(
         base, static_cast<HOST_WIDE_INT>(c * sizeof(uint64_t)));
@@ -299,6 +299,18 @@ class PathEmitter {
 
   // count[key] += delta (modulo 2^64); key in the register's type or u64.
   void CountAt(gimple_seq* seq, tree key, tree delta) {
+    if (idx_) {
+      // The register is the counter's index in the TU's array: counts
+      // (*__ballarus_tc)[r] through AppendCounterAdd, `addq $1,
+      // (%tc,%r,8)`, no range check (every value is a valid path's by
+      // construction, as with the pointer register).
+      tree sidx = make_temp_ssa_name(sizetype, NULL, "BLRS_i");
+      Add(seq, gimple_build_assign(sidx, NOP_EXPR, key));
+      tree ref = build4(ARRAY_REF, u64_, counters_, sidx, NULL_TREE,
+                        NULL_TREE);
+      AppendCounterAdd(seq, ref, delta, atomic_);
+      return;
+    }
     if (ptr_) {
       // The register is the counter's address: no index, no base register
       // (and no range check: the address is in the table by construction,
@@ -346,6 +358,15 @@ class PathEmitter {
   tree add_fn_;
   bool atomic_;
   tree u64_;
+  // update=thread with the pointer register (path-register=pointer): the
+  // register holds the counter's *index* base + p in the TU's array
+  // instead, counted at (*__ballarus_tc)[r].  A pointer into the thread's
+  // copy would be a value GCC keeps live across the whole function (in
+  // small hot functions with many exits, callee-saved registers pushed
+  // and popped per call: bzip2's mainGtU +39 % instructions), where an
+  // index is a constant wherever the path so far is known, like
+  // update=single's constant addresses.
+  bool idx_;
   bool ptr_;    // the register is a pointer into the dense table
   tree rtype_;  // the register's type (PathWork::signed_register, ptr_)
   tree r_ = NULL_TREE;
