@@ -40,7 +40,9 @@
 //
 // (path-register=number: r is the path number and the count is
 // __ballarus_counters[base + MIN_EXPR <r, n_paths>], slot n_paths catching
-// numbers out of range.)  Path ends whose block has no other way out can be
+// numbers out of range.  update=thread with the pointer register: r is the
+// counter's index base + p and the count (*__ballarus_tc)[r], the running
+// thread's copy -- see idx_.)  Path ends whose block has no other way out can be
 // counted on the edges into it (path_plan.cc, "count hoisting"); not here,
 // where edge 2->5 would need a split.
 //
