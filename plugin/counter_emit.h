@@ -50,7 +50,8 @@ void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic);
 // GIMPLE value: the TU array's element (an invariant), or between
 // BeginThreadCounters and EndThreadCounters the element of the running
 // thread's copy (the thread pointer loaded into seq).  Path mode's pointer
-// register (path_emit.cc) starts from it.
+// register (path_emit.cc) starts from it -- outside update=thread, where
+// path_emit uses an index register instead (its idx_).
 tree CounterAddress(gimple_seq* seq, tree counters, uint64_t index);
 
 // update=thread, once per TU before any function is instrumented: moves
