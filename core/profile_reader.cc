@@ -189,6 +189,17 @@ bool ReadProfile(const std::string& path, ProfileRecords* out,
     *error = err;
     return false;
   }
+  return DecodeProfile(out, error);
+}
+
+bool ReadProfileFrom(ballarus_profile* raw, ProfileRecords* out,
+                     std::string* error) {
+  out->raw = *raw;
+  *raw = ballarus_profile{};
+  return DecodeProfile(out, error);
+}
+
+bool DecodeProfile(ProfileRecords* out, std::string* error) {
   // Decode every record's metadata; offsets are reported file-relative.
   uint64_t offset = BALLARUS_PROFILE_HEADER_SIZE;
   out->tus.resize(out->raw.n_records);

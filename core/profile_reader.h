@@ -123,6 +123,16 @@ class ProfileRecords {
 bool ReadProfile(const std::string& path, ProfileRecords* out,
                  std::string* error);
 
+// The same for a profile already parsed (e.g. several files merged in
+// memory, reconstruct/profile_inputs.h): takes *raw over (leaving it
+// empty) and decodes it as ReadProfile decodes a file; error offsets are
+// those of the profile serialised.
+bool ReadProfileFrom(ballarus_profile* raw, ProfileRecords* out,
+                     std::string* error);
+
+// The decoding step of both: out->raw is parsed, out->tus empty.
+bool DecodeProfile(ProfileRecords* out, std::string* error);
+
 }  // namespace ballarus
 
 #endif  // BALLARUS_CORE_PROFILE_READER_H_

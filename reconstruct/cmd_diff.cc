@@ -112,11 +112,13 @@ ojson FunctionId(const Report& r, const FunctionReport& f) {
 
 }  // namespace
 
-int RunDiff(const std::string& path_a, const std::string& path_b, bool json,
+int RunDiff(const ProfileInputs& inputs_a, const ProfileInputs& inputs_b, bool json,
             uint64_t top, const FilterOptions& filter_options) {
   Side A, B;
-  LoadReport(path_a, &A.loaded);
-  LoadReport(path_b, &B.loaded);
+  LoadReport(inputs_a, &A.loaded);
+  LoadReport(inputs_b, &B.loaded);
+  const std::string& path_a = A.r().profile;
+  const std::string& path_b = B.r().profile;
   for (Side* s : {&A, &B}) {
     s->filter = std::make_unique<FileFilter>(s->r(), filter_options);
     for (const FunctionReport& f : s->r().functions)

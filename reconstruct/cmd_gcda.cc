@@ -64,8 +64,11 @@ CLI::App* AddGcdaCommand(CLI::App* app, GcdaArgs* args) {
       "Write the .gcda files GCC's -fprofile-use reads, so the program is "
       "optimised as with gcov's own profile.");
   gcda->add_option("PROFILE", args->profiles,
-                   "profiles of one program (their counts are added)")
+                   "profiles of one program, or directories of *.bprof "
+                   "(their counts are added)")
       ->required();
+  gcda->add_flag("--skip-bad", args->skip_bad,
+                 "name unusable profiles on stderr and go on without them");
   CLI::Option* dir =
       gcda->add_option("-o,--output-dir", args->dir,
                        "write where gcc -fprofile-use=DIR looks "
@@ -85,13 +88,21 @@ int RunGcda(const GcdaArgs& args) {
     return Error("gcda: give --in-place or -o DIR");
   std::vector<std::unique_ptr<ProfileRecords>> read;
   std::vector<GcdaInput> profiles;
-  for (const std::string& path : args.profiles) {
-    read.push_back(std::make_unique<ProfileRecords>());
+  // Directories expanded (reconstruct/profile_inputs.h); each profile
+  // kept apart (its own runs' sum_max, gcda_export.h).
+  for (const std::string& path : ExpandProfileInputs(args.profiles)) {
+    auto p = std::make_unique<ProfileRecords>();
     std::string err;
-    if (!ReadProfile(path, read.back().get(), &err))
-      return Error(path + ": " + err);
+    if (!ReadProfile(path, p.get(), &err)) {
+      if (!args.skip_bad) return Error(path + ": " + err);
+      std::fprintf(stderr, "%s: %s: skipped: %s\n", kProg,
+                   Printable(path).c_str(), Printable(err).c_str());
+      continue;
+    }
+    read.push_back(std::move(p));
     profiles.push_back({path, read.back().get()});
   }
+  if (profiles.empty()) return Error("gcda: no profile could be read");
   GcdaExportOptions options;
   if (!args.in_place) {
     options.where = GcdaExportOptions::kDir;

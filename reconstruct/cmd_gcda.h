@@ -24,6 +24,7 @@ struct GcdaArgs {
   std::vector<std::string> profiles;
   std::string dir;
   bool in_place = false;
+  bool skip_bad = false;
 };
 
 CLI::App* AddGcdaCommand(CLI::App* app, GcdaArgs* args);

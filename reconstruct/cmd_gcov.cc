@@ -108,10 +108,11 @@ std::string GccVersion(const std::string& compiler) {
 
 }  // namespace
 
-int RunGcov(const std::string& path, const GcovOptions& o,
+int RunGcov(const ProfileInputs& in, const GcovOptions& o,
             const FilterOptions& filter_options) {
   LoadedReport loaded;
-  LoadReport(path, &loaded);
+  LoadReport(in, &loaded);
+  const std::string& path = loaded.report.profile;
   const report::Report& r = loaded.report;
   const FileFilter filter(r, filter_options);
   const std::vector<uint32_t> tus = SelectTus(r, o.tus);
@@ -122,7 +123,13 @@ int RunGcov(const std::string& path, const GcovOptions& o,
   format.demangle = o.demangle;
   format.human = o.human;
   struct timespec profile_time = {};
-  MTime(path, &profile_time);
+  for (const std::string& f : loaded.files) {  // the newest input
+    struct timespec t = {};
+    if (MTime(f, &t) && (t.tv_sec > profile_time.tv_sec ||
+                         (t.tv_sec == profile_time.tv_sec &&
+                          t.tv_nsec > profile_time.tv_nsec)))
+      profile_time = t;
+  }
   const bool messages = !o.to_stdout;
 
   // The name each source is shown with (-s removes a prefix), or empty

@@ -8,10 +8,10 @@
 
 namespace ballarus {
 
-int RunHtml(const std::string& path, const HtmlOptions& o,
+int RunHtml(const ProfileInputs& in, const HtmlOptions& o,
             const FilterOptions& filter_options) {
   LoadedReport loaded;
-  LoadReport(path, &loaded);
+  LoadReport(in, &loaded);
   const FileFilter filter(loaded.report, filter_options);
   const size_t pages = WriteHtmlReport(loaded.report, filter, o);
   std::printf("%s: %zu pages in %s (open %s/index.html)\n", kProg, pages,

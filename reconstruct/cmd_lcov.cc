@@ -31,10 +31,10 @@ void Emit(const std::string& out_path, const std::string& text) {
 
 }  // namespace
 
-int RunLcov(const std::string& path, const std::string& out_path,
+int RunLcov(const ProfileInputs& in, const std::string& out_path,
             const std::string& test_name, const FilterOptions& filter_options) {
   LoadedReport loaded;
-  LoadReport(path, &loaded);
+  LoadReport(in, &loaded);
   const FileFilter filter(loaded.report, filter_options);
   for (char c : test_name)
     if (!(isalnum(static_cast<unsigned char>(c)) || c == '_'))
@@ -45,16 +45,19 @@ int RunLcov(const std::string& path, const std::string& out_path,
   return 0;
 }
 
-int RunCobertura(const std::string& path, const std::string& out_path,
+int RunCobertura(const ProfileInputs& in, const std::string& out_path,
                  const std::string& root, const FilterOptions& filter_options) {
   LoadedReport loaded;
-  LoadReport(path, &loaded);
+  LoadReport(in, &loaded);
   const FileFilter filter(loaded.report, filter_options);
   std::string base = root;
   if (base.empty())
     base = filter.roots().empty() ? std::string("/") : filter.roots().front();
-  struct stat st;
-  const long long when = stat(path.c_str(), &st) == 0 ? st.st_mtime : 0;
+  long long when = 0;  // the newest input's time
+  for (const std::string& f : loaded.files) {
+    struct stat st;
+    if (stat(f.c_str(), &st) == 0 && st.st_mtime > when) when = st.st_mtime;
+  }
   Emit(out_path, CoberturaXml(coverage::Summarize(loaded.report, filter),
                               NormalizePath(base), when));
   return 0;

@@ -1,8 +1,10 @@
 // cmd_merge.cc — `ballarus-reconstruct merge -o OUT PROFILE...`: adds
 // profiles together (counters of equal builds are added, modulo 2^64;
-// runtime/profile_io.h) and writes OUT atomically.  Every input is loaded
-// in full first, so a profile whose metadata or path data is bad is
-// refused rather than merged.
+// runtime/profile_io.h) and writes OUT atomically.  Inputs are files and
+// directories (of *.bprof), read one at a time and validated in full
+// before they are added, so a profile whose metadata or path data is bad
+// is refused (or, with --skip-bad, named and left out) rather than merged;
+// memory is bounded by the result (reconstruct/profile_inputs.h).
 #include <string>
 #include <vector>
 
@@ -12,21 +14,15 @@
 
 namespace ballarus {
 
-int RunMerge(const std::string& out_path,
-             const std::vector<std::string>& inputs) {
+int RunMerge(const std::string& out_path, const ProfileInputs& in) {
   ballarus_profile merged{};
   char err[512];
   struct Free {
     ballarus_profile* p;
     ~Free() { ballarus_profile_free(p); }
   } free_merged{&merged};
-  for (const std::string& in : inputs) {
-    ProfileRecords p;  // full validation, metadata and path data included
-    std::string problem;
-    if (!ReadProfile(in, &p, &problem)) Fail(in, problem);
-    if (ballarus_profile_merge(&merged, &p.raw, err, sizeof err) != 0)
-      Fail(in, std::string("cannot merge: ") + err);
-  }
+  MergeProfileFiles(ExpandProfileInputs(in.args), in.skip_bad, &merged,
+                    nullptr);
   if (ballarus_profile_write_file(out_path.c_str(), &merged, err,
                                   sizeof err) != 0)
     Fail(out_path, err);

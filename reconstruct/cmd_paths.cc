@@ -296,11 +296,12 @@ void PrintProgramText(const Report& r, const std::vector<Ranked>& ranked,
 
 }  // namespace
 
-int RunPaths(const std::string& path, const PathsOptions& o,
+int RunPaths(const ProfileInputs& in, const PathsOptions& o,
              const FilterOptions& filter_options) {
   LoadedReport loaded;
-  LoadReport(path, &loaded);
+  LoadReport(in, &loaded);
   const Report& r = loaded.report;
+  const std::string& path = r.profile;
   const FileFilter filter(r, filter_options);
   if (o.decode_given && o.regex.empty())
     Fail("", "--decode needs --function: which function's path?");

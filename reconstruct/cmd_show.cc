@@ -69,9 +69,9 @@ void PrintFunctionText(const Report& r, const FunctionReport& f) {
 
 }  // namespace
 
-int RunShow(const std::string& path, bool json, const std::string& regex) {
+int RunShow(const ProfileInputs& in, bool json, const std::string& regex) {
   LoadedReport loaded;
-  LoadReport(path, &loaded);
+  LoadReport(in, &loaded);
   const Report& r = loaded.report;
   const std::vector<const FunctionReport*> fs = Select(r, regex);
   if (json) {
@@ -80,7 +80,7 @@ int RunShow(const std::string& path, bool json, const std::string& regex) {
     std::cout.flush();
     JsonOut o(stdout);
     o.BeginObject();
-    o.Key("profile").String(path);
+    o.Key("profile").String(r.profile);
     o.Key("runs").Uint(r.runs);
     o.Key("functions").BeginArray();
     for (const FunctionReport* f : fs) StreamFunctionJson(o, r, *f);
@@ -96,7 +96,7 @@ int RunShow(const std::string& path, bool json, const std::string& regex) {
     return 0;
   } else {
     fmt::print("profile {}: {} runs, {} translation units, {} functions\n\n",
-               path, r.runs, r.tus.size(), r.functions.size());
+               r.profile, r.runs, r.tus.size(), r.functions.size());
     for (const FunctionReport* f : fs) PrintFunctionText(r, *f);
   }
   std::cout.flush();

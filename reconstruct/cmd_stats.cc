@@ -151,10 +151,10 @@ void PrintRow(const std::string& name, const Work& w) {
 
 }  // namespace
 
-int RunStats(const std::string& path, bool json,
+int RunStats(const ProfileInputs& in, bool json,
              const std::vector<std::string>& gcdas) {
   LoadedReport loaded;
-  LoadReport(path, &loaded);
+  LoadReport(in, &loaded);
   const Report& r = loaded.report;
   const report::Totals& t = r.totals;
   std::vector<Work> ours;
@@ -164,7 +164,7 @@ int RunStats(const std::string& path, bool json,
   const Work gtotal = Sum(theirs);
   if (json) {
     ojson root;
-    root["profile"] = path;
+    root["profile"] = loaded.report.profile;
     ojson fs = ojson::array();
     for (const Work& w : ours) fs.push_back(WorkJson(w));
     root["functions"] = fs;

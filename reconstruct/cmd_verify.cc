@@ -197,16 +197,19 @@ std::vector<Match> MatchFunctions(const Report& p, const Report& other) {
 
 }  // namespace
 
-int RunVerify(const std::string& path, const std::string& against) {
+int RunVerify(const ProfileInputs& in, const ProfileInputs& against_in) {
   LoadedReport mine;
-  LoadReport(path, &mine);
+  LoadReport(in, &mine);
+  const std::string& path = mine.report.profile;
   const Report& p = mine.report;
   std::unique_ptr<LoadedReport> theirs;
   std::vector<Match> matches;
   size_t n_against = 0;
-  if (!against.empty()) {
+  std::string against;
+  if (!against_in.args.empty()) {
     theirs = std::make_unique<LoadedReport>();
-    LoadReport(against, theirs.get());
+    LoadReport(against_in, theirs.get());
+    against = theirs->report.profile;
     if (!p.has_paths && !theirs->report.has_paths)
       Fail(against,
            "neither " + path +

@@ -50,9 +50,24 @@ std::string Printable(const std::string& s) {
   return out;
 }
 
-void LoadReport(const std::string& path, LoadedReport* out) {
+void LoadReport(const ProfileInputs& in, LoadedReport* out) {
+  const std::vector<std::string> files = ExpandProfileInputs(in.args);
   std::string err;
-  if (!LoadProfile(path, &out->profile, &err)) Fail(path, err);
+  if (files.size() == 1 && in.args.size() == 1 && files[0] == in.args[0]) {
+    // One file named: read as it is (error offsets are the file's).
+    if (!LoadProfile(files[0], &out->profile, &err)) Fail(files[0], err);
+    out->files = files;
+  } else {
+    ballarus_profile merged{};
+    struct Free {
+      ballarus_profile* p;
+      ~Free() { ballarus_profile_free(p); }
+    } free_merged{&merged};
+    MergeProfileFiles(files, in.skip_bad, &merged, &out->files);
+    const std::string label = InputsLabel(in.args);
+    if (!LoadProfileFrom(&merged, label, &out->profile, &err))
+      Fail(label, "merged: " + err);
+  }
   out->report = report::BuildReport(out->profile);
 }
 

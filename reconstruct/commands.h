@@ -20,6 +20,7 @@
 
 #include "reconstruct/html_writer.h"
 #include "reconstruct/loaded_profile.h"
+#include "reconstruct/profile_inputs.h"
 #include "reconstruct/report_filter.h"
 #include "reconstruct/report_model.h"
 
@@ -44,11 +45,14 @@ std::string Printable(const std::string& s);
 
 // A profile loaded and its report built (LoadProfile's errors: Fail).
 // The report points into the profile, so they live together.
+// Its inputs are files and directories, merged in memory when there are
+// several (reconstruct/profile_inputs.h).
 struct LoadedReport {
   LoadedProfile profile;
   report::Report report;
+  std::vector<std::string> files;  // the profile files read
 };
-void LoadReport(const std::string& path, LoadedReport* out);
+void LoadReport(const ProfileInputs& in, LoadedReport* out);
 
 // The functions whose name or demangled name matches `regex` (all when it
 // is empty), in report order; a bad regex is a Fail.
@@ -66,21 +70,20 @@ struct GcovOptions {
   std::vector<std::string> tus;  // --tu: sources of the TUs to read
 };
 
-int RunShow(const std::string& path, bool json, const std::string& regex);
-int RunGcov(const std::string& path, const GcovOptions& options,
+int RunShow(const ProfileInputs& in, bool json, const std::string& regex);
+int RunGcov(const ProfileInputs& in, const GcovOptions& options,
             const FilterOptions& filter);
-int RunDiff(const std::string& path_a, const std::string& path_b, bool json,
+int RunDiff(const ProfileInputs& a, const ProfileInputs& b, bool json,
             uint64_t top, const FilterOptions& filter);
-int RunHtml(const std::string& path, const HtmlOptions& options,
+int RunHtml(const ProfileInputs& in, const HtmlOptions& options,
             const FilterOptions& filter);
-int RunLcov(const std::string& path, const std::string& out_path,
+int RunLcov(const ProfileInputs& in, const std::string& out_path,
             const std::string& test_name, const FilterOptions& filter);
-int RunCobertura(const std::string& path, const std::string& out_path,
+int RunCobertura(const ProfileInputs& in, const std::string& out_path,
                  const std::string& root, const FilterOptions& filter);
-int RunVerify(const std::string& path, const std::string& against);
-int RunMerge(const std::string& out_path,
-             const std::vector<std::string>& inputs);
-int RunStats(const std::string& path, bool json,
+int RunVerify(const ProfileInputs& in, const ProfileInputs& against);
+int RunMerge(const std::string& out_path, const ProfileInputs& in);
+int RunStats(const ProfileInputs& in, bool json,
              const std::vector<std::string>& gcdas);
 struct PathsOptions {
   std::string regex;  // --function
@@ -91,7 +94,7 @@ struct PathsOptions {
   std::string decode;
   bool decode_given = false;
 };
-int RunPaths(const std::string& path, const PathsOptions& options,
+int RunPaths(const ProfileInputs& in, const PathsOptions& options,
              const FilterOptions& filter);
 
 }  // namespace ballarus

@@ -224,12 +224,30 @@ void GroupFunctions(LoadedProfile* out) {
     }
 }
 
+// Everything after reading: line counts, groups, order.
+void Finish(LoadedProfile* out);
+
 }  // namespace
 
 bool LoadProfile(const std::string& path, LoadedProfile* out,
                  std::string* error) {
   out->path = path;
   if (!ReadProfile(path, &out->records, error)) return false;
+  Finish(out);
+  return true;
+}
+
+bool LoadProfileFrom(ballarus_profile* raw, const std::string& label,
+                     LoadedProfile* out, std::string* error) {
+  out->path = label;
+  if (!ReadProfileFrom(raw, &out->records, error)) return false;
+  Finish(out);
+  return true;
+}
+
+namespace {
+
+void Finish(LoadedProfile* out) {
   CountFileLines(out);
   GroupFunctions(out);
   for (LoadedFunction& lf : out->functions) {
@@ -262,7 +280,8 @@ bool LoadProfile(const std::string& path, LoadedProfile* out,
                                b.function->cfg_checksum,
                                std::cref(b.tu->source));
       });
-  return true;
 }
+
+}  // namespace
 
 }  // namespace ballarus

@@ -109,6 +109,12 @@ struct LoadedProfile {
 bool LoadProfile(const std::string& path, LoadedProfile* out,
                  std::string* error);
 
+// The same for a profile already parsed (several files merged in memory:
+// reconstruct/profile_inputs.h), taken over from *raw; `label` becomes
+// `path` (what reports call the profile).
+bool LoadProfileFrom(ballarus_profile* raw, const std::string& label,
+                     LoadedProfile* out, std::string* error);
+
 }  // namespace ballarus
 
 #endif  // BALLARUS_RECONSTRUCT_LOADED_PROFILE_H_

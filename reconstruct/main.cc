@@ -55,58 +55,71 @@ void AddFilterOptions(CLI::App* app, FilterOptions* f, bool functions) {
       ->type_name("REGEX");
 }
 
+// PROFILE... and --skip-bad (reconstruct/profile_inputs.h).
+void AddInputs(CLI::App* app, ProfileInputs* in) {
+  app->add_option("PROFILE", in->args,
+                  "profile files, or directories searched for *.bprof "
+                  "(several are merged, as merge does)")
+      ->required();
+  app->add_flag("--skip-bad", in->skip_bad,
+                "name unusable profiles on stderr and go on without them "
+                "(default: stop at the first)");
+}
+
 int Main(int argc, char** argv) {
   CLI::App app{"Reconstruct and check ballarus profiles.", kProg};
   app.set_version_flag("--version", std::string(kProg) + " " + kVersion);
   app.require_subcommand(1);
 
-  std::string show_path, show_regex;
+  ProfileInputs show_in;
+  std::string show_regex;
   bool show_json = false;
   CLI::App* show =
       app.add_subcommand("show", "Print every function's block, edge and "
                                  "line counts.");
-  show->add_option("PROFILE", show_path, "profile file")->required();
+  AddInputs(show, &show_in);
   show->add_flag("--json", show_json, "print JSON (see docs/DESIGN.md)");
   show->add_option("--function", show_regex,
                    "only functions whose name or demangled name matches "
                    "this regular expression");
 
-  std::string verify_path, verify_against;
+  ProfileInputs verify_in, verify_against;
+  std::string verify_against_path;
   CLI::App* verify = app.add_subcommand(
       "verify",
       "Check flow conservation at every block, path counts, and "
       "path-derived edge counts against edge counts; exit 1 on "
       "violations.");
-  verify->add_option("PROFILE", verify_path, "profile file")->required();
+  AddInputs(verify, &verify_in);
   verify
-      ->add_option("--against", verify_against,
+      ->add_option("--against", verify_against_path,
                    "another profile of the same build: compare the "
                    "path-derived edge counts of whichever side has paths "
                    "with the other side's edge counts")
       ->type_name("OTHER");
 
   std::string merge_out;
-  std::vector<std::string> merge_inputs;
+  ProfileInputs merge_in;
   CLI::App* merge = app.add_subcommand(
       "merge", "Merge profiles (counters of equal builds are added).");
   merge->add_option("-o,--output", merge_out, "output profile (written "
                                               "atomically)")
       ->required();
-  merge->add_option("PROFILE", merge_inputs, "input profiles")->required();
+  AddInputs(merge, &merge_in);
 
-  std::string stats_path;
+  ProfileInputs stats_in;
   bool stats_json = false;
   std::vector<std::string> stats_gcov;
   CLI::App* stats = app.add_subcommand(
       "stats", "Counter work per function: blocks, edges, static counters, "
                "dynamic increments; with --gcov, gcov's for comparison.");
-  stats->add_option("PROFILE", stats_path, "profile file")->required();
+  AddInputs(stats, &stats_in);
   stats->add_flag("--json", stats_json, "print JSON");
   stats->add_option("--gcov", stats_gcov,
                     "gcov .gcda files of the same program and workload (the "
                     ".gcno must lie beside each)");
 
-  std::string paths_path;
+  ProfileInputs paths_in;
   PathsOptions paths_options;
   FilterOptions paths_filter;
   std::string& paths_regex = paths_options.regex;
@@ -117,7 +130,7 @@ int Main(int argc, char** argv) {
       "paths",
       "Ball-Larus path profile: each function's executed paths by "
       "count, with their blocks and source lines.");
-  paths->add_option("PROFILE", paths_path, "profile file")->required();
+  AddInputs(paths, &paths_in);
   paths
       ->add_option("--top", paths_top,
                    "paths listed per function (with --program: in all), most "
@@ -148,14 +161,14 @@ int Main(int argc, char** argv) {
   GcdaArgs gcda_args;
   CLI::App* gcda = AddGcdaCommand(&app, &gcda_args);
 
-  std::string gcov_path;
+  ProfileInputs gcov_in;
   GcovOptions gcov_options;
   FilterOptions gcov_filter;
   CLI::App* gcov = app.add_subcommand(
       "gcov",
       "Write .gcov annotated sources (or gcov's JSON with -j) exactly as "
       "gcov 12 writes them, from the profile.");
-  gcov->add_option("PROFILE", gcov_path, "profile file")->required();
+  AddInputs(gcov, &gcov_in);
   gcov->add_flag("-b,--branch-probabilities", gcov_options.branches,
                  "branch and call lines, function summaries");
   gcov->add_flag("-c,--branch-counts", gcov_options.counts,
@@ -193,11 +206,12 @@ int Main(int argc, char** argv) {
       ->type_name("SOURCE");
   AddFilterOptions(gcov, &gcov_filter, false);
 
-  std::string lcov_path, lcov_out, lcov_test;
+  ProfileInputs lcov_in;
+  std::string lcov_out, lcov_test;
   FilterOptions lcov_filter;
   CLI::App* lcov = app.add_subcommand(
       "lcov", "Write an lcov tracefile (for genhtml, lcov, CI services).");
-  lcov->add_option("PROFILE", lcov_path, "profile file")->required();
+  AddInputs(lcov, &lcov_in);
   lcov->add_option("-o,--output", lcov_out, "output file (default: stdout)")
       ->type_name("FILE");
   lcov->add_option("-t,--test-name", lcov_test,
@@ -205,11 +219,12 @@ int Main(int argc, char** argv) {
       ->type_name("NAME");
   AddFilterOptions(lcov, &lcov_filter, true);
 
-  std::string cob_path, cob_out, cob_root;
+  ProfileInputs cob_in;
+  std::string cob_out, cob_root;
   FilterOptions cob_filter;
   CLI::App* cobertura = app.add_subcommand(
       "cobertura", "Write Cobertura XML (for CI services).");
-  cobertura->add_option("PROFILE", cob_path, "profile file")->required();
+  AddInputs(cobertura, &cob_in);
   cobertura->add_option("-o,--output", cob_out, "output file (default: stdout)")
       ->type_name("FILE");
   cobertura
@@ -219,7 +234,8 @@ int Main(int argc, char** argv) {
       ->type_name("DIR");
   AddFilterOptions(cobertura, &cob_filter, true);
 
-  std::string diff_a, diff_b;
+  ProfileInputs diff_a, diff_b;
+  std::string diff_a_path, diff_b_path;
   bool diff_json = false;
   uint64_t diff_top = 20;
   FilterOptions diff_filter;
@@ -227,8 +243,14 @@ int Main(int argc, char** argv) {
       "diff",
       "What changed between two profiles: functions, lines, branches, "
       "paths, as counts and shares.");
-  diff->add_option("A", diff_a, "the first profile")->required();
-  diff->add_option("B", diff_b, "the second profile")->required();
+  diff->add_option("A", diff_a_path,
+                   "the first profile (a file, or a directory of *.bprof)")
+      ->required();
+  diff->add_option("B", diff_b_path,
+                   "the second profile (a file, or a directory of *.bprof)")
+      ->required();
+  diff->add_flag("--skip-bad", diff_a.skip_bad,
+                 "name unusable profiles on stderr and go on without them");
   diff->add_flag("--json", diff_json, "print JSON");
   diff->add_option("--top", diff_top,
                    "entries listed per section, largest change of share "
@@ -237,14 +259,14 @@ int Main(int argc, char** argv) {
       ->type_name("N");
   AddFilterOptions(diff, &diff_filter, true);
 
-  std::string html_path;
+  ProfileInputs html_in;
   HtmlOptions html_options;
   FilterOptions html_filter;
   CLI::App* html = app.add_subcommand(
       "html",
       "Write a self-contained HTML report: summaries, annotated source, "
       "hottest functions and paths, CFG pictures.");
-  html->add_option("PROFILE", html_path, "profile file")->required();
+  AddInputs(html, &html_in);
   html->add_option("-o,--output", html_options.out_dir,
                    "the report's directory (created)")
       ->required()
@@ -297,18 +319,28 @@ int Main(int argc, char** argv) {
     return 2;
   }
 
-  if (*show) return RunShow(show_path, show_json, show_regex);
-  if (*gcov) return RunGcov(gcov_path, gcov_options, gcov_filter);
-  if (*diff) return RunDiff(diff_a, diff_b, diff_json, diff_top, diff_filter);
-  if (*html) return RunHtml(html_path, html_options, html_filter);
-  if (*lcov) return RunLcov(lcov_path, lcov_out, lcov_test, lcov_filter);
-  if (*cobertura) return RunCobertura(cob_path, cob_out, cob_root, cob_filter);
-  if (*verify) return RunVerify(verify_path, verify_against);
-  if (*merge) return RunMerge(merge_out, merge_inputs);
-  if (*stats) return RunStats(stats_path, stats_json, stats_gcov);
+  if (*show) return RunShow(show_in, show_json, show_regex);
+  if (*gcov) return RunGcov(gcov_in, gcov_options, gcov_filter);
+  if (*diff) {
+    diff_a.args = {diff_a_path};
+    diff_b.args = {diff_b_path};
+    diff_b.skip_bad = diff_a.skip_bad;
+    return RunDiff(diff_a, diff_b, diff_json, diff_top, diff_filter);
+  }
+  if (*html) return RunHtml(html_in, html_options, html_filter);
+  if (*lcov) return RunLcov(lcov_in, lcov_out, lcov_test, lcov_filter);
+  if (*cobertura) return RunCobertura(cob_in, cob_out, cob_root, cob_filter);
+  if (*verify) {
+    if (!verify_against_path.empty())
+      verify_against.args = {verify_against_path};
+    verify_against.skip_bad = verify_in.skip_bad;
+    return RunVerify(verify_in, verify_against);
+  }
+  if (*merge) return RunMerge(merge_out, merge_in);
+  if (*stats) return RunStats(stats_in, stats_json, stats_gcov);
   if (*paths) {
     paths_options.decode_given = decode_opt->count() > 0;
-    return RunPaths(paths_path, paths_options, paths_filter);
+    return RunPaths(paths_in, paths_options, paths_filter);
   }
   if (*gcda) return RunGcda(gcda_args);
   return 2;
