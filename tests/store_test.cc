@@ -454,6 +454,221 @@ TEST(Store, StaticAndPicObjectsOfOneSourceAreTwoTus) {
 }
 
 // ---------------------------------------------------------------------------
+// Reports over a project's profiles: directories of .bprof files.
+
+// Runs `cmd` (ballarus-reconstruct's arguments) in `dir`; no status check.
+CommandResult RunRecon(const std::string& args, const std::string& dir) {
+  return harness::Run(Recon() + " " + args, dir);
+}
+
+// `show --json` without its "profile" field (which names the inputs).
+std::string ShowJsonWithoutName(const std::string& args,
+                                const std::string& dir) {
+  CommandResult r = RunRecon("show --json " + args, dir);
+  EXPECT_EQ(r.status, 0) << args << ": " << r.err;
+  if (r.status != 0) return "";
+  json doc = json::parse(r.out);
+  doc.erase("profile");
+  return doc.dump(1);
+}
+
+TEST(Store, ReportsReadADirectoryOfProfilesAsTheirMerge) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string root = Fresh("project_reports");
+  Sh("mkdir -p src objs", root);
+  Write(root + "/src/util.c",
+        "int util(int x) { return x * 2 + (x > 3); }\n");
+  Write(root + "/src/main.c",
+        "#include <stdio.h>\n"
+        "int util(int);\n"
+        "int main(int argc, char **argv) {\n"
+        "  int s = 0;\n"
+        "  for (int i = 0; i < argc * 3; i++) s += util(i);\n"
+        "  printf(\"%d\\n\", s);\n"
+        "  return 0;\n"
+        "}\n");
+  const std::string cc = Bgcc() + " -O0";
+  Sh(cc + " -c src/util.c -o util.o && " + cc +
+         " -fPIC -c src/util.c -o objs/util.o && ar rcs libutil.a util.o && " +
+         cc + " -shared -o libutil.so objs/util.o && " + cc +
+         " -c src/main.c -o main.o && " + cc +
+         " -o prog_static main.o libutil.a && " + cc +
+         " -o prog_shared main.o -L. -lutil -Wl,-rpath,$PWD",
+     root);
+  CommandResult r = Sh("./prog_static && ./prog_shared a b", root);
+  EXPECT_EQ(r.out, "6\n77\n");
+
+  // One report over the directory: util.c's two objects (3 + 9 calls) are
+  // one file whose line 1 counts 12; main.o ran twice.
+  r = RunRecon("lcov .", root);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const std::string lcov_dir = r.out;
+  const std::string util_sf = "SF:" + root + "/src/util.c\n";
+  size_t at = lcov_dir.find(util_sf);
+  ASSERT_NE(at, std::string::npos) << lcov_dir;
+  EXPECT_EQ(lcov_dir.find(util_sf, at + 1), std::string::npos) << lcov_dir;
+  const std::string util_rec =
+      lcov_dir.substr(at, lcov_dir.find("end_of_record", at) - at);
+  EXPECT_NE(util_rec.find("FNDA:12,util\n"), std::string::npos) << util_rec;
+  EXPECT_NE(util_rec.find("DA:1,12\n"), std::string::npos) << util_rec;
+  EXPECT_NE(lcov_dir.find("FNDA:2,main\n"), std::string::npos) << lcov_dir;
+  std::map<std::string, int64_t> e;
+  {
+    CommandResult s = RunRecon("show --json .", root);
+    ASSERT_EQ(s.status, 0) << s.err;
+    json doc = json::parse(s.out);
+    int64_t line1 = -1;
+    for (const json& l : doc.at("lines"))
+      if (l.at("file") == "src/util.c" && l.at("line") == 1)
+        line1 = l.at("count").get<int64_t>();
+    EXPECT_EQ(line1, 12);
+    EXPECT_EQ(doc.at("profile"), ".");
+    EXPECT_EQ(doc.at("runs"), 4);  // per object: 1 + 1 + 2
+  }
+
+  // Byte for byte what the merged file gives, whatever the spelling of the
+  // inputs (the directory, its files in another order, a subdirectory and
+  // a file).
+  Sh(Recon() + " merge -o all.profile .", root);
+  r = RunRecon("lcov all.profile", root);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, lcov_dir);
+  const std::string show_merged = ShowJsonWithoutName("all.profile", root);
+  EXPECT_EQ(ShowJsonWithoutName(".", root), show_merged);
+  EXPECT_EQ(ShowJsonWithoutName(root, root), show_merged);
+  EXPECT_EQ(ShowJsonWithoutName("util.bprof objs/util.bprof main.bprof", root),
+            show_merged);
+  EXPECT_EQ(ShowJsonWithoutName("objs util.bprof main.bprof", root),
+            show_merged);
+  r = RunRecon("cobertura .", root);
+  EXPECT_EQ(r.status, 0) << r.err;
+  at = r.out.find("project_reports/src/util.c\"");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("project_reports/src/util.c\"", at + 1),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("<line number=\"1\" hits=\"12\"", at),
+            std::string::npos)
+      << r.out;
+  // all.profile is not a *.bprof: the directory does not count it twice.
+  EXPECT_EQ(RunRecon("lcov .", root).out, lcov_dir);
+  // The other reading commands take the directory too.
+  EXPECT_EQ(RunRecon("verify .", root).status, 0);
+  EXPECT_EQ(RunRecon("stats .", root).status, 0);
+  r = RunRecon("diff all.profile .", root);
+  EXPECT_EQ(r.status, 0) << r.err;
+  r = RunRecon("html -o report .", root);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(Exists(root + "/report/index.html"));
+  r = RunRecon("gcov -t .", root);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("       12:    1:int util(int x)"), std::string::npos)
+      << r.out;
+
+  // A damaged file: one line naming it, exit 2; --skip-bad names it with
+  // the reason and reports the rest, equal to the clean report.
+  Sh("mkdir -p sub && printf junk > sub/junk.bprof", root);
+  r = RunRecon("lcov .", root);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "ballarus-reconstruct: ./sub/junk.bprof: offset 0: file header "
+            "truncated (file ends after 4 of 40 bytes)\n");
+  r = RunRecon("lcov --skip-bad .", root);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, lcov_dir);
+  EXPECT_EQ(r.err,
+            "ballarus-reconstruct: ./sub/junk.bprof: skipped: offset 0: file "
+            "header truncated (file ends after 4 of 40 bytes)\n");
+  r = RunRecon("merge --skip-bad -o all2.profile .", root);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_EQ(Read(root + "/all2.profile"), Read(root + "/all.profile"));
+  // Nothing usable at all still fails.
+  r = RunRecon("show --skip-bad sub", root);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(Lines(r.err), 2) << r.err;
+  Sh("rm -r sub", root);
+
+  // Another build of one object (kept from before a rebuild): the merge
+  // names the file, the source and the object, never a hex id.
+  Sh("mkdir -p old && cp util.bprof old/ && "
+     "echo 'int util(int x) { return x + 1; }' > src/util.c && " +
+         cc + " -c src/util.c -o util.o && ar rcs libutil.a util.o && " + cc +
+         " -o prog_static main.o libutil.a && ./prog_static",
+     root);
+  r = RunRecon("lcov .", root);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("./util.bprof: cannot merge: two builds of one TU "
+                       "(source src/util.c, object " +
+                       root + "/util.o)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("0x"), std::string::npos) << r.err;
+  r = RunRecon("show --json --skip-bad .", root);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("./util.bprof: skipped: cannot merge"),
+            std::string::npos)
+      << r.err;
+}
+
+// ---------------------------------------------------------------------------
+// Merging at scale.
+
+// Peak resident set size (KiB) of `cmd` run in `dir`, from GNU time.
+long PeakRssKib(const std::string& cmd, const std::string& dir) {
+  CommandResult r = harness::Run("/usr/bin/time -v " + cmd, dir);
+  EXPECT_EQ(r.status, 0) << cmd << ": " << r.err;
+  const std::string key = "Maximum resident set size (kbytes): ";
+  const size_t at = r.err.find(key);
+  if (at == std::string::npos) return -1;
+  return std::stol(r.err.substr(at + key.size()));
+}
+
+TEST(Store, MergingAThousandProfilesIsExactInBoundedMemory) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string root = Fresh("merge_thousand");
+  Write(root + "/m.c",
+        "__attribute__((noinline)) static int f(int i) { return i & 7; }\n"
+        "int main(int argc, char **argv) {\n"
+        "  int s = 0;\n"
+        "  for (int i = 0; i < argc * 5; i++) s += f(i);\n"
+        "  return s < 0;\n"
+        "}\n");
+  Sh(Bgcc() + " -O1 -c m.c -o m.o && " + Bgcc() + " -o prog m.o", root);
+  // Run i (1..1000) has 1 + i % 3 arguments and its own profile.
+  Sh("mkdir -p runs few && i=1; while [ $i -le 1000 ]; do "
+     "case $((i % 3)) in 0) a=;; 1) a=x;; 2) a='x y';; esac; "
+     "BALLARUS_PROFILE=$PWD/runs/r$i.bprof ./prog $a || exit 1; "
+     "i=$((i + 1)); done && cp runs/r1.bprof runs/r2.bprof runs/r3.bprof few/",
+     root);
+  int64_t f_calls = 0;
+  for (int i = 1; i <= 1000; ++i) f_calls += 5 * (1 + i % 3);
+  EXPECT_EQ(Matching(Files(root + "/runs"), ".bprof").size(), 1000u);
+
+  const long rss_all =
+      PeakRssKib(Recon() + " merge -o all.profile runs", root);
+  const long rss_few = PeakRssKib(Recon() + " merge -o few.profile few", root);
+  std::map<std::string, int64_t> e = Exec(root + "/all.profile");
+  EXPECT_EQ(e["main"], 1000);
+  EXPECT_EQ(e["f"], f_calls);
+  EXPECT_EQ(ReadProf(root + "/all.profile").runs, 1000u);
+  // Streaming: 1,000 inputs need about the memory of 3.
+  std::printf("merge peak RSS: 1000 profiles %ld KiB, 3 profiles %ld KiB\n",
+              rss_all, rss_few);
+  RecordProperty("merge_1000_peak_rss_kib", std::to_string(rss_all));
+  RecordProperty("merge_3_peak_rss_kib", std::to_string(rss_few));
+  ASSERT_GT(rss_few, 0);
+  EXPECT_LE(rss_all, rss_few + rss_few / 4) << rss_all << " vs " << rss_few;
+  // A report over the directory gives the same counts.
+  e = Exec(root + "/runs");
+  EXPECT_EQ(e["f"], f_calls);
+}
+
+// ---------------------------------------------------------------------------
 // Edit and rebuild.
 
 TEST(Store, ARebuiltObjectReplacesItsOldDataSilently) {
