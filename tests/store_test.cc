@@ -631,13 +631,20 @@ long PeakRssKib(const std::string& cmd, const std::string& dir) {
 TEST(Store, MergingAThousandProfilesIsExactInBoundedMemory) {
   ASSERT_FALSE(InstallPrefix().empty());
   const std::string root = Fresh("merge_thousand");
+  // 300 more functions, so that each profile is tens of kilobytes: holding
+  // every input at once would show in the peak RSS.
+  std::string filler;
+  for (int k = 0; k < 300; ++k)
+    filler += "int g" + std::to_string(k) + "(int x) { return x > " +
+              std::to_string(k) + " ? x - 1 : x + 1; }\n";
   Write(root + "/m.c",
-        "__attribute__((noinline)) static int f(int i) { return i & 7; }\n"
-        "int main(int argc, char **argv) {\n"
-        "  int s = 0;\n"
-        "  for (int i = 0; i < argc * 5; i++) s += f(i);\n"
-        "  return s < 0;\n"
-        "}\n");
+        filler +
+            "__attribute__((noinline)) static int f(int i) { return i & 7; }\n"
+            "int main(int argc, char **argv) {\n"
+            "  int s = 0;\n"
+            "  for (int i = 0; i < argc * 5; i++) s += f(i);\n"
+            "  return s < 0;\n"
+            "}\n");
   Sh(Bgcc() + " -O1 -c m.c -o m.o && " + Bgcc() + " -o prog m.o", root);
   // Run i (1..1000) has 1 + i % 3 arguments and its own profile.
   Sh("mkdir -p runs few && i=1; while [ $i -le 1000 ]; do "
@@ -648,6 +655,9 @@ TEST(Store, MergingAThousandProfilesIsExactInBoundedMemory) {
   int64_t f_calls = 0;
   for (int i = 1; i <= 1000; ++i) f_calls += 5 * (1 + i % 3);
   EXPECT_EQ(Matching(Files(root + "/runs"), ".bprof").size(), 1000u);
+  struct stat st;
+  ASSERT_EQ(stat((root + "/runs/r1.bprof").c_str(), &st), 0);
+  EXPECT_GT(st.st_size, 20000);  // 1,000 of them: > 20 MB
 
   const long rss_all =
       PeakRssKib(Recon() + " merge -o all.profile runs", root);
@@ -657,8 +667,9 @@ TEST(Store, MergingAThousandProfilesIsExactInBoundedMemory) {
   EXPECT_EQ(e["f"], f_calls);
   EXPECT_EQ(ReadProf(root + "/all.profile").runs, 1000u);
   // Streaming: 1,000 inputs need about the memory of 3.
-  std::printf("merge peak RSS: 1000 profiles %ld KiB, 3 profiles %ld KiB\n",
-              rss_all, rss_few);
+  std::printf("merge peak RSS: 1000 profiles of %lld bytes %ld KiB, 3 "
+              "profiles %ld KiB\n",
+              static_cast<long long>(st.st_size), rss_all, rss_few);
   RecordProperty("merge_1000_peak_rss_kib", std::to_string(rss_all));
   RecordProperty("merge_3_peak_rss_kib", std::to_string(rss_few));
   ASSERT_GT(rss_few, 0);
