@@ -42,6 +42,11 @@ std::string AbsolutePath(const std::string& base, const std::string& path) {
   return NormalizePath(base + "/" + path);
 }
 
+std::string SourcePath(const std::string& cwd, const std::string& name) {
+  if (cwd.empty()) return NormalizePath(name);
+  return AbsolutePath(cwd, name);
+}
+
 std::string MangleGcovPath(const std::string& path) {
   std::string out;
   size_t i = 0;

@@ -24,6 +24,12 @@ std::string NormalizePath(const std::string& path);
 // `path` made absolute against `base` (itself absolute), then normalised.
 std::string AbsolutePath(const std::string& base, const std::string& path);
 
+// A source name as a TU spells it (its file table, core/model.h), made
+// absolute against the TU's compilation directory `cwd` and normalised:
+// what reports call the file ("test/../src/os.cc" in /p is "/p/src/os.cc").
+// Relative (normalised) only when `cwd` is empty.
+std::string SourcePath(const std::string& cwd, const std::string& name);
+
 // gcov's mangle_path (gcc/gcov-io.cc): '/' -> '#', a ".." component ->
 // '^'.  Used for -fprofile-dir, where the whole path of the object goes
 // into one file name.

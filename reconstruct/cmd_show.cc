@@ -98,6 +98,16 @@ int RunShow(const ProfileInputs& in, bool json, const std::string& regex) {
     fmt::print("profile {}: {} runs, {} translation units, {} functions\n\n",
                r.profile, r.runs, r.tus.size(), r.functions.size());
     for (const FunctionReport* f : fs) PrintFunctionText(r, *f);
+    // Each file as shown above, its absolute path, and every spelling the
+    // TUs compiled it by.
+    fmt::print("files:\n");
+    for (size_t i = 0; i < r.files.size(); ++i) {
+      std::string as_compiled;
+      for (const std::string& s : r.spellings[i])
+        as_compiled += (as_compiled.empty() ? "" : ", ") + Printable(s);
+      fmt::print("  {}: {} (as compiled: {})\n", Printable(r.files[i]),
+                 Printable(r.paths[i]), as_compiled);
+    }
   }
   std::cout.flush();
   return 0;

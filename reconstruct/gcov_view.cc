@@ -237,7 +237,8 @@ View::View(const report::Report& r, const std::vector<uint32_t>& tus,
 
 uint32_t View::FindSource(uint32_t file, uint32_t tu) {
   if (source_of_file_[file] >= 0) return source_of_file_[file];
-  const std::string canon = CanonicalizeName(r_->files[file], r_->tus[tu].cwd);
+  const std::string canon = CanonicalizeName(
+      r_->tus[tu].SpellingOf(file, r_->files[file]), r_->tus[tu].cwd);
   uint32_t idx = 0;
   for (; idx < sources.size(); ++idx)
     if (sources[idx].name == canon) break;

@@ -100,6 +100,7 @@ void StreamFunctionJson(JsonOut& o, const Report& r, const FunctionReport& f) {
   o.Key("name").String(f.name);
   o.Key("demangled").String(f.demangled);
   o.Key("file").String(r.file_name(f.file));
+  o.Key("path").String(r.paths[f.file]);
   o.Key("line").Uint(f.line);
   o.Key("end_line").Uint(f.end_line);
   o.Key("checksum").Uint(f.checksum);
@@ -171,6 +172,7 @@ void StreamFileLines(JsonOut& o, const Report& r) {
       if (l.count) {
         o.BeginObject();
         o.Key("file").String(r.files[file]);
+        o.Key("path").String(r.paths[file]);
         o.Key("line").Uint(l.line);
         o.Key("count").Int(*l.count);
         o.Key("unexecuted_block").Bool(l.unexecuted_block);

@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
 
 #include "core/gcov_arcs.h"
+#include "core/paths.h"
 #include "runtime/ballarus_format.h"
 
 namespace ballarus {
@@ -136,20 +138,49 @@ void AddCopy(size_t t, uint32_t index, FunctionCopy* c, LoadedFunction* g,
 // functions of a .gcno before it counts lines): each TU with its own
 // copies' solved counts, the TUs added up.
 void CountFileLines(LoadedProfile* out) {
-  for (const LoadedTu& lt : out->records.tus)
-    out->files.insert(out->files.end(), lt.tu.files.begin(),
-                      lt.tu.files.end());
-  std::sort(out->files.begin(), out->files.end());
-  out->files.erase(std::unique(out->files.begin(), out->files.end()),
-                   out->files.end());
+  // One file per absolute, lexically normalised path: every TU's names
+  // resolved against its compile directory.
+  std::map<std::string, std::set<std::string>> by_path;
+  std::vector<std::vector<std::string>> tu_paths;
+  for (const LoadedTu& lt : out->records.tus) {
+    std::vector<std::string>& paths = tu_paths.emplace_back();
+    for (const std::string& name : lt.tu.files) {
+      paths.push_back(SourcePath(lt.tu.cwd, name));
+      by_path[paths.back()].insert(name);
+    }
+  }
+  // Shown as its shortest spelling; ordered by that, then by path (the
+  // order of the names themselves when each path has one spelling).
+  struct Group {
+    std::string shown, path;
+    std::vector<std::string> spellings;
+  };
+  std::vector<Group> groups;
+  for (auto& [path, names] : by_path) {
+    Group g{"", path, {names.begin(), names.end()}};
+    g.shown = *std::min_element(
+        names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+          return a.size() != b.size() ? a.size() < b.size() : a < b;
+        });
+    groups.push_back(std::move(g));
+  }
+  std::sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+    return std::tie(a.shown, a.path) < std::tie(b.shown, b.path);
+  });
+  std::map<std::string, uint32_t> index_of;
+  for (Group& g : groups) {
+    index_of[g.path] = static_cast<uint32_t>(out->files.size());
+    out->files.push_back(std::move(g.shown));
+    out->paths.push_back(std::move(g.path));
+    out->spellings.push_back(std::move(g.spellings));
+  }
   // (file << 32 | line, line) of every TU's lines, then summed by key.
   std::vector<std::pair<uint64_t, GcovLine>> counts;
-  for (const LoadedTu& lt : out->records.tus) {
+  for (size_t t = 0; t < out->records.tus.size(); ++t) {
+    const LoadedTu& lt = out->records.tus[t];
     std::vector<uint32_t>& file_of = out->tu_files.emplace_back();
-    for (const std::string& name : lt.tu.files)
-      file_of.push_back(static_cast<uint32_t>(
-          std::lower_bound(out->files.begin(), out->files.end(), name) -
-          out->files.begin()));
+    for (const std::string& path : tu_paths[t])
+      file_of.push_back(index_of.at(path));
     std::vector<GcovFunctionInput> inputs;
     inputs.reserve(lt.tu.functions.size());
     for (size_t i = 0; i < lt.tu.functions.size(); ++i)

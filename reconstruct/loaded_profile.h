@@ -77,9 +77,15 @@ struct LoadedProfile {
   ProfileRecords records;
   // Sorted by (file, line, name, checksum, first TU's source).
   std::vector<LoadedFunction> functions;
-  // Every name of every TU's file table, sorted, unique; and per TU, its
-  // file table's entries as indices into `files`.
-  std::vector<std::string> files;
+  // The source files: one per absolute, lexically normalised path (every
+  // TU's names resolved against its compile directory, core/paths.h
+  // SourcePath), so "src/os.cc" and "test/../src/os.cc" of one directory
+  // are one file, and "a.c" of two directories two.  `files` shows each
+  // by its shortest spelling as compiled, `paths` holds the absolute path,
+  // `spellings` every spelling as compiled (sorted).  Ordered by (files,
+  // paths).  Per TU, its file table's entries as indices into `files`.
+  std::vector<std::string> files, paths;
+  std::vector<std::vector<std::string>> spellings;
   std::vector<std::vector<uint32_t>> tu_files;
   // Line counts of every source file, computed the way gcov 12 does: per
   // TU over all of its functions at once (a line shared by several

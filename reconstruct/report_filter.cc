@@ -71,22 +71,9 @@ FileFilter::FileFilter(const report::Report& r, const FilterOptions& o) {
   functions_ = Compile(o.functions, "--function");
   exclude_functions_ = Compile(o.exclude_functions, "--exclude-function");
 
-  // Each file's compile directory: the first TU whose functions name it.
-  std::vector<int64_t> tu_of(r.files.size(), -1);
-  for (const report::FunctionReport& f : r.functions) {
-    if (f.tus.empty()) continue;
-    const int64_t t = f.tus[0];
-    auto claim = [&](uint32_t file) {
-      if (tu_of[file] < 0 || t < tu_of[file]) tu_of[file] = t;
-    };
-    claim(f.file);
-    for (const report::BlockReport& b : f.blocks)
-      for (const report::SourceLine& l : b.lines) claim(l.file);
-  }
-  abs_.resize(r.files.size());
-  for (size_t i = 0; i < r.files.size(); ++i)
-    abs_[i] = tu_of[i] < 0 ? NormalizePath(r.files[i])
-                           : AbsoluteIn(r.tus[tu_of[i]].cwd, r.files[i]);
+  // Each file's absolute path, against the compile directory of the TUs
+  // that name it (LoadedProfile::paths).
+  abs_ = r.paths;
 
   for (const report::TuReport& tu : r.tus) {
     const std::string cwd = NormalizePath(tu.cwd);

@@ -16,7 +16,7 @@
 // Regular expressions are ECMAScript (std::regex), searched anywhere in
 // the absolute path (lexically normalised: "a/./b/../c" is "a/c").
 // A relative file name is taken relative to the compile directory of the
-// first TU (in report order) whose functions mention it.
+// TU that names it (one file per absolute path: reconstruct/loaded_profile.h).
 #ifndef BALLARUS_RECONSTRUCT_REPORT_FILTER_H_
 #define BALLARUS_RECONSTRUCT_REPORT_FILTER_H_
 

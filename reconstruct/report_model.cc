@@ -289,6 +289,8 @@ Report BuildReport(const LoadedProfile& p) {
   r.runs = p.runs();
   r.has_paths = p.has_paths();
   r.files = p.files;
+  r.paths = p.paths;
+  r.spellings = p.spellings;
 
   std::map<const TranslationUnit*, size_t> tu_index;
   for (size_t t = 0; t < p.tus().size(); ++t) {
@@ -302,6 +304,8 @@ Report BuildReport(const LoadedProfile& p) {
     tr.file_offset = lt.file_offset;
     tr.runs = lt.record->runs;
     tr.sparse_entries = lt.record->n_sparse;
+    for (size_t i = 0; i < lt.tu.files.size(); ++i)
+      tr.spelling.emplace(p.tu_files[t][i], lt.tu.files[i]);
     r.totals.path_hashed_entries += tr.sparse_entries;
     r.tus.push_back(std::move(tr));
   }

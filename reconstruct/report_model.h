@@ -13,8 +13,9 @@
 // arbitrary path number, executed or not (`paths --decode`) — is asked
 // through DecodePathReport.
 //
-// Source positions name files by index into Report::files (sorted, unique
-// names), so equal positions compare equal whichever TU recorded them.
+// Source positions name files by index into Report::files (one per
+// absolute, lexically normalised path), so equal positions compare equal
+// whichever TU recorded them, however it spelled the file.
 // Counts are as loaded: `Count` (std::optional<uint64_t>) is unknown where
 // flow propagation could not determine it; path counts are residues modulo
 // 2^64 (runtime/ballarus_format.h).  GCC-free.
@@ -23,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -226,6 +228,14 @@ struct TuReport {
   // Its functions in the order the TU lists them (gcov's .gcno order), for
   // reports in gcov's per-TU semantics (reconstruct/gcov_view.h).
   std::vector<TuFunction> functions;
+  // Report file index -> this TU's own spelling of it (gcov names a
+  // source as its TU compiled it).
+  std::map<uint32_t, std::string> spelling;
+  const std::string& SpellingOf(uint32_t file,
+                                const std::string& otherwise) const {
+    auto it = spelling.find(file);
+    return it == spelling.end() ? otherwise : it->second;
+  }
 };
 
 // Program-wide sums over the functions.
@@ -244,7 +254,11 @@ struct Report {
   std::string profile;  // the file's path as given
   uint64_t runs = 0;
   bool has_paths = false;  // some TU built with path mode, or path data
-  std::vector<std::string> files;  // sorted, unique
+  // One per absolute path (LoadedProfile::files): shown as its shortest
+  // spelling as compiled; `paths` absolute, lexically normalised;
+  // `spellings` every spelling as compiled.
+  std::vector<std::string> files, paths;
+  std::vector<std::vector<std::string>> spellings;
   std::vector<FileReport> by_file;  // parallel to files
   std::vector<TuReport> tus;        // file order
   // By (file, line, name, checksum, first TU's source).

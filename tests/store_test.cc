@@ -616,6 +616,100 @@ TEST(Store, ReportsReadADirectoryOfProfilesAsTheirMerge) {
 }
 
 // ---------------------------------------------------------------------------
+// Source names: one file per absolute, lexically normalised path.
+
+TEST(Store, OneSourceSpelledThreeWaysIsOneFileInReports) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string root = Fresh("names");
+  Sh("mkdir -p src test other", root);
+  Write(root + "/src/os.c",
+        "int os_call(int x) {\n"
+        "  return x + 1;\n"
+        "}\n");
+  Write(root + "/test/main.c",
+        "#include <stdio.h>\n"
+        "int os_call(int);\n"
+        "int main(int argc, char **argv) {\n"
+        "  int s = 0;\n"
+        "  for (int i = 0; i < argc; i++) s += os_call(i);\n"
+        "  printf(\"%d\\n\", s);\n"
+        "  return 0;\n"
+        "}\n");
+  // The same file as src/os.c and test/../src/os.c from the top, and as
+  // ../src/os.c from test/: three objects, three TUs, one source file.
+  // other/os.c is another file that two directories both call "os.c".
+  Write(root + "/other/os.c", "int other(void) { return 7; }\n");
+  const std::string cc = Bgcc() + " -O0";
+  Sh(cc + " -c src/os.c -o a.o && " + cc + " -c test/../src/os.c -o b.o && " +
+         "(cd test && " + cc + " -c ../src/os.c -o c.o && " + cc +
+         " -c main.c -o main.o) && (cd src && " + cc +
+         " -c os.c -o d.o) && (cd other && " + cc + " -c os.c -o e.o) && " +
+         cc + " -o pa test/main.o a.o && " + cc + " -o pb test/main.o b.o && " +
+         cc + " -o pc test/main.o test/c.o && " + cc +
+         " -o pd test/main.o src/d.o other/e.o",
+     root);
+  Sh("./pa && ./pb x && ./pc x y && ./pd x y z", root);
+  CommandResult r = RunRecon("show --json .", root);
+  ASSERT_EQ(r.status, 0) << r.err;
+  json doc = json::parse(r.out);
+  // Line 2 of src/os.c ran 1 + 2 + 3 + 4 times, in four TUs.
+  std::map<std::string, int64_t> line2;
+  std::set<std::string> shown;
+  for (const json& l : doc.at("lines")) {
+    if (l.at("line") == 2)
+      line2[l.at("path").get<std::string>()] += l.at("count").get<int64_t>();
+    if (l.at("path") == root + "/src/os.c")
+      shown.insert(l.at("file").get<std::string>());
+  }
+  EXPECT_EQ(line2[root + "/src/os.c"], 10);
+  EXPECT_EQ(shown, (std::set<std::string>{"os.c"}));
+  int n_os_call = 0;
+  for (const json& f : doc.at("functions"))
+    if (f.at("name") == "os_call") {
+      ++n_os_call;
+      EXPECT_EQ(f.at("path"), root + "/src/os.c");
+    }
+  EXPECT_EQ(n_os_call, 4);  // four TUs (static functions stay apart)
+  // "os.c" of src/ and of other/ are two files.
+  int other_lines = 0;
+  for (const json& l : doc.at("lines"))
+    if (l.at("path") == root + "/other/os.c") {
+      ++other_lines;
+      EXPECT_EQ(l.at("file"), "os.c");
+    }
+  EXPECT_EQ(other_lines, 1);
+  // show lists every spelling as compiled beside the absolute path.
+  r = RunRecon("show .", root);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("  os.c: " + root +
+                       "/src/os.c (as compiled: ../src/os.c, os.c, "
+                       "src/os.c, test/../src/os.c)\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  os.c: " + root + "/other/os.c (as compiled: os.c)\n"),
+            std::string::npos)
+      << r.out;
+  // lcov: one record for src/os.c, its line 2 counted 10 times.
+  r = RunRecon("lcov .", root);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string sf = "SF:" + root + "/src/os.c\n";
+  const size_t at = r.out.find(sf);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(sf, at + 1), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("DA:2,10\n", at), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("SF:" + root + "/other/os.c\n"), std::string::npos);
+  // gcov keeps each TU's own spelling, as gcov does (Source: of the .gcda
+  // of test/c.o is ../src/os.c, relative to its compile directory).
+  r = RunRecon("gcov -t --tu ../src/os.c .", root);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("        -:    0:Source:../src/os.c\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("        3:    2:  return x + 1;\n"), std::string::npos)
+      << r.out;
+}
+
+// ---------------------------------------------------------------------------
 // Merging at scale.
 
 // Peak resident set size (KiB) of `cmd` run in `dir`, from GNU time.
