@@ -1,6 +1,8 @@
 // gcda.cc — GCC 12 .gcda encoding/decoding and naming; see gcda.h.
 #include "core/gcda.h"
 
+#include "core/paths.h"
+
 #include <string>
 #include <vector>
 
@@ -15,8 +17,6 @@ void PutCounter(std::vector<uint8_t>* out, uint64_t c) {
   PutWord(out, static_cast<uint32_t>(c));
   PutWord(out, static_cast<uint32_t>(c >> 32));
 }
-
-bool IsAbsolute(const std::string& p) { return !p.empty() && p[0] == '/'; }
 
 }  // namespace
 
@@ -173,23 +173,7 @@ std::string GcovVersionString(uint32_t version) {
 }
 
 std::string MangleProfilePath(const std::string& path) {
-  std::string out;
-  size_t base = 0;
-  while (base < path.size()) {
-    size_t probe = path.find('/', base);
-    if (probe == std::string::npos) probe = path.size();
-    const size_t len = probe - base;
-    if (len == 2 && path[base] == '.' && path[base + 1] == '.')
-      out.push_back('^');
-    else
-      out.append(path, base, len);
-    if (probe < path.size()) {
-      out.push_back('#');
-      ++probe;
-    }
-    base = probe;
-  }
-  return out;
+  return MangleGcovPath(path);
 }
 
 std::string GcdaFileName(const std::string& aux_base_name,
@@ -197,33 +181,12 @@ std::string GcdaFileName(const std::string& aux_base_name,
                          const std::optional<std::string>& profile_dir,
                          const std::string& prefix_path,
                          std::string* warning) {
-  if (warning) warning->clear();
-  std::string filename = aux_base_name;
-  std::optional<std::string> prefix = profile_dir;
-  if (!IsAbsolute(filename)) {
-    if (prefix) {
-      // "When a profile_data_prefix is provided, then mangle full path of
-      // filename in order to prevent file path clashing."
-      filename = pwd + "/" + filename;
-      if (!prefix_path.empty()) {
-        if (filename.compare(0, prefix_path.size(), prefix_path) == 0) {
-          size_t cut = prefix_path.size();
-          while (cut < filename.size() && filename[cut] == '/') ++cut;
-          filename = filename.substr(cut);
-        } else if (warning) {
-          *warning = "filename '" + filename +
-                     "' does not start with profile prefix '" + prefix_path +
-                     "'";
-        }
-      }
-      filename = MangleProfilePath(filename);
-    } else {
-      prefix = pwd;
-    }
-  }
-  std::string out;
-  if (prefix) out = *prefix + "/";
-  return out + filename + ".gcda";
+  GcovNameInputs in;
+  in.aux_base = aux_base_name;
+  in.pwd = pwd;
+  in.profile_dir = profile_dir.value_or("");
+  in.prefix_path = prefix_path;
+  return GcovDataBase(in, warning) + ".gcda";
 }
 
 }  // namespace ballarus

@@ -91,7 +91,8 @@ uint32_t GcovVersionWord(unsigned major, unsigned minor, char phase);
 // "B22*" for GcovVersionWord(12, 2, '*').
 std::string GcovVersionString(uint32_t version);
 
-// mangle_path (gcc/gcov-io.cc): '/' becomes '#', a ".." component '^'.
+// mangle_path (gcc/gcov-io.cc): '/' becomes '#', a ".." component '^'
+// (core/paths.h MangleGcovPath).
 std::string MangleProfilePath(const std::string& path);
 
 // coverage_init's da_file_name: where a compile whose aux_base_name (the
@@ -104,6 +105,8 @@ std::string MangleProfilePath(const std::string& path);
 //     removing a leading `prefix_path` (-fprofile-prefix-path) and the
 //     slashes after it; when PWD/AUX does not start with prefix_path GCC
 //     warns and keeps it whole (*warning set).
+// Computed by core/paths.h GcovDataBase, as the .bprof's name is (an empty
+// profile_dir counts as none), so the two can never disagree.
 std::string GcdaFileName(const std::string& aux_base_name,
                          const std::string& pwd,
                          const std::optional<std::string>& profile_dir,

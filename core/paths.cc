@@ -62,7 +62,8 @@ std::string MangleGcovPath(const std::string& path) {
   return out;
 }
 
-std::string GcovDataBase(const GcovNameInputs& in) {
+std::string GcovDataBase(const GcovNameInputs& in, std::string* warning) {
+  if (warning) warning->clear();
   std::string filename = in.aux_base;
   std::string prefix = in.profile_dir;
   const bool absolute = !filename.empty() && filename[0] == '/';
@@ -77,9 +78,11 @@ std::string GcovDataBase(const GcovNameInputs& in) {
           size_t k = 0;
           while (k < filename.size() && filename[k] == '/') ++k;
           filename = filename.substr(k);
+        } else if (warning) {
+          *warning = "filename '" + filename +
+                     "' does not start with profile prefix '" +
+                     in.prefix_path + "'";
         }
-        // else GCC warns "filename ... does not start with profile prefix"
-        // and keeps the whole path.
       }
       filename = MangleGcovPath(filename);
     } else {

@@ -47,8 +47,13 @@ struct GcovNameInputs {
 
 // gcov's data file name without its ".gcda" suffix, exactly as GCC 12
 // computes it (not normalised; relative when gcov's is, i.e. only for a
-// relative -fprofile-dir).
-std::string GcovDataBase(const GcovNameInputs& in);
+// relative -fprofile-dir).  The one computation of the data-file stem:
+// ProfilePathFor (the .bprof) and core/gcda.h GcdaFileName (the .gcda that
+// `ballarus-reconstruct gcda` writes and the plugin names) both call it.
+// When PWD/AUX does not start with prefix_path GCC warns and keeps the
+// whole path: *warning (may be null) gets GCC's text, else is cleared.
+std::string GcovDataBase(const GcovNameInputs& in,
+                         std::string* warning = nullptr);
 
 // The TU's profile file: GcovDataBase + ".bprof", made absolute against
 // the compilation directory and normalised.  (gcov resolves a relative

@@ -269,9 +269,11 @@ TEST(Reconstruct, ShowJson) {
   const nlohmann::ordered_json& od = oj.at("functions").at(0);
   for (auto it = od.begin(); it != od.end(); ++it) keys.push_back(it.key());
   EXPECT_EQ(keys, (std::vector<std::string>{
-                      "name", "demangled", "file", "line", "end_line",
-                      "checksum", "execution_count", "tus", "blocks", "edges",
-                      "line_counts"}));
+                      "name", "demangled", "file", "path", "line",
+                      "end_line", "checksum", "execution_count", "tus",
+                      "blocks", "edges", "line_counts"}));
+  // "path": absolute, against the TU's compile directory.
+  EXPECT_EQ(d.at("path"), "/src/a.c");
   // gcov line counts: line 4 is block 2's last line: 10 entries.
   bool saw4 = false;
   for (const json& l : d.at("line_counts"))
