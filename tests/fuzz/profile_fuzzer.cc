@@ -40,10 +40,11 @@ std::string Dir() {
 }
 
 void Exercise(const std::string& path) {
+  const ProfileInputs in{{path}, false};  // one file, as named
   using namespace ballarus;
   LoadedReport loaded;
   try {
-    LoadReport(path, &loaded);
+    LoadReport(in, &loaded);
   } catch (const Fatal& f) {
     // Refused: the message must be one printable line.
     const std::string m = Printable(f.message);
@@ -98,21 +99,21 @@ void Exercise(const std::string& path) {
     }
   };
   FilterOptions none;
-  run([&] { RunShow(path, false, ""); });
-  run([&] { RunVerify(path, ""); });
-  run([&] { RunStats(path, true, {}); });
+  run([&] { RunShow(in, false, ""); });
+  run([&] { RunVerify(in, ProfileInputs{}); });
+  run([&] { RunStats(in, true, {}); });
   run([&] {
     PathsOptions po;
     po.top = 0;
-    RunPaths(path, po, all);
+    RunPaths(in, po, all);
   });
   run([&] {
     PathsOptions po;
     po.program = po.json = true;
-    RunPaths(path, po, none);
+    RunPaths(in, po, none);
   });
-  run([&] { RunDiff(path, path, false, 0, all); });
-  run([&] { RunDiff(path, path, true, 5, none); });
+  run([&] { RunDiff(in, in, false, 0, all); });
+  run([&] { RunDiff(in, in, true, 5, none); });
   {  // the HTML report, no pictures
     HtmlOptions ho;
     ho.out_dir = Dir();
