@@ -40,7 +40,7 @@ std::string Dir() {
 }
 
 void Exercise(const std::string& path) {
-  const ProfileInputs in{{path}, false};  // one file, as named
+  const ballarus::ProfileInputs in{{path}, false};  // one file, as named
   using namespace ballarus;
   LoadedReport loaded;
   try {
