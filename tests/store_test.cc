@@ -561,6 +561,10 @@ TEST(Store, ReportsReadADirectoryOfProfilesAsTheirMerge) {
   r = RunRecon("html -o report .", root);
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(Exists(root + "/report/index.html"));
+  // gcda keeps each profile apart: one .gcda per object.
+  r = RunRecon("gcda -o gcdas .", root);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(Matching(Files(root + "/gcdas"), ".gcda").size(), 3u);
   r = RunRecon("gcov -t .", root);
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("       12:    1:int util(int x)"), std::string::npos)
