@@ -332,7 +332,12 @@ int RunPaths(const ProfileInputs& in, const PathsOptions& o,
       ojson root;
       root["profile"] = path;
       root["runs"] = r.runs;
-      root["path_executions"] = static_cast<double>(program_total);
+      // An integer while it fits in 64 bits (a sum of 64-bit counts can
+      // exceed them: then a double).
+      if (program_total < 18446744073709551616.0L)
+        root["path_executions"] = static_cast<uint64_t>(program_total);
+      else
+        root["path_executions"] = static_cast<double>(program_total);
       root["executed_paths"] = executed;
       ojson arr = ojson::array();
       for (size_t i = 0; i < ranked.size(); ++i) {

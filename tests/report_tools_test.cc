@@ -24,9 +24,12 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstdint>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -121,6 +124,11 @@ void Screenshot(const std::string& url, const std::string& png) {
   EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8)) << png;
 }
 
+// "HIT / TOTAL" as the summary tables print it.
+std::string fmt_hit_total(uint64_t hit, uint64_t total) {
+  return std::to_string(hit) + " / " + std::to_string(total);
+}
+
 std::string OutputsDir() {
   const char* d = getenv("TEST_UNDECLARED_OUTPUTS_DIR");
   return d && *d ? d : harness::TempRoot();
@@ -154,6 +162,7 @@ TEST(ReportTools, PathsRankingAndSource) {
   r = MustRun(Tool() + " paths --program --top 1 --json --source a.profile", dir);
   const json j = json::parse(r.out);
   EXPECT_EQ(j.at("path_executions"), 19);
+  EXPECT_TRUE(j.at("path_executions").is_number_unsigned()) << j.at("path_executions");
   EXPECT_EQ(j.at("ranking").at(0).at("count"), 8);
   EXPECT_DOUBLE_EQ(j["ranking"][0]["function_share"].get<double>(), 0.8);
   bool text = false;
@@ -317,6 +326,135 @@ TEST(ReportTools, HtmlOfTheCalculator) {
   EXPECT_NE(page.find("CFG of calc_fib"), std::string::npos);
   Screenshot("file://" + dir + "/report/" + std::string(m[1]),
              OutputsDir() + "/calc-source.png");
+}
+
+// Lua 5.4.4 (tests/reports/lua: its src/ and README, as Debian's lua5.4
+// orig tarball has them) built in `dir` with CC and CFLAGS (-O2 and the
+// fixed seeds of bench/lib/programs.sh, pointers hashed to 0, so that two
+// differently instrumented builds execute alike), then run on
+// tests/reports/lua/workload.lua; returns its stdout.
+std::string BuildAndRunLua(const std::string& dir, const std::string& cc,
+                           const std::string& cflags, const std::string& ldflags,
+                           const std::vector<std::string>& env) {
+  harness::MakeFreshDir(dir);
+  MustRun("tar xJf " + Quote(Runfiles() + "/tests/reports/lua/lua-5.4.4-src.tar.xz") +
+              " && sed -i 's|^#define point2uint(p).*|#define point2uint(p)\\t0u|' "
+              "lua-5.4.4/src/llimits.h && grep -q 'point2uint(p)\t0u' "
+              "lua-5.4.4/src/llimits.h",
+          dir);
+  CommandResult b = MustRun(
+      "make -C lua-5.4.4/src -j2 lua CC=" + Quote(cc) +
+          " SYSCFLAGS=-DLUA_USE_LINUX 'SYSLIBS=-Wl,-E -ldl' \"MYCFLAGS=-O2 -g " +
+          cflags + " '-Dluai_makeseed(L)=0x2545F491u' '-Dl_randomizePivot()=0u'\"" +
+          " MYLDFLAGS=" + Quote(ldflags),
+      dir);
+  // (lua interns argv[0]: the same name in both builds.)
+  CommandResult r = harness::Run(
+      "(exec -a lua lua-5.4.4/src/lua " +
+          Quote(Runfiles() + "/tests/reports/lua/workload.lua") + ")",
+      dir, env);
+  EXPECT_EQ(r.status, 0) << r.err;
+  return r.out;
+}
+
+// gcov's JSON of every unit of a gcov build: per function name its
+// execution counts, per file name (as gcov names it) its lines' counts.
+struct GcovData {
+  std::map<std::string, std::vector<uint64_t>> calls;
+  std::map<std::string, std::map<int, uint64_t>> lines;
+};
+GcovData ReadGcovJson(const std::string& objdir) {
+  GcovData g;
+  CommandResult r = MustRun("gcov -j -b *.gcda >/dev/null && "
+                            "for f in *.gcov.json.gz; do gzip -dc \"$f\"; echo; done",
+                            objdir);
+  std::istringstream in(r.out);
+  std::string one;
+  while (std::getline(in, one)) {
+    if (one.empty()) continue;
+    const json j = json::parse(one);
+    for (const json& f : j.at("files")) {
+      const std::string file = f.at("file");
+      for (const json& fn : f.at("functions"))
+        g.calls[fn.at("name")].push_back(fn.at("execution_count"));
+      for (const json& l : f.at("lines")) {
+        // A line several functions share (gcov lists it once per
+        // function): gcov's count is the sum.
+        uint64_t& c = g.lines[file][l.at("line_number")];
+        c += l.at("count").get<uint64_t>();
+      }
+    }
+  }
+  return g;
+}
+
+// A real program, as the issue asks: Lua in edge,path mode at -O2, its
+// report's counts in chromium's DOM against gcov's for the same build
+// options (the oracle), and screenshots.
+TEST(ReportTools, HtmlOfLua) {
+  const std::string gdir = harness::TempRoot() + "/lua-gcov";
+  const std::string bdir = harness::TempRoot() + "/lua-ballarus";
+  const std::string gout = BuildAndRunLua(gdir, "gcc", "--coverage", "--coverage", {});
+  const std::string bout = BuildAndRunLua(
+      bdir, InstallPrefix() + "/bin/ballarus-gcc",
+      "-fplugin-arg-ballarus-mode=edge,path", "", {"BALLARUS_PROFILE=" + bdir + "/lua.profile"});
+  // fib(20), the sorts' ends, 5000 numbers and substitutions, 101 keys.
+  ASSERT_EQ(bout, "6765\t100001\t13\t5000\t5000\t101\t10001\n");
+  ASSERT_EQ(gout, bout);
+  const GcovData gcov = ReadGcovJson(gdir + "/lua-5.4.4/src");
+  ASSERT_GT(gcov.calls.size(), 500u);
+
+  MustRun(Tool() + " html lua.profile -o report --title 'Lua 5.4.4'", bdir);
+  const std::string index = DumpDom("file://" + bdir + "/report/index.html");
+  EXPECT_NE(index.find("with Ball–Larus path profiles"), std::string::npos);
+  EXPECT_NE(index.find("id=\"hot-paths\""), std::string::npos);
+  // The hottest functions: each one's calls equal gcov's.
+  const size_t hot = index.find("id=\"hot-functions\"");
+  ASSERT_NE(hot, std::string::npos) << index;
+  const std::string table = index.substr(hot, index.find("</table>", hot) - hot);
+  std::regex row(R"re(<td class="l"><a href="[^"]*">([^<]+)</a></td><td class="l">.*?</td><td data-v="(\d+)">)re");
+  int compared = 0;
+  uint64_t previous = UINT64_MAX;
+  for (auto it = std::sregex_iterator(table.begin(), table.end(), row);
+       it != std::sregex_iterator(); ++it) {
+    const std::string name = (*it)[1];
+    const uint64_t calls = std::stoull((*it)[2]);
+    EXPECT_LE(calls, previous) << name << ": not sorted by calls";
+    previous = calls;
+    auto g = gcov.calls.find(name);
+    ASSERT_NE(g, gcov.calls.end()) << name << " is not in gcov's data";
+    if (g->second.size() != 1) continue;  // a static name in several units
+    EXPECT_EQ(calls, g->second[0]) << name;
+    ++compared;
+  }
+  EXPECT_GE(compared, 15) << table;
+  // lvm.c: its row of the file table (lines hit / total as gcov's data
+  // gives them), and on its page the count of its most executed line.
+  const auto lvm = gcov.lines.find("lvm.c");
+  ASSERT_NE(lvm, gcov.lines.end());
+  uint64_t hit = 0, top = 0;
+  int top_line = 0;
+  for (const auto& [ln, c] : lvm->second) {
+    hit += c > 0;
+    if (c > top) top = c, top_line = ln;
+  }
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      index, m, std::regex(R"re(<a href="(f\d+\.html)">lvm\.c</a>.*?</tr>)re")))
+      << index;
+  const std::string lvm_row = m[0];
+  EXPECT_NE(lvm_row.find(fmt_hit_total(hit, lvm->second.size())), std::string::npos)
+      << lvm_row << " vs gcov: " << hit << " / " << lvm->second.size();
+  const std::string page = DumpDom("file://" + bdir + "/report/" + std::string(m[1]));
+  ASSERT_GT(top, 100000u);
+  EXPECT_TRUE(std::regex_search(
+      Row(page, top_line),
+      std::regex("<td class=\"cnt\">" + std::to_string(top) + "\\*?</td>")))
+      << "lvm.c:" << top_line << " gcov: " << top << "\n" << Row(page, top_line);
+  EXPECT_NE(page.find("CFG of luaV_execute"), std::string::npos);
+  Screenshot("file://" + bdir + "/report/index.html", OutputsDir() + "/lua-index.png");
+  Screenshot("file://" + bdir + "/report/" + std::string(m[1]),
+             OutputsDir() + "/lua-lvm.png");
 }
 
 TEST(ReportTools, FiltersEverywhere) {
