@@ -2,7 +2,7 @@
 # scale.sh — ballarus-reconstruct's reports on a big profile.
 #
 #   bash bench/scale.sh [--functions N] [--files F] [--prefix DIR]
-#                       [--work DIR] [--runs R] [--quick]
+#                       [--work DIR] [--runs R] [--pin CPU] [--instr] [--quick]
 #
 # Generates a C program of N functions (default 30000, in F = 60 files;
 # bench/scale/gen_program.py: ~360,000 blocks with the drivers), builds it
@@ -15,6 +15,11 @@
 # is on CPU time, since wall time on a shared machine also measures the
 # neighbours (both are printed).  Exit status 1 if a limit is exceeded.
 #
+# --pin CPU: time under `taskset -c CPU`.  --instr: also count each
+# command's instructions once (valgrind --tool=cachegrind --cache-sim=no):
+# deterministic where wall and CPU times on a shared machine are not.
+# The load average before and after the timing is printed with the table.
+#
 # --prefix DIR: an installed ballarus (`bazel run //:install -- DIR`);
 # default: installed from this checkout into WORK/prefix.  --quick: 1000
 # functions in 4 files, 1 run, no verdict (the harness checks itself; see
@@ -25,6 +30,8 @@ functions=30000
 files=60
 runs=3
 quick=0
+pin=
+instr=0
 prefix=
 work=
 here=$(cd "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
@@ -36,8 +43,10 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift 2 ;;
     --prefix) prefix=$2; shift 2 ;;
     --work) work=$2; shift 2 ;;
+    --pin) pin=$2; shift 2 ;;
+    --instr) instr=1; shift ;;
     --quick) quick=1; functions=1000; files=4; runs=1; shift ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -80,7 +89,7 @@ measure() {
   local samples=()
   for _ in $(seq "$runs"); do
     local t
-    /usr/bin/time -o "$work/time.txt" -f '%e %U %S %M' "$@" >/dev/null 2>&1
+    ${pin:+taskset -c "$pin"} /usr/bin/time -o "$work/time.txt" -f '%e %U %S %M' "$@" >/dev/null 2>&1
     t=$(tail -1 "$work/time.txt")
     samples+=("$t")
   done
@@ -91,11 +100,32 @@ measure() {
   }
 }
 
-echo "scale.sh: timing ($runs runs each)" >&2
+echo "scale.sh: timing ($runs runs each${pin:+, pinned to CPU $pin})" >&2
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 show=$(measure "show --json" "$recon" show --json "$profile")
 rm -rf "$work/html"
 html=$(measure "html" "$recon" html "$profile" -o "$work/html")
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 json_size=$("$recon" show --json "$profile" | wc -c)
+
+# instructions NAME CMD...: cachegrind's I refs of one run (no cache model).
+instructions() {
+  local out=$work/cg.$1; shift
+  valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+    --log-file="$out" "$@" >/dev/null 2>&1 || { echo "?"; return; }
+  sed -n 's/.*I *refs: *//p' "$out" | tr -d ,
+}
+s_instr=- h_instr=-
+if [ "$instr" = 1 ]; then
+  command -v valgrind >/dev/null || { echo "scale.sh: --instr needs valgrind" >&2; exit 2; }
+  echo "scale.sh: counting instructions (valgrind, once each)" >&2
+  s_instr=$(instructions show "$recon" show --json "$profile")
+  rm -rf "$work/html-cg"
+  h_instr=$(instructions html "$recon" html "$profile" -o "$work/html-cg")
+fi
+gi() {  # instructions in units of 10^9
+  case "$1" in ''|-|\?) echo "$1" ;; *) python3 -c "print(f'{$1 / 1e9:.2f} G')" ;; esac
+}
 
 read -r _ _ s_wall s_cpu s_mb <<<"$show"
 read -r _ h_wall h_cpu h_mb <<<"$html"
@@ -104,10 +134,12 @@ cat <<EOF
 |---|---:|---:|---:|---:|
 | generated, $functions functions | $n_functions | $n_blocks | $n_edges | $(($(stat -c %s "$profile") / 1024)) KiB |
 
-| command | wall (median of $runs) | CPU (user+sys) | peak memory | limit |
-|---|---:|---:|---:|---|
-| \`show --json\` ($((json_size / 1048576)) MiB of JSON) | ${s_wall} s | ${s_cpu} s | ${s_mb} MiB | 2 s, 300 MB |
-| \`html\` ($(ls "$work/html" | wc -l) files) | ${h_wall} s | ${h_cpu} s | ${h_mb} MiB | 15 s |
+| command | wall (median of $runs) | CPU (user+sys) | peak memory | instructions | limit |
+|---|---:|---:|---:|---:|---|
+| \`show --json\` ($((json_size / 1048576)) MiB of JSON) | ${s_wall} s | ${s_cpu} s | ${s_mb} MiB | $(gi "$s_instr") | 2 s, 300 MB |
+| \`html\` ($(ls "$work/html" | wc -l) files) | ${h_wall} s | ${h_cpu} s | ${h_mb} MiB | $(gi "$h_instr") | 15 s |
+
+Load average (1, 5, 15 min) before the timing: $load_before; after: $load_after$( [ -n "$pin" ] && echo "; pinned: taskset -c $pin").
 EOF
 echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $("$recon" --version)" >&2
 [ "$quick" = 1 ] && exit 0

@@ -32,6 +32,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -270,6 +271,40 @@ LcovRecords ParseLcov(const std::string& text, const std::string& dir) {
   return out;
 }
 
+// A line of `text` matching `re` whole.
+bool HasLine(const std::string& text, const std::string& re) {
+  const std::regex r(re);
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (std::regex_match(line, r)) return true;
+  return false;
+}
+
+// gcov's forms tests/programs/line_flags.cc shows with each option set:
+// counts, "-", "#####", "=====" (only exceptional blocks), "N*" (a line
+// with an unexecuted block), function summaries, and with -b the branch
+// and call lines (percentages; with -c counts; -u unconditional ones).
+std::vector<const char*> RequiredForms(const std::string& variant) {
+  std::vector<const char*> forms = {
+      R"re( +5: +12:  return r;.*)re", R"re( +-: +13:\}.*)re",
+      R"re( +#####: +32:.*)re",        R"re( +5\*: +10:.*)re",
+      R"re( +=====: +26:.*)re",        R"re( +1\*: +30:.*)re"};
+  if (variant == "b") {
+    forms.push_back(R"re(function main called 1 returned 100% blocks executed \d+%)re");
+    forms.push_back(R"re(branch +\d+ taken \d+%.*)re");
+    forms.push_back(R"re(branch +\d+ never executed.*)re");
+    forms.push_back(R"re(call +\d+ returned 100%.*)re");
+    forms.push_back(R"re(call +\d+ never executed.*)re");
+  }
+  if (variant == "bcu") {
+    forms.push_back(R"re(branch +\d+ taken 5\b.*)re");
+    forms.push_back(R"re(call +\d+ returned 5\b.*)re");
+    forms.push_back(R"re(unconditional +\d+ never executed)re");
+    forms.push_back(R"re(unconditional +\d+ taken \d+)re");
+  }
+  return forms;
+}
+
 void CheckGcovFiles(const Ctx& c, const std::vector<std::string>& units,
                     const std::string& variant, const std::string& options) {
   const std::string where = c.program + " " + c.opt + " gcov " + options;
@@ -306,6 +341,15 @@ void CheckGcovFiles(const Ctx& c, const std::vector<std::string>& units,
     EXPECT_TRUE(otext == want)
         << where << ": " << f << " differs from gcov's at "
         << FirstDifference(want, otext);
+    // Equality covers gcov's line forms only where they occur: line_flags
+    // (-O0) must show each of them, so that a corpus losing them fails.
+    if (c.program == "line_flags" && c.opt == "-O0" && f == "line_flags.cc.gcov") {
+      for (const char* form : RequiredForms(variant)) {
+        EXPECT_TRUE(HasLine(otext, form))
+            << where << ": " << f << " has no line matching " << form << ":\n"
+            << otext;
+      }
+    }
   }
 }
 
