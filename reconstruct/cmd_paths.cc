@@ -47,6 +47,8 @@ const char* EndName(PathReport::End e) {
   switch (e) {
     case PathReport::kNoReturn:
       return "no_return";
+    case PathReport::kAbnormal:
+      return "abnormal";
     case PathReport::kBackEdge:
       return "back_edge";
     case PathReport::kCut:
@@ -85,7 +87,11 @@ constexpr const char* kLegend =
     "ended entering cut\n"
     "  block B (the next path starts there); \"(did not return)\": exit(), "
     "longjmp or an\n"
-    "  exception left the function there.  \"% fn\": share of the "
+    "  exception left the function there; \"(abnormal jump)\": it left by "
+    "a computed or\n"
+    "  nonlocal goto or a longjmp to a setjmp (the next path starts ENTRY, "
+    "then the\n"
+    "  jump's target).  \"% fn\": share of the "
     "function's path\n"
     "  executions; \"% all\": share of the program's (every path-mode "
     "function).\n\n";

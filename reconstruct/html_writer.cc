@@ -553,7 +553,10 @@ size_t WriteHtmlReport(const Report& r, const FileFilter& filter,
           "<h2>Hottest paths</h2>\n<p class=\"note\">Ball–Larus paths by count, "
           "across functions; % fn: share of the function's path executions, % "
           "all: of the program's ({} path executions).  \"^\": began after a "
-          "back edge; \"-&gt; back edge to B\": ended by a loop's back edge.  "
+          "back edge; \"-&gt; back edge to B\": ended by a loop's back edge; "
+          "\"(did not return)\": exit(), longjmp or an exception left there; "
+          "\"(abnormal jump)\": left by a computed or nonlocal goto (the "
+          "next path starts ENTRY, then its target).  "
           "The link highlights the path on its source.</p>\n",
           CountText(program_paths));
       h += "<table class=\"sortable\" id=\"hot-paths\"><thead><tr><th>#</th>"

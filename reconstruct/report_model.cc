@@ -39,6 +39,14 @@ PathReport Describe(const FunctionReport& fr, const PathDag& dag,
       case DagEdge::kCfg:
         v.end = (fr.edges[last.ref].flags & kEdgeFake) ? PathReport::kNoReturn
                                                        : PathReport::kReturn;
+        // GCC replaces abnormal edges by fake ones (src -> EXIT, ENTRY ->
+        // dst): a fake exit from a block with such an edge is that jump.
+        if (v.end == PathReport::kNoReturn)
+          for (const EdgeReport& e : fr.edges)
+            if (e.src == fr.edges[last.ref].src && e.ignored()) {
+              v.end = PathReport::kAbnormal;
+              break;
+            }
         break;
       case DagEdge::kStart:  // a DAG path never ends with a start dummy
         break;

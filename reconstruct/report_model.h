@@ -111,7 +111,7 @@ struct LineCount {
 // One Ball–Larus path as it ran.
 struct PathReport {
   enum Start { kFromEntry, kAfterBackEdge, kAfterCut };
-  enum End { kReturn, kNoReturn, kBackEdge, kCut };
+  enum End { kReturn, kNoReturn, kBackEdge, kCut, kAbnormal };
   uint64_t number = 0;
   uint64_t count = 0;
   // The blocks the path executes: PathBlocks (core/path_profile.h) without
@@ -123,7 +123,12 @@ struct PathReport {
   Start start = kFromEntry;  // began at ENTRY, after a back edge, at a cut
   End end = kReturn;         // returned, did not (a fake edge into EXIT:
                              // exit(), longjmp, an exception), a back
-                             // edge, a cut
+                             // edge, a cut, or kAbnormal: the fake edge
+                             // into EXIT of a block with an abnormal out
+                             // edge (a computed or nonlocal goto, a call
+                             // that may longjmp to a setjmp receiver): the
+                             // path left by that jump, and the next one
+                             // starts ENTRY -> its target
   uint32_t target = 0;       // kBackEdge: the back edge's target; kCut: the
                              // cut block
   // The blocks' source lines, consecutive duplicates dropped.

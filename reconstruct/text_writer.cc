@@ -33,6 +33,9 @@ std::string PathText(const PathReport& p) {
     case PathReport::kNoReturn:
       s += " (did not return)";
       break;
+    case PathReport::kAbnormal:
+      s += " (abnormal jump)";
+      break;
     case PathReport::kBackEdge:
       s += " -> back edge to " + BlockName(p.target);
       break;

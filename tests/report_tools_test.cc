@@ -451,6 +451,12 @@ TEST(ReportTools, HtmlOfLua) {
       std::regex("<td class=\"cnt\">" + std::to_string(top) + "\\*?</td>")))
       << "lvm.c:" << top_line << " gcov: " << top << "\n" << Row(page, top_line);
   EXPECT_NE(page.find("CFG of luaV_execute"), std::string::npos);
+  // luaV_execute dispatches by computed goto (ljumptab.h): its paths end
+  // at the jump, and none "did not return" (the workload raises no error,
+  // so nothing longjmps).
+  EXPECT_NE(page.find(" (abnormal jump)"), std::string::npos);
+  EXPECT_EQ(page.find("(did not return)"), std::string::npos)
+      << page.substr(page.find("(did not return)") - 300, 400);
   Screenshot("file://" + bdir + "/report/index.html", OutputsDir() + "/lua-index.png");
   Screenshot("file://" + bdir + "/report/" + std::string(m[1]),
              OutputsDir() + "/lua-lvm.png");
