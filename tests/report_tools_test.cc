@@ -17,6 +17,13 @@
 //     highlights the path's lines; a screenshot is written into the test's
 //     undeclared outputs (bazel-testlogs/tests/report_tools_test/
 //     test.outputs/);
+//   * a real program: Lua 5.4.4 (tests/reports/lua) built twice at -O2,
+//     with gcov and with ballarus in edge,path mode, running the same
+//     workload; its HTML report in chromium's DOM against gcov's JSON for
+//     the gcov build: the hottest functions' calls, lvm.c's lines hit /
+//     total and its most executed line's count; luaV_execute's CFG picture;
+//     its computed-goto paths shown as abnormal jumps; screenshots of the
+//     index and of lvm.c (docs/report-screenshot.png is one such);
 //   * filters: vec.cc's std::vector code lives in system headers, left out
 //     by default and shown with --all-files; --include, --exclude,
 //     --function, --exclude-function.
