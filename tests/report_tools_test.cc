@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstdint>
 #include <fstream>
@@ -392,6 +393,46 @@ GcovData ReadGcovJson(const std::string& objdir) {
     }
   }
   return g;
+}
+
+// tests/programs/computed_goto.c in edge,path mode: run()'s paths end at
+// each `goto *p`; hand-derived from its fixed bytecode (push 7; push 12;
+// 12 x (add; dec; jnz) with jnz taken 11 times; halt): 40 paths, 39 of
+// them leaving by the computed goto (the first dispatch, 2 pushes, 12
+// adds, 12 decs, 12 jnz) and 1 returning (halt).  None "did not return".
+TEST(ReportTools, PathsAbnormalJump) {
+  const std::string dir = harness::TempRoot() + "/computed_goto";
+  harness::MakeFreshDir(dir);
+  MustRun("cp " + Quote(Runfiles() + "/tests/programs/computed_goto.c") + " .", dir);
+  MustRun(Quote(InstallPrefix() + "/bin/ballarus-gcc") +
+              " -O0 -g -fplugin-arg-ballarus-mode=edge,path computed_goto.c -o cg",
+          dir);
+  ASSERT_EQ(harness::Run("./cg", dir, {"BALLARUS_PROFILE=p.profile"}).status, 0);
+  CommandResult r =
+      MustRun(Tool() + " paths --json --top 0 --function '^run$' p.profile", dir);
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j.at("functions").size(), 1u) << r.out;
+  uint64_t abnormal = 0, returned = 0, other = 0;
+  std::vector<uint64_t> counts;
+  for (const json& p : j["functions"][0].at("paths")) {
+    const uint64_t c = p.at("count");
+    if (p.at("end") == "abnormal") {
+      abnormal += c;
+      counts.push_back(c);
+    } else if (p.at("end") == "return") {
+      returned += c;
+    } else {
+      other += c;
+    }
+  }
+  EXPECT_EQ(abnormal, 39u) << r.out;
+  EXPECT_EQ(returned, 1u) << r.out;
+  EXPECT_EQ(other, 0u) << r.out;
+  std::sort(counts.begin(), counts.end());
+  EXPECT_EQ(counts, (std::vector<uint64_t>{1, 1, 2, 11, 12, 12})) << r.out;
+  CommandResult t = MustRun(Tool() + " paths --top 0 --function '^run$' p.profile", dir);
+  EXPECT_NE(t.out.find(" EXIT (abnormal jump)\n"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find(" (did not return)\n"), std::string::npos) << t.out;
 }
 
 // A real program, as the issue asks: Lua in edge,path mode at -O2, its
