@@ -23,7 +23,7 @@
 //     the gcov build: the hottest functions' calls, lvm.c's lines hit /
 //     total and its most executed line's count; luaV_execute's CFG picture;
 //     its computed-goto paths shown as abnormal jumps; screenshots of the
-//     index and of lvm.c (docs/report-screenshot.png is one such);
+//     index and of lvm.c (docs/report-screenshot.png was made the same way);
 //   * filters: vec.cc's std::vector code lives in system headers, left out
 //     by default and shown with --all-files; --include, --exclude,
 //     --function, --exclude-function.
