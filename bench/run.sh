@@ -113,7 +113,7 @@ path-hashed         | plain       | ballarus | mode=path update=single path-tabl
 path-max64k         | plain       | ballarus | mode=path update=single path-table-max=65536 | ballarus path, dense tables up to 65536 paths (fewer cuts) (breakdown)
 edge-path           | plain       | ballarus | mode=edge,path update=single | ballarus edge and path profiling
 edge-path-atomic    | plain       | ballarus | mode=edge,path update=atomic | ballarus edge and path, atomic
-edge-path-number    | plain       | ballarus | mode=edge,path update=single path-register=number | ballarus edge and path, numeric path register: the counter array stays DECL_NONALIASED (breakdown)
+edge-path-number    | plain       | ballarus | mode=edge,path update=single path-register=number | ballarus edge and path, numeric path register (breakdown)
 '
 # A new ballarus counter-update mode is one more line above, e.g.
 #   edge-tls | plain | ballarus | mode=edge weights=heuristic update=tls | ballarus edge, per-thread counters

@@ -237,15 +237,15 @@ unsigned int ExecuteBallarus() {
   ballarus::GcovRecordUnit(&tu);  // where the .gcda goes, for -fprofile-use
 
   // The TU's counter array and hashed path tables, which the
-  // instrumentation refers to.
-  // Dense path tables addressed through a pointer register (path_emit.cc)
-  // are indirect accesses: the array must not be DECL_NONALIASED then.
-  bool pointer_paths = false;
-  for (const FunctionWork& w : work)
-    pointer_paths = pointer_paths ||
-                    (w.path.enabled && g_options.path_pointer &&
-                     w.path.info.storage == ballarus::PathInfo::kDense);
-  tree counters = EmitCounterArray(n_counters, !pointer_paths);
+  // instrumentation refers to.  The array is never DECL_NONALIASED: dense
+  // path tables addressed through a pointer register (path_emit.cc) are
+  // indirect accesses, which would break that promise; and without them
+  // the promise costs more than it saves (GCC moves loops' counter updates
+  // into registers): edge mode executed lua +26 M, sqlite3 +106 M, bzip2
+  // +120 M more instructions with it; edge,path with the path tables
+  // apart, bzip2 +282 M (bench/README.md, "Where path profiling's cost
+  // goes").
+  tree counters = EmitCounterArray(n_counters, /*nonaliased=*/false);
   if (per_thread) PrepareThreadCounters(counters);
   std::vector<HashedPathTable> hashed;
   for (const FunctionWork& w : work)

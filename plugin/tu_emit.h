@@ -16,8 +16,9 @@ namespace ballarus::plugin {
 
 // static uint64_t __ballarus_counters[n_counters].  `nonaliased`: only
 // ever accessed directly (DECL_NONALIASED, as gcov's counters: GCC's alias
-// oracle then knows no pointer reaches them); false when path counts go
-// through a pointer register (path_emit.cc), which would break that promise.
+// oracle then knows no pointer reaches them).  The pass passes false (see
+// pass.cc): the promise does not hold with a pointer path register, and
+// costs more instructions than it saves without one.
 tree EmitCounterArray(uint64_t n_counters, bool nonaliased);
 
 // A function whose path counts go to a hashed table.
