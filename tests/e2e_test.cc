@@ -64,44 +64,9 @@ using nlohmann::json;
 // Installation (once per test binary).
 
 std::string InstallPrefix() {
-  static std::once_flag once;
-  static std::string prefix;
-  static std::string failure;
-  std::call_once(once, [] {
-    std::string installer;
-    for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
-      const char* d = getenv(var);
-      if (!d || !*d) continue;
-      std::string p = std::string(d) + "/ballarus/install";
-      struct stat st;
-      if (stat(p.c_str(), &st) == 0) {
-        installer = p;
-        break;
-      }
-    }
-    if (installer.empty()) {
-      failure = "cannot find the //:install script in the runfiles";
-      return;
-    }
-    std::string dir = harness::TempRoot() + "/prefix";
-    CommandResult r =
-        harness::Run(Quote(installer) + " " + Quote(dir), harness::TempRoot());
-    if (r.status != 0) {
-      failure = "install " + dir + " exited " + std::to_string(r.status) +
-                ": " + r.err;
-      return;
-    }
-    for (const char* bin :
-         {"ballarus-gcc", "ballarus-g++", "ballarus-reconstruct"}) {
-      std::string p = dir + "/bin/" + bin;
-      if (access(p.c_str(), X_OK) != 0) {
-        failure = "the installer did not produce an executable " + p;
-        return;
-      }
-    }
-    prefix = dir;
-  });
-  if (prefix.empty()) ADD_FAILURE() << failure;
+  std::string error;
+  std::string prefix = harness::InstallPrefix(&error);
+  if (prefix.empty()) ADD_FAILURE() << error;
   return prefix;
 }
 

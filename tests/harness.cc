@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <mutex>
 #include <regex>
 #include <sstream>
 
@@ -116,6 +117,37 @@ std::string Basename(const std::string& path) {
 std::string TempRoot() {
   const char* t = getenv("TEST_TMPDIR");
   return t && *t ? t : "/tmp";
+}
+
+std::string InstallPrefix(std::string* error) {
+  static std::once_flag once;
+  static std::string prefix, failure;
+  std::call_once(once, [] {
+    std::string installer;
+    for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
+      const char* d = getenv(var);
+      if (!d || !*d) continue;
+      const std::string p = std::string(d) + "/ballarus/install";
+      if (access(p.c_str(), X_OK) == 0) {
+        installer = p;
+        break;
+      }
+    }
+    if (installer.empty()) {
+      failure = "cannot find the //:install script in the runfiles";
+      return;
+    }
+    const std::string dir = TempRoot() + "/prefix";
+    CommandResult r = Run(Quote(installer) + " " + Quote(dir), TempRoot());
+    if (r.status != 0) {
+      failure = "install " + dir + " exited " + std::to_string(r.status) +
+                ": " + r.err;
+      return;
+    }
+    prefix = dir;
+  });
+  if (prefix.empty() && error != nullptr) *error = failure;
+  return prefix;
 }
 
 std::string ProgramsDir() {

@@ -42,6 +42,11 @@ std::string ProgramsDir();
 // A scratch directory: $TEST_TMPDIR, else /tmp.
 std::string TempRoot();
 
+// ballarus installed (the //:install script of the runfiles) into
+// TempRoot()/prefix, once per test process; every later call returns the
+// same prefix.  "" when that failed, with the reason in *error.
+std::string InstallPrefix(std::string* error);
+
 struct Program {
   std::string name;
   std::vector<std::string> sources;  // relative to ProgramsDir()

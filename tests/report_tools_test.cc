@@ -60,19 +60,9 @@ std::string Runfiles() {
 }
 
 std::string InstallPrefix() {
-  static std::once_flag once;
-  static std::string prefix, failure;
-  std::call_once(once, [] {
-    const std::string installer = Runfiles() + "/install";
-    const std::string dir = harness::TempRoot() + "/prefix";
-    CommandResult r =
-        harness::Run(Quote(installer) + " " + Quote(dir), harness::TempRoot());
-    if (r.status != 0)
-      failure = "install exited " + std::to_string(r.status) + ": " + r.err;
-    else
-      prefix = dir;
-  });
-  if (prefix.empty()) ADD_FAILURE() << failure;
+  std::string error;
+  std::string prefix = harness::InstallPrefix(&error);
+  if (prefix.empty()) ADD_FAILURE() << error;
   return prefix;
 }
 

@@ -52,33 +52,9 @@ using harness::Program;
 using harness::Quote;
 
 std::string InstallPrefix() {
-  static std::once_flag once;
-  static std::string prefix, failure;
-  std::call_once(once, [] {
-    std::string installer;
-    for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
-      const char* d = getenv(var);
-      if (!d || !*d) continue;
-      const std::string p = std::string(d) + "/ballarus/install";
-      if (access(p.c_str(), X_OK) == 0) {
-        installer = p;
-        break;
-      }
-    }
-    if (installer.empty()) {
-      failure = "cannot find the //:install script in the runfiles";
-      return;
-    }
-    const std::string dir = harness::TempRoot() + "/prefix";
-    CommandResult r =
-        harness::Run(Quote(installer) + " " + Quote(dir), harness::TempRoot());
-    if (r.status != 0) {
-      failure = "install exited " + std::to_string(r.status) + ": " + r.err;
-      return;
-    }
-    prefix = dir;
-  });
-  if (prefix.empty()) ADD_FAILURE() << failure;
+  std::string error;
+  std::string prefix = harness::InstallPrefix(&error);
+  if (prefix.empty()) ADD_FAILURE() << error;
   return prefix;
 }
 
