@@ -25,6 +25,7 @@ packages=(
   chromium            # //tests:report_tools_test: the HTML report, headless
   clang-14            # //tests:fuzz_test: libFuzzer target
   libclang-rt-14-dev  # ... its fuzzer and sanitizer runtimes
+  valgrind            # //bench:quick_test, scale_quick_test: instruction counts
   ca-certificates
 )
 
