@@ -448,25 +448,6 @@ void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic) {
   gimple_seq_add_stmt(seq, gimple_build_assign(unshare_expr(ref), t2));
 }
 
-tree CounterAddress(gimple_seq* seq, tree counters, uint64_t index) {
-  tree u64 = TREE_TYPE(TREE_TYPE(counters));
-  tree idx = build_int_cst(sizetype, index);
-  if (!(g_thread.active && counters == g_thread.counters))
-    return build_fold_addr_expr(
-        build4(ARRAY_REF, u64, counters, idx, NULL_TREE, NULL_TREE));
-  // &(*BLRS_tc)[index], BLRS_tc = __ballarus_tc (see AppendCounterAdd).
-  tree t = make_temp_ssa_name(TREE_TYPE(g_thread.tc), NULL, "BLRS_tc");
-  gimple_seq_add_stmt(seq, gimple_build_assign(t, g_thread.tc));
-  tree copy = build2(MEM_REF, TREE_TYPE(counters), t,
-                     build_int_cst(TREE_TYPE(t), 0));
-  tree addr = build_fold_addr_expr(
-      build4(ARRAY_REF, u64, copy, idx, NULL_TREE, NULL_TREE));
-  tree p = make_temp_ssa_name(build_pointer_type(u64), NULL, "BLRS_p");
-  gimple_seq_add_stmt(seq, gimple_build_assign(p, addr));
-  g_thread.used = true;
-  return p;
-}
-
 void EmitEdgeCounters(const EdgeCounters& work, ballarus::Function* fn,
                       tree counters, bool atomic) {
   for (const auto& ec : work.counted)

@@ -46,14 +46,6 @@ void PlaceEdgeCounters(ballarus::Function* fn,
 // with a plain add, whatever `atomic` says.
 void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic);
 
-// The address of counters[index] where this function's updates go, as a
-// GIMPLE value: the TU array's element (an invariant), or between
-// BeginThreadCounters and EndThreadCounters the element of the running
-// thread's copy (the thread pointer loaded into seq).  Path mode's pointer
-// register (path_emit.cc) starts from it -- outside update=thread, where
-// path_emit uses an index register instead (its idx_).
-tree CounterAddress(gimple_seq* seq, tree counters, uint64_t index);
-
 // update=thread, once per TU before any function is instrumented: moves
 // the TU's counter array into section BALLARUS_THREAD_SECTION (zero-filled,
 // no file space), defines the TU's thread pointer __ballarus_tc and its

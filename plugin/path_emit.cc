@@ -182,12 +182,12 @@ class PathEmitter {
   tree Const(uint64_t c, gimple_seq* seq) {
     if (idx_) return wide_int_to_tree(rtype_, wi::uhwi(info_.base + c, 64));
     if (!ptr_) return wide_int_to_tree(rtype_, wi::uhwi(c, 64));
-    // &counters[base]: path p counts at base + 8p bytes.
-    tree base = CounterAddress(seq, counters_, info_.base);
-    // Folding an SSA pointer + 0 would give NON_LVALUE_EXPR <p>, which is
-    // not GIMPLE (an ICE in the inliner's cost estimate at -O1 and up): an
-    // SSA base gets the offset as a statement.
-    if (TREE_CODE(base) == SSA_NAME) return Plus(seq, base, c);
+    // &counters[base]: path p counts at base + 8p bytes.  (Only outside
+    // update=thread, so the shared array's address, an invariant: under
+    // update=thread dense tables use the index register, idx_.)
+    tree base = build_fold_addr_expr(
+        build4(ARRAY_REF, u64_, counters_, build_int_cst(sizetype, info_.base),
+               NULL_TREE, NULL_TREE));
     tree v = fold_build_pointer_plus_hwi(
         base, static_cast<HOST_WIDE_INT>(c * sizeof(uint64_t)));
     if (is_gimple_min_invariant(v)) return v;
