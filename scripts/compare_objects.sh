@@ -70,6 +70,11 @@ while read -r name rest; do
         f=${tok#cflags=}
         cflags="$cflags ${f//,/ }"
         ;;
+      plain=*) ;;  # link flags of the plain build only (harness.cc)
+      *=*)
+        echo "compare_objects.sh: MANIFEST: unknown option '$tok' of $name" >&2
+        exit 1
+        ;;
       *) srcs="$srcs $tok" ;;
     esac
   done
