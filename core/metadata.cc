@@ -4,12 +4,20 @@
 // verbatim into the profile; ballarus-reconstruct decodes it.  The header is
 // the fixed struct of runtime/ballarus_format.h; this file owns the body.
 //
-// Body grammar, version 2 (BALLARUS_META_VERSION).  `u` is an unsigned
-// LEB128 varint in its shortest form (at most 10 bytes, value < 2^64; fields
-// documented as u32 must be < 2^32); `str` is `u length` then that many raw
-// bytes (no terminator); `[x]` is `u count` then count x's.
+// Body grammar, versions 3 (BALLARUS_META_VERSION, written) and 2 (read).
+// `u` is an unsigned LEB128 varint in its shortest form (at most 10 bytes,
+// value < 2^64; fields documented as u32 must be < 2^32); `str` is
+// `u length` then that many raw bytes (no terminator); `[x]` is `u count`
+// then count x's.
 //
-//   body      := names  str compiler
+//   body      := names  u raw_size  zlib(raw)       (version 3)
+//              | names  raw                         (version 2)
+//   zlib(raw) := the zlib stream (RFC 1950, deflate level kMetaZlibLevel,
+//                default window and memory) of raw, exactly to the blob's
+//                end; raw_size = |raw|, at most kMaxInflatedBody and at
+//                most 1032 x the stream's size (deflate's limit), checked
+//                before anything is allocated
+//   raw       := str compiler
 //                u flags                  (== header.flags)
 //                u n_counters             (== header.n_counters)
 //                [str] files
@@ -39,7 +47,16 @@
 // flags and n_counters appear in both header and body so that a corrupted
 // header field is detected rather than silently believed.
 //
-// The encoder is deterministic (vector order only, no pointers or hashes).
+// Why version 3 compresses: a profile carries each TU's blob, and every
+// process rewrites the profiles of the TUs it ran at exit; the blobs were
+// 86 % of fmt's profile bytes, and deflate shrinks them 4.6x (docs/
+// DESIGN.md, "Metadata compression").  Only the part after the names block
+// is compressed, so the runtime, which never decodes the body, reads the
+// names block as before.
+//
+// The encoder is deterministic (vector order only, no pointers or hashes;
+// a fixed zlib level, and zlib's output depends only on its input, level
+// and version).
 // The decoder trusts nothing: every count is bounded by the bytes left before
 // allocating, every index is range-checked (file indices < |files|, edge
 // endpoints < |blocks|, edges grouped by source in index order, no edge out
@@ -51,11 +68,14 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <unordered_set>
 #include <utility>
 #include <vector>
+
+#include <zlib.h>
 
 #include "runtime/ballarus_format.h"
 
@@ -72,6 +92,18 @@ constexpr uint32_t kKnownMetaFlags = BALLARUS_META_F_NAIVE |
 // abnormal edges cannot be split).  EH edges can.
 constexpr uint32_t kNoCounterEdgeFlags =
     kEdgeAbnormal | kEdgeFake | kEdgeIgnored;
+
+// Version 3's deflate level: 6 compresses fmt's metadata 4.62x at ~5 ms per
+// TU of compile time, 1 only 4.09x, 9 4.65x at 1.7x the time of 6 (docs/
+// DESIGN.md, "Metadata compression").  Fixed, so that objects stay
+// deterministic.
+constexpr int kMetaZlibLevel = 6;
+// Inflating is bounded: a body declaring more than this is refused (the
+// largest real one seen, fmt's format-test.cc, is 1.7 MB)...
+constexpr uint64_t kMaxInflatedBody = uint64_t{1} << 30;
+// ...and so is one declaring more than deflate could encode in the bytes
+// present (its best case is 258 bytes per 2-bit code, 1032:1).
+constexpr uint64_t kMaxDeflateRatio = 1032;
 
 // ---------------------------------------------------------------- encoding
 
@@ -217,6 +249,72 @@ std::string Hex(uint64_t v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%016" PRIx64, v);
   return buf;
+}
+
+// Inflates the zlib stream at data[0, size) into *out, which must come to
+// exactly `raw_size` bytes.  Never allocates more than the bound below
+// (deflate cannot expand by more than 1032:1, and no real body approaches
+// kMaxInflatedBody), so a declared size is refused before it is believed.
+bool Inflate(const uint8_t* data, size_t size, uint64_t raw_size,
+             std::vector<uint8_t>* out, std::string* problem) {
+  if (raw_size > kMaxInflatedBody) {
+    *problem = "inflated body size " + std::to_string(raw_size) +
+               " exceeds the limit of " + std::to_string(kMaxInflatedBody) +
+               " bytes";
+    return false;
+  }
+  if (raw_size / kMaxDeflateRatio > size) {
+    *problem = "inflated body size " + std::to_string(raw_size) +
+               " is more than deflate can encode in " + std::to_string(size) +
+               " bytes";
+    return false;
+  }
+  if (size > kMaxInflatedBody) {  // so that it fits zlib's uInt
+    *problem = "compressed body of " + std::to_string(size) +
+               " bytes exceeds the limit";
+    return false;
+  }
+  out->assign(raw_size, 0);
+  z_stream zs;
+  std::memset(&zs, 0, sizeof zs);
+  if (inflateInit(&zs) != Z_OK) {
+    *problem = "zlib could not start inflating";
+    return false;
+  }
+  zs.next_in = const_cast<Bytef*>(data);
+  zs.avail_in = static_cast<uInt>(size);
+  // A non-null pointer even for an empty body, which zlib requires.
+  static Bytef empty_out[1];
+  zs.next_out = raw_size != 0 ? out->data() : empty_out;
+  zs.avail_out = static_cast<uInt>(raw_size);
+  const int rc = inflate(&zs, Z_FINISH);
+  const uint64_t produced = zs.total_out;
+  const size_t consumed = size - zs.avail_in;
+  const std::string msg = zs.msg != nullptr ? zs.msg : "";
+  inflateEnd(&zs);
+  if (rc == Z_STREAM_END) {
+    if (produced != raw_size) {
+      *problem = "compressed body inflates to " + std::to_string(produced) +
+                 " bytes, not the declared " + std::to_string(raw_size);
+      return false;
+    }
+    if (consumed != size) {
+      *problem = std::to_string(size - consumed) +
+                 " trailing bytes after the compressed body";
+      return false;
+    }
+    return true;
+  }
+  if (rc == Z_BUF_ERROR && consumed == size)
+    *problem = "compressed body truncated";
+  else if (rc == Z_BUF_ERROR)
+    *problem = "compressed body does not end within the declared " +
+               std::to_string(raw_size) + " bytes";
+  else if (rc == Z_MEM_ERROR)
+    *problem = "out of memory inflating the body";
+  else
+    *problem = "corrupt compressed body" + (msg.empty() ? "" : ": " + msg);
+  return false;
 }
 
 bool DecodeFunction(Reader* r, const TranslationUnit& tu,
@@ -377,7 +475,8 @@ uint64_t TuIdentity(const TranslationUnit& tu) {
                               CStr(tu.source).c_str());
 }
 
-std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu) {
+std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu,
+                                    uint32_t version) {
   std::vector<uint8_t> out(BALLARUS_META_HEADER_SIZE, 0);
   for (const std::string* n : {&tu.profile, &tu.object, &tu.source, &tu.cwd}) {
     const std::string c = CStr(*n);
@@ -385,46 +484,66 @@ std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu) {
     out.push_back(0);
   }
   const size_t names_size = out.size() - BALLARUS_META_HEADER_SIZE;
-  PutStr(&out, tu.compiler);
-  PutU(&out, tu.flags);
-  PutU(&out, tu.n_counters);
-  PutU(&out, tu.files.size());
-  for (const std::string& f : tu.files) PutStr(&out, f);
-  PutU(&out, tu.functions.size());
+  // The rest of the body; version 3 stores it deflated.
+  std::vector<uint8_t> raw;
+  PutStr(&raw, tu.compiler);
+  PutU(&raw, tu.flags);
+  PutU(&raw, tu.n_counters);
+  PutU(&raw, tu.files.size());
+  for (const std::string& f : tu.files) PutStr(&raw, f);
+  PutU(&raw, tu.functions.size());
   for (const Function& f : tu.functions) {
-    PutStr(&out, f.name);
-    PutStr(&out, f.demangled);
-    PutU(&out, f.file);
-    PutU(&out, f.line);
-    PutU(&out, f.end_line);
-    PutU(&out, f.cfg_checksum);
-    PutU(&out, f.lineno_checksum);
-    PutU(&out, f.flags);
-    PutU(&out, f.blocks.size());
+    PutStr(&raw, f.name);
+    PutStr(&raw, f.demangled);
+    PutU(&raw, f.file);
+    PutU(&raw, f.line);
+    PutU(&raw, f.end_line);
+    PutU(&raw, f.cfg_checksum);
+    PutU(&raw, f.lineno_checksum);
+    PutU(&raw, f.flags);
+    PutU(&raw, f.blocks.size());
     for (const Block& b : f.blocks) {
-      PutU(&out, b.lines.size());
+      PutU(&raw, b.lines.size());
       for (const Location& l : b.lines) {
-        PutU(&out, l.file);
-        PutU(&out, l.line);
+        PutU(&raw, l.file);
+        PutU(&raw, l.line);
       }
     }
-    PutU(&out, f.edges.size());
+    PutU(&raw, f.edges.size());
     for (const Edge& e : f.edges) {
-      PutU(&out, e.src);
-      PutU(&out, e.dst);
-      PutU(&out, e.flags);
-      PutU(&out, e.counter < 0 ? 0 : static_cast<uint64_t>(e.counter) + 1);
+      PutU(&raw, e.src);
+      PutU(&raw, e.dst);
+      PutU(&raw, e.flags);
+      PutU(&raw, e.counter < 0 ? 0 : static_cast<uint64_t>(e.counter) + 1);
     }
-    PutU(&out, f.extensions.size());
+    PutU(&raw, f.extensions.size());
     for (const Extension& x : f.extensions) {
-      PutU(&out, x.tag);
-      PutU(&out, x.bytes.size());
-      out.insert(out.end(), x.bytes.begin(), x.bytes.end());
+      PutU(&raw, x.tag);
+      PutU(&raw, x.bytes.size());
+      raw.insert(raw.end(), x.bytes.begin(), x.bytes.end());
     }
+  }
+  if (version == 2) {
+    out.insert(out.end(), raw.begin(), raw.end());
+  } else {
+    version = BALLARUS_META_VERSION;
+    PutU(&out, raw.size());
+    const size_t at = out.size();
+    uLongf n = compressBound(raw.size());
+    out.resize(at + n);
+    // compress2 cannot fail with a compressBound-sized buffer and a valid
+    // level, except for lack of memory, which the plugin cannot survive
+    // either.  Bodies > 4 GiB (uLong is 64-bit here) are not a concern.
+    if (compress2(out.data() + at, &n, raw.data(), raw.size(),
+                  kMetaZlibLevel) != Z_OK) {
+      std::fprintf(stderr, "ballarus: zlib could not compress metadata\n");
+      std::abort();
+    }
+    out.resize(at + n);
   }
   uint8_t* h = out.data();
   std::memcpy(h + kOffMagic, BALLARUS_META_MAGIC, 8);
-  PutLE(h + kOffVersion, BALLARUS_META_VERSION, 4);
+  PutLE(h + kOffVersion, version, 4);
   PutLE(h + kOffHeaderSize, BALLARUS_META_HEADER_SIZE, 4);
   PutLE(h + kOffStamp,
         ballarus_hash64(out.data() + BALLARUS_META_HEADER_SIZE,
@@ -581,10 +700,12 @@ DecodeResult DecodeMetadata(const uint8_t* data, size_t size,
   if (std::memcmp(data + kOffMagic, BALLARUS_META_MAGIC, 8) != 0)
     return fail(kOffMagic, "bad metadata magic (not a ballarus metadata blob)");
   const uint64_t version = GetLE(data + kOffVersion, 4);
-  if (version != BALLARUS_META_VERSION)
-    return fail(kOffVersion, "metadata version " + std::to_string(version) +
-                                 " unsupported (this build reads " +
-                                 std::to_string(BALLARUS_META_VERSION) + ")");
+  if (version < BALLARUS_META_VERSION_MIN || version > BALLARUS_META_VERSION)
+    return fail(kOffVersion,
+                "metadata version " + std::to_string(version) +
+                    " unsupported (this build reads versions " +
+                    std::to_string(BALLARUS_META_VERSION_MIN) + " to " +
+                    std::to_string(BALLARUS_META_VERSION) + ")");
   const uint64_t header_size = GetLE(data + kOffHeaderSize, 4);
   if (header_size != BALLARUS_META_HEADER_SIZE)
     return fail(kOffHeaderSize, "metadata header size " +
@@ -623,8 +744,37 @@ DecodeResult DecodeMetadata(const uint8_t* data, size_t size,
   out.object = names.object;
   out.source = names.source;
   out.cwd = names.cwd;
-  Reader r(data, size,
-           BALLARUS_META_HEADER_SIZE + GetLE(data + kOffNamesSize, 4));
+  const size_t body_at =
+      BALLARUS_META_HEADER_SIZE + GetLE(data + kOffNamesSize, 4);
+  const uint64_t stamp = GetLE(data + kOffStamp, 8);
+  // Version 3: inflate the rest of the body first.  The stamp covers the
+  // compressed bytes, so it is checked before inflating: zlib only ever
+  // sees bytes that were damaged on purpose.  Errors inside the inflated
+  // body name the offset where the compressed body starts and the byte
+  // within the inflated body.
+  std::vector<uint8_t> inflated;
+  const uint8_t* body = data;
+  size_t body_size = size, body_pos = body_at;
+  if (version == 3) {
+    const uint64_t body_hash = ballarus_hash64(
+        data + BALLARUS_META_HEADER_SIZE, size - BALLARUS_META_HEADER_SIZE);
+    if (stamp != body_hash)
+      return fail(kOffStamp, "stamp " + Hex(stamp) +
+                                 " does not match the body's hash " +
+                                 Hex(body_hash) + " (corrupt metadata)");
+    Reader z(data, size, body_at);
+    uint64_t raw_size = 0;
+    if (!z.U(&raw_size, "inflated body size"))
+      return fail(z.err_offset(), z.err());
+    std::string problem;
+    if (!Inflate(data + z.pos(), size - z.pos(), raw_size, &inflated,
+                 &problem))
+      return fail(body_at, problem);
+    body = inflated.data();
+    body_size = inflated.size();
+    body_pos = 0;
+  }
+  Reader r(body, body_size, body_pos);
   uint64_t flags = 0, n_files = 0, n_functions = 0;
   size_t at_flags = 0, at_counters = 0;
   r.Str(&out.compiler, "compiler");
@@ -656,16 +806,21 @@ DecodeResult DecodeMetadata(const uint8_t* data, size_t size,
   if (!r.failed() && r.left() != 0)
     r.Fail(r.pos(), std::to_string(r.left()) +
                         " trailing bytes after the last function");
-  if (r.failed()) return fail(r.err_offset(), r.err());
+  if (r.failed()) {
+    if (version == 2) return fail(r.err_offset(), r.err());
+    return fail(body_at, "inflated body byte " +
+                             std::to_string(r.err_offset()) + ": " + r.err());
+  }
 
-  const uint64_t stamp = GetLE(data + kOffStamp, 8);
-  const uint64_t body_hash =
-      ballarus_hash64(data + BALLARUS_META_HEADER_SIZE,
-                      size - BALLARUS_META_HEADER_SIZE);
-  if (stamp != body_hash)
-    return fail(kOffStamp, "stamp " + Hex(stamp) +
-                               " does not match the body's hash " +
-                               Hex(body_hash) + " (corrupt metadata)");
+  if (version == 2) {
+    const uint64_t body_hash =
+        ballarus_hash64(data + BALLARUS_META_HEADER_SIZE,
+                        size - BALLARUS_META_HEADER_SIZE);
+    if (stamp != body_hash)
+      return fail(kOffStamp, "stamp " + Hex(stamp) +
+                                 " does not match the body's hash " +
+                                 Hex(body_hash) + " (corrupt metadata)");
+  }
   const uint64_t identity = GetLE(data + kOffIdentity, 8);
   const uint64_t want_identity = TuIdentity(out);
   if (identity != want_identity)

@@ -2,8 +2,9 @@
 // metadata blob the plugin compiles into each object, and its decoding.
 //
 // Blob = ballarus_meta_header (runtime/ballarus_format.h) + body.  The body
-// is a sequence of LEB128 unsigned varints and length-prefixed strings; see
-// metadata.cc for the exact grammar.  Encoding is deterministic: the same
+// is the names block, then (version 3) a zlib stream of a sequence of LEB128
+// unsigned varints and length-prefixed strings, or (version 2, still read)
+// that sequence itself; see metadata.cc for the exact grammar.  Encoding is deterministic: the same
 // TranslationUnit always gives the same bytes (no pointers, no hash order).
 // The header's stamp is ballarus_hash64 of the body; its identity is
 // TuIdentity(): the hash of the TU's profile path (which names the object
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "core/model.h"
+#include "runtime/ballarus_format.h"
 
 namespace ballarus {
 
@@ -27,8 +29,12 @@ namespace ballarus {
 // of tu.profile, tu.cwd, tu.source.
 uint64_t TuIdentity(const TranslationUnit& tu);
 
-// Serialises `tu` into a complete blob (header + body).
-std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu);
+// Serialises `tu` into a complete blob (header + body) of metadata version
+// `version`: BALLARUS_META_VERSION (3, the body after the names block
+// deflated), or 2 (uncompressed, as older builds wrote it: for tests of the
+// backward path and of the body grammar).
+std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu,
+                                    uint32_t version = BALLARUS_META_VERSION);
 
 // The path-profiling extension of a function (Extension::tag
 // kPathExtensionTag), present when the TU was built with path mode.  It

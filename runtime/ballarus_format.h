@@ -114,12 +114,22 @@ void __ballarus_path_add(ballarus_path_hash *h, uint64_t key, uint64_t delta);
 /* Metadata blob header (first BALLARUS_META_HEADER_SIZE bytes of a blob). */
 
 #define BALLARUS_META_MAGIC "BLRSMETA" /* 8 bytes, no NUL stored */
-#define BALLARUS_META_VERSION 2u
+#define BALLARUS_META_VERSION 3u     /* written */
+#define BALLARUS_META_VERSION_MIN 2u /* oldest still read */
 #define BALLARUS_META_HEADER_SIZE 56u
 
-/* Version 2 (this one): the body starts with the *names block* and the
-   identity is the TU's profile path; version 1 blobs (identity = hash of
-   cwd and source, no names block) are refused wherever a blob is read.  */
+/* Version 3 (written): as version 2, but the body after the names block is
+   zlib-compressed (a varint of its inflated size, then the zlib stream;
+   core/metadata.cc has the grammar).  The blob is what every profile
+   carries and every dump rewrites, so its size is the dump's cost; deflate
+   makes it 4.6x smaller (docs/DESIGN.md, "Metadata compression").  Nothing
+   in this header changes: the runtime only reads the header and the names
+   block, and the stamp still covers every byte after the header, now the
+   compressed ones.
+   Version 2 (still read everywhere, e.g. profiles and objects of older
+   builds): the body starts with the *names block* and the identity is the
+   TU's profile path.  Version 1 blobs (identity = hash of cwd and source,
+   no names block) are refused wherever a blob is read.  */
 typedef struct ballarus_meta_header {
   char magic[8];        /* BALLARUS_META_MAGIC */
   uint32_t version;     /* BALLARUS_META_VERSION */

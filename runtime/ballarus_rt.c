@@ -254,7 +254,8 @@ static int desc_ok(const ballarus_tu_desc *d, uint64_t index) {
   const char *problem = NULL;
   if (memcmp(h.magic, BALLARUS_META_MAGIC, 8) != 0)
     problem = "bad metadata magic";
-  else if (h.version != BALLARUS_META_VERSION)
+  else if (h.version < BALLARUS_META_VERSION_MIN ||
+           h.version > BALLARUS_META_VERSION)
     problem = "unsupported metadata version (built by another ballarus?)";
   else if (h.header_size != BALLARUS_META_HEADER_SIZE ||
            h.size < BALLARUS_META_HEADER_SIZE)

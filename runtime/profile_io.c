@@ -165,11 +165,12 @@ static int check_meta(const unsigned char *m, uint64_t meta_size, uint64_t at,
     return fail(err, errlen, "offset %llu: record %u: metadata: bad magic",
                 (ull)at, index);
   uint32_t version = rd32(m + 8);
-  if (version != BALLARUS_META_VERSION)
+  if (version < BALLARUS_META_VERSION_MIN || version > BALLARUS_META_VERSION)
     return fail(err, errlen,
                 "offset %llu: record %u: metadata: unsupported version %u "
-                "(expected %u)",
-                (ull)(at + 8), index, version, BALLARUS_META_VERSION);
+                "(expected %u to %u)",
+                (ull)(at + 8), index, version, BALLARUS_META_VERSION_MIN,
+                BALLARUS_META_VERSION);
   uint32_t header_size = rd32(m + 12);
   if (header_size != BALLARUS_META_HEADER_SIZE)
     return fail(err, errlen,
