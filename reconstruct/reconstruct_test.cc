@@ -440,15 +440,48 @@ TEST(Reconstruct, MetadataDecodeFailureNamesOffset) {
   // and must be caught by the metadata decoder.
   TranslationUnit t = TuA();
   t.functions[2].edges[1].dst = 42;
+  // Version 3 (compressed body): the compressed body's offset, then the
+  // byte within the inflated body.
   const std::string p = WriteProfile(
       "badmeta.profile", Profile({{EncodeMetadata(t), CountersA()}}));
   ExpectBadInput(p, "bad metadata");
   Result r = RunTool("verify '" + p + "'");
   EXPECT_NE(r.err.find(": offset "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("record 0: metadata: inflated body byte "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(": function 'diamond': edge 1 names block 42 of 6"),
+            std::string::npos)
+      << r.err;
+  // Version 2 (profiles of older builds): the blob's own offset.
+  const std::string p2 = WriteProfile(
+      "badmeta2.profile", Profile({{EncodeMetadata(t, 2), CountersA()}}));
+  ExpectBadInput(p2, "bad metadata");
+  r = RunTool("verify '" + p2 + "'");
   EXPECT_NE(r.err.find("record 0: metadata: function 'diamond': edge 1 names "
                        "block 42 of 6"),
             std::string::npos)
       << r.err;
+}
+
+TEST(Reconstruct, VersionTwoMetadataStillRead) {
+  // A profile written by an older build (uncompressed metadata, version 2)
+  // shows exactly as the same TU and counts written now (version 3).
+  const std::string a = WriteProfile(
+      "v2.profile", Profile({{EncodeMetadata(TuA(), 2), CountersA()}}));
+  const std::string b = WriteProfile(
+      "v3.profile", Profile({{EncodeMetadata(TuA()), CountersA()}}));
+  Result ra = RunTool("show '" + a + "'");
+  Result rb = RunTool("show '" + b + "'");
+  EXPECT_EQ(ra.status, 0) << ra.err;
+  EXPECT_EQ(rb.status, 0) << rb.err;
+  // Everything after the first line, which names the file.
+  const size_t na = ra.out.find('\n'), nb = rb.out.find('\n');
+  ASSERT_NE(na, std::string::npos);
+  ASSERT_NE(nb, std::string::npos);
+  EXPECT_NE(ra.out.find("diamond (a.c:3): executed 10 times"),
+            std::string::npos);
+  EXPECT_EQ(ra.out.substr(na), rb.out.substr(nb));
 }
 
 TEST(Reconstruct, Usage) {
