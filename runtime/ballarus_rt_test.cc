@@ -445,22 +445,31 @@ TEST(Runtime, BadDescriptorIsSkippedWithAWarning) {
   std::string dir = FreshDir("bad_tu");
   ProcessResult r = Exec(dir, "rt_badtu", {"6"});
   ASSERT_EQ(r.status, 0);
-  // Descriptor order is link order: the bad ones are two of 0, 1, 2.
+  // Descriptor order is link order: the bad ones are three of 0 .. 4.
   std::smatch m;
   ASSERT_TRUE(std::regex_match(
       r.err, m,
-      std::regex("ballarus: TU descriptor ([012]): (.*); TU skipped\n"
-                 "ballarus: TU descriptor ([012]): (.*); TU skipped\n")))
+      std::regex("ballarus: TU descriptor ([0-4]): (.*); TU skipped\n"
+                 "ballarus: TU descriptor ([0-4]): (.*); TU skipped\n"
+                 "ballarus: TU descriptor ([0-4]): (.*); TU skipped\n")))
       << r.err;
   EXPECT_LT(m[1].str(), m[3].str());
-  std::vector<std::string> problems = {m[2].str(), m[4].str()};
+  EXPECT_LT(m[3].str(), m[5].str());
+  std::vector<std::string> problems = {m[2].str(), m[4].str(), m[6].str()};
   std::sort(problems.begin(), problems.end());
-  EXPECT_EQ(problems, (std::vector<std::string>{"bad metadata magic",
-                                                "no path table array"}));
+  EXPECT_EQ(problems,
+            (std::vector<std::string>{
+                "bad metadata magic", "no path table array",
+                "unsupported metadata version (built by another ballarus?)"}));
   Profile p = Read(dir + "/ballarus.profile");
   ASSERT_TRUE(p.ok) << p.error;
-  ASSERT_EQ(p.records.size(), 1u);
+  // Metadata version 2 (objects of older builds) is still profiled.
+  ASSERT_EQ(p.records.size(), 2u);
   EXPECT_EQ(p.records.at(kBeta).counters, Beta(6, 1));
+  const uint64_t old_stamp = STAMP("oldver", RT_LIB_BODY);
+  ASSERT_EQ(p.records.count(old_stamp), 1u);
+  EXPECT_EQ(p.records.at(old_stamp).counters,
+            std::vector<uint64_t>(RT_LIB_N, 6));
 }
 
 TEST(Runtime, DescriptorsOfAnotherLayoutAreRefusedWholesale) {

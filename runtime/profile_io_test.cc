@@ -22,14 +22,15 @@ namespace {
 // A metadata blob of the TU whose profile path is `profile` (its identity),
 // with an arbitrary body after the names block.
 std::vector<uint8_t> Blob(const std::string& profile, const std::string& body,
-                          uint64_t n_counters) {
+                          uint64_t n_counters,
+                          uint32_t version = BALLARUS_META_VERSION) {
   const std::string names = profile + '\0' + profile + ".o" + '\0' + "src.c" +
                             '\0' + "/w" + '\0';
   const std::string all = names + body;
   ballarus_meta_header h;
   memset(&h, 0, sizeof h);
   memcpy(h.magic, BALLARUS_META_MAGIC, 8);
-  h.version = BALLARUS_META_VERSION;
+  h.version = version;
   h.header_size = BALLARUS_META_HEADER_SIZE;
   h.stamp = ballarus_hash64(all.data(), all.size());
   h.size = BALLARUS_META_HEADER_SIZE + all.size();
@@ -580,6 +581,41 @@ TEST(ProfileIo, MetadataNamesAndIdentityAreChecked) {
     EXPECT_NE(std::string(err).find(want[k]), std::string::npos) << err;
     ballarus_profile_free(&q);
     k++;
+  }
+}
+
+// Metadata version 3 (body deflated) and 2 (older builds) are both read
+// and written: the runtime never looks past the names block.  1 and 4 are
+// refused, by the writer as by the parser.
+TEST(ProfileIo, MetadataVersionsTwoAndThreeAreRead) {
+  for (uint32_t v : {1u, 2u, 3u, 4u}) {
+    SCOPED_TRACE(v);
+    const std::vector<uint8_t> blob = Blob("/w/a.bprof", "function alpha", 3, v);
+    ballarus_profile q = Empty(1);
+    Add(&q, blob, {1, 2, 3}, 1);
+    unsigned char* buf = nullptr;
+    uint64_t size = 0;
+    char err[256] = "";
+    const int rc = ballarus_profile_serialize(&q, &buf, &size, err, sizeof err);
+    ballarus_profile_free(&q);
+    if (v == 1 || v == 4) {
+      EXPECT_EQ(rc, -1);
+      EXPECT_NE(std::string(err).find("unsupported version " +
+                                      std::to_string(v) + " (expected 2 to 3)"),
+                std::string::npos)
+          << err;
+      continue;
+    }
+    ASSERT_EQ(rc, 0) << err;
+    ballarus_profile back;
+    ASSERT_EQ(ballarus_profile_parse(buf, size, &back, err, sizeof err), 0)
+        << err;
+    ASSERT_EQ(back.n_records, 1u);
+    EXPECT_EQ(back.records[0].meta_size, blob.size());
+    EXPECT_EQ(memcmp(back.records[0].metadata, blob.data(), blob.size()), 0);
+    EXPECT_EQ(Counters(&back.records[0]), (std::vector<uint64_t>{1, 2, 3}));
+    ballarus_profile_free(&back);
+    free(buf);
   }
 }
 

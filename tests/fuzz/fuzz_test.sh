@@ -6,7 +6,10 @@
 # (BALLARUS_FUZZ_SECONDS, default 60) from the committed corpus
 # (tests/fuzz/corpus/: naive, edge,path and hashed-path profiles, COMDAT
 # copies, shared libraries, setjmp and fork re-entries, an empty and a
-# truncated file).  Any crash, hang (10 s), leak or sanitizer report fails
+# truncated file; v3-* with compressed metadata as written now, v2-* the
+# same profiles with version 2 metadata as older builds wrote them
+# (meta_v3_to_v2.py), the rest profiles of version 1, which the reader
+# refuses at its version field).  Any crash, hang (10 s), leak or sanitizer report fails
 # the test; the input that caused it is kept in the test's outputs
 # (bazel-testlogs/tests/fuzz_test/test.outputs/).
 set -euo pipefail
