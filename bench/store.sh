@@ -30,7 +30,12 @@
 #     build must pass every test; the ballarus profiles must all be read by
 #     ballarus-reconstruct.
 #
-# Results (markdown) go to stdout or --out FILE; progress to stderr.
+# Results (markdown) go to stdout or --out FILE (with the load average at
+# start and end); progress to stderr.  On a shared machine, pin it:
+# `taskset -c 1 bash bench/store.sh ...` (every figure is CPU time, so one
+# CPU for all its processes changes none; the header says it was pinned).
+# A CMake build with a .built marker in WORK/fmt/VARIANT is reused, e.g. a
+# plain and a gcov build made earlier with the commands below.
 # Sources are cached in CACHE/src (default ~/.cache/ballarus-bench), builds
 # in WORK (default CACHE/work-store); nothing lands in the repository.
 set -euo pipefail
@@ -103,10 +108,15 @@ median() { python3 -c 'import statistics,sys; print("%.3f" % statistics.median(f
 ratio() { python3 -c 'import sys; print("%.2f" % (float(sys.argv[1]) / float(sys.argv[2])))' "$1" "$2"; }
 
 results=$work/results.md
+# " (of N, pinned by taskset)" when this shell may not use every CPU.
+pinned() {
+  local all; all=$(nproc --all)
+  [ "$(nproc)" = "$all" ] || echo " (of $all, pinned by taskset)"
+}
 {
   echo "# bench/store.sh results"
   echo
-  echo "$(date -u +%Y-%m-%dT%H:%MZ), $(uname -srm), $(nproc) CPUs, $(gcc --version | head -n 1)"
+  echo "$(date -u +%Y-%m-%dT%H:%MZ), $(uname -srm), $(nproc) CPUs$(pinned), $(gcc --version | head -n 1), load average at start $(cut -d' ' -f1-3 /proc/loadavg)"
   echo
 } >"$results"
 
@@ -304,4 +314,5 @@ SRC
   } >>"$results"
 fi
 
+echo "Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)." >>"$results"
 if [ -n "$out" ]; then cp "$results" "$out"; say "results in $out"; else cat "$results"; fi
