@@ -14,9 +14,9 @@
 //              | names  raw                         (version 2)
 //   zlib(raw) := the zlib stream (RFC 1950, deflate level kMetaZlibLevel,
 //                default window and memory) of raw, exactly to the blob's
-//                end; raw_size = |raw|, at most kMaxInflatedBody and at
-//                most 1032 x the stream's size (deflate's limit), checked
-//                before anything is allocated
+//                end; raw_size = |raw|, at most kMaxInflatedBody (256 MiB)
+//                and at most 1032 x the stream's size (deflate's limit),
+//                checked before anything is allocated
 //   raw       := str compiler
 //                u flags                  (== header.flags)
 //                u n_counters             (== header.n_counters)
@@ -99,8 +99,10 @@ constexpr uint32_t kNoCounterEdgeFlags =
 // deterministic.
 constexpr int kMetaZlibLevel = 6;
 // Inflating is bounded: a body declaring more than this is refused (the
-// largest real one seen, fmt's format-test.cc, is 1.7 MB)...
-constexpr uint64_t kMaxInflatedBody = uint64_t{1} << 30;
+// largest real one seen, fmt's format-test.cc, is 1.7 MB; 256 MiB leaves
+// room for generated code while keeping what a hostile profile can make
+// reconstruct allocate within what any machine that runs it has)...
+constexpr uint64_t kMaxInflatedBody = uint64_t{1} << 28;
 // ...and so is one declaring more than deflate could encode in the bytes
 // present (its best case is 258 bytes per 2-bit code, 1032:1).
 constexpr uint64_t kMaxDeflateRatio = 1032;
@@ -523,7 +525,9 @@ std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu,
       raw.insert(raw.end(), x.bytes.begin(), x.bytes.end());
     }
   }
-  if (version == 2) {
+  // A body the decoder would refuse to inflate is written uncompressed.
+  if (version == 2 || raw.size() > kMaxInflatedBody) {
+    version = 2;
     out.insert(out.end(), raw.begin(), raw.end());
   } else {
     version = BALLARUS_META_VERSION;

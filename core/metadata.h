@@ -32,7 +32,8 @@ uint64_t TuIdentity(const TranslationUnit& tu);
 // Serialises `tu` into a complete blob (header + body) of metadata version
 // `version`: BALLARUS_META_VERSION (3, the body after the names block
 // deflated), or 2 (uncompressed, as older builds wrote it: for tests of the
-// backward path and of the body grammar).
+// backward path and of the body grammar).  A body above the decoder's limit
+// for inflating (256 MiB) is always written as version 2.
 std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu,
                                     uint32_t version = BALLARUS_META_VERSION);
 
