@@ -93,10 +93,10 @@ constexpr uint32_t kKnownMetaFlags = BALLARUS_META_F_NAIVE |
 constexpr uint32_t kNoCounterEdgeFlags =
     kEdgeAbnormal | kEdgeFake | kEdgeIgnored;
 
-// Version 3's deflate level: 6 compresses fmt's metadata 4.62x at ~5 ms per
-// TU of compile time, 1 only 4.09x, 9 4.65x at 1.7x the time of 6 (docs/
-// DESIGN.md, "Metadata compression").  Fixed, so that objects stay
-// deterministic.
+// Version 3's deflate level: 6 compresses fmt's metadata 4.62x for ~6 ms
+// of CPU per TU at compile time, 1 only 4.09x, 9 4.65x for 1.7x the time
+// of 6 (docs/DESIGN.md, "Metadata compression").  Fixed, so that objects
+// stay deterministic.
 constexpr int kMetaZlibLevel = 6;
 // Inflating is bounded: a body declaring more than this is refused (the
 // largest real one seen, fmt's format-test.cc, is 1.7 MB; 256 MiB leaves

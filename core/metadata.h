@@ -4,9 +4,10 @@
 // Blob = ballarus_meta_header (runtime/ballarus_format.h) + body.  The body
 // is the names block, then (version 3) a zlib stream of a sequence of LEB128
 // unsigned varints and length-prefixed strings, or (version 2, still read)
-// that sequence itself; see metadata.cc for the exact grammar.  Encoding is deterministic: the same
-// TranslationUnit always gives the same bytes (no pointers, no hash order).
-// The header's stamp is ballarus_hash64 of the body; its identity is
+// that sequence itself; see metadata.cc for the exact grammar.  Encoding is
+// deterministic: the same TranslationUnit always gives the same bytes (no
+// pointers, no hash order, a fixed zlib level).  The header's stamp is
+// ballarus_hash64 of the body as stored (compressed); its identity is
 // TuIdentity(): the hash of the TU's profile path (which names the object
 // it was compiled into), or of cwd + '\0' + source for a TU without one.
 //
