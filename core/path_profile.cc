@@ -482,11 +482,16 @@ bool PlanPathsWeighted(const Function& fn,
     if (!BuildPathDag(fn, cuts_of(), &dag, error)) return false;
     total = CountPaths128(dag)[kEntryBlock];
   }
-  // Estimated frequency of each block: what enters it along path edges.
+  // What a cut at each block costs: the estimated frequency of what enters
+  // it along path edges, except its back edges -- their paths end there
+  // already (a counted back edge), and a cut block ends them instead.  So
+  // a loop header costs only its entries from outside the loop.
+  std::vector<bool> is_back(fn.edges.size(), false);
+  for (uint32_t i : back) is_back[i] = true;
   std::vector<long double> freq(nb, 0);
   for (size_t i = 0; i < fn.edges.size(); ++i) {
     const Edge& e = fn.edges[i];
-    if (e.dst < nb && IsPathEdge(e))
+    if (e.dst < nb && IsPathEdge(e) && !is_back[i])
       freq[e.dst] += i < cfg_weights.size() ? cfg_weights[i] : 1;
   }
   while (total > max_paths) {
@@ -525,6 +530,26 @@ bool PlanPathsWeighted(const Function& fn,
     if (!BuildPathDag(fn, cuts_of(), &dag, error)) return false;
     total = CountPaths128(dag)[kEntryBlock];
   }
+  // Greedy adds cuts that later ones make unnecessary: take back every cut
+  // the function still fits without, the costliest first (reverse delete).
+  std::vector<uint32_t> taken;
+  for (uint32_t b = 0; b < nb; ++b)
+    if (cut[b]) taken.push_back(b);
+  std::stable_sort(taken.begin(), taken.end(), [&](uint32_t a, uint32_t b) {
+    return freq[a] > freq[b];
+  });
+  for (uint32_t b : taken) {
+    cut[b] = false;
+    PathDag without;
+    u128 n = 0;
+    if (BuildPathDag(fn, cuts_of(), &without, error) &&
+        (n = CountPaths128(without)[kEntryBlock]) <= max_paths) {
+      total = n;
+    } else {
+      cut[b] = true;
+    }
+  }
+  error->clear();
   plan->cuts = cuts_of();
   plan->n_paths = static_cast<uint64_t>(total);
   return true;
