@@ -178,12 +178,8 @@ void PlanPathProfiling(ballarus::Function* fn,
     for (uint32_t i : info.cut_edges)
       fprintf(dump_file, "  back edge %u->%u cut\n", fn->edges[i].src,
               fn->edges[i].dst);
-    std::vector<uint64_t> in_w(nb, 0);
-    for (size_t i = 0; i < fn->edges.size() && i < weights.size(); ++i)
-      if (fn->edges[i].dst < nb) in_w[fn->edges[i].dst] += weights[i];
     for (uint32_t b : info.cut_blocks)
-      fprintf(dump_file, "  block %u cut (too many paths through it; "
-              "estimated entries %llu)\n", b, (unsigned long long)in_w[b]);
+      fprintf(dump_file, "  block %u cut (too many paths through it)\n", b);
   }
 
   auto on_edge = [&](edge e, PathAction::Kind k, uint64_t a, uint64_t b) {
@@ -432,46 +428,6 @@ void PlanPathProfiling(ballarus::Function* fn,
     }
   }
 
-  // Cut counts hoisted likewise: a cut block's count[r + a]++; r = b moves
-  // onto its in-edges when on one of them at least the path so far is
-  // unique (one DAG prefix reaches the edge's source), so the register is
-  // a known constant there and GCC folds the count into one increment of
-  // a fixed counter, as an edge counter; in the block the register would
-  // be a merge of each edge's value.  Interpreter loops cut at their
-  // dispatch block give the first block of every case such a prefix.
-  // Only ordinary in-edges (no fake, abnormal or EH edge, no re-entry
-  // flag check at the block's start, no counted loop's exit, whose flush
-  // must come first), and at most kHoistMaxPreds of them unless every one
-  // is constant; GCC splits the critical ones.
-  std::vector<bool> loop_exit_edge(nb, false);  // by target block
-  for (const auto& [e, act] : work->on_edges)
-    if (act.kind == PathAction::kLoopExit && e->dest->index >= 0 &&
-        static_cast<uint32_t>(e->dest->index) < nb)
-      loop_exit_edge[e->dest->index] = true;
-  auto hoist_cut_onto = [&](uint32_t w, std::vector<edge>* into) {
-    into->clear();
-    if (w < 2 || w >= nb || bbs[w] == NULL || !g_options.path_hoist ||
-        returns_twice[w] || dispatcher[w] || loop_exit_edge[w])
-      return false;
-    size_t constant = 0;
-    edge e;
-    edge_iterator ei;
-    FOR_EACH_EDGE(e, ei, bbs[w]->preds) {
-      if ((e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL |
-                       EDGE_EH)) ||
-          e->src == ENTRY_BLOCK_PTR_FOR_FN(cfun) || e->src->index < 2 ||
-          static_cast<uint32_t>(e->src->index) >= nb)
-        return false;
-      constant += prefixes[e->src->index] == 1;
-      into->push_back(e);
-    }
-    if (dump_file)
-      fprintf(dump_file, "  path: cut block %u: %zu of %zu in-edges with a "
-              "unique prefix\n", w, constant, into->size());
-    return constant > 0 &&
-           (constant == into->size() || into->size() <= kHoistMaxPreds);
-  };
-
   // The DAG's real edges and the cuts.
   for (size_t d = 0; d < dag.edges.size(); ++d) {
     const ballarus::DagEdge& de = dag.edges[d];
@@ -495,12 +451,8 @@ void PlanPathProfiling(ballarus::Function* fn,
       on_edge(gcc_edges[de.ref], PathAction::kCountReset, inc.inc[d],
               inc.inc[dag.start_edge[me.dst]]);
     } else if (de.kind == ballarus::DagEdge::kCutEnd) {
-      const uint64_t a = inc.inc[d], b = inc.inc[dag.start_edge[de.ref]];
-      if (hoist_cut_onto(de.ref, &hoisted)) {
-        for (edge h : hoisted) on_edge(h, PathAction::kCountReset, a, b);
-      } else {
-        in_block(de.ref, PathAction::kStartCut, a, b);
-      }
+      in_block(de.ref, PathAction::kStartCut, inc.inc[d],
+               inc.inc[dag.start_edge[de.ref]]);
     }
   }
   // The PathInfo is complete (pre-count edges included): record it.
