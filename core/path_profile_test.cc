@@ -1804,7 +1804,7 @@ TEST(PlanPathsWeighted, CutsColdArmsNotHotHeads) {
 // valid.
 TEST(PlanPathsWeighted, SucceedsWherePlanPathsDoes) {
   std::mt19937_64 rng(0x3e1547);
-  int ok_both = 0, with_cuts = 0, better = 0;
+  int ok_both = 0, with_cuts = 0, better = 0, minimal_checked = 0;
   auto check = [&](const Function& f, const std::vector<bool>& mask,
                    uint64_t limit, uint64_t seed) {
     std::vector<uint64_t> w(f.edges.size());
@@ -1823,6 +1823,24 @@ TEST(PlanPathsWeighted, SucceedsWherePlanPathsDoes) {
     ++ok_both;
     with_cuts += !b.cuts.blocks.empty();
     CheckPlan(f, b, mask, limit, seed);
+    // Minimal (reverse delete): without any one of its cut blocks the
+    // function has more than `limit` paths.
+    const U back = FindBackEdges(f);
+    for (uint32_t drop : b.cuts.blocks) {
+      PathCuts fewer;
+      for (uint32_t x : b.cuts.blocks)
+        if (x != drop) fewer.blocks.push_back(x);
+      for (uint32_t i : back)
+        if (!std::binary_search(fewer.blocks.begin(), fewer.blocks.end(),
+                                f.edges[i].dst))
+          fewer.edges.push_back(i);
+      PathDag dag;
+      std::string err;
+      ASSERT_TRUE(BuildPathDag(f, fewer, &dag, &err)) << err;
+      EXPECT_GT(NumberPaths(dag).total(), Z(limit))
+          << "cut block " << drop << " is not needed";
+      ++minimal_checked;
+    }
   };
   const Function chain = DiamondChain(kDiamonds);
   for (uint64_t limit : {uint64_t{100}, uint64_t{10000}, uint64_t{1} << 40,
@@ -1844,6 +1862,60 @@ TEST(PlanPathsWeighted, SucceedsWherePlanPathsDoes) {
   EXPECT_GT(ok_both, 300);
   EXPECT_GT(with_cuts, 80);
   EXPECT_GT(better, 0);
+  EXPECT_GT(minimal_checked, 150);
+}
+
+// A loop after a chain of k diamonds, its body a chain of m diamonds:
+// ENTRY -> k diamonds -> H; H -> EXIT or -> m diamonds -> L; L -> H (the
+// back edge).  Blocks: diamond heads at 2 + 3i (arms +1, +2), H = 2 + 3k,
+// the body's heads from H + 1, L = H + 1 + 3m.
+Function LoopAfterDiamonds(uint32_t k, uint32_t m) {
+  std::vector<E> es{{0, 2, kEdgeFallthru}};
+  auto diamond = [&](uint32_t h) {
+    es.push_back({h, h + 1, kEdgeTrue});
+    es.push_back({h, h + 2, kEdgeFalse});
+    es.push_back({h + 1, h + 3, kEdgeFallthru});
+    es.push_back({h + 2, h + 3, kEdgeFallthru});
+  };
+  for (uint32_t i = 0; i < k; ++i) diamond(2 + 3 * i);
+  const uint32_t h = 2 + 3 * k, l = h + 1 + 3 * m;
+  es.push_back({h, h + 1, kEdgeTrue});
+  es.push_back({h, kExitBlock, kEdgeFalse});
+  for (uint32_t i = 0; i < m; ++i) diamond(h + 1 + 3 * i);
+  es.push_back({l, h, kEdgeFallthru});
+  return Make(l + 1, es);
+}
+
+// The loop runs 100 times per call.  Its header H is entered 101 times, 100
+// of them by the back edge, whose path ends there anyway: cutting H costs
+// its one entry from outside and separates the 2^k prefixes from the 2^m
+// iterations (2^k + 2^m + 1 paths).  Counting all 101 entries (the former
+// cost), cuts in the once-per-call prefix looked cheaper, and the greedy's
+// first cuts were not all needed in the end.
+TEST(PlanPathsWeighted, CutsALoopHeaderAtTheCostOfItsEntries) {
+  const uint32_t k = 8, m = 8;
+  const Function f = LoopAfterDiamonds(k, m);
+  const uint32_t h = 2 + 3 * k, l = h + 1 + 3 * m;
+  std::vector<uint64_t> w(f.edges.size());
+  auto arm = [&](uint32_t b) {
+    return (b >= 2 && b < h && (b - 2) % 3 != 0) ||
+           (b > h && b < l && (b - h - 1) % 3 != 0);
+  };
+  for (size_t i = 0; i < f.edges.size(); ++i) {
+    const Edge& e = f.edges[i];
+    const bool half = arm(e.src) || arm(e.dst);
+    if (e.src >= h && e.dst != kExitBlock)
+      w[i] = half ? 50 : 100;  // in the loop
+    else
+      w[i] = e.dst == kExitBlock ? 1 : half ? 1 : 2;  // once per call
+  }
+  PathPlan plan;
+  std::string err;
+  ASSERT_TRUE(PlanPathsWeighted(f, {}, w, 4096, &plan, &err)) << err;
+  CheckPlan(f, plan, {}, 4096, 7);
+  EXPECT_EQ(plan.cuts.blocks, U{h});
+  EXPECT_TRUE(plan.cuts.edges.empty());  // the back edge ends at H's cut
+  EXPECT_EQ(plan.n_paths, (1u << k) + (1u << m) + 1);
 }
 
 // ---------------------------------------------------------------------------
