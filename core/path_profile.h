@@ -189,6 +189,16 @@ bool PlanPathsWeighted(const Function& fn,
                        const std::vector<uint64_t>& cfg_weights,
                        uint64_t max_paths, PathPlan* plan, std::string* error);
 
+// A plan's estimated run-time cost, in units of cfg_weights, to compare
+// plans of one function: every path end (back edge, cut block, return,
+// and the pre-count of a call that may not return, each time its block
+// runs) once, twice where the register is not a known constant (more than
+// one path prefix reaches it, so the count is indexed), plus every chord
+// whose addition GCC cannot fold (the register not constant at its
+// source).  HUGE_VALL if the cuts are invalid.
+long double EstimatePlanCost(const Function& fn, const PathCuts& cuts,
+                             const std::vector<uint64_t>& cfg_weights);
+
 // Increments for a DAG with at most kMaxInstrumentedPaths paths.
 struct PathIncrements {
   uint64_t n_paths = 0;
