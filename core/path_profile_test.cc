@@ -18,6 +18,7 @@
 #include <gmpxx.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -1844,6 +1845,83 @@ TEST(PlanPathsWeighted, SucceedsWherePlanPathsDoes) {
   EXPECT_GT(ok_both, 300);
   EXPECT_GT(with_cuts, 80);
   EXPECT_GT(better, 0);
+}
+
+// EstimatePlanCost by hand.  A diamond ENTRY->2, 2->3 | 2->4, ->5, 5->EXIT
+// weighing 4, 3, 1, 3, 1, 4.  Spanning tree (heaviest first, then index):
+// ENTRY->2, 5->EXIT, 2->3, 2->4; chords 3->5 and 4->5, whose sources one
+// prefix each reaches: the register is a constant there, no cost.  The
+// return: two prefixes reach 5, an indexed count, 2 * 4 = 8.  Cutting 5:
+// its cut count indexed (2 * 4), then a return one prefix reaches (4): 12.
+TEST(EstimatePlanCost, Diamond) {
+  const Function f = Make(6, {{0, 2, kEdgeFallthru},
+                              {2, 3, kEdgeTrue},
+                              {2, 4, kEdgeFalse},
+                              {3, 5, kEdgeFallthru},
+                              {4, 5, kEdgeFallthru},
+                              {5, 1, kEdgeFallthru}});
+  const std::vector<uint64_t> w{4, 3, 1, 3, 1, 4};
+  EXPECT_EQ(EstimatePlanCost(f, PathCuts{}, w), 8.0L);
+  EXPECT_EQ(EstimatePlanCost(f, PathCuts{{}, {5}}, w), 12.0L);
+  // A chord out of a block two prefixes reach costs its weight: cut 3 and
+  // nothing else changes but the count at 3 (one prefix: 3) and the path
+  // from 3 (ENTRY->2->3 and the start at 3 both reach 5: still indexed).
+  EXPECT_EQ(EstimatePlanCost(f, PathCuts{{}, {3}}, w), 11.0L);
+  PathCuts bad{{}, {7}};
+  EXPECT_EQ(EstimatePlanCost(f, bad, w), HUGE_VALL);
+}
+
+// A loop after a chain of k diamonds, its body a chain of m diamonds:
+// ENTRY -> k diamonds -> H; H -> EXIT or -> m diamonds -> L; L -> H (the
+// back edge).  Blocks: diamond heads at 2 + 3i (arms +1, +2), H = 2 + 3k,
+// the body's heads from H + 1, L = H + 1 + 3m.
+Function LoopAfterDiamonds(uint32_t k, uint32_t m) {
+  std::vector<E> es{{0, 2, kEdgeFallthru}};
+  auto diamond = [&](uint32_t h) {
+    es.push_back({h, h + 1, kEdgeTrue});
+    es.push_back({h, h + 2, kEdgeFalse});
+    es.push_back({h + 1, h + 3, kEdgeFallthru});
+    es.push_back({h + 2, h + 3, kEdgeFallthru});
+  };
+  for (uint32_t i = 0; i < k; ++i) diamond(2 + 3 * i);
+  const uint32_t h = 2 + 3 * k, l = h + 1 + 3 * m;
+  es.push_back({h, h + 1, kEdgeTrue});
+  es.push_back({h, kExitBlock, kEdgeFalse});
+  for (uint32_t i = 0; i < m; ++i) diamond(h + 1 + 3 * i);
+  es.push_back({l, h, kEdgeFallthru});
+  return Make(l + 1, es);
+}
+
+// The loop runs 100 times per call.  Its header H is entered 101 times, 100
+// of them by the back edge, whose path ends there anyway: cutting H costs
+// its one entry from outside and separates the 2^k prefixes from the 2^m
+// iterations (2^k + 2^m + 1 paths).  Counting all 101 entries (the former
+// cost), cuts in the once-per-call prefix looked cheaper, and the greedy's
+// first cuts were not all needed in the end.
+TEST(PlanPathsWeighted, CutsALoopHeaderAtTheCostOfItsEntries) {
+  const uint32_t k = 8, m = 8;
+  const Function f = LoopAfterDiamonds(k, m);
+  const uint32_t h = 2 + 3 * k, l = h + 1 + 3 * m;
+  std::vector<uint64_t> w(f.edges.size());
+  auto arm = [&](uint32_t b) {
+    return (b >= 2 && b < h && (b - 2) % 3 != 0) ||
+           (b > h && b < l && (b - h - 1) % 3 != 0);
+  };
+  for (size_t i = 0; i < f.edges.size(); ++i) {
+    const Edge& e = f.edges[i];
+    const bool half = arm(e.src) || arm(e.dst);
+    if (e.src >= h && e.dst != kExitBlock)
+      w[i] = half ? 50 : 100;  // in the loop
+    else
+      w[i] = e.dst == kExitBlock ? 1 : half ? 1 : 2;  // once per call
+  }
+  PathPlan plan;
+  std::string err;
+  ASSERT_TRUE(PlanPathsWeighted(f, {}, w, 4096, &plan, &err)) << err;
+  CheckPlan(f, plan, {}, 4096, 7);
+  EXPECT_EQ(plan.cuts.blocks, U{h});
+  EXPECT_TRUE(plan.cuts.edges.empty());  // the back edge ends at H's cut
+  EXPECT_EQ(plan.n_paths, (1u << k) + (1u << m) + 1);
 }
 
 // ---------------------------------------------------------------------------
