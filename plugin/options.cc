@@ -188,6 +188,31 @@ bool ParseOptions(const plugin_name_args* info) {
       }
       continue;
     }
+    if (k == "path-loop-cuts") {
+      std::string v = value ? value : "";
+      if (v == "on" || v == "off") {
+        g_options.path_loop_cuts = v == "on";
+      } else {
+        error("ballarus: unknown value %qs for "
+              "%<-fplugin-arg-ballarus-path-loop-cuts%> (expected on or off)",
+              v.c_str());
+        ok = false;
+      }
+      continue;
+    }
+    if (k == "path-goto-targets") {
+      std::string v = value ? value : "";
+      if (v == "on" || v == "off") {
+        g_options.path_goto_targets = v == "on";
+      } else {
+        error("ballarus: unknown value %qs for "
+              "%<-fplugin-arg-ballarus-path-goto-targets%> (expected on or "
+              "off)",
+              v.c_str());
+        ok = false;
+      }
+      continue;
+    }
     if (k == "path-register") {
       std::string v = value ? value : "";
       if (v == "pointer" || v == "number") {

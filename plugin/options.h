@@ -48,6 +48,15 @@ struct Options {
   // the weights say the loop iterates; kOff: never.
   enum class PathLoops { kProfile, kOn, kOff };
   PathLoops path_loops = PathLoops::kProfile;
+  // path-loop-cuts=on (default): a loop whose iterations take one path
+  // ends the path that enters it on each entry edge (a cut edge, as its
+  // back edge is), so every iteration ends the same path at a constant
+  // counter (path_plan.cc); off: only back edges are cut.
+  bool path_loop_cuts = true;
+  // path-goto-targets=on (default): where every target of a computed goto
+  // is entered by computed gotos only, each sets the path register at its
+  // start instead of the goto (path_plan.cc); off: the goto resets it.
+  bool path_goto_targets = true;
   bool early_termination = true;
   // early-termination=undo: the pre-count is undone when the call returns
   // (the scheme before pre-counts were kept; for comparison in bench).

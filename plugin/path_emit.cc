@@ -131,8 +131,12 @@ class PathEmitter {
         Add(seq, gimple_build_assign(r_, v));
         break;
       }
+      case PathAction::kStartInit:
+        Add(seq, gimple_build_assign(r_, Const(act.a, seq)));
+        break;
       case PathAction::kCount:
       case PathAction::kPreCount:
+      case PathAction::kEndCount:
         Count(seq, act.a, false);
         break;
       case PathAction::kCountReset:
@@ -381,7 +385,8 @@ class PathEmitter {
 // a __builtin_setjmp_receiver) or before its last statement.
 void InsertInBlock(basic_block bb, const PathAction& act, gimple_seq seq) {
   if (act.kind == PathAction::kStartCheckFlag ||
-      act.kind == PathAction::kStartCut) {
+      act.kind == PathAction::kStartCut ||
+      act.kind == PathAction::kStartInit) {
     gimple_stmt_iterator gsi = gsi_after_labels(bb);
     if (!gsi_end_p(gsi)) {
       gimple* first = gsi_stmt(gsi);

@@ -76,6 +76,8 @@ const char* PathActionName(PathAction::Kind k) {
     case PathAction::kStartCut: return "cut: count[r + a]++; r = b";
     case PathAction::kPreCount: return "pre-count[r + a]++ before call";
     case PathAction::kEndCountReset: return "count[r + a]++; r = 0 at end";
+    case PathAction::kEndCount: return "count[r + a]++ at end";
+    case PathAction::kStartInit: return "r = a at start";
   }
   return "?";
 }
@@ -124,13 +126,69 @@ void PlanPathProfiling(ballarus::Function* fn,
                    err.c_str());
   }
   ballarus::PathDag dag;
-  if (!ballarus::BuildPathDag(*fn, plan.cuts, &dag, &err))
-    internal_error("ballarus: path DAG for %s: %s", fn->name.c_str(),
-                   err.c_str());
   ballarus::PathIncrements inc;
-  if (!ballarus::PlaceIncrements(*fn, dag, weights, &inc, &err))
-    internal_error("ballarus: path increments for %s: %s", fn->name.c_str(),
-                   err.c_str());
+  auto number = [&]() {
+    if (!ballarus::BuildPathDag(*fn, plan.cuts, &dag, &err))
+      internal_error("ballarus: path DAG for %s: %s", fn->name.c_str(),
+                     err.c_str());
+    if (!ballarus::PlaceIncrements(*fn, dag, weights, &inc, &err))
+      internal_error("ballarus: path increments for %s: %s",
+                     fn->name.c_str(), err.c_str());
+  };
+  number();
+  // Loop entry cuts (path-loop-cuts).  In a loop whose iterations all take
+  // one path (FindCountedLoops: header h, one latch, one DAG path from h
+  // to the back edge), every iteration after the first ends the same path
+  // K at the back edge -- but GCC sees the register at h as a PHI of the
+  // register on entry (any path so far) and of b, so every iteration counts
+  // through a variable address, an update store motion cannot keep in a
+  // register.  Cutting each entry edge as well (it ends the path that
+  // reaches the loop and starts the one at h, like the back edge) makes
+  // the register at h the constant b on every way in: each iteration
+  // counts the constant counter of path K, which GCC folds and, in a loop
+  // without calls, moves out of the loop as it does edge counters.  The
+  // price is one count per entry into the loop (at a constant counter
+  // where the path so far is known); it pays where the loop iterates at
+  // least once per entry, on the weights' evidence.  A cut edge never adds
+  // paths (the ones through it become the ones ending there), so the table
+  // still fits.
+  if (g_options.path_loop_cuts && !plan.cuts.edges.empty()) {
+    std::vector<bool> no_exclusion(nb, false);
+    std::vector<bool> is_cut(fn->edges.size(), false);
+    for (uint32_t i : plan.cuts.edges) is_cut[i] = true;
+    std::vector<uint32_t> added;
+    for (const ballarus::CountedLoop& L :
+         ballarus::FindCountedLoops(*fn, dag, plan.cuts, inc, no_exclusion)) {
+      uint64_t in_w = 0;
+      bool ok = true;
+      for (uint32_t i : L.entries) {
+        in_w += i < weights.size() ? weights[i] : 1;
+        // A re-entry edge carries its own code (kReentry); a fake one none.
+        ok = ok && !is_cut[i] &&
+             !(fn->edges[i].flags &
+               (ballarus::kEdgeFake | ballarus::kEdgeReentry)) &&
+             gcc_edges[i] != NULL;
+      }
+      const uint64_t back_w =
+          L.back_edge < weights.size() ? weights[L.back_edge] : 1;
+      if (!ok || back_w < in_w) continue;
+      for (uint32_t i : L.entries) {
+        is_cut[i] = true;
+        added.push_back(i);
+      }
+      if (dump_file)
+        fprintf(dump_file, "  path: loop at block %u (back edge %u->%u): one "
+                "path per iteration; its %zu entry edges cut\n",
+                L.header, fn->edges[L.back_edge].src, L.header,
+                L.entries.size());
+    }
+    if (!added.empty()) {
+      plan.cuts.edges.insert(plan.cuts.edges.end(), added.begin(),
+                             added.end());
+      std::sort(plan.cuts.edges.begin(), plan.cuts.edges.end());
+      number();
+    }
+  }
 
   // Every value of the register is a sum of distinct increments (each DAG
   // edge at most once per path), so below the sum of their magnitudes.
@@ -286,6 +344,57 @@ void PlanPathProfiling(ballarus::Function* fn,
   // to EXIT whose call may not return (or a computed goto).
   std::vector<bool> may_leave(nb, false);
 
+  // Computed gotos (GCC factors them into one `goto *x` block, left by
+  // abnormal edges only): the path ends there, and each target starts a
+  // new one with r = Inc(ENTRY->w), which is 0 (fake ENTRY edges are tree
+  // edges).  Setting r at the goto hands the target a register GCC cannot
+  // see through (an SSA name on abnormal edges), so every count in the
+  // target's code goes through it (lua's interpreter: a register load per
+  // opcode at the dispatch, then indexed counts in the handler).  Where
+  // every target of every such goto is entered by those gotos only
+  // (self_start), each target sets r itself, at its start: the register
+  // is a constant there, which GCC folds into the handler's chords and
+  // counts, and the goto only counts.
+  auto is_goto_end = [&](uint32_t u) {
+    if (u < 2 || u >= nb || bbs[u] == NULL || returns_twice[u] ||
+        dispatcher[u] || reentry_block[u])
+      return false;
+    gimple_stmt_iterator gsi = gsi_last_nondebug_bb(bbs[u]);
+    gimple* last = gsi_end_p(gsi) ? NULL : gsi_stmt(gsi);
+    if (last != NULL && is_gimple_call(last)) return false;
+    edge e;
+    edge_iterator ei;
+    bool abnormal = false;
+    FOR_EACH_EDGE(e, ei, bbs[u]->succs) {
+      if (!(e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL)))
+        return false;
+      abnormal = abnormal || (e->flags & EDGE_ABNORMAL);
+    }
+    return abnormal;
+  };
+  std::vector<bool> goto_end(nb, false), self_start(nb, false);
+  for (uint32_t u = 2; u < nb; ++u) goto_end[u] = is_goto_end(u);
+  const bool sources_reset = !g_options.path_goto_targets;
+  for (uint32_t w = 2; w < nb && !sources_reset; ++w) {
+    if (bbs[w] == NULL || returns_twice[w] || dispatcher[w]) continue;
+    bool from_goto = false, only_goto = true;
+    edge e;
+    edge_iterator ei;
+    FOR_EACH_EDGE(e, ei, bbs[w]->preds) {
+      if (e->flags & EDGE_FAKE) continue;  // gcov's ENTRY->w for the gotos
+      const bool g = (e->flags & EDGE_ABNORMAL) && e->src->index >= 2 &&
+                     static_cast<uint32_t>(e->src->index) < nb &&
+                     goto_end[e->src->index];
+      from_goto = from_goto || g;
+      only_goto = only_goto && g;
+    }
+    self_start[w] = from_goto && only_goto;
+    if (dump_file && from_goto && !only_goto)
+      fprintf(dump_file, "  path: computed goto target %u is entered "
+              "otherwise too: its normal entries set the re-entry flag\n",
+              w);
+  }
+
   // Fake edges into EXIT: a call that may not return (early termination)
   // or a block left by abnormal edges only.
   for (size_t i = 0; i < fn->edges.size(); ++i) {
@@ -309,11 +418,14 @@ void PlanPathProfiling(ballarus::Function* fn,
         normal.push_back(e);
     if ((last == NULL || !is_gimple_call(last)) && normal.empty()) {
       if (hoist_onto(u, /*any_preds=*/true, &hoisted)) {
-        for (edge h : hoisted) on_edge(h, PathAction::kCountReset, a, 0);
+        for (edge h : hoisted)
+          on_edge(h, sources_reset ? PathAction::kCountReset
+                                   : PathAction::kCount, a, 0);
       } else {
-        in_block(u, PathAction::kEndCountReset, a, 0);
+        in_block(u, sources_reset ? PathAction::kEndCountReset
+                                  : PathAction::kEndCount, a, 0);
       }
-      end_reset[u] = true;
+      end_reset[u] = sources_reset;
       continue;
     }
     if (!g_options.early_termination) continue;
@@ -355,6 +467,10 @@ void PlanPathProfiling(ballarus::Function* fn,
     const uint32_t w = me.dst;
     if (dispatcher[w] || bbs[w] == NULL) continue;
     const uint64_t a = inc.inc[dag.dag_edge_of_cfg[i]];
+    if (self_start[w]) {
+      in_block(w, PathAction::kStartInit, a, 0);
+      continue;
+    }
     bool all_sources_reset = true;
     edge e;
     edge_iterator ei;
@@ -448,6 +564,9 @@ void PlanPathProfiling(ballarus::Function* fn,
     } else if (de.kind == ballarus::DagEdge::kBackEnd) {
       const ballarus::Edge& me = fn->edges[de.ref];
       if (loop_of_back_edge[de.ref] >= 0) continue;  // kLoopBack instead
+      // A cut edge out of ENTRY (a loop entry cut) ends the empty path.
+      if (me.src == ballarus::kEntryBlock)
+        on_edge(gcc_edges[de.ref], PathAction::kInit, 0, 0);
       on_edge(gcc_edges[de.ref], PathAction::kCountReset, inc.inc[d],
               inc.inc[dag.start_edge[me.dst]]);
     } else if (de.kind == ballarus::DagEdge::kCutEnd) {

@@ -48,6 +48,11 @@ struct PathAction {
                       // return): count[r + a] += 1, undone on return
     kEndCountReset,   // before its last statement (computed goto): the path
                       // ends here, the abnormal target starts one with r = 0
+    kEndCount,        // before its last statement (computed goto whose
+                      // targets all start their path themselves,
+                      // kStartInit): count[r + a] += 1
+    kStartInit,       // at its start (a computed goto's target entered by
+                      // computed gotos only): r = a
   };
   Kind kind;
   uint64_t a = 0;
