@@ -136,6 +136,7 @@ void PlanPathProfiling(ballarus::Function* fn,
                      fn->name.c_str(), err.c_str());
   };
   number();
+  std::vector<uint32_t> entry_cuts;  // ascending
   // Loop entry cuts (path-loop-cuts).  In a loop whose iterations all take
   // one path (FindCountedLoops: header h, one latch, one DAG path from h
   // to the back edge), every iteration after the first ends the same path
@@ -156,7 +157,6 @@ void PlanPathProfiling(ballarus::Function* fn,
     std::vector<bool> no_exclusion(nb, false);
     std::vector<bool> is_cut(fn->edges.size(), false);
     for (uint32_t i : plan.cuts.edges) is_cut[i] = true;
-    std::vector<uint32_t> added;
     for (const ballarus::CountedLoop& L :
          ballarus::FindCountedLoops(*fn, dag, plan.cuts, inc, no_exclusion)) {
       uint64_t in_w = 0;
@@ -171,10 +171,16 @@ void PlanPathProfiling(ballarus::Function* fn,
       }
       const uint64_t back_w =
           L.back_edge < weights.size() ? weights[L.back_edge] : 1;
+      if (dump_file && (!ok || back_w < in_w))
+        fprintf(dump_file, "  path: loop at block %u (back edge %u->%u): "
+                "one path per iteration, entry edges not cut (%s)\n",
+                L.header, fn->edges[L.back_edge].src, L.header,
+                !ok ? "a re-entry or cut entry edge"
+                    : "the weights show fewer iterations than entries");
       if (!ok || back_w < in_w) continue;
       for (uint32_t i : L.entries) {
         is_cut[i] = true;
-        added.push_back(i);
+        entry_cuts.push_back(i);
       }
       if (dump_file)
         fprintf(dump_file, "  path: loop at block %u (back edge %u->%u): one "
@@ -182,9 +188,10 @@ void PlanPathProfiling(ballarus::Function* fn,
                 L.header, fn->edges[L.back_edge].src, L.header,
                 L.entries.size());
     }
-    if (!added.empty()) {
-      plan.cuts.edges.insert(plan.cuts.edges.end(), added.begin(),
-                             added.end());
+    if (!entry_cuts.empty()) {
+      std::sort(entry_cuts.begin(), entry_cuts.end());
+      plan.cuts.edges.insert(plan.cuts.edges.end(), entry_cuts.begin(),
+                             entry_cuts.end());
       std::sort(plan.cuts.edges.begin(), plan.cuts.edges.end());
       number();
     }
@@ -234,8 +241,11 @@ void PlanPathProfiling(ballarus::Function* fn,
             : g_options.early_termination_undo ? "counted, pre-counts undone"
                                                : "counted, pre-counts kept");
     for (uint32_t i : info.cut_edges)
-      fprintf(dump_file, "  back edge %u->%u cut\n", fn->edges[i].src,
-              fn->edges[i].dst);
+      fprintf(dump_file, "  %s %u->%u cut\n",
+              std::binary_search(entry_cuts.begin(), entry_cuts.end(), i)
+                  ? "loop entry edge"
+                  : "back edge",
+              fn->edges[i].src, fn->edges[i].dst);
     for (uint32_t b : info.cut_blocks)
       fprintf(dump_file, "  block %u cut (too many paths through it)\n", b);
   }
@@ -496,15 +506,28 @@ void PlanPathProfiling(ballarus::Function* fn,
 
   // Loops whose iterations take one path count them in locals (core/
   // path_profile.h FindCountedLoops): an increment of a register per
-  // iteration instead of a counter update with a variable index, which
-  // GCC cannot keep in a register.  Each run of the loop costs a few
-  // instructions at its entry and exit, more than it saves unless the loop
-  // iterates: BZ2_decompress's GET_BITS loops (0-1 iterations, three
-  // exits) cost bzip2 +10% instructions, lua's nil-filling loops in
-  // luaD_precall +1%.  Static estimates cannot tell those from the loops
-  // that run long, so by default (path-loops=profile) only an earlier
-  // profile's counts (weights=profile=) decide: at least 8 iterations per
-  // entry.  path-loops=on trusts any weights (2 per entry).
+  // iteration instead of a counter update in memory.
+  //
+  // A loop whose entry edges are cut (above) starts every iteration with
+  // r = b, so all its iterations end path K: n = 0 on entry, n += 1 on the
+  // back edge, count[K] += n on each exit -- a register GCC often replaces
+  // by the loop's own induction variable, where a counter in memory stays
+  // a load and a store per iteration whenever the loop stores through a
+  // pointer that may alias it (lua_settop's nil-filling loop stores bytes).
+  // Only where nothing leaves the loop but its exits (FindCountedLoops
+  // excludes blocks with calls that may not return): a pending n would be
+  // lost.  path-loops=off turns it off.
+  //
+  // A loop whose entries are not cut (path-loops=on, or =profile on an
+  // earlier profile's evidence) also saves the register on entry, s, and
+  // on exit counts the first iteration's path s + d apart.  Each run of
+  // such a loop costs a few instructions at its entry and exit, more than
+  // it saves unless the loop iterates: BZ2_decompress's GET_BITS loops
+  // (0-1 iterations, three exits) cost bzip2 +10% instructions, lua's
+  // nil-filling loops in luaD_precall +1%.  Static estimates cannot tell
+  // those from the loops that run long, so by default (path-loops=profile)
+  // only an earlier profile's counts (weights=profile=) decide: at least 8
+  // iterations per entry.  path-loops=on trusts any weights (2 per entry).
   std::vector<int> loop_of_back_edge(fn->edges.size(), -1);
   const bool count_loops =
       g_options.path_loops == Options::PathLoops::kOn ||
@@ -512,16 +535,32 @@ void PlanPathProfiling(ballarus::Function* fn,
        measured_weights);
   const uint64_t min_ratio =
       g_options.path_loops == Options::PathLoops::kOn ? 2 : 8;
-  if (count_loops) {
+  if (count_loops || (!entry_cuts.empty() &&
+                      g_options.path_loops != Options::PathLoops::kOff)) {
+    // FindCountedLoops wants a loop's header to be the target of its back
+    // edge only: the cuts without the entry cuts (the DAG is the final one).
+    ballarus::PathCuts back_cuts = plan.cuts;
+    back_cuts.edges.clear();
+    for (uint32_t i : plan.cuts.edges)
+      if (!std::binary_search(entry_cuts.begin(), entry_cuts.end(), i))
+        back_cuts.edges.push_back(i);
     for (const ballarus::CountedLoop& L :
-         ballarus::FindCountedLoops(*fn, dag, plan.cuts, inc, may_leave)) {
-      uint64_t in_w = 0;
-      for (uint32_t i : L.entries) in_w += i < weights.size() ? weights[i] : 1;
-      const uint64_t back_w =
-          L.back_edge < weights.size() ? weights[L.back_edge] : 1;
-      if (back_w < min_ratio * in_w) continue;
+         ballarus::FindCountedLoops(*fn, dag, back_cuts, inc, may_leave)) {
+      bool cut = true;
+      for (uint32_t i : L.entries)
+        cut = cut &&
+              std::binary_search(entry_cuts.begin(), entry_cuts.end(), i);
+      if (!cut) {
+        if (!count_loops) continue;
+        uint64_t in_w = 0;
+        for (uint32_t i : L.entries)
+          in_w += i < weights.size() ? weights[i] : 1;
+        const uint64_t back_w =
+            L.back_edge < weights.size() ? weights[L.back_edge] : 1;
+        if (back_w < min_ratio * in_w) continue;
+      }
       const int l = static_cast<int>(work->loops.size());
-      work->loops.push_back({L.start, L.iteration, L.first_offset});
+      work->loops.push_back({L.start, L.iteration, L.first_offset, cut});
       loop_of_back_edge[L.back_edge] = l;
       auto act = [&](PathAction::Kind k) {
         PathAction x{k, 0, 0};
@@ -536,10 +575,11 @@ void PlanPathProfiling(ballarus::Function* fn,
           {gcc_edges[L.back_edge], act(PathAction::kLoopBack)});
       if (dump_file)
         fprintf(dump_file, "  path: loop at block %u (back edge %u->%u): one "
-                "path per iteration (%llu), counted in a local; %zu "
+                "path per iteration (%llu), counted in a local%s; %zu "
                 "entries, %zu exits\n",
                 L.header, fn->edges[L.back_edge].src, L.header,
-                (unsigned long long)L.iteration, L.entries.size(),
+                (unsigned long long)L.iteration,
+                cut ? " (entries cut)" : "", L.entries.size(),
                 L.exits.size());
     }
   }
