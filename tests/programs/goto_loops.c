@@ -2,9 +2,10 @@
    (plugin/path_plan.cc): a bytecode interpreter whose handlers hold loops
    whose iterations take one path, one of its labels also entered by a
    plain `goto` from another handler (so it is entered otherwise than by
-   the computed goto), loops at a function's very start (entered from
-   ENTRY), a one-path loop whose body calls a function that may not return,
-   and loops that run zero times on some entries.  The program is fixed, so
+   the computed goto), loops at a function's very start (`bits`; `halve`,
+   whose header is the first block at -O0: its entry edge leaves ENTRY), a
+   one-path loop whose body calls a function that may not return, and
+   loops that run zero times on some entries.  The program is fixed, so
    every line's count is known.  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,10 @@ __attribute__((noinline)) static int bits(unsigned v) {
     v >>= 1;
   } while (v);  /* count(46) */
   return n;     /* count(6) */
+}
+
+__attribute__((noinline)) static void halve(unsigned *p) {
+  do { *p >>= 1; } while (*p); /* count(10) */
 }
 
 __attribute__((noinline)) static void check(long v) {
@@ -79,6 +84,8 @@ int main(void) {
   static const int program[] = {OP_FILL, 5, OP_SUM, 5, OP_TWICE, OP_SHIFT,
                                 OP_FILL, 0, OP_SUM, 0, OP_JNZ,   0,
                                 OP_HALT};
-  printf("result=%ld\n", run(program)); /* count(1) */
+  unsigned h = 1000;
+  halve(&h);
+  printf("result=%ld %u\n", run(program), h); /* count(1) */
   return 0;
 }
