@@ -510,24 +510,24 @@ void PlanPathProfiling(ballarus::Function* fn,
   //
   // A loop whose entry edges are cut (above) starts every iteration with
   // r = b, so all its iterations end path K: n = 0 on entry, n += 1 on the
-  // back edge, count[K] += n on each exit -- a register GCC often replaces
-  // by the loop's own induction variable, where a counter in memory stays
-  // a load and a store per iteration whenever the loop stores through a
-  // pointer that may alias it (lua_settop's nil-filling loop stores bytes).
-  // Only where nothing leaves the loop but its exits (FindCountedLoops
-  // excludes blocks with calls that may not return): a pending n would be
-  // lost.  path-loops=off turns it off.
+  // back edge, count[K] += n on each exit.  Otherwise the loop also saves
+  // the register on entry, s, and on exit counts the first iteration's
+  // path s + d apart.  Only where nothing leaves the loop but its exits
+  // (FindCountedLoops excludes blocks with calls that may not return): a
+  // pending n would be lost.
   //
-  // A loop whose entries are not cut (path-loops=on, or =profile on an
-  // earlier profile's evidence) also saves the register on entry, s, and
-  // on exit counts the first iteration's path s + d apart.  Each run of
-  // such a loop costs a few instructions at its entry and exit, more than
-  // it saves unless the loop iterates: BZ2_decompress's GET_BITS loops
-  // (0-1 iterations, three exits) cost bzip2 +10% instructions, lua's
-  // nil-filling loops in luaD_precall +1%.  Static estimates cannot tell
-  // those from the loops that run long, so by default (path-loops=profile)
-  // only an earlier profile's counts (weights=profile=) decide: at least 8
-  // iterations per entry.  path-loops=on trusts any weights (2 per entry).
+  // Each run of a counted loop costs a few instructions at its entry and
+  // exit, more than it saves unless the loop iterates: BZ2_decompress's
+  // GET_BITS loops (0-1 iterations, three exits) cost bzip2 +10%
+  // instructions, lua's nil-filling loops in luaD_precall +1%.  Even with
+  // the entries cut (the exit is one add), counting in locals on static
+  // estimates costs lua +34 M instructions and bzip2 +78 M over counting
+  // the constant counter K in memory (lua_settop +14 M, luaD_precall
+  // +25 M: their nil-filling loops rarely run; bzip2's mainSort +34 M,
+  // not analysed).  So by default (path-loops=profile)
+  // only an earlier profile's counts (weights=profile=) decide: at least
+  // 8 iterations per entry.  path-loops=on trusts any weights (2 per
+  // entry).
   std::vector<int> loop_of_back_edge(fn->edges.size(), -1);
   const bool count_loops =
       g_options.path_loops == Options::PathLoops::kOn ||
@@ -535,8 +535,7 @@ void PlanPathProfiling(ballarus::Function* fn,
        measured_weights);
   const uint64_t min_ratio =
       g_options.path_loops == Options::PathLoops::kOn ? 2 : 8;
-  if (count_loops || (!entry_cuts.empty() &&
-                      g_options.path_loops != Options::PathLoops::kOff)) {
+  if (count_loops) {
     // FindCountedLoops wants a loop's header to be the target of its back
     // edge only: the cuts without the entry cuts (the DAG is the final one).
     ballarus::PathCuts back_cuts = plan.cuts;
@@ -550,15 +549,12 @@ void PlanPathProfiling(ballarus::Function* fn,
       for (uint32_t i : L.entries)
         cut = cut &&
               std::binary_search(entry_cuts.begin(), entry_cuts.end(), i);
-      if (!cut) {
-        if (!count_loops) continue;
-        uint64_t in_w = 0;
-        for (uint32_t i : L.entries)
-          in_w += i < weights.size() ? weights[i] : 1;
-        const uint64_t back_w =
-            L.back_edge < weights.size() ? weights[L.back_edge] : 1;
-        if (back_w < min_ratio * in_w) continue;
-      }
+      uint64_t in_w = 0;
+      for (uint32_t i : L.entries)
+        in_w += i < weights.size() ? weights[i] : 1;
+      const uint64_t back_w =
+          L.back_edge < weights.size() ? weights[L.back_edge] : 1;
+      if (back_w < min_ratio * in_w) continue;
       const int l = static_cast<int>(work->loops.size());
       work->loops.push_back({L.start, L.iteration, L.first_offset, cut});
       loop_of_back_edge[L.back_edge] = l;
