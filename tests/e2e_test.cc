@@ -1232,6 +1232,78 @@ TEST(PathCountedLoops, ExactOnEstimatesAndOnAProfile) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// Loop entry cuts and computed-goto targets (path-loop-cuts,
+// path-goto-targets, both on by default), on programs/goto_loops.c: the
+// corpus test checks the defaults against gcov and the edge counters; here
+// the dump must show both at work (entry edges cut -- one of them out of
+// ENTRY at -O0 --, targets that set the register, a target also entered
+// normally that checks the flag), and each turned off alone must still
+// give the program's output and a path profile whose derived edges equal
+// the edge counters.
+
+TEST(PathLoopCutsAndGotoTargets, ShownInTheDumpAndExactEachWay) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/path_loop_cuts";
+  harness::MakeFreshDir(dir);
+  ASSERT_EQ(harness::Run("cp " + Quote(harness::ProgramsDir() +
+                                       "/goto_loops.c") + " .", dir).status,
+            0);
+  const std::string gcc = Quote(InstallPrefix() + "/bin/ballarus-gcc");
+  const std::string pool = "BALLARUS_PROFILE=" + dir + "/";
+  CommandResult c = harness::Run("gcc -O0 goto_loops.c -o plain", dir);
+  ASSERT_EQ(c.status, 0) << c.err;
+  CommandResult r = harness::Run("./plain", dir);
+  ASSERT_EQ(r.status, 0);
+  const std::string expected = r.out;
+  auto occurrences = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = 0; (at = text.find(what, at)) != std::string::npos;
+         ++at)
+      ++n;
+    return n;
+  };
+  for (const char* opt : {"-O0", "-O2"}) {
+    for (const std::string how :
+         {std::string(""), std::string("-fplugin-arg-ballarus-path-loop-cuts=off"),
+          std::string("-fplugin-arg-ballarus-path-goto-targets=off")}) {
+      const std::string ctx = std::string("goto_loops ") + opt + " " + how;
+      harness::Run("rm -f paths.profile *.ballarus", dir);
+      c = harness::Run(gcc + " -fplugin-arg-ballarus-mode=edge,path " + how +
+                           " -fplugin-arg-ballarus-dump " + opt +
+                           " goto_loops.c -o gl",
+                       dir);
+      ASSERT_EQ(c.status, 0) << ctx << ": " << c.err;
+      r = harness::Run("./gl", dir, {pool + "paths.profile"});
+      EXPECT_EQ(r.status, 0) << ctx;
+      EXPECT_EQ(r.out, expected) << ctx;
+      CommandResult d = harness::Run("cat *.ballarus", dir);
+      const bool cuts = how.find("loop-cuts=off") == std::string::npos;
+      const bool targets = how.find("goto-targets=off") == std::string::npos;
+      // bits, checked_sum (and halve: its entry edge leaves ENTRY at -O0)
+      EXPECT_EQ(occurrences(d.out, "loop entry edge ") >= 2, cuts)
+          << ctx << "\n" << d.out;
+      if (cuts && std::string(opt) == "-O0")
+        EXPECT_EQ(occurrences(d.out, "loop entry edge 0->"), 1u)
+            << ctx << "\n" << d.out;
+      // op_fill, op_sum, op_twice, op_jnz, op_halt set r at their start;
+      // op_shift, also entered by op_sum's goto, checks the flag.
+      EXPECT_EQ(occurrences(d.out, "r = a at start"), targets ? 5u : 0u)
+          << ctx << "\n" << d.out;
+      EXPECT_EQ(occurrences(d.out, "is entered otherwise too"),
+                targets ? 1u : 0u)
+          << ctx << "\n" << d.out;
+      CommandResult v = harness::Run(Quote(Reconstruct()) +
+                                         " verify paths.profile", dir);
+      EXPECT_EQ(v.status, 0) << ctx << ": " << v.out << v.err;
+      EXPECT_NE(v.out.find("paths: 6 functions"), std::string::npos)
+          << ctx << v.out;
+      EXPECT_NE(v.out.find(" 0 not comparable"), std::string::npos)
+          << ctx << v.out;
+    }
+  }
+}
+
 TEST(Determinism, IdenticalObjects) {
   ASSERT_FALSE(InstallPrefix().empty());
   const std::string dir = harness::TempRoot() + "/determinism";
