@@ -190,11 +190,14 @@ bool ParseOptions(const plugin_name_args* info) {
     }
     if (k == "path-loop-cuts") {
       std::string v = value ? value : "";
-      if (v == "on" || v == "off") {
-        g_options.path_loop_cuts = v == "on";
+      if (v == "auto" || v == "on" || v == "off") {
+        g_options.path_loop_cuts = v == "on"    ? Options::PathLoopCuts::kOn
+                                   : v == "off" ? Options::PathLoopCuts::kOff
+                                                : Options::PathLoopCuts::kAuto;
       } else {
         error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-path-loop-cuts%> (expected on or off)",
+              "%<-fplugin-arg-ballarus-path-loop-cuts%> (expected auto, on "
+              "or off)",
               v.c_str());
         ok = false;
       }

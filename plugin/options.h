@@ -48,11 +48,13 @@ struct Options {
   // the weights say the loop iterates; kOff: never.
   enum class PathLoops { kProfile, kOn, kOff };
   PathLoops path_loops = PathLoops::kProfile;
-  // path-loop-cuts=on (default): a loop whose iterations take one path
-  // ends the path that enters it on each entry edge (a cut edge, as its
-  // back edge is), so every iteration ends the same path at a constant
-  // counter (path_plan.cc); off: only back edges are cut.
-  bool path_loop_cuts = true;
+  // path-loop-cuts: a loop whose iterations take one path ends the path
+  // that enters it on each entry edge (a cut edge, as its back edge is),
+  // so every iteration ends the same path at a constant counter
+  // (path_plan.cc) -- kAuto (default): in mode=path, not in mode=edge,path;
+  // kOff: only back edges are cut.
+  enum class PathLoopCuts { kAuto, kOn, kOff };
+  PathLoopCuts path_loop_cuts = PathLoopCuts::kAuto;
   // path-goto-targets=on (default): where every target of a computed goto
   // is entered by computed gotos only, each sets the path register at its
   // start instead of the goto (path_plan.cc); off: the goto resets it.
