@@ -205,12 +205,15 @@ bool ParseOptions(const plugin_name_args* info) {
     }
     if (k == "path-goto-targets") {
       std::string v = value ? value : "";
-      if (v == "on" || v == "off") {
-        g_options.path_goto_targets = v == "on";
+      if (v == "auto" || v == "on" || v == "off") {
+        g_options.path_goto_targets =
+            v == "on"    ? Options::PathGotoTargets::kOn
+            : v == "off" ? Options::PathGotoTargets::kOff
+                         : Options::PathGotoTargets::kAuto;
       } else {
         error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-path-goto-targets%> (expected on or "
-              "off)",
+              "%<-fplugin-arg-ballarus-path-goto-targets%> (expected auto, on "
+              "or off)",
               v.c_str());
         ok = false;
       }

@@ -55,10 +55,12 @@ struct Options {
   // kOff: only back edges are cut.
   enum class PathLoopCuts { kAuto, kOn, kOff };
   PathLoopCuts path_loop_cuts = PathLoopCuts::kAuto;
-  // path-goto-targets=on (default): where every target of a computed goto
-  // is entered by computed gotos only, each sets the path register at its
-  // start instead of the goto (path_plan.cc); off: the goto resets it.
-  bool path_goto_targets = true;
+  // path-goto-targets: a computed goto's targets set the path register at
+  // their start instead of the goto (path_plan.cc) -- kAuto (default):
+  // unless the weights are an earlier profile's counts; kOff: the goto
+  // resets it.
+  enum class PathGotoTargets { kAuto, kOn, kOff };
+  PathGotoTargets path_goto_targets = PathGotoTargets::kAuto;
   bool early_termination = true;
   // early-termination=undo: the pre-count is undone when the call returns
   // (the scheme before pre-counts were kept; for comparison in bench).

@@ -367,11 +367,14 @@ void PlanPathProfiling(ballarus::Function* fn,
   // edges).  Setting r at the goto hands the target a register GCC cannot
   // see through (an SSA name on abnormal edges), so every count in the
   // target's code goes through it (lua's interpreter: a register load per
-  // opcode at the dispatch, then indexed counts in the handler).  Where
-  // every target of every such goto is entered by those gotos only
-  // (self_start), each target sets r itself, at its start: the register
-  // is a constant there, which GCC folds into the handler's chords and
-  // counts, and the goto only counts.
+  // opcode at the dispatch, then indexed counts in the handler).  With
+  // path-goto-targets, the goto only counts, and each target entered by
+  // computed gotos only (self_start) sets r itself, at its start: a
+  // constant there, which GCC folds into the handler's chords and counts.
+  // A target also entered by ordinary edges (a label the code before it
+  // reaches too: lua's OP_TFORCALL) gets the setjmp receivers' treatment
+  // below: its ordinary entries set the re-entry flag, and its start sets
+  // r only where the flag is clear.
   auto is_goto_end = [&](uint32_t u) {
     if (u < 2 || u >= nb || bbs[u] == NULL || returns_twice[u] ||
         dispatcher[u] || reentry_block[u])
@@ -391,7 +394,16 @@ void PlanPathProfiling(ballarus::Function* fn,
   };
   std::vector<bool> goto_end(nb, false), self_start(nb, false);
   for (uint32_t u = 2; u < nb; ++u) goto_end[u] = is_goto_end(u);
-  const bool sources_reset = !g_options.path_goto_targets;
+  // By default (path-goto-targets=auto) not on an earlier profile's
+  // weights: there the hot handlers' chords are tree edges, the register
+  // stays the one constant through them, and GCC keeps that constant in a
+  // callee-saved register for the whole function and copies it at every
+  // dispatch (lua's luaV_execute +45 M instructions, where static weights
+  // save 35 M).
+  const bool sources_reset =
+      g_options.path_goto_targets == Options::PathGotoTargets::kOff ||
+      (g_options.path_goto_targets == Options::PathGotoTargets::kAuto &&
+       measured_weights);
   for (uint32_t w = 2; w < nb && !sources_reset; ++w) {
     if (bbs[w] == NULL || returns_twice[w] || dispatcher[w]) continue;
     bool from_goto = false, only_goto = true;
