@@ -1234,7 +1234,8 @@ TEST(PathCountedLoops, ExactOnEstimatesAndOnAProfile) {
 
 // ---------------------------------------------------------------------------
 // Loop entry cuts and computed-goto targets (path-loop-cuts: by default in
-// mode=path, not in mode=edge,path; path-goto-targets: on), on
+// mode=path, not in mode=edge,path; path-goto-targets: by default unless
+// the weights are an earlier profile's), on
 // programs/goto_loops.c: the corpus test checks the defaults against gcov,
 // the naive profile and the edge counters; here the dump must show each at
 // work where it applies (entry edges cut -- one of them out of ENTRY at
@@ -1271,8 +1272,15 @@ TEST(PathLoopCutsAndGotoTargets, ShownInTheDumpAndExactEachWay) {
   const std::string m = "-fplugin-arg-ballarus-mode=";
   const std::string lc = " -fplugin-arg-ballarus-path-loop-cuts=";
   const std::string gt = " -fplugin-arg-ballarus-path-goto-targets=";
+  // An edge profile of the program (at each -O), for weights=profile=
+  // (goto targets off by default there; every cut loop iterates at least
+  // once per entry).
+  const std::string measured =
+      " -fplugin-arg-ballarus-weights=profile=" + dir + "/edge.profile";
   const std::vector<Config> configs = {
       {m + "path", true, true},
+      {m + "path" + measured, true, false},
+      {m + "edge,path" + lc + "on" + gt + "on" + measured, true, true},
       {m + "edge,path", false, true},
       {m + "edge,path" + lc + "on", true, true},
       {m + "edge,path" + lc + "on" + gt + "off", true, false},
@@ -1280,6 +1288,11 @@ TEST(PathLoopCutsAndGotoTargets, ShownInTheDumpAndExactEachWay) {
       {m + "path" + gt + "off", true, false},
   };
   for (const char* opt : {"-O0", "-O2"}) {
+    harness::Run("rm -f edge.profile", dir);
+    c = harness::Run(gcc + " " + opt + " goto_loops.c -o gl", dir);
+    ASSERT_EQ(c.status, 0) << opt << ": " << c.err;
+    r = harness::Run("./gl", dir, {pool + "edge.profile"});
+    ASSERT_EQ(r.status, 0) << opt;
     for (const Config& cf : configs) {
       const std::string ctx = std::string("goto_loops ") + opt + " " +
                               cf.options;
@@ -1293,6 +1306,9 @@ TEST(PathLoopCutsAndGotoTargets, ShownInTheDumpAndExactEachWay) {
       EXPECT_EQ(r.status, 0) << ctx;
       EXPECT_EQ(r.out, expected) << ctx;
       CommandResult d = harness::Run("cat *.ballarus", dir);
+      if (cf.options.find("weights=profile=") != std::string::npos)
+        EXPECT_EQ(d.out.find("not in the profile"), std::string::npos)
+            << ctx << "\n" << d.out;
       // bits, checked_sum (and halve: its entry edge leaves ENTRY at -O0)
       EXPECT_EQ(occurrences(d.out, "loop entry edge ") >= 2, cf.cuts)
           << ctx << "\n" << d.out;
