@@ -188,6 +188,37 @@ bool ParseOptions(const plugin_name_args* info) {
       }
       continue;
     }
+    if (k == "path-loop-cuts") {
+      std::string v = value ? value : "";
+      if (v == "auto" || v == "on" || v == "off") {
+        g_options.path_loop_cuts = v == "on"    ? Options::PathLoopCuts::kOn
+                                   : v == "off" ? Options::PathLoopCuts::kOff
+                                                : Options::PathLoopCuts::kAuto;
+      } else {
+        error("ballarus: unknown value %qs for "
+              "%<-fplugin-arg-ballarus-path-loop-cuts%> (expected auto, on "
+              "or off)",
+              v.c_str());
+        ok = false;
+      }
+      continue;
+    }
+    if (k == "path-goto-targets") {
+      std::string v = value ? value : "";
+      if (v == "auto" || v == "on" || v == "off") {
+        g_options.path_goto_targets =
+            v == "on"    ? Options::PathGotoTargets::kOn
+            : v == "off" ? Options::PathGotoTargets::kOff
+                         : Options::PathGotoTargets::kAuto;
+      } else {
+        error("ballarus: unknown value %qs for "
+              "%<-fplugin-arg-ballarus-path-goto-targets%> (expected auto, on "
+              "or off)",
+              v.c_str());
+        ok = false;
+      }
+      continue;
+    }
     if (k == "path-register") {
       std::string v = value ? value : "";
       if (v == "pointer" || v == "number") {

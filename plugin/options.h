@@ -48,6 +48,19 @@ struct Options {
   // the weights say the loop iterates; kOff: never.
   enum class PathLoops { kProfile, kOn, kOff };
   PathLoops path_loops = PathLoops::kProfile;
+  // path-loop-cuts: a loop whose iterations take one path ends the path
+  // that enters it on each entry edge (a cut edge, as its back edge is),
+  // so every iteration ends the same path at a constant counter
+  // (path_plan.cc) -- kAuto (default): in mode=path, not in mode=edge,path;
+  // kOff: only back edges are cut.
+  enum class PathLoopCuts { kAuto, kOn, kOff };
+  PathLoopCuts path_loop_cuts = PathLoopCuts::kAuto;
+  // path-goto-targets: a computed goto's targets set the path register at
+  // their start instead of the goto (path_plan.cc) -- kAuto (default):
+  // unless the weights are an earlier profile's counts; kOff: the goto
+  // resets it.
+  enum class PathGotoTargets { kAuto, kOn, kOff };
+  PathGotoTargets path_goto_targets = PathGotoTargets::kAuto;
   bool early_termination = true;
   // early-termination=undo: the pre-count is undone when the call returns
   // (the scheme before pre-counts were kept; for comparison in bench).

@@ -131,8 +131,12 @@ class PathEmitter {
         Add(seq, gimple_build_assign(r_, v));
         break;
       }
+      case PathAction::kStartInit:
+        Add(seq, gimple_build_assign(r_, Const(act.a, seq)));
+        break;
       case PathAction::kCount:
       case PathAction::kPreCount:
+      case PathAction::kEndCount:
         Count(seq, act.a, false);
         break;
       case PathAction::kCountReset:
@@ -145,6 +149,11 @@ class PathEmitter {
         Add(seq, gimple_build_assign(r_, Const(0, seq)));
         break;
       case PathAction::kLoopEnter:
+        if (loops_.at(act.loop).entries_cut) {  // r = b by the entry cut
+          Add(seq, gimple_build_assign(loop_n_.at(act.loop),
+                                       build_int_cst(u64_, 0)));
+          break;
+        }
         Add(seq, gimple_build_assign(loop_s_.at(act.loop), LoadR(seq)));
         Add(seq, gimple_build_assign(r_,
                                      Const(loops_.at(act.loop).start, seq)));
@@ -254,10 +263,15 @@ class PathEmitter {
   // iteration ended path s + d, the others path K; a run that never went
   // round restores the register the path from before the loop goes on with.
   //   w = n != 0; count[s + d] += w; count[K] += n - w; r += w ? 0 : s - b
+  // Entries cut: every iteration ended path K, so count[K] += n.
   void LoopExit(gimple_seq* seq, int l) {
     const PathLoop& L = loops_.at(l);
     tree n = make_temp_ssa_name(u64_, NULL, "BLRS_n");
     Add(seq, gimple_build_assign(n, loop_n_.at(l)));
+    if (L.entries_cut) {
+      CountAt(seq, Const(L.iteration, seq), n);
+      return;
+    }
     tree s = make_temp_ssa_name(rtype_, NULL, "BLRS_s");
     Add(seq, gimple_build_assign(s, loop_s_.at(l)));
     tree went = make_temp_ssa_name(boolean_type_node, NULL, "BLRS_w");
@@ -381,7 +395,8 @@ class PathEmitter {
 // a __builtin_setjmp_receiver) or before its last statement.
 void InsertInBlock(basic_block bb, const PathAction& act, gimple_seq seq) {
   if (act.kind == PathAction::kStartCheckFlag ||
-      act.kind == PathAction::kStartCut) {
+      act.kind == PathAction::kStartCut ||
+      act.kind == PathAction::kStartInit) {
     gimple_stmt_iterator gsi = gsi_after_labels(bb);
     if (!gsi_end_p(gsi)) {
       gimple* first = gsi_stmt(gsi);

@@ -76,6 +76,8 @@ const char* PathActionName(PathAction::Kind k) {
     case PathAction::kStartCut: return "cut: count[r + a]++; r = b";
     case PathAction::kPreCount: return "pre-count[r + a]++ before call";
     case PathAction::kEndCountReset: return "count[r + a]++; r = 0 at end";
+    case PathAction::kEndCount: return "count[r + a]++ at end";
+    case PathAction::kStartInit: return "r = a at start";
   }
   return "?";
 }
@@ -124,13 +126,83 @@ void PlanPathProfiling(ballarus::Function* fn,
                    err.c_str());
   }
   ballarus::PathDag dag;
-  if (!ballarus::BuildPathDag(*fn, plan.cuts, &dag, &err))
-    internal_error("ballarus: path DAG for %s: %s", fn->name.c_str(),
-                   err.c_str());
   ballarus::PathIncrements inc;
-  if (!ballarus::PlaceIncrements(*fn, dag, weights, &inc, &err))
-    internal_error("ballarus: path increments for %s: %s", fn->name.c_str(),
-                   err.c_str());
+  auto number = [&]() {
+    if (!ballarus::BuildPathDag(*fn, plan.cuts, &dag, &err))
+      internal_error("ballarus: path DAG for %s: %s", fn->name.c_str(),
+                     err.c_str());
+    if (!ballarus::PlaceIncrements(*fn, dag, weights, &inc, &err))
+      internal_error("ballarus: path increments for %s: %s",
+                     fn->name.c_str(), err.c_str());
+  };
+  number();
+  std::vector<uint32_t> entry_cuts;  // ascending
+  // Loop entry cuts (path-loop-cuts).  In a loop whose iterations all take
+  // one path (FindCountedLoops: header h, one latch, one DAG path from h
+  // to the back edge), every iteration after the first ends the same path
+  // K at the back edge -- but GCC sees the register at h as a PHI of the
+  // register on entry (any path so far) and of b, so every iteration counts
+  // through a variable address, an update store motion cannot keep in a
+  // register.  Cutting each entry edge as well (it ends the path that
+  // reaches the loop and starts the one at h, like the back edge) makes
+  // the register at h the constant b on every way in: each iteration
+  // counts the constant counter of path K, which GCC folds and, in a loop
+  // without calls, moves out of the loop as it does edge counters.  The
+  // price is one count per entry into the loop (at a constant counter
+  // where the path so far is known); it pays where the loop iterates at
+  // least once per entry, on the weights' evidence.  A cut edge never adds
+  // paths (the ones through it become the ones ending there), so the table
+  // still fits.  By default (path-loop-cuts=auto) in mode=path only: with
+  // edge counters as well (mode=edge,path) the cuts cost bzip2 +56 M
+  // instructions (BZ2_decompress +40 M, not analysed) where they save
+  // 42 M in mode=path (bench/README.md).
+  const bool loop_cuts =
+      g_options.path_loop_cuts == Options::PathLoopCuts::kOn ||
+      (g_options.path_loop_cuts == Options::PathLoopCuts::kAuto &&
+       g_options.mode == Mode::kNone);
+  if (loop_cuts && !plan.cuts.edges.empty()) {
+    std::vector<bool> no_exclusion(nb, false);
+    std::vector<bool> is_cut(fn->edges.size(), false);
+    for (uint32_t i : plan.cuts.edges) is_cut[i] = true;
+    for (const ballarus::CountedLoop& L :
+         ballarus::FindCountedLoops(*fn, dag, plan.cuts, inc, no_exclusion)) {
+      uint64_t in_w = 0;
+      bool ok = true;
+      for (uint32_t i : L.entries) {
+        in_w += i < weights.size() ? weights[i] : 1;
+        // A re-entry edge carries its own code (kReentry); a fake one none.
+        ok = ok && !is_cut[i] &&
+             !(fn->edges[i].flags &
+               (ballarus::kEdgeFake | ballarus::kEdgeReentry)) &&
+             gcc_edges[i] != NULL;
+      }
+      const uint64_t back_w =
+          L.back_edge < weights.size() ? weights[L.back_edge] : 1;
+      if (dump_file && (!ok || back_w < in_w))
+        fprintf(dump_file, "  path: loop at block %u (back edge %u->%u): "
+                "one path per iteration, entry edges not cut (%s)\n",
+                L.header, fn->edges[L.back_edge].src, L.header,
+                !ok ? "a re-entry or cut entry edge"
+                    : "the weights show fewer iterations than entries");
+      if (!ok || back_w < in_w) continue;
+      for (uint32_t i : L.entries) {
+        is_cut[i] = true;
+        entry_cuts.push_back(i);
+      }
+      if (dump_file)
+        fprintf(dump_file, "  path: loop at block %u (back edge %u->%u): one "
+                "path per iteration; its %zu entry edges cut\n",
+                L.header, fn->edges[L.back_edge].src, L.header,
+                L.entries.size());
+    }
+    if (!entry_cuts.empty()) {
+      std::sort(entry_cuts.begin(), entry_cuts.end());
+      plan.cuts.edges.insert(plan.cuts.edges.end(), entry_cuts.begin(),
+                             entry_cuts.end());
+      std::sort(plan.cuts.edges.begin(), plan.cuts.edges.end());
+      number();
+    }
+  }
 
   // Every value of the register is a sum of distinct increments (each DAG
   // edge at most once per path), so below the sum of their magnitudes.
@@ -176,8 +248,11 @@ void PlanPathProfiling(ballarus::Function* fn,
             : g_options.early_termination_undo ? "counted, pre-counts undone"
                                                : "counted, pre-counts kept");
     for (uint32_t i : info.cut_edges)
-      fprintf(dump_file, "  back edge %u->%u cut\n", fn->edges[i].src,
-              fn->edges[i].dst);
+      fprintf(dump_file, "  %s %u->%u cut\n",
+              std::binary_search(entry_cuts.begin(), entry_cuts.end(), i)
+                  ? "loop entry edge"
+                  : "back edge",
+              fn->edges[i].src, fn->edges[i].dst);
     for (uint32_t b : info.cut_blocks)
       fprintf(dump_file, "  block %u cut (too many paths through it)\n", b);
   }
@@ -286,6 +361,69 @@ void PlanPathProfiling(ballarus::Function* fn,
   // to EXIT whose call may not return (or a computed goto).
   std::vector<bool> may_leave(nb, false);
 
+  // Computed gotos (GCC factors them into one `goto *x` block, left by
+  // abnormal edges only): the path ends there, and each target starts a
+  // new one with r = Inc(ENTRY->w), which is 0 (fake ENTRY edges are tree
+  // edges).  Setting r at the goto hands the target a register GCC cannot
+  // see through (an SSA name on abnormal edges), so every count in the
+  // target's code goes through it (lua's interpreter: a register load per
+  // opcode at the dispatch, then indexed counts in the handler).  With
+  // path-goto-targets, the goto only counts, and each target entered by
+  // computed gotos only (self_start) sets r itself, at its start: a
+  // constant there, which GCC folds into the handler's chords and counts.
+  // A target also entered by ordinary edges (a label the code before it
+  // reaches too: lua's OP_TFORCALL) gets the setjmp receivers' treatment
+  // below: its ordinary entries set the re-entry flag, and its start sets
+  // r only where the flag is clear.
+  auto is_goto_end = [&](uint32_t u) {
+    if (u < 2 || u >= nb || bbs[u] == NULL || returns_twice[u] ||
+        dispatcher[u] || reentry_block[u])
+      return false;
+    gimple_stmt_iterator gsi = gsi_last_nondebug_bb(bbs[u]);
+    gimple* last = gsi_end_p(gsi) ? NULL : gsi_stmt(gsi);
+    if (last != NULL && is_gimple_call(last)) return false;
+    edge e;
+    edge_iterator ei;
+    bool abnormal = false;
+    FOR_EACH_EDGE(e, ei, bbs[u]->succs) {
+      if (!(e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL)))
+        return false;
+      abnormal = abnormal || (e->flags & EDGE_ABNORMAL);
+    }
+    return abnormal;
+  };
+  std::vector<bool> goto_end(nb, false), self_start(nb, false);
+  for (uint32_t u = 2; u < nb; ++u) goto_end[u] = is_goto_end(u);
+  // By default (path-goto-targets=auto) not on an earlier profile's
+  // weights: there the hot handlers' chords are tree edges, the register
+  // stays the one constant through them, and GCC keeps that constant in a
+  // callee-saved register for the whole function and copies it at every
+  // dispatch (lua's luaV_execute +45 M instructions, where static weights
+  // save 35 M).
+  const bool sources_reset =
+      g_options.path_goto_targets == Options::PathGotoTargets::kOff ||
+      (g_options.path_goto_targets == Options::PathGotoTargets::kAuto &&
+       measured_weights);
+  for (uint32_t w = 2; w < nb && !sources_reset; ++w) {
+    if (bbs[w] == NULL || returns_twice[w] || dispatcher[w]) continue;
+    bool from_goto = false, only_goto = true;
+    edge e;
+    edge_iterator ei;
+    FOR_EACH_EDGE(e, ei, bbs[w]->preds) {
+      if (e->flags & EDGE_FAKE) continue;  // gcov's ENTRY->w for the gotos
+      const bool g = (e->flags & EDGE_ABNORMAL) && e->src->index >= 2 &&
+                     static_cast<uint32_t>(e->src->index) < nb &&
+                     goto_end[e->src->index];
+      from_goto = from_goto || g;
+      only_goto = only_goto && g;
+    }
+    self_start[w] = from_goto && only_goto;
+    if (dump_file && from_goto && !only_goto)
+      fprintf(dump_file, "  path: computed goto target %u is entered "
+              "otherwise too: its normal entries set the re-entry flag\n",
+              w);
+  }
+
   // Fake edges into EXIT: a call that may not return (early termination)
   // or a block left by abnormal edges only.
   for (size_t i = 0; i < fn->edges.size(); ++i) {
@@ -309,11 +447,14 @@ void PlanPathProfiling(ballarus::Function* fn,
         normal.push_back(e);
     if ((last == NULL || !is_gimple_call(last)) && normal.empty()) {
       if (hoist_onto(u, /*any_preds=*/true, &hoisted)) {
-        for (edge h : hoisted) on_edge(h, PathAction::kCountReset, a, 0);
+        for (edge h : hoisted)
+          on_edge(h, sources_reset ? PathAction::kCountReset
+                                   : PathAction::kCount, a, 0);
       } else {
-        in_block(u, PathAction::kEndCountReset, a, 0);
+        in_block(u, sources_reset ? PathAction::kEndCountReset
+                                  : PathAction::kEndCount, a, 0);
       }
-      end_reset[u] = true;
+      end_reset[u] = sources_reset;
       continue;
     }
     if (!g_options.early_termination) continue;
@@ -355,6 +496,10 @@ void PlanPathProfiling(ballarus::Function* fn,
     const uint32_t w = me.dst;
     if (dispatcher[w] || bbs[w] == NULL) continue;
     const uint64_t a = inc.inc[dag.dag_edge_of_cfg[i]];
+    if (self_start[w]) {
+      in_block(w, PathAction::kStartInit, a, 0);
+      continue;
+    }
     bool all_sources_reset = true;
     edge e;
     edge_iterator ei;
@@ -380,15 +525,28 @@ void PlanPathProfiling(ballarus::Function* fn,
 
   // Loops whose iterations take one path count them in locals (core/
   // path_profile.h FindCountedLoops): an increment of a register per
-  // iteration instead of a counter update with a variable index, which
-  // GCC cannot keep in a register.  Each run of the loop costs a few
-  // instructions at its entry and exit, more than it saves unless the loop
-  // iterates: BZ2_decompress's GET_BITS loops (0-1 iterations, three
-  // exits) cost bzip2 +10% instructions, lua's nil-filling loops in
-  // luaD_precall +1%.  Static estimates cannot tell those from the loops
-  // that run long, so by default (path-loops=profile) only an earlier
-  // profile's counts (weights=profile=) decide: at least 8 iterations per
-  // entry.  path-loops=on trusts any weights (2 per entry).
+  // iteration instead of a counter update in memory.
+  //
+  // A loop whose entry edges are cut (above) starts every iteration with
+  // r = b, so all its iterations end path K: n = 0 on entry, n += 1 on the
+  // back edge, count[K] += n on each exit.  Otherwise the loop also saves
+  // the register on entry, s, and on exit counts the first iteration's
+  // path s + d apart.  Only where nothing leaves the loop but its exits
+  // (FindCountedLoops excludes blocks with calls that may not return): a
+  // pending n would be lost.
+  //
+  // Each run of a counted loop costs a few instructions at its entry and
+  // exit, more than it saves unless the loop iterates: BZ2_decompress's
+  // GET_BITS loops (0-1 iterations, three exits) cost bzip2 +10%
+  // instructions, lua's nil-filling loops in luaD_precall +1%.  Even with
+  // the entries cut (the exit is one add), counting in locals on static
+  // estimates costs lua +34 M instructions and bzip2 +78 M over counting
+  // the constant counter K in memory (lua_settop +14 M, luaD_precall
+  // +25 M: their nil-filling loops rarely run; bzip2's mainSort +34 M,
+  // not analysed).  So by default (path-loops=profile)
+  // only an earlier profile's counts (weights=profile=) decide: at least
+  // 8 iterations per entry.  path-loops=on trusts any weights (2 per
+  // entry).
   std::vector<int> loop_of_back_edge(fn->edges.size(), -1);
   const bool count_loops =
       g_options.path_loops == Options::PathLoops::kOn ||
@@ -397,15 +555,27 @@ void PlanPathProfiling(ballarus::Function* fn,
   const uint64_t min_ratio =
       g_options.path_loops == Options::PathLoops::kOn ? 2 : 8;
   if (count_loops) {
+    // FindCountedLoops wants a loop's header to be the target of its back
+    // edge only: the cuts without the entry cuts (the DAG is the final one).
+    ballarus::PathCuts back_cuts = plan.cuts;
+    back_cuts.edges.clear();
+    for (uint32_t i : plan.cuts.edges)
+      if (!std::binary_search(entry_cuts.begin(), entry_cuts.end(), i))
+        back_cuts.edges.push_back(i);
     for (const ballarus::CountedLoop& L :
-         ballarus::FindCountedLoops(*fn, dag, plan.cuts, inc, may_leave)) {
+         ballarus::FindCountedLoops(*fn, dag, back_cuts, inc, may_leave)) {
+      bool cut = true;
+      for (uint32_t i : L.entries)
+        cut = cut &&
+              std::binary_search(entry_cuts.begin(), entry_cuts.end(), i);
       uint64_t in_w = 0;
-      for (uint32_t i : L.entries) in_w += i < weights.size() ? weights[i] : 1;
+      for (uint32_t i : L.entries)
+        in_w += i < weights.size() ? weights[i] : 1;
       const uint64_t back_w =
           L.back_edge < weights.size() ? weights[L.back_edge] : 1;
       if (back_w < min_ratio * in_w) continue;
       const int l = static_cast<int>(work->loops.size());
-      work->loops.push_back({L.start, L.iteration, L.first_offset});
+      work->loops.push_back({L.start, L.iteration, L.first_offset, cut});
       loop_of_back_edge[L.back_edge] = l;
       auto act = [&](PathAction::Kind k) {
         PathAction x{k, 0, 0};
@@ -420,10 +590,11 @@ void PlanPathProfiling(ballarus::Function* fn,
           {gcc_edges[L.back_edge], act(PathAction::kLoopBack)});
       if (dump_file)
         fprintf(dump_file, "  path: loop at block %u (back edge %u->%u): one "
-                "path per iteration (%llu), counted in a local; %zu "
+                "path per iteration (%llu), counted in a local%s; %zu "
                 "entries, %zu exits\n",
                 L.header, fn->edges[L.back_edge].src, L.header,
-                (unsigned long long)L.iteration, L.entries.size(),
+                (unsigned long long)L.iteration,
+                cut ? " (entries cut)" : "", L.entries.size(),
                 L.exits.size());
     }
   }
@@ -448,6 +619,9 @@ void PlanPathProfiling(ballarus::Function* fn,
     } else if (de.kind == ballarus::DagEdge::kBackEnd) {
       const ballarus::Edge& me = fn->edges[de.ref];
       if (loop_of_back_edge[de.ref] >= 0) continue;  // kLoopBack instead
+      // A cut edge out of ENTRY (a loop entry cut) ends the empty path.
+      if (me.src == ballarus::kEntryBlock)
+        on_edge(gcc_edges[de.ref], PathAction::kInit, 0, 0);
       on_edge(gcc_edges[de.ref], PathAction::kCountReset, inc.inc[d],
               inc.inc[dag.start_edge[me.dst]]);
     } else if (de.kind == ballarus::DagEdge::kCutEnd) {

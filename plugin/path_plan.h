@@ -34,10 +34,11 @@ struct PathAction {
     kSetFlag,     // arrived = 1         (a normal entry into a re-entry block)
     kLoopExit,    // counted loop `loop` (core/path_profile.h CountedLoop)
                   // left: count[s + d] += (n != 0); count[K] += n - (n != 0);
-                  // if (n == 0) r += s - b
+                  // if (n == 0) r += s - b  (entries cut: count[K] += n)
     kInit,        // r = a               (edge out of ENTRY)
     kAdd,         // r += a              (chord)
     kLoopEnter,   // counted loop entered: s = r; r = b; n = 0
+                  // (entries cut: n = 0)
     kCount,       // count[r + a] += 1   (return)
     kCountReset,  // count[r + a] += 1; r = b   (cut edge: back edge)
     kLoopBack,    // a counted loop's back edge: n += 1; r = b
@@ -48,6 +49,11 @@ struct PathAction {
                       // return): count[r + a] += 1, undone on return
     kEndCountReset,   // before its last statement (computed goto): the path
                       // ends here, the abnormal target starts one with r = 0
+    kEndCount,        // before its last statement (computed goto whose
+                      // targets all start their path themselves,
+                      // kStartInit): count[r + a] += 1
+    kStartInit,       // at its start (a computed goto's target entered by
+                      // computed gotos only): r = a
   };
   Kind kind;
   uint64_t a = 0;
@@ -62,6 +68,10 @@ struct PathLoop {
   uint64_t start = 0;         // b
   uint64_t iteration = 0;     // K
   uint64_t first_offset = 0;  // d = K - b
+  // Its entry edges are cut (path-loop-cuts): r = b on entry already, and
+  // every iteration ends path K -- kLoopEnter is n = 0, kLoopExit
+  // count[K] += n.
+  bool entries_cut = false;
 };
 
 // One function's path profiling plan, kept between the analysis and the

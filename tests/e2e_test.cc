@@ -1232,6 +1232,109 @@ TEST(PathCountedLoops, ExactOnEstimatesAndOnAProfile) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// Loop entry cuts and computed-goto targets (path-loop-cuts: by default in
+// mode=path, not in mode=edge,path; path-goto-targets: by default unless
+// the weights are an earlier profile's), on
+// programs/goto_loops.c: the corpus test checks the defaults against gcov,
+// the naive profile and the edge counters; here the dump must show each at
+// work where it applies (entry edges cut -- one of them out of ENTRY at
+// -O0 --, targets that set the register, a target also entered normally
+// that checks the flag) and not where it does not, and every combination
+// must give the program's output and a path profile that verifies
+// (mode=edge,path: its derived edges equal the edge counters).
+
+TEST(PathLoopCutsAndGotoTargets, ShownInTheDumpAndExactEachWay) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/path_loop_cuts";
+  harness::MakeFreshDir(dir);
+  ASSERT_EQ(harness::Run("cp " + Quote(harness::ProgramsDir() +
+                                       "/goto_loops.c") + " .", dir).status,
+            0);
+  const std::string gcc = Quote(InstallPrefix() + "/bin/ballarus-gcc");
+  const std::string pool = "BALLARUS_PROFILE=" + dir + "/";
+  CommandResult c = harness::Run("gcc -O0 goto_loops.c -o plain", dir);
+  ASSERT_EQ(c.status, 0) << c.err;
+  CommandResult r = harness::Run("./plain", dir);
+  ASSERT_EQ(r.status, 0);
+  const std::string expected = r.out;
+  auto occurrences = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = 0; (at = text.find(what, at)) != std::string::npos;
+         ++at)
+      ++n;
+    return n;
+  };
+  struct Config {
+    std::string options;
+    bool cuts, targets;
+  };
+  const std::string m = "-fplugin-arg-ballarus-mode=";
+  const std::string lc = " -fplugin-arg-ballarus-path-loop-cuts=";
+  const std::string gt = " -fplugin-arg-ballarus-path-goto-targets=";
+  // An edge profile of the program (at each -O), for weights=profile=
+  // (goto targets off by default there; every cut loop iterates at least
+  // once per entry).
+  const std::string measured =
+      " -fplugin-arg-ballarus-weights=profile=" + dir + "/edge.profile";
+  const std::vector<Config> configs = {
+      {m + "path", true, true},
+      {m + "path" + measured, true, false},
+      {m + "edge,path" + lc + "on" + gt + "on" + measured, true, true},
+      {m + "edge,path", false, true},
+      {m + "edge,path" + lc + "on", true, true},
+      {m + "edge,path" + lc + "on" + gt + "off", true, false},
+      {m + "path" + lc + "off", false, true},
+      {m + "path" + gt + "off", true, false},
+  };
+  for (const char* opt : {"-O0", "-O2"}) {
+    harness::Run("rm -f edge.profile", dir);
+    c = harness::Run(gcc + " " + opt + " goto_loops.c -o gl", dir);
+    ASSERT_EQ(c.status, 0) << opt << ": " << c.err;
+    r = harness::Run("./gl", dir, {pool + "edge.profile"});
+    ASSERT_EQ(r.status, 0) << opt;
+    for (const Config& cf : configs) {
+      const std::string ctx = std::string("goto_loops ") + opt + " " +
+                              cf.options;
+      harness::Run("rm -f paths.profile *.ballarus", dir);
+      c = harness::Run(gcc + " " + cf.options +
+                           " -fplugin-arg-ballarus-dump " + opt +
+                           " goto_loops.c -o gl",
+                       dir);
+      ASSERT_EQ(c.status, 0) << ctx << ": " << c.err;
+      r = harness::Run("./gl", dir, {pool + "paths.profile"});
+      EXPECT_EQ(r.status, 0) << ctx;
+      EXPECT_EQ(r.out, expected) << ctx;
+      CommandResult d = harness::Run("cat *.ballarus", dir);
+      if (cf.options.find("weights=profile=") != std::string::npos)
+        EXPECT_EQ(d.out.find("not in the profile"), std::string::npos)
+            << ctx << "\n" << d.out;
+      // bits, checked_sum (and halve: its entry edge leaves ENTRY at -O0)
+      EXPECT_EQ(occurrences(d.out, "loop entry edge ") >= 2, cf.cuts)
+          << ctx << "\n" << d.out;
+      if (cf.cuts && std::string(opt) == "-O0")
+        EXPECT_EQ(occurrences(d.out, "loop entry edge 0->"), 1u)
+            << ctx << "\n" << d.out;
+      // op_fill, op_sum, op_twice, op_jnz, op_halt set r at their start;
+      // op_shift, also entered by op_sum's goto, checks the flag.
+      EXPECT_EQ(occurrences(d.out, "r = a at start"), cf.targets ? 5u : 0u)
+          << ctx << "\n" << d.out;
+      EXPECT_EQ(occurrences(d.out, "is entered otherwise too"),
+                cf.targets ? 1u : 0u)
+          << ctx << "\n" << d.out;
+      CommandResult v = harness::Run(Quote(Reconstruct()) +
+                                         " verify paths.profile", dir);
+      EXPECT_EQ(v.status, 0) << ctx << ": " << v.out << v.err;
+      if (cf.options.find("edge,path") != std::string::npos) {
+        EXPECT_NE(v.out.find("paths: 6 functions"), std::string::npos)
+            << ctx << v.out;
+        EXPECT_NE(v.out.find(" 0 not comparable"), std::string::npos)
+            << ctx << v.out;
+      }
+    }
+  }
+}
+
 TEST(Determinism, IdenticalObjects) {
   ASSERT_FALSE(InstallPrefix().empty());
   const std::string dir = harness::TempRoot() + "/determinism";

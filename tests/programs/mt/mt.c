@@ -465,8 +465,9 @@ static int running_at_exit(void) {
    1000 times, so that every kind of path count (dense or hashed table,
    pointer or number register, counted loops) is updated by 8 threads at
    the same time.  classify: 8 x N_WORK, each of its 4 paths 2 x N_WORK;
-   loop_sum: 8000 calls of 100 iterations (with path-loops=on a counted
-   loop: every iteration but the first on one path, 8000 x 99).  */
+   loop_sum: 8000 calls of 100 iterations (its entry edge cut, every
+   iteration on one path, 8000 x 100; with path-loops=on counted in a
+   local).  */
 
 #define N_PATHS_THREADS 8
 static pthread_barrier_t paths_go;
