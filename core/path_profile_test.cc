@@ -1854,12 +1854,7 @@ TEST(PlanPathsWeighted, SucceedsWherePlanPathsDoes) {
 // return: two prefixes reach 5, an indexed count, 2 * 4 = 8.  Cutting 5:
 // its cut count indexed (2 * 4), then a return one prefix reaches (4): 12.
 TEST(EstimatePlanCost, Diamond) {
-  const Function f = Make(6, {{0, 2, kEdgeFallthru},
-                              {2, 3, kEdgeTrue},
-                              {2, 4, kEdgeFalse},
-                              {3, 5, kEdgeFallthru},
-                              {4, 5, kEdgeFallthru},
-                              {5, 1, kEdgeFallthru}});
+  const Function f = DiamondChain(1);
   const std::vector<uint64_t> w{4, 3, 1, 3, 1, 4};
   EXPECT_EQ(EstimatePlanCost(f, PathCuts{}, w), 8.0L);
   EXPECT_EQ(EstimatePlanCost(f, PathCuts{{}, {5}}, w), 12.0L);

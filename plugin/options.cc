@@ -97,6 +97,23 @@ std::string RawWeightsProfile(const std::string& truncated) {
   return found.empty() ? truncated : found;
 }
 
+// Parses -fplugin-arg-ballarus-KEY=VALUE for an option taking auto, on or
+// off into *out; false with an error naming the option otherwise.
+bool ParseAutoOnOff(const std::string& key, const char* value,
+                    Options::AutoOnOff* out) {
+  const std::string v = value ? value : "";
+  if (v == "auto" || v == "on" || v == "off") {
+    *out = v == "on"    ? Options::AutoOnOff::kOn
+           : v == "off" ? Options::AutoOnOff::kOff
+                        : Options::AutoOnOff::kAuto;
+    return true;
+  }
+  error("ballarus: unknown value %qs for %<-fplugin-arg-ballarus-%s%> "
+        "(expected auto, on or off)",
+        v.c_str(), key.c_str());
+  return false;
+}
+
 }  // namespace
 
 bool ParseOptions(const plugin_name_args* info) {
@@ -188,35 +205,10 @@ bool ParseOptions(const plugin_name_args* info) {
       }
       continue;
     }
-    if (k == "path-loop-cuts") {
-      std::string v = value ? value : "";
-      if (v == "auto" || v == "on" || v == "off") {
-        g_options.path_loop_cuts = v == "on"    ? Options::PathLoopCuts::kOn
-                                   : v == "off" ? Options::PathLoopCuts::kOff
-                                                : Options::PathLoopCuts::kAuto;
-      } else {
-        error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-path-loop-cuts%> (expected auto, on "
-              "or off)",
-              v.c_str());
-        ok = false;
-      }
-      continue;
-    }
-    if (k == "path-goto-targets") {
-      std::string v = value ? value : "";
-      if (v == "auto" || v == "on" || v == "off") {
-        g_options.path_goto_targets =
-            v == "on"    ? Options::PathGotoTargets::kOn
-            : v == "off" ? Options::PathGotoTargets::kOff
-                         : Options::PathGotoTargets::kAuto;
-      } else {
-        error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-path-goto-targets%> (expected auto, on "
-              "or off)",
-              v.c_str());
-        ok = false;
-      }
+    if (k == "path-loop-cuts" || k == "path-goto-targets") {
+      ok &= ParseAutoOnOff(k, value,
+                           k == "path-loop-cuts" ? &g_options.path_loop_cuts
+                                                 : &g_options.path_goto_targets);
       continue;
     }
     if (k == "path-register") {

@@ -53,14 +53,18 @@ struct Options {
   // so every iteration ends the same path at a constant counter
   // (path_plan.cc) -- kAuto (default): in mode=path, not in mode=edge,path;
   // kOff: only back edges are cut.
-  enum class PathLoopCuts { kAuto, kOn, kOff };
-  PathLoopCuts path_loop_cuts = PathLoopCuts::kAuto;
+  // The value of an option taking auto, on or off.
+  enum class AutoOnOff { kAuto, kOn, kOff };
+  // Whether such an option is on, kAuto meaning `when_auto`.
+  static bool IsOn(AutoOnOff v, bool when_auto) {
+    return v == AutoOnOff::kOn || (v == AutoOnOff::kAuto && when_auto);
+  }
+  AutoOnOff path_loop_cuts = AutoOnOff::kAuto;
   // path-goto-targets: a computed goto's targets set the path register at
   // their start instead of the goto (path_plan.cc) -- kAuto (default):
   // unless the weights are an earlier profile's counts; kOff: the goto
   // resets it.
-  enum class PathGotoTargets { kAuto, kOn, kOff };
-  PathGotoTargets path_goto_targets = PathGotoTargets::kAuto;
+  AutoOnOff path_goto_targets = AutoOnOff::kAuto;
   bool early_termination = true;
   // early-termination=undo: the pre-count is undone when the call returns
   // (the scheme before pre-counts were kept; for comparison in bench).

@@ -157,9 +157,7 @@ void PlanPathProfiling(ballarus::Function* fn,
   // instructions (BZ2_decompress +40 M, not analysed) where they save
   // 42 M in mode=path (bench/README.md).
   const bool loop_cuts =
-      g_options.path_loop_cuts == Options::PathLoopCuts::kOn ||
-      (g_options.path_loop_cuts == Options::PathLoopCuts::kAuto &&
-       g_options.mode == Mode::kNone);
+      Options::IsOn(g_options.path_loop_cuts, g_options.mode == Mode::kNone);
   if (loop_cuts && !plan.cuts.edges.empty()) {
     std::vector<bool> no_exclusion(nb, false);
     std::vector<bool> is_cut(fn->edges.size(), false);
@@ -401,9 +399,7 @@ void PlanPathProfiling(ballarus::Function* fn,
   // dispatch (lua's luaV_execute +45 M instructions, where static weights
   // save 35 M).
   const bool sources_reset =
-      g_options.path_goto_targets == Options::PathGotoTargets::kOff ||
-      (g_options.path_goto_targets == Options::PathGotoTargets::kAuto &&
-       measured_weights);
+      !Options::IsOn(g_options.path_goto_targets, !measured_weights);
   for (uint32_t w = 2; w < nb && !sources_reset; ++w) {
     if (bbs[w] == NULL || returns_twice[w] || dispatcher[w]) continue;
     bool from_goto = false, only_goto = true;
