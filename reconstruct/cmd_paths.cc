@@ -38,6 +38,8 @@ const char* StartName(PathReport::Start s) {
       return "back_edge";
     case PathReport::kAfterCut:
       return "cut";
+    case PathReport::kAtCutLoop:
+      return "loop_header";
     default:
       return "entry";
   }
@@ -51,6 +53,8 @@ const char* EndName(PathReport::End e) {
       return "abnormal";
     case PathReport::kBackEdge:
       return "back_edge";
+    case PathReport::kLoopEntry:
+      return "loop_entry";
     case PathReport::kCut:
       return "cut";
     default:
@@ -81,10 +85,14 @@ long double ProgramTotal(const Report& r) {
 constexpr const char* kLegend =
     "Legend: a path lists the blocks it executes, ENTRY to EXIT.  \"^\" "
     "first: it began\n"
-    "  after a back edge (a new loop iteration) or at a cut block; \"-> "
-    "back edge to B\":\n"
-    "  it ended taking a back edge into block B; \"-> cut at B\": it "
-    "ended entering cut\n"
+    "  after a back edge (a new loop iteration), at a loop header whose "
+    "entries are cut\n"
+    "  too, or at a cut block; \"-> back edge to B\": it ended taking a "
+    "back edge into\n"
+    "  block B; \"-> loop entry to B\": it ended entering the loop at "
+    "block B (its entry\n"
+    "  edges are cut: path-loop-cuts); \"-> cut at B\": it ended entering "
+    "cut\n"
     "  block B (the next path starts there); \"(did not return)\": exit(), "
     "longjmp or an\n"
     "  exception left the function there; \"(abnormal jump)\": it left by "
@@ -109,7 +117,8 @@ ojson PathJson(const Report& r, const PathReport& p, bool with_lines,
   j["blocks"] = p.blocks;
   j["start"] = StartName(p.start);
   j["end"] = EndName(p.end);
-  if (p.end == PathReport::kBackEdge || p.end == PathReport::kCut)
+  if (p.end == PathReport::kBackEdge || p.end == PathReport::kLoopEntry ||
+      p.end == PathReport::kCut)
     j["to"] = p.target;
   if (with_lines || sources) {
     ojson lines = ojson::array();
@@ -152,8 +161,14 @@ void AddPathFields(const Report& r, const FunctionReport& f, uint64_t top,
   (*j)["path_flags"] = flags;
   ojson cut_edges = ojson::array();
   for (uint32_t e : pp.cut_edges)
-    cut_edges.push_back(
-        ojson{{"edge", e}, {"src", f.edges[e].src}, {"dst", f.edges[e].dst}});
+    cut_edges.push_back(ojson{
+        {"edge", e},
+        {"src", f.edges[e].src},
+        {"dst", f.edges[e].dst},
+        {"kind", std::binary_search(pp.loop_entry_edges.begin(),
+                                    pp.loop_entry_edges.end(), e)
+                     ? "loop_entry"
+                     : "back_edge"}});
   (*j)["cut_edges"] = cut_edges;
   (*j)["cut_blocks"] = pp.cut_blocks;
   (*j)["distinct_paths"] = pp.executed.size();
@@ -168,13 +183,20 @@ void AddPathFields(const Report& r, const FunctionReport& f, uint64_t top,
 }
 
 std::string CutsText(const FunctionReport& f) {
-  std::string edges, blocks;
-  for (uint32_t e : f.paths->cut_edges)
-    edges += (edges.empty() ? "" : " ") + EdgeText(f, e);
-  for (uint32_t b : f.paths->cut_blocks)
+  const PathProfileReport& pp = *f.paths;
+  std::string edges, entries, blocks;
+  for (uint32_t e : pp.cut_edges) {
+    std::string& to = std::binary_search(pp.loop_entry_edges.begin(),
+                                         pp.loop_entry_edges.end(), e)
+                          ? entries
+                          : edges;
+    to += (to.empty() ? "" : " ") + EdgeText(f, e);
+  }
+  for (uint32_t b : pp.cut_blocks)
     blocks += (blocks.empty() ? "" : " ") + std::to_string(b);
-  return fmt::format("back edges {}, cut blocks {}",
+  return fmt::format("back edges {}, {}cut blocks {}",
                      edges.empty() ? "none" : edges,
+                     entries.empty() ? "" : "loop entry edges " + entries + ", ",
                      blocks.empty() ? "none" : blocks);
 }
 

@@ -222,7 +222,8 @@ std::set<std::pair<uint32_t, uint32_t>> HottestPath(const FunctionReport& f,
     const PathReport& p = f.paths->executed[0];
     for (size_t i = 1; i < p.blocks.size(); ++i)
       on.insert({p.blocks[i - 1], p.blocks[i]});
-    if (p.end == PathReport::kBackEdge && !p.blocks.empty())
+    if ((p.end == PathReport::kBackEdge || p.end == PathReport::kLoopEntry) &&
+        !p.blocks.empty())
       on.insert({p.blocks.back(), p.target});
     return on;
   }
@@ -553,7 +554,10 @@ size_t WriteHtmlReport(const Report& r, const FileFilter& filter,
           "<h2>Hottest paths</h2>\n<p class=\"note\">Ball–Larus paths by count, "
           "across functions; % fn: share of the function's path executions, % "
           "all: of the program's ({} path executions).  \"^\": began after a "
-          "back edge; \"-&gt; back edge to B\": ended by a loop's back edge; "
+          "back edge, a cut loop entry or at a cut block; \"-&gt; back edge "
+          "to B\": ended by a loop's back edge; \"-&gt; loop entry to B\": "
+          "ended entering the loop at B (its entry edges are cut too); \"-&gt; "
+          "cut at B\": ended entering cut block B; "
           "\"(did not return)\": exit(), longjmp or an exception left there; "
           "\"(abnormal jump)\": left by a computed or nonlocal goto (the "
           "next path starts ENTRY, then its target).  "

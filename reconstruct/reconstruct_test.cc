@@ -804,7 +804,7 @@ TEST(Paths, ListsExactlyTheCountedPaths) {
   EXPECT_EQ(l.at("n_paths"), "6");
   EXPECT_EQ(l.at("path_storage"), "dense");
   EXPECT_EQ(l.at("path_flags"), json::array({"early_termination"}));
-  EXPECT_EQ(l.at("cut_edges"), json::parse(R"([{"edge":7,"src":6,"dst":3}])"));
+  EXPECT_EQ(l.at("cut_edges"), json::parse(R"([{"edge":7,"src":6,"dst":3,"kind":"back_edge"}])"));
   EXPECT_EQ(l.at("cut_blocks"), json::array());
   EXPECT_EQ(l.at("distinct_paths"), 5);
   EXPECT_EQ(l.at("path_count_total"), 11);
@@ -817,7 +817,7 @@ TEST(Paths, ListsExactlyTheCountedPaths) {
   const json& c = Fn(j, "cutfn");
   EXPECT_EQ(c.at("n_paths"), "7");
   EXPECT_EQ(c.at("cut_blocks"), json::array({6}));
-  EXPECT_EQ(c.at("cut_edges"), json::parse(R"([{"edge":7,"src":6,"dst":3}])"));
+  EXPECT_EQ(c.at("cut_edges"), json::parse(R"([{"edge":7,"src":6,"dst":3,"kind":"back_edge"}])"));
   EXPECT_EQ(c.at("paths"), ExpectedPaths(cut, pp.cutfn, CutFnPaths(), 22));
   EXPECT_EQ(c["paths"][0]["blocks"], json::array({6}));
   EXPECT_EQ(c["paths"][0]["start"], "cut");

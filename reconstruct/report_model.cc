@@ -11,8 +11,37 @@ namespace ballarus {
 namespace report {
 namespace {
 
+// Which cut edges are loop entries rather than back edges: the plugin cuts
+// the retreating edges of FindBackEdges' depth-first search, and with
+// path-loop-cuts also the entry edges of some loops (plugin/path_plan.cc).
+// Per model edge: a cut edge that is not a retreating edge.  Block b is a
+// loop header with cut entries: some cut entry edge ends at b.
+struct CutKinds {
+  std::vector<bool> entry_cut;
+  std::vector<bool> entered_by_cut;
+};
+
+CutKinds CutKindsOf(const FunctionReport& fr, const PathInfo& info) {
+  CutKinds k;
+  k.entry_cut.assign(fr.edges.size(), false);
+  k.entered_by_cut.assign(fr.blocks.size(), false);
+  if (info.cut_edges.empty() || fr.loaded == nullptr ||
+      fr.loaded->function == nullptr)
+    return k;
+  const std::vector<uint32_t> back = FindBackEdges(*fr.loaded->function);
+  for (uint32_t i : info.cut_edges)
+    if (i < k.entry_cut.size() &&
+        !std::binary_search(back.begin(), back.end(), i)) {
+      k.entry_cut[i] = true;
+      if (fr.edges[i].dst < k.entered_by_cut.size())
+        k.entered_by_cut[fr.edges[i].dst] = true;
+    }
+  return k;
+}
+
 // The path's blocks, how it began and ended, and its source lines.
 PathReport Describe(const FunctionReport& fr, const PathDag& dag,
+                    const CutKinds& cuts,
                     const std::vector<uint32_t>& dag_edges) {
   PathReport v;
   v.blocks = PathBlocks(dag, dag_edges);
@@ -20,11 +49,16 @@ PathReport Describe(const FunctionReport& fr, const PathDag& dag,
     const DagEdge& first = dag.edges[dag_edges.front()];
     if (first.kind == DagEdge::kStart)
       v.start = dag.cut_end_edge[first.dst] >= 0 ? PathReport::kAfterCut
-                                                 : PathReport::kAfterBackEdge;
+                : first.dst < cuts.entered_by_cut.size() &&
+                        cuts.entered_by_cut[first.dst]
+                    ? PathReport::kAtCutLoop
+                    : PathReport::kAfterBackEdge;
     const DagEdge& last = dag.edges[dag_edges.back()];
     switch (last.kind) {
       case DagEdge::kBackEnd:
-        v.end = PathReport::kBackEdge;
+        v.end = last.ref < cuts.entry_cut.size() && cuts.entry_cut[last.ref]
+                    ? PathReport::kLoopEntry
+                    : PathReport::kBackEdge;
         v.target = fr.edges[last.ref].dst;
         break;
       case DagEdge::kCutEnd:
@@ -64,7 +98,7 @@ bool DecodeInto(const FunctionReport& fr, const LoadedPaths& lp,
   if (!DecodePath(lp.dag, lp.numbering,
                   mpz_class(static_cast<unsigned long>(number)), &edges))
     return false;
-  *out = Describe(fr, lp.dag, edges);
+  *out = Describe(fr, lp.dag, CutKindsOf(fr, lp.info), edges);
   out->number = number;
   return true;
 }
@@ -89,9 +123,13 @@ PathProfileReport PathsOf(const FunctionReport& fr, const LoadedPaths& lp) {
                                                  : a.first < b.first;
                    });
   r.executed.resize(sorted.size());
+  const CutKinds cuts = CutKindsOf(fr, lp.info);
+  for (uint32_t e : r.cut_edges)
+    if (e < cuts.entry_cut.size() && cuts.entry_cut[e])
+      r.loop_entry_edges.push_back(e);
   for (size_t i = 0; i < sorted.size(); ++i) {
     PathReport& p = r.executed[i];
-    p = Describe(fr, lp.dag, lp.decoded.at(sorted[i].first));
+    p = Describe(fr, lp.dag, cuts, lp.decoded.at(sorted[i].first));
     p.number = sorted[i].first;
     p.count = sorted[i].second;
   }

@@ -110,8 +110,8 @@ struct LineCount {
 
 // One Ball–Larus path as it ran.
 struct PathReport {
-  enum Start { kFromEntry, kAfterBackEdge, kAfterCut };
-  enum End { kReturn, kNoReturn, kBackEdge, kCut, kAbnormal };
+  enum Start { kFromEntry, kAfterBackEdge, kAfterCut, kAtCutLoop };
+  enum End { kReturn, kNoReturn, kBackEdge, kCut, kAbnormal, kLoopEntry };
   uint64_t number = 0;
   uint64_t count = 0;
   // The blocks the path executes: PathBlocks (core/path_profile.h) without
@@ -121,6 +121,10 @@ struct PathReport {
   // with EXIT.
   std::vector<uint32_t> blocks;
   Start start = kFromEntry;  // began at ENTRY, after a back edge, at a cut
+                             // block, or (kAtCutLoop) at the header of a
+                             // loop whose entry edges are cut as well as its
+                             // back edge (path-loop-cuts): on entering the
+                             // loop or after its back edge
   End end = kReturn;         // returned, did not (a fake edge into EXIT:
                              // exit(), longjmp, an exception), a back
                              // edge, a cut, or kAbnormal: the fake edge
@@ -128,9 +132,11 @@ struct PathReport {
                              // edge (a computed or nonlocal goto, a call
                              // that may longjmp to a setjmp receiver): the
                              // path left by that jump, and the next one
-                             // starts ENTRY -> its target
-  uint32_t target = 0;       // kBackEdge: the back edge's target; kCut: the
-                             // cut block
+                             // starts ENTRY -> its target; kLoopEntry: a
+                             // loop's entry edge that is cut
+                             // (path-loop-cuts)
+  uint32_t target = 0;       // kBackEdge, kLoopEntry: the cut edge's target
+                             // (the loop's header); kCut: the cut block
   // The blocks' source lines, consecutive duplicates dropped.
   std::vector<SourceLine> lines;
 };
@@ -141,6 +147,9 @@ struct PathProfileReport {
   uint32_t storage = PathInfo::kDense;  // PathInfo::Storage
   bool early_termination = false;       // kPathFlagEarlyTermination
   std::vector<uint32_t> cut_edges;      // edge indices, ascending
+  // Of cut_edges, the loop entry edges (path-loop-cuts); the others are
+  // back edges.  Ascending.
+  std::vector<uint32_t> loop_entry_edges;
   std::vector<uint32_t> cut_blocks;     // ascending
   uint64_t total = 0;         // sum of the in-range counts (modulo 2^64)
   uint64_t updates = 0;       // counter updates: path ends + kept pre-counts

@@ -39,6 +39,9 @@ std::string PathText(const PathReport& p) {
     case PathReport::kBackEdge:
       s += " -> back edge to " + BlockName(p.target);
       break;
+    case PathReport::kLoopEntry:
+      s += " -> loop entry to " + BlockName(p.target);
+      break;
     case PathReport::kCut:
       s += " -> cut at " + BlockName(p.target);
       break;

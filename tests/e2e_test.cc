@@ -1325,6 +1325,26 @@ TEST(PathLoopCutsAndGotoTargets, ShownInTheDumpAndExactEachWay) {
       CommandResult v = harness::Run(Quote(Reconstruct()) +
                                          " verify paths.profile", dir);
       EXPECT_EQ(v.status, 0) << ctx << ": " << v.out << v.err;
+      // `paths` names a path that ends at a cut entry edge "loop entry",
+      // not "back edge", and one that starts at such a loop's header
+      // "loop_header" (it may follow either); every cut loop runs.
+      CommandResult p = harness::Run(Quote(Reconstruct()) +
+                                         " paths paths.profile --top 0",
+                                     dir);
+      EXPECT_EQ(p.status, 0) << ctx << ": " << p.err;
+      EXPECT_EQ(occurrences(p.out, " -> loop entry to ") >= 2, cf.cuts)
+          << ctx << "\n" << p.out;
+      EXPECT_NE(p.out.find(" -> back edge to "), std::string::npos)
+          << ctx << "\n" << p.out;
+      CommandResult pj = harness::Run(Quote(Reconstruct()) +
+                                          " paths paths.profile --top 0 --json",
+                                      dir);
+      EXPECT_EQ(pj.status, 0) << ctx << ": " << pj.err;
+      EXPECT_EQ(occurrences(pj.out, "\"end\": \"loop_entry\"") >= 2, cf.cuts)
+          << ctx << "\n" << pj.out;
+      EXPECT_EQ(pj.out.find("\"start\": \"loop_header\"") != std::string::npos,
+                cf.cuts)
+          << ctx << "\n" << pj.out;
       if (cf.options.find("edge,path") != std::string::npos) {
         EXPECT_NE(v.out.find("paths: 6 functions"), std::string::npos)
             << ctx << v.out;
