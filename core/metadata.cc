@@ -456,6 +456,10 @@ bool DecodeFunction(Reader* r, const TranslationUnit& tu,
           f->edges[e].dst != kExitBlock || f->edges[e].src == kEntryBlock)
         return r->Fail(at, fn + ": path pre-count edge " + std::to_string(e) +
                                " is not a fake edge from a block to EXIT");
+    if (info.storage == PathInfo::kFromEdges &&
+        (info.base != 0 || !info.precount_edges.empty()))
+      return r->Fail(at, fn + ": a path table determined by its edge counts "
+                             "has a base or pre-counts");
     if (info.storage == PathInfo::kDense &&
         (info.base > tu.n_counters ||
          info.n_paths + 1 > tu.n_counters - info.base))
@@ -587,7 +591,8 @@ bool DecodePathInfo(const std::vector<uint8_t>& bytes, PathInfo* info,
   // the end of the field; metadata_test checks them).
   bool ok = r.U32(&info->storage, "path storage");
   if (ok && info->storage != PathInfo::kDense &&
-      info->storage != PathInfo::kHashed)
+      info->storage != PathInfo::kHashed &&
+      info->storage != PathInfo::kFromEdges)
     ok = r.Fail(0, "unknown path storage " + std::to_string(info->storage));
   ok = ok && r.U(&info->base, "path base");
   const size_t at_paths = r.pos();

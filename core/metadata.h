@@ -58,6 +58,12 @@ struct PathInfo {
     // path_hashes[base]); counts arrive as the profile record's sparse
     // entries {function index, path number, count}.
     kHashed = 1,
+    // No path counters: the function's edge counters (on the chords of a
+    // spanning tree, as in edge mode) determine every path's count
+    // (PathsDeterminedByEdges, core/path_profile.h); `base` is 0 and no
+    // pre-counts are kept (the fake edges' counts are the truncated
+    // paths').
+    kFromEdges = 2,
   };
   uint32_t storage = kDense;
   uint64_t base = 0;

@@ -824,8 +824,15 @@ TEST(PathInfo, TrailingBytesRejected) {
 }
 
 TEST(PathInfo, UnknownStorageAndFlagsRejected) {
-  EXPECT_EQ(PathInfoError(Varints({2, 0, 0, 0, 0, 0})),
-            "path info: byte 0: unknown path storage 2");
+  EXPECT_EQ(PathInfoError(Varints({3, 0, 0, 0, 0, 0})),
+            "path info: byte 0: unknown path storage 3");
+  // 2 is kFromEdges.
+  {
+    PathInfo fe;
+    std::string e;
+    EXPECT_TRUE(DecodePathInfo(Varints({2, 0, 6, 1, 0, 0}), &fe, &e)) << e;
+    EXPECT_EQ(fe.storage, PathInfo::kFromEdges);
+  }
   EXPECT_NE(PathInfoError(Varints({uint64_t{1} << 32, 0, 0, 0, 0, 0}))
                 .find("exceeds 32 bits"),
             std::string::npos);
@@ -918,7 +925,7 @@ TEST(PathInfo, FuzzNeverCrashes) {
     if (DecodePathInfo(b, &info, &err)) {
       ++ok;
       EXPECT_EQ(EncodePathInfo(info), b);  // canonical
-      EXPECT_LE(info.storage, 1u);
+      EXPECT_LE(info.storage, 2u);
       EXPECT_LT(info.n_paths, uint64_t{1} << 63);
     } else {
       EXPECT_EQ(err.rfind("path info: byte ", 0), 0u) << err;

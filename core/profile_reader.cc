@@ -41,6 +41,9 @@ const PathInfo* FindPathInfo(const Function& f, PathInfo* storage,
 
 // Rebuilds function `f`'s path DAG and numbering, gathers its counts and
 // derives its edge counts.  `sparse`/`n_sparse` are its own sparse entries.
+bool DecodeCountedPaths(const Function& f, const std::string& where,
+                        LoadedPaths* out, std::string* error);
+
 bool LoadPaths(const Function& f, const PathInfo& info, const RecordOffsets& at,
                const ballarus_profile_record& rec,
                const ballarus_sparse_entry* sparse, size_t n_sparse,
@@ -61,6 +64,12 @@ bool LoadPaths(const Function& f, const PathInfo& info, const RecordOffsets& at,
              " paths, the CFG with its cuts has " +
              out->numbering.total().get_str();
     return false;
+  }
+  if (info.storage == PathInfo::kFromEdges) {
+    // No path counters: FinishPathsFromEdges solves the counts once the
+    // function's edge counts are known.
+    out->derived.assign(f.edges.size(), 0);
+    return true;
   }
   if (info.storage == PathInfo::kDense) {
     // DecodeMetadata checked the range already; never trust twice-removed
@@ -97,6 +106,12 @@ bool LoadPaths(const Function& f, const PathInfo& info, const RecordOffsets& at,
       return false;
     }
   }
+  return DecodeCountedPaths(f, where, out, error);
+}
+
+// Decodes out->counts into out->decoded, out->derived and out->total.
+bool DecodeCountedPaths(const Function& f, const std::string& where,
+                        LoadedPaths* out, std::string* error) {
   out->derived.assign(f.edges.size(), 0);
   for (const auto& [number, count] : out->counts) {
     std::vector<uint32_t>& edges =
@@ -165,14 +180,33 @@ bool ReadCopies(const RecordOffsets& at, LoadedTu* lt, std::string* error) {
                      &*c.paths, error))
         return false;
     }
-    if (c.edge_counters || !c.paths) {
+    const bool from_edges =
+        c.paths && c.paths->info.storage == PathInfo::kFromEdges;
+    if (c.edge_counters || !c.paths || from_edges) {
       c.known = KnownFromCounters(f, rec.counters, rec.n_counters);
+      if (from_edges) c.edge_counters = true;
     } else {
       c.known.assign(f.edges.size(), std::nullopt);
       for (size_t e = 0; e < f.edges.size(); ++e)
         if (c.paths->in_dag(e)) c.known[e] = c.paths->derived[e];
     }
     c.flow = SolveFlow(f, c.known);
+    if (from_edges) {
+      // The path counts follow from the edge counts (PathCountsFromEdges).
+      // Counts that do not decompose into whole paths are reported, not
+      // fatal: the edge profile stays readable.
+      LoadedPaths& lp = *c.paths;
+      std::string err;
+      if (!PathCountsFromEdges(lp.dag, lp.numbering, f, c.flow.edges,
+                               &lp.counts, &err)) {
+        lp.counts.clear();
+        lp.from_edges_problem = err;
+      }
+      const std::string where = At(at.metadata, at.index) +
+                                "metadata: function '" + f.name +
+                                "': path extension: ";
+      if (!DecodeCountedPaths(f, where, &lp, error)) return false;
+    }
   }
   return true;
 }

@@ -67,6 +67,10 @@ struct LoadedPaths {
   // the run executed, one per path end plus, with kPathFlagPrecountsKept,
   // one per pre-counted call (`counts` are settled: SettlePrecounts).
   uint64_t updates = 0;
+  // PathInfo::kFromEdges: why the edge counts gave no path counts (a
+  // needed edge count unknown, or counts that are not whole paths: racy or
+  // damaged counters); empty when they did.  `counts` is then empty.
+  std::string from_edges_problem;
 
   bool early_termination() const {
     return (info.flags & kPathFlagEarlyTermination) != 0;

@@ -348,9 +348,10 @@ void EndThreadCounters() {
 void PlaceEdgeCounters(ballarus::Function* fn,
                        const std::vector<edge>& gcc_edges,
                        const std::vector<uint64_t>& weights,
-                       uint64_t* next_counter, EdgeCounters* out) {
+                       uint64_t* next_counter, EdgeCounters* out,
+                       bool spanning_tree) {
   std::vector<bool> counted(fn->edges.size(), false);
-  if (g_options.mode == Mode::kNone) {
+  if (g_options.mode == Mode::kNone && !spanning_tree) {
     // Path mode alone: no edge counters.
   } else if (g_options.mode == Mode::kNaive) {
     for (size_t i = 0; i < fn->edges.size(); ++i)

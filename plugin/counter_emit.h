@@ -34,10 +34,14 @@ const char* UpdateName(UpdateMode mode);
 // hold one, edge: the chords of a maximum spanning tree under `weights`),
 // numbers them from *next_counter on, and records them in fn's edges.  The
 // CFG is prepared (cfg_prep.h) and gcc_edges is parallel to fn->edges.
+// spanning_tree: the chords of the maximum spanning tree whatever mode=
+// (mode=path: a function whose paths its edge counts determine,
+// path_plan.h PathWork::from_edges).
 void PlaceEdgeCounters(ballarus::Function* fn,
                        const std::vector<edge>& gcc_edges,
                        const std::vector<uint64_t>& weights,
-                       uint64_t* next_counter, EdgeCounters* out);
+                       uint64_t* next_counter, EdgeCounters* out,
+                       bool spanning_tree = false);
 
 // Appends `ref += delta` to seq, where ref is an element of a counter array
 // (constant or SSA index): the one way ballarus updates a counter.  Between

@@ -205,10 +205,12 @@ bool ParseOptions(const plugin_name_args* info) {
       }
       continue;
     }
-    if (k == "path-loop-cuts" || k == "path-goto-targets") {
+    if (k == "path-loop-cuts" || k == "path-goto-targets" ||
+        k == "path-from-edges") {
       ok &= ParseAutoOnOff(k, value,
-                           k == "path-loop-cuts" ? &g_options.path_loop_cuts
-                                                 : &g_options.path_goto_targets);
+                           k == "path-loop-cuts"    ? &g_options.path_loop_cuts
+                           : k == "path-goto-targets" ? &g_options.path_goto_targets
+                                                      : &g_options.path_from_edges);
       continue;
     }
     if (k == "path-register") {

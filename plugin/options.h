@@ -65,6 +65,11 @@ struct Options {
   // unless the weights are an earlier profile's counts; kOff: the goto
   // resets it.
   AutoOnOff path_goto_targets = AutoOnOff::kAuto;
+  // path-from-edges: a function whose paths its edge counts determine
+  // (core/path_profile.h PathsDeterminedByEdges) gets edge counters on the
+  // chords of a spanning tree instead of the path register -- kAuto
+  // (default) and kOn: so; kOff: every function gets the register.
+  AutoOnOff path_from_edges = AutoOnOff::kAuto;
   bool early_termination = true;
   // early-termination=undo: the pre-count is undone when the call returns
   // (the scheme before pre-counts were kept; for comparison in bench).

@@ -162,6 +162,11 @@ void AnalyseFunction(ballarus::Function* fn, FileTable* files,
     PlanPathProfiling(fn, gcc_edges, weights, measured, work->reentry,
                       returning, next_counter,
                       next_hash, &work->path);
+  // Paths determined by the edge counts: in mode=path the edge counters
+  // the first call did not place (mode=edge,path has them already).
+  if (work->path.from_edges && g_options.mode == Mode::kNone)
+    PlaceEdgeCounters(fn, gcc_edges, weights, next_counter, &work->counters,
+                      /*spanning_tree=*/true);
   // The fake edges have served: gcov removes them before instrumenting too.
   remove_fake_edges();
 }

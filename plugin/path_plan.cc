@@ -33,6 +33,7 @@
 #include "core/metadata.h"
 #include "core/model.h"
 #include "core/path_profile.h"
+#include "core/spanning_tree.h"
 #include "plugin/options.h"
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
@@ -80,6 +81,58 @@ const char* PathActionName(PathAction::Kind k) {
     case PathAction::kStartInit: return "r = a at start";
   }
   return "?";
+}
+
+// Paths determined by edge counts (path-from-edges; core/path_profile.h
+// PathsDeterminedByEdges): a function whose acyclic paths are linearly
+// independent as edge vectors -- one if/else, one switch, a run of calls
+// that may not return, a loop with a one-path body -- has its path counts
+// determined by its edge counts, so it needs no path register, no path
+// ends and no early-termination pre-counts: edge counters on the chords
+// of the maximum spanning tree (what edge mode places; the caller does so
+// in mode=path too) cost what edge profiling costs, and the fake edges'
+// counts, which flow conservation gives, are the truncated paths'.
+// Reconstruct solves the path counts (PathCountsFromEdges).  Only with
+// the back edges cut (before loop entry cuts, which would add paths
+// ending at each entry), no cut blocks, no abnormal edges or re-entries
+// (their fake ENTRY edges are not counted), every chord able to hold a
+// counter, and at most kFromEdgesMaxPaths paths (the check is an exact
+// elimination over the rationals; such functions are small anyway).
+bool PlanPathsFromEdges(ballarus::Function* fn, const ballarus::PathPlan& plan,
+                        const ballarus::PathDag& dag,
+                        const std::vector<uint64_t>& weights,
+                        const std::vector<ReentryCall>& reentry,
+                        const std::vector<bool>& returns_twice,
+                        const std::vector<bool>& dispatcher, PathWork* work) {
+  constexpr uint64_t kFromEdgesMaxPaths = 64;
+  if (!Options::IsOn(g_options.path_from_edges, true)) return false;
+  if (!plan.cuts.blocks.empty() || !reentry.empty()) return false;
+  for (size_t b = 0; b < returns_twice.size(); ++b)
+    if (returns_twice[b] || dispatcher[b]) return false;
+  for (const ballarus::Edge& e : fn->edges)
+    if ((e.flags & (ballarus::kEdgeAbnormal | ballarus::kEdgeIgnored |
+                    ballarus::kEdgeReentry)) ||
+        ((e.flags & ballarus::kEdgeFake) && e.src == ballarus::kEntryBlock))
+      return false;
+  const ballarus::PathNumbering num = ballarus::NumberPaths(dag);
+  if (!ballarus::PathsDeterminedByEdges(dag, num, kFromEdgesMaxPaths))
+    return false;
+  if (!ballarus::MaximumSpanningTree(*fn, weights).uncountable_chords.empty())
+    return false;
+  ballarus::PathInfo& info = work->info;
+  info.storage = ballarus::PathInfo::kFromEdges;
+  info.base = 0;
+  info.n_paths = num.total().get_ui();
+  info.cut_edges = plan.cuts.edges;
+  info.flags = ballarus::kPathFlagEarlyTermination;
+  work->from_edges = true;
+  fn->extensions.push_back(
+      {ballarus::kPathExtensionTag, ballarus::EncodePathInfo(info)});
+  if (dump_file)
+    fprintf(dump_file, "  paths: %llu, determined by the edge counts (no "
+            "path register; edge counters on the chords); %zu cut edges\n",
+            (unsigned long long)info.n_paths, info.cut_edges.size());
+  return true;
 }
 
 }  // namespace
@@ -136,6 +189,9 @@ void PlanPathProfiling(ballarus::Function* fn,
                      fn->name.c_str(), err.c_str());
   };
   number();
+  if (PlanPathsFromEdges(fn, plan, dag, weights, reentry, returns_twice,
+                         dispatcher, work))
+    return;
   std::vector<uint32_t> entry_cuts;  // ascending
   // Loop entry cuts (path-loop-cuts).  In a loop whose iterations all take
   // one path (FindCountedLoops: header h, one latch, one DAG path from h

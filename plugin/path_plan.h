@@ -87,6 +87,11 @@ struct PathWork {
   // ranges see the path numbers as they are -- within [0, n_paths) -- and
   // drop the range check of most counts.  Otherwise unsigned, modulo 2^64.
   bool signed_register = false;
+  // The paths are determined by the edge counts (PathInfo::kFromEdges,
+  // path-from-edges): no path code at all (`enabled` stays false); the
+  // function needs edge counters on the chords of its spanning tree, which
+  // the caller places in mode=path too.
+  bool from_edges = false;
   std::vector<PathLoop> loops;
 };
 

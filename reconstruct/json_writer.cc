@@ -110,6 +110,9 @@ void StreamFunctionJson(JsonOut& o, const Report& r, const FunctionReport& f) {
   for (uint32_t t : f.tus) o.String(r.tus[t].source);
   o.EndArray();
   if (f.edges_from_paths) o.Key("edges_from_paths").Bool(true);
+  // The other way round: its path counts are solved from its edge counts.
+  if (f.paths && f.paths->storage == PathInfo::kFromEdges)
+    o.Key("paths_from_edges").Bool(true);
   o.Key("blocks").BeginArray();
   for (size_t b = 0; b < f.blocks.size(); ++b) {
     o.BeginObject();

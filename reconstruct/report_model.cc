@@ -112,6 +112,7 @@ PathProfileReport PathsOf(const FunctionReport& fr, const LoadedPaths& lp) {
   r.cut_blocks = lp.info.cut_blocks;
   r.total = lp.total;
   r.updates = lp.updates;
+  r.from_edges_problem = lp.from_edges_problem;
   r.out_of_range = lp.out_of_range;
   r.out_of_range_keys.assign(lp.out_of_range_keys.begin(),
                              lp.out_of_range_keys.end());
@@ -225,7 +226,7 @@ void AddToTotals(const FunctionReport& f, Totals* t) {
   ++t->path_functions;
   if (p.storage == PathInfo::kHashed)
     ++t->path_hashed_functions;
-  else
+  else if (p.storage == PathInfo::kDense)
     t->path_dense_slots += p.n_paths + 1;
   t->path_increments = ballarus_count_add(
       t->path_increments, ballarus_count_add(p.updates, p.out_of_range));
@@ -326,7 +327,9 @@ std::vector<std::string> EdgeFlagNames(uint32_t f) {
 }
 
 const char* PathStorageName(uint32_t storage) {
-  return storage == PathInfo::kHashed ? "hashed" : "dense";
+  return storage == PathInfo::kHashed      ? "hashed"
+         : storage == PathInfo::kFromEdges ? "edges"
+                                           : "dense";
 }
 
 Report BuildReport(const LoadedProfile& p) {

@@ -153,6 +153,9 @@ struct PathProfileReport {
   std::vector<uint32_t> cut_blocks;     // ascending
   uint64_t total = 0;         // sum of the in-range counts (modulo 2^64)
   uint64_t updates = 0;       // counter updates: path ends + kept pre-counts
+  // PathInfo::kFromEdges: why the edge counts gave no path counts (empty
+  // when they did).
+  std::string from_edges_problem;
   uint64_t out_of_range = 0;  // counts of numbers >= n_paths
   // Hashed storage: each out-of-range number with its count, ascending.
   std::vector<std::pair<uint64_t, uint64_t>> out_of_range_keys;

@@ -624,7 +624,10 @@ void ComparePathDerivedWithNaive(const json& naive, const json& paths,
   ForEachFunctionLikeNaive(
       naive, paths, "path", diff,
       [&](const json& n, const json& f, const std::string& where) {
-        if (!f.value("edges_from_paths", false))
+        // Or, path-from-edges, its paths come from its edge counts (the
+        // counters of edge mode; PathsFromEdges below checks the paths).
+        if (!f.value("edges_from_paths", false) &&
+            !f.value("paths_from_edges", false))
           diff->Add(where + ": its edge counts do not come from paths");
         CompareCounts(n, f, where, "from paths", /*null_as_zero=*/true, diff);
       });
@@ -1353,6 +1356,87 @@ TEST(PathLoopCutsAndGotoTargets, ShownInTheDumpAndExactEachWay) {
       }
     }
   }
+}
+
+// Paths determined by edge counts (path-from-edges, on by default): a
+// function whose paths its edge counts determine gets edge counters, no
+// path register, and reconstruct solves its path counts.  The oracle is
+// the same program built with the register everywhere
+// (path-from-edges=off): path numbers are the same, so every function's
+// path counts must be equal, in programs that leave by exit(), longjmp,
+// exceptions and switches; and each program has such functions.
+TEST(PathsFromEdges, SamePathCountsAsTheRegister) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/paths_from_edges";
+  harness::MakeFreshDir(dir);
+  auto path_counts = [&](const std::string& profile, int* from_edges,
+                         std::string* error) {
+    std::map<std::string, std::map<std::string, uint64_t>> out;
+    CommandResult r = harness::Run(Quote(Reconstruct()) + " paths " +
+                                       Quote(profile) + " --top 0 --json",
+                                   dir);
+    if (r.status != 0) {
+      *error = r.err;
+      return out;
+    }
+    const json j = json::parse(r.out);
+    for (const json& f : j.at("functions")) {
+      if (!f.contains("paths")) continue;
+      if (f.at("path_storage") == "edges") ++*from_edges;
+      auto& m = out[f.at("name").get<std::string>() + "@" +
+                    f.at("file").get<std::string>()];
+      for (const json& p : f.at("paths"))
+        m[p.at("id").get<std::string>()] = p.at("count").get<uint64_t>();
+    }
+    return out;
+  };
+  int total_from_edges = 0;
+  for (const char* prog : {"switch.c", "exit_deep.c", "exceptions.cc",
+                           "setjmp_longjmp.c", "goto_loops.c", "loops.c"}) {
+    const std::string src = harness::ProgramsDir() + "/" + prog;
+    const bool cxx = std::string(prog).find(".cc") != std::string::npos;
+    const std::string cc = Quote(InstallPrefix() + (cxx ? "/bin/ballarus-g++"
+                                                        : "/bin/ballarus-gcc"));
+    for (const char* opt : {"-O0", "-O2"}) {
+      const std::string ctx = std::string(prog) + " " + opt;
+      std::string out[2], err[2];
+      int status[2], from_edges[2] = {0, 0};
+      std::map<std::string, std::map<std::string, uint64_t>> counts[2];
+      for (int off = 0; off < 2; ++off) {
+        const std::string exe = off ? "reg" : "fe";
+        harness::Run("rm -f " + exe + ".profile", dir);
+        CommandResult c = harness::Run(
+            cc + " " + opt + " -fplugin-arg-ballarus-mode=path" +
+                (off ? " -fplugin-arg-ballarus-path-from-edges=off" : "") +
+                " " + Quote(src) + " -o " + exe,
+            dir);
+        ASSERT_EQ(c.status, 0) << ctx << ": " << c.err;
+        CommandResult r = harness::Run("./" + exe, dir,
+                                       {"BALLARUS_PROFILE=" + dir + "/" + exe +
+                                        ".profile"});
+        out[off] = r.out;
+        err[off] = r.err;
+        status[off] = r.status;
+        CommandResult v = harness::Run(
+            Quote(Reconstruct()) + " verify " + exe + ".profile", dir);
+        EXPECT_EQ(v.status, 0) << ctx << ": " << v.out << v.err;
+        std::string e;
+        counts[off] = path_counts(dir + "/" + exe + ".profile",
+                                  &from_edges[off], &e);
+        ASSERT_TRUE(e.empty()) << ctx << ": " << e;
+      }
+      EXPECT_EQ(out[0], out[1]) << ctx;
+      EXPECT_EQ(err[0], err[1]) << ctx;
+      EXPECT_EQ(status[0], status[1]) << ctx;
+      if (std::string(opt) == "-O0") EXPECT_GE(from_edges[0], 1) << ctx;
+      total_from_edges += from_edges[0];
+      EXPECT_EQ(from_edges[1], 0) << ctx;
+      EXPECT_EQ(counts[0], counts[1]) << ctx;
+    }
+  }
+  // At -O2 too (loops.c's one function, a loop nest, has more paths than
+  // its edge counts determine).
+  EXPECT_GE(total_from_edges, 15);
 }
 
 TEST(Determinism, IdenticalObjects) {
