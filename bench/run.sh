@@ -111,6 +111,7 @@ path-loops          | plain       | ballarus | mode=path update=single path-loop
 path-dense          | plain       | ballarus | mode=path update=single path-table-max=@DENSE_MAX@ path-storage=hash | ballarus path, dense tables up to @DENSE_MAX@ paths uncut, hashed above (breakdown)
 path-hashed         | plain       | ballarus | mode=path update=single path-table-max=0 | ballarus path, every function hashed (breakdown)
 path-max64k         | plain       | ballarus | mode=path update=single path-table-max=65536 | ballarus path, dense tables up to 65536 paths (fewer cuts) (breakdown)
+path-no-fe          | plain       | ballarus | mode=path update=single path-from-edges=off | ballarus path, the register in every function, none counted by its edge counters (breakdown)
 edge-path           | plain       | ballarus | mode=edge,path update=single | ballarus edge and path profiling
 edge-path-atomic    | plain       | ballarus | mode=edge,path update=atomic | ballarus edge and path, atomic
 edge-path-number    | plain       | ballarus | mode=edge,path update=single path-register=number | ballarus edge and path, numeric path register (breakdown)
@@ -124,8 +125,8 @@ edge-path-number    | plain       | ballarus | mode=edge,path update=single path
 QUICK_VARIANTS=plain,gcov,naive,edge,edge-atomic,path
 # Breakdown variants: selected by name, a pattern naming them (path*), or
 # --path-breakdown; not by "all" (they are for one question only).
-EXTRA_VARIANTS='path-et-off path-et-undo path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed edge-path-number path-max64k'
-BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-et-undo,path-hash,path-no-hoist,path-no-returns,path-number,path-loops,path-dense,path-hashed,path-max64k,edge-path,edge-path-number
+EXTRA_VARIANTS='path-et-off path-et-undo path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed edge-path-number path-max64k path-no-fe'
+BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-et-undo,path-hash,path-no-hoist,path-no-returns,path-number,path-loops,path-dense,path-hashed,path-max64k,path-no-fe,edge-path,edge-path-number
 BREAKDOWN_PROGRAMS=lua,sqlite3,bzip2
 THREADS_ACCEPTANCE_VARIANTS=plain,gcov,gcov-atomic,clang-plain,clang,clang-atomic,edge,edge-atomic,edge-thread,path,path-atomic,path-thread
 THREADS_ACCEPTANCE_PROGRAMS=lua,sqlite3,bzip2,threads,threads-loop
