@@ -68,7 +68,9 @@ struct Options {
   // path-from-edges: a function whose paths its edge counts determine
   // (core/path_profile.h PathsDeterminedByEdges) gets edge counters on the
   // chords of a spanning tree instead of the path register -- kAuto
-  // (default) and kOn: so; kOff: every function gets the register.
+  // (default): so, unless every path table is to be hashed
+  // (path-storage=hash or path-table-max=0); kOn: so; kOff: every
+  // function gets the register.
   AutoOnOff path_from_edges = AutoOnOff::kAuto;
   bool early_termination = true;
   // early-termination=undo: the pre-count is undone when the call returns

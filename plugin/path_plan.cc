@@ -105,7 +105,12 @@ bool PlanPathsFromEdges(ballarus::Function* fn, const ballarus::PathPlan& plan,
                         const std::vector<bool>& returns_twice,
                         const std::vector<bool>& dispatcher, PathWork* work) {
   constexpr uint64_t kFromEdgesMaxPaths = 64;
-  if (!Options::IsOn(g_options.path_from_edges, true)) return false;
+  // auto: not where every path table is to be hashed (path-storage=hash,
+  // path-table-max=0: the runtime's tables are what is asked for).
+  if (!Options::IsOn(g_options.path_from_edges,
+                     !g_options.path_storage_hash &&
+                         g_options.path_table_max > 0))
+    return false;
   if (!plan.cuts.blocks.empty() || !reentry.empty()) return false;
   for (size_t b = 0; b < returns_twice.size(); ++b)
     if (returns_twice[b] || dispatcher[b]) return false;
