@@ -87,6 +87,28 @@ __attribute__((noinline)) static int greater(const unsigned char *a,
   return 0;
 }
 
+/* A bit reader (bzip2's GET_BITS): a loop with several paths per
+   iteration whose exit at the top is taken on most entries -- GCC's
+   estimate says under one iteration per entry, so its entries are not
+   cut. */
+static const unsigned char *in_p;
+static int in_avail;
+static unsigned bs_buff, bs_live, total_lo, total_hi;
+__attribute__((noinline)) static int get_bits(unsigned n, unsigned *v) {
+  while (1) {
+    if (bs_live >= n) {
+      *v = (bs_buff >> (bs_live - n)) & ((1u << n) - 1);
+      bs_live -= n;
+      return 1;
+    }
+    if (in_avail == 0) return 0;
+    bs_buff = (bs_buff << 8) | *in_p++;
+    bs_live += 8;
+    in_avail--;
+    if (++total_lo == 0) total_hi++;
+  }
+}
+
 int main(void) {
   long sum = 0;
   for (int r = 0; r < 4; r++) {
@@ -100,6 +122,11 @@ int main(void) {
       "abcdefg", "abcdefh", "abddefg", "abcdefg", "b", "abcdxfg"};
   for (int i = 0; i < 6; i++)
     for (int j = 0; j < 6; j++) sum += greater(words[i], words[j], 8) * (i + j);
+  static const unsigned char bytes[] = "path profiling";
+  unsigned b;
+  in_p = bytes;
+  in_avail = (int)sizeof bytes - 1;
+  while (get_bits(3, &b)) sum += b;
   printf("multi_loops %ld\n", sum);
   return 0;
 }
