@@ -1012,4 +1012,72 @@ bool PathCountsFromEdges(const PathDag& dag, const PathNumbering& num,
   return true;
 }
 
+std::vector<LoopEntries> FindLoopEntries(const Function& fn,
+                                         const PathCuts& cuts) {
+  std::vector<LoopEntries> loops;
+  const uint32_t nb = static_cast<uint32_t>(fn.blocks.size());
+  std::vector<bool> cut_block(nb, false);
+  for (uint32_t b : cuts.blocks)
+    if (b < nb) cut_block[b] = true;
+  std::vector<uint32_t> back_into(nb, 0);  // cut edges per target
+  for (uint32_t i : cuts.edges)
+    if (fn.edges[i].dst < nb) ++back_into[fn.edges[i].dst];
+  std::vector<std::vector<uint32_t>> preds(nb);
+  for (uint32_t i = 0; i < fn.edges.size(); ++i)
+    if (fn.edges[i].src < nb && fn.edges[i].dst < nb)
+      preds[fn.edges[i].dst].push_back(i);
+  std::vector<uint8_t> in_loop(nb, 0);
+  std::vector<uint32_t> sorted = cuts.edges;
+  std::sort(sorted.begin(), sorted.end());
+  for (uint32_t back : sorted) {
+    const uint32_t u = fn.edges[back].src, h = fn.edges[back].dst;
+    if (h >= nb || u >= nb || h == kEntryBlock || h == kExitBlock ||
+        back_into[h] != 1 || cut_block[h])
+      continue;
+    LoopEntries loop;
+    loop.header = h;
+    loop.back_edge = back;
+    loop.body = {h};
+    std::fill(in_loop.begin(), in_loop.end(), 0);
+    in_loop[h] = 1;
+    if (!in_loop[u]) {
+      in_loop[u] = 1;
+      loop.body.push_back(u);
+    }
+    for (size_t k = 1; k < loop.body.size(); ++k)
+      for (uint32_t i : preds[loop.body[k]]) {
+        const uint32_t x = fn.edges[i].src;
+        if (!IsPathEdge(fn.edges[i]) || (fn.edges[i].flags & kEdgeFake) ||
+            in_loop[x])
+          continue;
+        in_loop[x] = 1;
+        loop.body.push_back(x);
+      }
+    bool ok = !in_loop[kEntryBlock];
+    for (uint32_t x : loop.body) {
+      for (uint32_t i : preds[x]) {
+        const Edge& e = fn.edges[i];
+        if (in_loop[e.src]) continue;
+        if (x != h) {
+          // Entered elsewhere than at h (irreducible), or re-entered
+          // abnormally: h's register is not all that reaches the body.
+          if (IsPathEdge(e) || (e.flags & (kEdgeFake | kEdgeAbnormal)))
+            ok = false;
+          continue;
+        }
+        if (e.flags & (kEdgeFake | kEdgeAbnormal | kEdgeEh | kEdgeIgnored) ||
+            !IsPathEdge(e))
+          ok = false;
+        else
+          loop.entries.push_back(i);
+      }
+      if (!ok) break;
+    }
+    if (!ok || loop.entries.empty()) continue;
+    std::sort(loop.entries.begin(), loop.entries.end());
+    loops.push_back(std::move(loop));
+  }
+  return loops;
+}
+
 }  // namespace ballarus

@@ -291,6 +291,26 @@ std::vector<CountedLoop> FindCountedLoops(const Function& fn,
                                           const PathIncrements& inc,
                                           const std::vector<bool>& excluded);
 
+// Loops by their cut back edges, for cutting their entries (the plugin's
+// multi-path loop entry cuts, path_plan.cc): for each cut edge u->h that is
+// the only cut edge into h (h not a cut block), its natural loop (h and
+// every block reaching u without passing h, over non-fake path edges) and
+// the model edges into h from outside it.  Only loops entered at h alone
+// (no other block of the body entered from outside, no fake or abnormal
+// edge into h) and with at least one entry are listed; they may take any
+// number of paths per iteration and hold calls and other loops.  Cutting
+// every entry edge of such a loop starts every path through h at the same
+// register value b (Inc of the dummy ENTRY->h), as after its back edge.
+// Ascending by back edge.
+struct LoopEntries {
+  uint32_t header = 0;
+  uint32_t back_edge = 0;         // model edge latch->header (a cut edge)
+  std::vector<uint32_t> entries;  // model edges into header from outside
+  std::vector<uint32_t> body;     // the natural loop's blocks, header first
+};
+std::vector<LoopEntries> FindLoopEntries(const Function& fn,
+                                         const PathCuts& cuts);
+
 }  // namespace ballarus
 
 #endif  // BALLARUS_CORE_PATH_PROFILE_H_

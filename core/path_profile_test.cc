@@ -2029,6 +2029,134 @@ TEST(FindCountedLoops, OnePathLoopsOnly) {
       FindCountedLoops(reentered, p.dag, p.cuts, p.inc, {}).empty());
 }
 
+// FindLoopEntries: every loop entered at its header alone, whatever its
+// paths per iteration, with its entry edges (for multi-path loop entry
+// cuts); cutting them keeps the DAG acyclic and never adds paths.
+TEST(FindLoopEntries, LoopsEnteredAtTheirHeaderWithAnyPaths) {
+  // Two paths per iteration: 0->2 2->3 (header) 3->4 3->7 (exit) 4->5
+  // 4->6 5->6 6->3 (back, from the latch 6 where both paths merge) 7->EXIT.
+  // Edge indices in this order.
+  const Function two = Make(8, {{0, 2, kEdgeFallthru},
+                                {2, 3, kEdgeFallthru},
+                                {3, 4, kEdgeTrue},
+                                {3, 7, kEdgeFalse},
+                                {4, 5, kEdgeTrue},
+                                {4, 6, kEdgeFalse},
+                                {5, 6, kEdgeFallthru},
+                                {6, 3, kEdgeFallthru},
+                                {7, 1, kEdgeFallthru}});
+  PathCuts cuts;
+  cuts.edges = FindBackEdges(two);
+  ASSERT_EQ(cuts.edges, (U{7}));
+  std::vector<LoopEntries> loops = FindLoopEntries(two, cuts);
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0].header, 3u);
+  EXPECT_EQ(loops[0].back_edge, 7u);
+  EXPECT_EQ(loops[0].entries, (U{1}));
+  U body = loops[0].body;
+  std::sort(body.begin(), body.end());
+  EXPECT_EQ(body, (U{3, 4, 5, 6}));
+  // Cut the entry too: still a DAG, no more paths than before.
+  Planned before = PlanForLoops(two);
+  PathCuts with = cuts;
+  with.edges.push_back(1);
+  std::sort(with.edges.begin(), with.edges.end());
+  PathDag dag;
+  std::string err;
+  ASSERT_TRUE(BuildPathDag(two, with, &dag, &err)) << err;
+  EXPECT_LE(NumberPaths(dag).total(), NumberPaths(before.dag).total());
+  // Once the entry is cut, the header has two cut edges into it: not
+  // listed again.
+  EXPECT_TRUE(FindLoopEntries(two, with).empty());
+
+  // Nested: both the inner self loop (3->3, entered by 2->3) and the outer
+  // loop (back edge 4->2, entered by 0->2 from ENTRY) are listed.
+  const Function nested = Make(6, {{0, 2, kEdgeFallthru},
+                                   {2, 3, kEdgeFallthru},
+                                   {3, 3, kEdgeTrue},
+                                   {3, 4, kEdgeFalse},
+                                   {4, 2, kEdgeTrue},
+                                   {4, 5, kEdgeFalse},
+                                   {5, 1, kEdgeFallthru}});
+  cuts.edges = FindBackEdges(nested);
+  loops = FindLoopEntries(nested, cuts);
+  ASSERT_EQ(loops.size(), 2u);
+  EXPECT_EQ(loops[0].header, 3u);
+  EXPECT_EQ(loops[0].entries, (U{1}));
+  EXPECT_EQ(loops[1].header, 2u);
+  EXPECT_EQ(loops[1].entries, (U{0}));  // out of ENTRY
+  body = loops[1].body;
+  std::sort(body.begin(), body.end());
+  EXPECT_EQ(body, (U{2, 3, 4}));
+
+  // Entered elsewhere than at its header (irreducible): not listed.
+  const Function irr = Make(6, {{0, 2, kEdgeFallthru},
+                                {2, 3, kEdgeTrue},
+                                {2, 4, kEdgeFalse},
+                                {3, 4, kEdgeFallthru},
+                                {4, 3, kEdgeTrue},
+                                {4, 5, kEdgeFalse},
+                                {5, 1, kEdgeFallthru}});
+  cuts.edges = FindBackEdges(irr);
+  EXPECT_TRUE(FindLoopEntries(irr, cuts).empty());
+
+  // Re-entered abnormally (a fake ENTRY edge into the body, or into the
+  // header): not listed.
+  Function reentered = two;
+  reentered.edges.insert(reentered.edges.begin() + 1,
+                         Edge{0, 4, kEdgeFake, kNoCounter});
+  cuts.edges = FindBackEdges(reentered);
+  EXPECT_TRUE(FindLoopEntries(reentered, cuts).empty());
+  Function header_reentered = two;
+  header_reentered.edges.insert(header_reentered.edges.begin() + 1,
+                                Edge{0, 3, kEdgeFake, kNoCounter});
+  cuts.edges = FindBackEdges(header_reentered);
+  EXPECT_TRUE(FindLoopEntries(header_reentered, cuts).empty());
+
+  // A header that is a cut block: not listed.
+  cuts.edges = FindBackEdges(two);
+  cuts.blocks = {3};
+  // (the back edge may not target a cut block: the caller never asks; a
+  // loop whose header is cut has nothing to gain)
+  EXPECT_TRUE(FindLoopEntries(two, cuts).empty());
+}
+
+// On random CFGs, cutting every listed loop's entry edges as well as the
+// back edges gives a valid DAG with no more paths, and each listed loop's
+// header is entered only by its back edge and its entries.
+TEST(FindLoopEntries, EntryCutsStayValidOnRandomCfgs) {
+  std::mt19937_64 rng(0x6c0095);
+  int listed = 0;
+  for (int g = 0; g < 300; ++g) {
+    SCOPED_TRACE("graph " + std::to_string(g));
+    const Function f = RandomCfg(rng, /*well_formed=*/g % 2 == 0);
+    PathCuts cuts;
+    cuts.edges = FindBackEdges(f);
+    PathDag dag;
+    std::string err;
+    if (!BuildPathDag(f, cuts, &dag, &err)) continue;
+    const mpz_class before = NumberPaths(dag).total();
+    PathCuts with = cuts;
+    for (const LoopEntries& L : FindLoopEntries(f, cuts)) {
+      ++listed;
+      EXPECT_FALSE(L.entries.empty());
+      for (uint32_t i : L.entries) {
+        EXPECT_EQ(f.edges[i].dst, L.header);
+        EXPECT_FALSE(f.edges[i].flags & kEdgeFake);
+        EXPECT_NE(i, L.back_edge);
+        with.edges.push_back(i);
+      }
+    }
+    std::sort(with.edges.begin(), with.edges.end());
+    with.edges.erase(std::unique(with.edges.begin(), with.edges.end()),
+                     with.edges.end());
+    PathDag cut_dag;
+    ASSERT_TRUE(BuildPathDag(f, with, &cut_dag, &err)) << err;
+    EXPECT_LE(NumberPaths(cut_dag).total(), before);
+  }
+  EXPECT_GT(listed, 50);
+}
+
 // The counted-loop instrumentation, simulated on random walks through
 // random CFGs, gives exactly the path counts of the plain Ball-Larus
 // instrumentation (each walk's paths decoded independently as the oracle).

@@ -140,6 +140,141 @@ bool PlanPathsFromEdges(ballarus::Function* fn, const ballarus::PathPlan& plan,
   return true;
 }
 
+// Multi-path loop entry cuts (part of path-loop-cuts).  The one-path loop
+// entry cuts in PlanPathProfiling make the register a constant at the
+// header of a loop whose iterations take one path.  A loop whose
+// iterations take several paths has the same problem: the register at its
+// header is a PHI of the register on entry (any path so far) and of the
+// back edge's b, so every chord in the loop is an addition GCC cannot fold
+// and the count at its back edge goes through a variable address --
+// bzip2's mainQSort3 partition loops paid `add $c,%rax; addq $1,(%rax);
+// mov %r10,%rax` per iteration, a register kept for b and another for r
+// in a loop short of registers (spills).  Cutting every entry edge of the
+// loop too makes the register b on every way into the header: the path
+// prefix at each block of the body that one way reaches from the header is
+// known, its chords fold and its counts are constant addresses; where
+// several ways merge the register is a PHI of constants.  The price is one
+// count per entry into the loop (at a constant address where the prefix
+// before the loop is known), so only loops that iterate at least once per
+// entry are cut: on the weights' evidence and, unless the weights are
+// measured, on GCC's guessed profile too (header count at least twice its
+// entries').  The static weights give every back edge 9 times its loop's
+// entries; GCC's predictors see that bzip2's GET_BITS loops (0.47
+// iterations per entry in its guess; in fact one per 8 bits read, entered
+// per symbol) rarely go round, where mainQSort3's partition loops do
+// (10-12): cutting those cost BZ2_decompress 13 M instructions (bzip2
+// path 1.096 instead of 1.084).  (At -O0 GCC guesses no profile: the
+// weights alone decide.)  A cut edge never adds paths: the table still
+// fits.  Returns the edges cut (ascending), added to plan->cuts.
+std::vector<uint32_t> CutMultiPathLoopEntries(
+    const ballarus::Function& fn, const std::vector<edge>& gcc_edges,
+    const std::vector<uint64_t>& weights, bool measured_weights, bool on,
+    ballarus::PathPlan* plan) {
+  std::vector<uint32_t> cut;
+  if (!on || plan->cuts.edges.empty()) return cut;
+  std::vector<bool> is_cut(fn.edges.size(), false);
+  for (uint32_t i : plan->cuts.edges) is_cut[i] = true;
+  for (const ballarus::LoopEntries& L :
+       ballarus::FindLoopEntries(fn, plan->cuts)) {
+    uint64_t in_w = 0;
+    bool ok = true;
+    for (uint32_t i : L.entries) {
+      in_w += i < weights.size() ? weights[i] : 1;
+      // A re-entry edge carries its own code (kReentry); a fake one none.
+      ok = ok && !is_cut[i] &&
+           !(fn.edges[i].flags &
+             (ballarus::kEdgeFake | ballarus::kEdgeReentry)) &&
+           i < gcc_edges.size() && gcc_edges[i] != NULL;
+    }
+    const uint64_t back_w =
+        L.back_edge < weights.size() ? weights[L.back_edge] : 1;
+    // GCC's own guess of the loop's header and entry counts (its branch
+    // predictors see loop exits and iteration counts the static weights
+    // do not), unless the weights are measured.
+    bool rare = false;
+    if (!measured_weights && ok) {
+      const profile_count hc = BASIC_BLOCK_FOR_FN(cfun, L.header)->count;
+      profile_count ec = profile_count::zero();
+      for (uint32_t i : L.entries) ec += gcc_edges[i]->count();
+      if (hc.initialized_p() && ec.initialized_p() && ec.nonzero_p())
+        rare = hc.to_gcov_type() < 2 * ec.to_gcov_type();
+    }
+    if (!ok || back_w < in_w || rare) {
+      if (dump_file)
+        fprintf(dump_file, "  path: loop at block %u (back edge %u->%u): "
+                "entry edges not cut (%s)\n",
+                L.header, fn.edges[L.back_edge].src, L.header,
+                !ok ? "a re-entry or cut entry edge"
+                : rare ? "GCC's estimate: under one iteration per entry"
+                       : "the weights show fewer iterations than entries");
+      continue;
+    }
+    for (uint32_t i : L.entries) {
+      is_cut[i] = true;
+      cut.push_back(i);
+    }
+    if (dump_file)
+      fprintf(dump_file, "  path: loop at block %u (back edge %u->%u): its "
+              "%zu entry edges cut (several paths per iteration; weights: "
+              "back edge %llu, entries %llu)\n",
+              L.header, fn.edges[L.back_edge].src, L.header,
+              L.entries.size(), (unsigned long long)back_w,
+              (unsigned long long)in_w);
+  }
+  std::sort(cut.begin(), cut.end());
+  plan->cuts.edges.insert(plan->cuts.edges.end(), cut.begin(), cut.end());
+  std::sort(plan->cuts.edges.begin(), plan->cuts.edges.end());
+  return cut;
+}
+
+// Path ends hoisted onto chords (path-hoist; see "Count hoisting" in
+// PlanPathProfiling).  The GCC edges that carry a chord -- a nonzero
+// increment on a DAG edge of their own -- ascending by address: code on
+// such an edge splits it anyway (unless its source has it as its only
+// successor, or its target only this predecessor), so a path end counted
+// on it as well adds no block.
+std::vector<edge> ChordEdges(const ballarus::Function& fn,
+                             const ballarus::PathDag& dag,
+                             const ballarus::PathIncrements& inc,
+                             const std::vector<edge>& gcc_edges) {
+  std::vector<edge> out;
+  for (size_t i = 0; i < fn.edges.size() && i < gcc_edges.size(); ++i) {
+    const int64_t d = dag.dag_edge_of_cfg[i];
+    if (d < 0 || gcc_edges[i] == NULL ||
+        dag.edges[d].kind != ballarus::DagEdge::kCfg || inc.inc[d] == 0 ||
+        (fn.edges[i].flags & (ballarus::kEdgeFake | ballarus::kEdgeReentry)))
+      continue;
+    out.push_back(gcc_edges[i]);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool SplitForChordAnyway(edge e, const std::vector<edge>& chord_edges) {
+  return std::binary_search(chord_edges.begin(), chord_edges.end(), e);
+}
+
+// Back-edge path ends hoisted onto the latch's in-edges (path-hoist, as
+// returns are).  A loop's latch u (its one way out the back edge u->h) is
+// often a merge of the iteration's paths -- bzip2's mainQSort3 partition
+// loops: `continue` after a swap, or the plain step -- so the register
+// there is a PHI and the back edge counts through a variable address
+// (with the loop's entries cut, a PHI of constants that GCC keeps in
+// registers: `lea K1,%rax` on each way in, `addq $1,(%rax)` at u).
+// Counting and resetting on each edge into u instead counts at a constant
+// address where one prefix reaches the edge's source, `addq $1,K(%rip)`, as
+// an edge counter does.  hoist_onto is PlanPathProfiling's test for
+// returns: true, with the edges in *into, where the end can move; never
+// onto chords from branches here (the new blocks cost bzip2's
+// BZ2_decompress 27 M instructions in its bit-reading loops).
+template <typename HoistOnto>
+bool HoistBackEdgeEnd(const ballarus::Edge& back, HoistOnto& hoist_onto,
+                      std::vector<edge>* into) {
+  if (back.src == ballarus::kEntryBlock) return false;
+  return hoist_onto(back.src, /*any_preds=*/false, /*onto_chords=*/false,
+                    into);
+}
+
 }  // namespace
 
 void PlanPathProfiling(ballarus::Function* fn,
@@ -262,6 +397,14 @@ void PlanPathProfiling(ballarus::Function* fn,
       number();
     }
   }
+  const std::vector<uint32_t> multi_cuts =
+      CutMultiPathLoopEntries(*fn, gcc_edges, weights, measured_weights,
+                              loop_cuts, &plan);
+  if (!multi_cuts.empty()) {
+    entry_cuts.insert(entry_cuts.end(), multi_cuts.begin(), multi_cuts.end());
+    std::sort(entry_cuts.begin(), entry_cuts.end());
+    number();
+  }
 
   // Every value of the register is a sum of distinct increments (each DAG
   // edge at most once per path), so below the sum of their magnitudes.
@@ -376,9 +519,18 @@ void PlanPathProfiling(ballarus::Function* fn,
   // keeps GCC's factored dispatcher block (every computed goto of the
   // function jumps to one `goto *x`) small enough for the RTL passes to
   // duplicate it back into each predecessor.  Only where no edge needs
-  // splitting (each predecessor's only successor is u) and, for returns,
-  // where each predecessor is reached by a single path prefix (the count
-  // folds to a constant) or there are few of them (little code growth).
+  // splitting (each predecessor's only successor is u) -- for returns, an
+  // edge from a branch that carries a chord (split for it anyway,
+  // ChordEdges) too -- and, for returns and back edges (HoistBackEdgeEnd),
+  // where at most kHoistMaxPreds of the edges come from a block that more
+  // than one path prefix reaches (elsewhere the count folds to a constant;
+  // before, all of them or at most kHoistMaxPreds edges in all).  bzip2's
+  // mainGtU: its 12 early returns each reach the return block through a
+  // chord from a compare, and its loop's 12 more from blocks one prefix
+  // reaches (the loop's entry cut); counted in the return block, each
+  // return cost `lea K,%rax`, `addq $1,(%rax)` and a move of the result,
+  // on its chord `addq $1,K(%rip)` as gcov's arc counter (mainGtU 201 ->
+  // 190 M instructions, plain 181 M; lua's lua_settop 344 -> 318 M).
   std::vector<uint8_t> prefixes(dag.n_vertices, 0);  // 0, 1, or 2 = many
   prefixes[ballarus::kEntryBlock] = 1;
   for (uint32_t v : dag.topo)
@@ -387,14 +539,18 @@ void PlanPathProfiling(ballarus::Function* fn,
       p = static_cast<uint8_t>(std::min(2, p + prefixes[v]));
     }
   constexpr size_t kHoistMaxPreds = 8;
-  auto hoist_onto = [&](uint32_t u, bool any_preds, std::vector<edge>* into) {
+  const std::vector<edge> chord_edges = ChordEdges(*fn, dag, inc, gcc_edges);
+  size_t hoisted_onto_chords = 0;  // of the last hoist_onto's edges
+  auto hoist_onto = [&](uint32_t u, bool any_preds, bool onto_chords,
+                        std::vector<edge>* into) {
     into->clear();
     if (u < 2 || u >= nb || bbs[u] == NULL || !g_options.path_hoist)
       return false;
     if (dag.in_vertex[u] != u || dag.start_edge[u] >= 0 ||
         dag.out[u].size() != 1)
       return false;
-    bool constant = true;
+    size_t variable = 0;  // edges whose source many prefixes reach
+    hoisted_onto_chords = 0;
     edge e;
     edge_iterator ei;
     FOR_EACH_EDGE(e, ei, bbs[u]->preds) {
@@ -408,12 +564,15 @@ void PlanPathProfiling(ballarus::Function* fn,
       edge_iterator si;
       FOR_EACH_EDGE(s, si, e->src->succs)
         real_succs += !(s->flags & EDGE_FAKE);
-      if (real_succs != 1) return false;
-      constant = constant && prefixes[e->src->index] == 1;
+      if (real_succs != 1) {
+        if (!onto_chords || !SplitForChordAnyway(e, chord_edges))
+          return false;
+        ++hoisted_onto_chords;
+      }
+      variable += prefixes[e->src->index] != 1;
       into->push_back(e);
     }
-    return !into->empty() &&
-           (any_preds || constant || into->size() <= kHoistMaxPreds);
+    return !into->empty() && (any_preds || variable <= kHoistMaxPreds);
   };
   std::vector<edge> hoisted;
   // Blocks that may leave the function other than by a return: a fake edge
@@ -503,7 +662,8 @@ void PlanPathProfiling(ballarus::Function* fn,
       if (!(e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL)))
         normal.push_back(e);
     if ((last == NULL || !is_gimple_call(last)) && normal.empty()) {
-      if (hoist_onto(u, /*any_preds=*/true, &hoisted)) {
+      if (hoist_onto(u, /*any_preds=*/true, /*onto_chords=*/false,
+                     &hoisted)) {
         for (edge h : hoisted)
           on_edge(h, sources_reset ? PathAction::kCountReset
                                    : PathAction::kCount, a, 0);
@@ -667,8 +827,14 @@ void PlanPathProfiling(ballarus::Function* fn,
       if (me.src == ballarus::kEntryBlock)
         on_edge(e, PathAction::kInit, inc.inc[d], 0);
       else if (me.dst == ballarus::kExitBlock &&
-               hoist_onto(me.src, /*any_preds=*/false, &hoisted))
+               hoist_onto(me.src, /*any_preds=*/false, /*onto_chords=*/true,
+                          &hoisted)) {
         for (edge h : hoisted) on_edge(h, PathAction::kCount, inc.inc[d], 0);
+        if (dump_file && hoisted_onto_chords > 0)
+          fprintf(dump_file, "  path: block %u: its return counted on the "
+                  "%zu edges into it (%zu of them chords from branches)\n",
+                  me.src, hoisted.size(), hoisted_onto_chords);
+      }
       else if (me.dst == ballarus::kExitBlock)
         on_edge(e, PathAction::kCount, inc.inc[d], 0);
       else if (inc.inc[d] != 0)
@@ -676,6 +842,16 @@ void PlanPathProfiling(ballarus::Function* fn,
     } else if (de.kind == ballarus::DagEdge::kBackEnd) {
       const ballarus::Edge& me = fn->edges[de.ref];
       if (loop_of_back_edge[de.ref] >= 0) continue;  // kLoopBack instead
+      if (HoistBackEdgeEnd(me, hoist_onto, &hoisted)) {
+        for (edge h : hoisted)
+          on_edge(h, PathAction::kCountReset, inc.inc[d],
+                  inc.inc[dag.start_edge[me.dst]]);
+        if (dump_file)
+          fprintf(dump_file, "  path: back edge %u->%u: its path end "
+                  "counted on the %zu edges into %u\n",
+                  me.src, me.dst, hoisted.size(), me.src);
+        continue;
+      }
       // A cut edge out of ENTRY (a loop entry cut) ends the empty path.
       if (me.src == ballarus::kEntryBlock)
         on_edge(gcc_edges[de.ref], PathAction::kInit, 0, 0);
