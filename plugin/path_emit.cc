@@ -134,6 +134,12 @@ class PathEmitter {
       case PathAction::kStartInit:
         Add(seq, gimple_build_assign(r_, Const(act.a, seq)));
         break;
+      case PathAction::kSaveRegister:
+        Add(seq, gimple_build_assign(Saved(), LoadR(seq)));
+        break;
+      case PathAction::kStartCheckSaved:
+        CheckFlag(seq, act.a, /*saved=*/true);
+        break;
       case PathAction::kCount:
       case PathAction::kPreCount:
       case PathAction::kEndCount:
@@ -227,13 +233,31 @@ class PathEmitter {
     return t;
   }
 
-  void CheckFlag(gimple_seq* seq, uint64_t reentry) {
+  // The copy s of the register that a computed goto's target entered
+  // otherwise too reads at its start (kStartCheckSaved): its normal
+  // entries set it (kSaveRegister), so r is dead at every computed goto.
+  tree Saved() {
+    if (saved_ == NULL_TREE) {
+      saved_ = create_tmp_var(rtype_, "BLRS_saved");
+      TREE_ADDRESSABLE(saved_) = 1;
+      // Read only after a normal entry set it (the flag says so), which
+      // GCC cannot see: no -Wmaybe-uninitialized for the user's build.
+      suppress_warning(saved_, OPT_Wmaybe_uninitialized);
+      suppress_warning(saved_, OPT_Wuninitialized);
+    }
+    return saved_;
+  }
+
+  // r = arrived ? r : reentry (saved: r = arrived ? s : reentry);
+  // arrived = 0.
+  void CheckFlag(gimple_seq* seq, uint64_t reentry, bool saved = false) {
     tree t = make_temp_ssa_name(unsigned_char_type_node, NULL, "BLRS_f");
     Add(seq, gimple_build_assign(t, Flag()));
     tree c = make_temp_ssa_name(boolean_type_node, NULL, "BLRS_f");
     Add(seq, gimple_build_assign(c, NE_EXPR, t,
                                  build_int_cst(unsigned_char_type_node, 0)));
-    tree r0 = LoadR(seq);
+    tree r0 = saved ? make_temp_ssa_name(rtype_, NULL, "BLRS_r") : LoadR(seq);
+    if (saved) Add(seq, gimple_build_assign(r0, Saved()));
     tree r1 = make_temp_ssa_name(rtype_, NULL, "BLRS_r");
     Add(seq, gimple_build_assign(r1, COND_EXPR, c, r0, Const(reentry, seq)));
     Add(seq, gimple_build_assign(r_, r1));
@@ -386,6 +410,7 @@ class PathEmitter {
   bool ptr_;    // the register is a pointer into the dense table
   tree rtype_;  // the register's type (PathWork::signed_register, ptr_)
   tree r_ = NULL_TREE;
+  tree saved_ = NULL_TREE;  // s (Saved)
   tree flag_;
   const std::vector<ReentryCall>& reentry_;
   tree epoch_;
@@ -396,7 +421,8 @@ class PathEmitter {
 void InsertInBlock(basic_block bb, const PathAction& act, gimple_seq seq) {
   if (act.kind == PathAction::kStartCheckFlag ||
       act.kind == PathAction::kStartCut ||
-      act.kind == PathAction::kStartInit) {
+      act.kind == PathAction::kStartInit ||
+      act.kind == PathAction::kStartCheckSaved) {
     gimple_stmt_iterator gsi = gsi_after_labels(bb);
     if (!gsi_end_p(gsi)) {
       gimple* first = gsi_stmt(gsi);

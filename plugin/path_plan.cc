@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -79,6 +80,8 @@ const char* PathActionName(PathAction::Kind k) {
     case PathAction::kEndCountReset: return "count[r + a]++; r = 0 at end";
     case PathAction::kEndCount: return "count[r + a]++ at end";
     case PathAction::kStartInit: return "r = a at start";
+    case PathAction::kSaveRegister: return "s = r (normal entry)";
+    case PathAction::kStartCheckSaved: return "re-entry check at start, r = s";
   }
   return "?";
 }
@@ -591,8 +594,10 @@ void PlanPathProfiling(ballarus::Function* fn,
   // constant there, which GCC folds into the handler's chords and counts.
   // A target also entered by ordinary edges (a label the code before it
   // reaches too: lua's OP_TFORCALL) gets the setjmp receivers' treatment
-  // below: its ordinary entries set the re-entry flag, and its start sets
-  // r only where the flag is clear.
+  // below, with a copy: its ordinary entries set the re-entry flag and
+  // save r in s, and its start sets r = flag ? s : a -- so that no target
+  // reads r as the goto leaves it, r is dead at every computed goto, and
+  // the path ends can be counted before the goto (hoisted deep, below).
   auto is_goto_end = [&](uint32_t u) {
     if (u < 2 || u >= nb || bbs[u] == NULL || returns_twice[u] ||
         dispatcher[u] || reentry_block[u])
@@ -611,6 +616,9 @@ void PlanPathProfiling(ballarus::Function* fn,
     return abnormal;
   };
   std::vector<bool> goto_end(nb, false), self_start(nb, false);
+  // Targets entered by computed gotos and otherwise too: see "Computed-goto
+  // path ends hoisted deep" below.
+  std::vector<bool> saved_start(nb, false);
   for (uint32_t u = 2; u < nb; ++u) goto_end[u] = is_goto_end(u);
   // By default (path-goto-targets=auto) not on an earlier profile's
   // weights: there the hot handlers' chords are tree edges, the register
@@ -634,11 +642,100 @@ void PlanPathProfiling(ballarus::Function* fn,
       only_goto = only_goto && g;
     }
     self_start[w] = from_goto && only_goto;
+    saved_start[w] = from_goto && !only_goto && !returns_twice[w];
     if (dump_file && from_goto && !only_goto)
       fprintf(dump_file, "  path: computed goto target %u is entered "
               "otherwise too: its normal entries set the re-entry flag\n",
               w);
   }
+
+  // Computed-goto path ends hoisted deep (path-goto-targets; a section of
+  // its own).  Every handler of an interpreter's computed-goto dispatch
+  // (lua's luaV_execute) ends its path at GCC's factored `goto *` block,
+  // and hoisting onto that block's in-edges (above) puts the count in the
+  // block that merges every handler's `vmfetch` tail: there the register
+  // is a PHI of every handler's value, so each handler materialises its
+  // constant (`lea`) and counts through it (`addq $1,(%reg)`), and the
+  // register stays live into the dispatch.  The count can go on back,
+  // through blocks that have no other way on (one successor, one DAG out
+  // edge: no pre-count, not cut, entered by ordinary edges only) until the
+  // source of an in-edge is reached by a single path prefix: there the
+  // register is a constant and count[r + a] one increment of a fixed
+  // counter (`addq $1,C(%rip)`), with a the sum of the increments passed.
+  // Every execution still takes exactly one of the counted edges, so this
+  // never counts more often; where a source is reached by several
+  // prefixes and cannot be passed, the count stays indexed there.  With r
+  // dead at the goto (every target sets it, kStartInit, or reads the copy
+  // s saved on its normal entries, kStartCheckSaved), GCC drops the chords
+  // whose only use was the dispatch's count.
+  std::unordered_map<edge, uint32_t> model_edge_of;
+  for (size_t i = 0; i < gcc_edges.size(); ++i)
+    if (gcc_edges[i] != NULL) model_edge_of[gcc_edges[i]] = i;
+  // A block the count passes: one successor but fake ones and one DAG out
+  // edge (no pre-count, no cut, no return), a plain block (not a goto,
+  // receiver or re-entry), entered by ordinary edges only (an edge whose
+  // source has other successors is split for the count, as for a chord).
+  auto passable = [&](uint32_t p, std::vector<edge>* in) {
+    in->clear();
+    if (p < 2 || p >= nb || bbs[p] == NULL || returns_twice[p] ||
+        dispatcher[p] || reentry_block[p] || goto_end[p] ||
+        dag.in_vertex[p] != p || dag.start_edge[p] >= 0 ||
+        dag.out[p].size() != 1)
+      return false;
+    edge e;
+    edge_iterator ei;
+    int succs = 0;
+    FOR_EACH_EDGE(e, ei, bbs[p]->succs) succs += !(e->flags & EDGE_FAKE);
+    if (succs != 1) return false;
+    FOR_EACH_EDGE(e, ei, bbs[p]->preds) {
+      if ((e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL |
+                       EDGE_EH)) ||
+          e->src == ENTRY_BLOCK_PTR_FOR_FN(cfun) || e->src->index < 2 ||
+          static_cast<uint32_t>(e->src->index) >= nb)
+        return false;
+      in->push_back(e);
+    }
+    return !in->empty();
+  };
+  auto hoist_goto_end = [&](uint32_t u, uint64_t a,
+                            std::vector<std::pair<edge, uint64_t>>* sites,
+                            int* depth) {
+    sites->clear();
+    *depth = 0;
+    constexpr int kMaxDepth = 16;
+    struct Item { uint32_t block; uint64_t a; int depth; };
+    std::vector<Item> work_list{{u, a, 0}};
+    std::vector<edge> in, in_p;
+    while (!work_list.empty()) {
+      const Item it = work_list.back();
+      work_list.pop_back();
+      if (!(it.block == u ? hoist_onto(u, /*any_preds=*/true,
+                                         /*onto_chords=*/false, &in)
+                          : passable(it.block, &in))) {
+        if (it.block == u) return false;
+        internal_error("ballarus: goto end hoisting lost block %u",
+                       it.block);
+      }
+      for (edge e : in) {
+        const uint32_t p = static_cast<uint32_t>(e->src->index);
+        auto m = model_edge_of.find(e);
+        const int d = m == model_edge_of.end()
+                          ? -1
+                          : dag.dag_edge_of_cfg[m->second];
+        // Pass p only where its register is not known and p can be
+        // passed: then each in-edge of p counts, with e's increment too.
+        if (d >= 0 && prefixes[p] != 1 && it.depth < kMaxDepth &&
+            passable(p, &in_p)) {
+          work_list.push_back({p, it.a + inc.inc[d], it.depth + 1});
+          *depth = std::max(*depth, it.depth + 1);
+          continue;
+        }
+        sites->push_back({e, it.a});
+      }
+    }
+    return true;
+  };
+  std::vector<std::pair<edge, uint64_t>> goto_sites;
 
   // Fake edges into EXIT: a call that may not return (early termination)
   // or a block left by abnormal edges only.
@@ -662,8 +759,16 @@ void PlanPathProfiling(ballarus::Function* fn,
       if (!(e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL)))
         normal.push_back(e);
     if ((last == NULL || !is_gimple_call(last)) && normal.empty()) {
-      if (hoist_onto(u, /*any_preds=*/true, /*onto_chords=*/false,
-                     &hoisted)) {
+      int depth = 0;
+      if (!sources_reset && hoist_goto_end(u, a, &goto_sites, &depth)) {
+        for (const auto& [h, ha] : goto_sites)
+          on_edge(h, PathAction::kCount, ha, 0);
+        if (dump_file)
+          fprintf(dump_file, "  path: computed goto at block %u: its path "
+                  "end counted on %zu edges, up to %d blocks before its "
+                  "in-edges\n", u, goto_sites.size(), depth);
+      } else if (hoist_onto(u, /*any_preds=*/true, /*onto_chords=*/false,
+                                   &hoisted)) {
         for (edge h : hoisted)
           on_edge(h, sources_reset ? PathAction::kCountReset
                                    : PathAction::kCount, a, 0);
@@ -715,6 +820,20 @@ void PlanPathProfiling(ballarus::Function* fn,
     const uint64_t a = inc.inc[dag.dag_edge_of_cfg[i]];
     if (self_start[w]) {
       in_block(w, PathAction::kStartInit, a, 0);
+      continue;
+    }
+    if (saved_start[w]) {
+      // Its normal entries save r for it (s), so r itself stays dead at
+      // every computed goto.
+      work->uses_flag = true;
+      edge e;
+      edge_iterator ei;
+      FOR_EACH_EDGE(e, ei, bbs[w]->preds)
+        if (!(e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL))) {
+          on_edge(e, PathAction::kSetFlag, 0, 0);
+          on_edge(e, PathAction::kSaveRegister, 0, 0);
+        }
+      in_block(w, PathAction::kStartCheckSaved, a, 0);
       continue;
     }
     bool all_sources_reset = true;

@@ -42,6 +42,9 @@ struct PathAction {
     kCount,       // count[r + a] += 1   (return)
     kCountReset,  // count[r + a] += 1; r = b   (cut edge: back edge)
     kLoopBack,    // a counted loop's back edge: n += 1; r = b
+    kSaveRegister,  // s = r   (a normal entry into a computed goto's target
+                    // that is also entered by computed gotos: read by its
+                    // kStartCheckSaved; last, after every change of r)
     // In a block:
     kStartCheckFlag,  // at its start: as kCheckFlag
     kStartCut,        // at its start: count[r + a] += 1; r = b (cut block)
@@ -54,6 +57,8 @@ struct PathAction {
                       // kStartInit): count[r + a] += 1
     kStartInit,       // at its start (a computed goto's target entered by
                       // computed gotos only): r = a
+    kStartCheckSaved,  // at its start (a computed goto's target entered
+                       // otherwise too): r = arrived ? s : a; arrived = 0
   };
   Kind kind;
   uint64_t a = 0;
