@@ -544,6 +544,14 @@ void PlanPathProfiling(ballarus::Function* fn,
   constexpr size_t kHoistMaxPreds = 8;
   const std::vector<edge> chord_edges = ChordEdges(*fn, dag, inc, gcc_edges);
   size_t hoisted_onto_chords = 0;  // of the last hoist_onto's edges
+  // An edge a count can move onto: an ordinary edge from a block of the
+  // function (not ENTRY, not fake, abnormal or EH).
+  auto ordinary_in_edge = [&](edge e) {
+    return !(e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL |
+                         EDGE_EH)) &&
+           e->src != ENTRY_BLOCK_PTR_FOR_FN(cfun) && e->src->index >= 2 &&
+           static_cast<uint32_t>(e->src->index) < nb;
+  };
   auto hoist_onto = [&](uint32_t u, bool any_preds, bool onto_chords,
                         std::vector<edge>* into) {
     into->clear();
@@ -557,11 +565,7 @@ void PlanPathProfiling(ballarus::Function* fn,
     edge e;
     edge_iterator ei;
     FOR_EACH_EDGE(e, ei, bbs[u]->preds) {
-      if ((e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL |
-                       EDGE_EH)) ||
-          e->src == ENTRY_BLOCK_PTR_FOR_FN(cfun) || e->src->index < 2 ||
-          static_cast<uint32_t>(e->src->index) >= nb)
-        return false;
+      if (!ordinary_in_edge(e)) return false;
       int real_succs = 0;
       edge s;
       edge_iterator si;
@@ -688,11 +692,7 @@ void PlanPathProfiling(ballarus::Function* fn,
     FOR_EACH_EDGE(e, ei, bbs[p]->succs) succs += !(e->flags & EDGE_FAKE);
     if (succs != 1) return false;
     FOR_EACH_EDGE(e, ei, bbs[p]->preds) {
-      if ((e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL |
-                       EDGE_EH)) ||
-          e->src == ENTRY_BLOCK_PTR_FOR_FN(cfun) || e->src->index < 2 ||
-          static_cast<uint32_t>(e->src->index) >= nb)
-        return false;
+      if (!ordinary_in_edge(e)) return false;
       in->push_back(e);
     }
     return !in->empty();
