@@ -115,6 +115,8 @@ path-no-fe          | plain       | ballarus | mode=path update=single path-from
 edge-path           | plain       | ballarus | mode=edge,path update=single | ballarus edge and path profiling
 edge-path-atomic    | plain       | ballarus | mode=edge,path update=atomic | ballarus edge and path, atomic
 edge-path-number    | plain       | ballarus | mode=edge,path update=single path-register=number | ballarus edge and path, numeric path register (breakdown)
+edge-path-cuts      | plain       | ballarus | mode=edge,path update=single path-loop-cuts=on | ballarus edge and path, loop entry cuts as in mode=path (breakdown)
+edge-path-no-derive | plain       | ballarus | mode=edge,path update=single path-derive=off | ballarus edge and path, every path count made, none taken from the edge counters (breakdown)
 '
 # A new ballarus counter-update mode is one more line above, e.g.
 #   edge-tls | plain | ballarus | mode=edge weights=heuristic update=tls | ballarus edge, per-thread counters
@@ -125,8 +127,8 @@ edge-path-number    | plain       | ballarus | mode=edge,path update=single path
 QUICK_VARIANTS=plain,gcov,naive,edge,edge-atomic,path
 # Breakdown variants: selected by name, a pattern naming them (path*), or
 # --path-breakdown; not by "all" (they are for one question only).
-EXTRA_VARIANTS='path-et-off path-et-undo path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed edge-path-number path-max64k path-no-fe'
-BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-et-undo,path-hash,path-no-hoist,path-no-returns,path-number,path-loops,path-dense,path-hashed,path-max64k,path-no-fe,edge-path,edge-path-number
+EXTRA_VARIANTS='path-et-off path-et-undo path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed edge-path-number path-max64k path-no-fe edge-path-no-derive edge-path-cuts'
+BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-et-undo,path-hash,path-no-hoist,path-no-returns,path-number,path-loops,path-dense,path-hashed,path-max64k,path-no-fe,edge-path,edge-path-number,edge-path-no-derive,edge-path-cuts
 BREAKDOWN_PROGRAMS=lua,sqlite3,bzip2
 THREADS_ACCEPTANCE_VARIANTS=plain,gcov,gcov-atomic,clang-plain,clang,clang-atomic,edge,edge-atomic,edge-thread,path,path-atomic,path-thread
 THREADS_ACCEPTANCE_PROGRAMS=lua,sqlite3,bzip2,threads,threads-loop

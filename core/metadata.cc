@@ -456,10 +456,24 @@ bool DecodeFunction(Reader* r, const TranslationUnit& tu,
           f->edges[e].dst != kExitBlock || f->edges[e].src == kEntryBlock)
         return r->Fail(at, fn + ": path pre-count edge " + std::to_string(e) +
                                " is not a fake edge from a block to EXIT");
+    for (const PathInfo::Derived& d : info.derived)
+      if (d.block ? d.where >= n_blocks || d.where == kEntryBlock ||
+                        d.where == kExitBlock
+                  : d.where >= n_edges)
+        return r->Fail(at, fn + ": derived path count " +
+                               std::to_string(d.path) + " names " +
+                               (d.block ? "block " : "edge ") +
+                               std::to_string(d.where) + ", not one of the "
+                               "function's");
+    if (!info.derived.empty() &&
+        !(tu.flags & (BALLARUS_META_F_EDGE | BALLARUS_META_F_NAIVE)))
+      return r->Fail(at, fn + ": derived path counts in a build without "
+                             "edge counters");
     if (info.storage == PathInfo::kFromEdges &&
-        (info.base != 0 || !info.precount_edges.empty()))
+        (info.base != 0 || !info.precount_edges.empty() ||
+         !info.derived.empty()))
       return r->Fail(at, fn + ": a path table determined by its edge counts "
-                             "has a base or pre-counts");
+                             "has a base, pre-counts or derived counts");
     if (info.storage == PathInfo::kDense &&
         (info.base > tu.n_counters ||
          info.n_paths + 1 > tu.n_counters - info.base))
@@ -579,6 +593,13 @@ std::vector<uint8_t> EncodePathInfo(const PathInfo& info) {
     PutU(&out, info.precount_edges.size());
     for (uint32_t e : info.precount_edges) PutU(&out, e);
   }
+  if (info.flags & kPathFlagDerivedCounts) {
+    PutU(&out, info.derived.size());
+    for (const PathInfo::Derived& d : info.derived) {
+      PutU(&out, d.path);
+      PutU(&out, uint64_t{d.where} * 2 + (d.block ? 1 : 0));
+    }
+  }
   return out;
 }
 
@@ -635,6 +656,25 @@ bool DecodePathInfo(const std::vector<uint8_t>& bytes, PathInfo* info,
           e <= info->precount_edges.back())
         ok = r.Fail(at, "pre-count edges not ascending");
       if (ok) info->precount_edges.push_back(e);
+    }
+  }
+  if (ok && (info->flags & kPathFlagDerivedCounts)) {
+    ok = r.Count(&n, "derived count number", 2);
+    for (uint64_t i = 0; ok && i < n; ++i) {
+      PathInfo::Derived d;
+      const size_t at = r.pos();
+      uint64_t where = 0;
+      ok = r.U(&d.path, "derived path") && r.U(&where, "derived place");
+      if (ok && d.path >= info->n_paths)
+        ok = r.Fail(at, "derived path " + std::to_string(d.path) +
+                            " out of range");
+      if (ok && !info->derived.empty() && d.path <= info->derived.back().path)
+        ok = r.Fail(at, "derived paths not ascending");
+      if (ok && where / 2 > UINT32_MAX)
+        ok = r.Fail(at, "derived place out of range");
+      d.where = static_cast<uint32_t>(where / 2);
+      d.block = (where & 1) != 0;
+      if (ok) info->derived.push_back(d);
     }
   }
   if (ok && r.left() != 0) ok = r.Fail(r.pos(), "trailing bytes");

@@ -46,6 +46,8 @@ std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu,
 //   bytes := u storage  u base  u n_paths  u flags
 //            [u32 edge] cut_edges  [u32 block] cut_blocks
 //            ([u32 edge] precount_edges   only with kPathFlagPrecountsKept)
+//            ([u path  u where] derived    only with kPathFlagDerivedCounts;
+//             where = 2 * model edge, or 2 * block + 1)
 inline constexpr uint32_t kPathExtensionTag = 1;
 
 struct PathInfo {
@@ -74,6 +76,22 @@ struct PathInfo {
   // kPathFlagPrecountsKept: the fake edges u->EXIT whose call block u counts
   // the path ending there before its call (model edge indices, ascending).
   std::vector<uint32_t> precount_edges;
+  // kPathFlagDerivedCounts: path counts the instrumentation does not make
+  // because the function's edge counters give them (path-derive in
+  // mode=edge,path): where one path prefix reaches a path end, a pre-count
+  // or a cut, the event is counted by every execution of one CFG edge or
+  // block, so reconstruct adds that edge's or block's count to path
+  // `path`'s stored count (before SettlePrecounts).  Ascending by path,
+  // each path at most once; the path passes the edge or block.
+  struct Derived {
+    uint64_t path = 0;
+    uint32_t where = 0;  // a model edge index, or a block index if `block`
+    bool block = false;
+    bool operator==(const Derived& o) const {
+      return path == o.path && where == o.where && block == o.block;
+    }
+  };
+  std::vector<Derived> derived;
 };
 
 // Path-info flags.
@@ -87,8 +105,12 @@ inline constexpr uint32_t kPathFlagPrecountsKept = 1u << 1;  // with early
     // that went on past the call, which reconstruct subtracts
     // (SettlePrecounts, core/path_profile.h).  Without it a returning call
     // undid its pre-count at run time.
-inline constexpr uint32_t kPathFlagsKnown =
-    kPathFlagEarlyTermination | kPathFlagPrecountsKept;
+inline constexpr uint32_t kPathFlagDerivedCounts = 1u << 2;  // `derived`
+    // lists path counts taken from the function's edge counts (only in a
+    // TU with edge counters: BALLARUS_META_F_EDGE or _NAIVE).
+inline constexpr uint32_t kPathFlagsKnown = kPathFlagEarlyTermination |
+                                            kPathFlagPrecountsKept |
+                                            kPathFlagDerivedCounts;
 
 std::vector<uint8_t> EncodePathInfo(const PathInfo& info);
 // False with *error ("path info: ...") on malformed bytes.

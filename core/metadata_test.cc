@@ -723,7 +723,7 @@ bool SamePathInfo(const PathInfo& a, const PathInfo& b) {
   return a.storage == b.storage && a.base == b.base &&
          a.n_paths == b.n_paths && a.flags == b.flags &&
          a.cut_edges == b.cut_edges && a.cut_blocks == b.cut_blocks &&
-         a.precount_edges == b.precount_edges;
+         a.precount_edges == b.precount_edges && a.derived == b.derived;
 }
 
 // Other PathInfos worth a round trip: hashed, the largest values, no cuts.
@@ -745,6 +745,12 @@ std::vector<PathInfo> PathInfos() {
   k.flags |= kPathFlagPrecountsKept;
   k.precount_edges = {0, 5, 300, UINT32_MAX};
   v.push_back(k);
+  PathInfo dc = k;
+  dc.flags |= kPathFlagDerivedCounts;
+  dc.n_paths = (uint64_t{1} << 63) - 1;
+  dc.derived = {{0, 0, false}, {1, 0, true}, {200, UINT32_MAX, false},
+                {(uint64_t{1} << 63) - 2, UINT32_MAX, true}};
+  v.push_back(dc);
   return v;
 }
 
@@ -838,9 +844,9 @@ TEST(PathInfo, UnknownStorageAndFlagsRejected) {
             std::string::npos);
   // flags at byte 3 (storage, base, n_paths one byte each); 3 at byte 4
   // after a two-byte n_paths.
-  EXPECT_EQ(PathInfoError(Varints({0, 0, 5, 4, 0, 0})),
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 5, 8, 0, 0})),
             "path info: byte 3: unknown path flags");
-  EXPECT_EQ(PathInfoError(Varints({0, 0, 300, 5, 0, 0})),
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 300, 9, 0, 0})),
             "path info: byte 4: unknown path flags");
   // Kept pre-counts need early termination, and bring their edge list.
   EXPECT_EQ(PathInfoError(Varints({0, 0, 5, 2, 0, 0, 0})),
@@ -863,6 +869,40 @@ TEST(PathInfo, UnknownStorageAndFlagsRejected) {
       << err;
   EXPECT_EQ(info.flags, kPathFlagEarlyTermination | kPathFlagPrecountsKept);
   EXPECT_EQ(info.precount_edges, (std::vector<uint32_t>{4, 9}));
+}
+
+TEST(PathInfo, DerivedCounts) {
+  // Flags 5 (early termination, derived counts): [2: path 1 at edge 3
+  // (6), path 4 at block 2 (5)].
+  PathInfo d = SamplePathInfo();
+  d.flags |= kPathFlagDerivedCounts;
+  d.derived = {{1, 3, false}, {4, 2, true}};
+  EXPECT_EQ(EncodePathInfo(d),
+            (std::vector<uint8_t>{0, 6, 6, 5, 2, 1, 4, 1, 3, 2, 1, 6, 4, 5}));
+  PathInfo back;
+  std::string err;
+  ASSERT_TRUE(DecodePathInfo(EncodePathInfo(d), &back, &err)) << err;
+  EXPECT_TRUE(SamePathInfo(d, back));
+  // After kept pre-counts when both are there (flags 7).
+  EXPECT_TRUE(DecodePathInfo(Varints({0, 0, 6, 7, 0, 0, 1, 4, 1, 5, 9}),
+                             &back, &err))
+      << err;
+  EXPECT_EQ(back.precount_edges, (std::vector<uint32_t>{4}));
+  ASSERT_EQ(back.derived.size(), 1u);
+  EXPECT_EQ(back.derived[0], (PathInfo::Derived{5, 4, true}));
+  // Paths in range, ascending, each once; the place fits 32 bits.
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 6, 5, 0, 0, 1, 6, 0})),
+            "path info: byte 7: derived path 6 out of range");
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 6, 5, 0, 0, 2, 3, 0, 3, 2})),
+            "path info: byte 9: derived paths not ascending");
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 6, 5, 0, 0, 2, 3, 0, 2, 2})),
+            "path info: byte 9: derived paths not ascending");
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 6, 5, 0, 0, 1, 3,
+                                   uint64_t{1} << 33})),
+            "path info: byte 7: derived place out of range");
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 6, 5, 0, 0, 2, 3})),
+            "path info: byte 6: derived count number 2 exceeds the 1 bytes "
+            "left");
 }
 
 TEST(PathInfo, PathCountBelow2To63) {
@@ -1000,6 +1040,39 @@ TEST(Metadata, PreCountEdgesMustBeFakeEdgesIntoExit) {
   TranslationUnit back;
   DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
   EXPECT_TRUE(r.ok) << r.error;
+}
+
+TEST(Metadata, DerivedCountsCheckedAgainstTheFunction) {
+  // The diamond: 6 edges, blocks 0..5; SampleTu's flags give it edge
+  // counters.
+  PathInfo p = DiamondPaths(7, 6);
+  p.flags = kPathFlagDerivedCounts;
+  p.derived = {{1, 5, false}, {2, 3, true}};
+  {
+    const std::vector<uint8_t> blob = EncodeMetadata(PathTu(p));
+    TranslationUnit back;
+    DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
+    EXPECT_TRUE(r.ok) << r.error;
+  }
+  for (auto [where, block, what] :
+       std::vector<std::tuple<uint32_t, bool, std::string>>{
+           {6, false, "edge 6"}, {1, true, "block 1"}, {0, true, "block 0"},
+           {6, true, "block 6"}}) {
+    p.derived = {{1, where, block}};
+    const std::string err = DecodeError(PathTu(p));
+    EXPECT_NE(err.find("function '_Z7diamondi': derived path count 1 names " +
+                       what + ", not one of the function's"),
+              std::string::npos)
+        << err;
+  }
+  // Only with edge counters in the TU.
+  p.derived = {{1, 5, false}};
+  TranslationUnit tu = PathTu(p);
+  tu.flags &= ~(BALLARUS_META_F_EDGE | BALLARUS_META_F_NAIVE);
+  EXPECT_NE(DecodeError(tu).find("derived path counts in a build without "
+                                 "edge counters"),
+            std::string::npos)
+      << DecodeError(tu);
 }
 
 TEST(Metadata, DensePathRangeMustFitTheCounters) {

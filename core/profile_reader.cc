@@ -44,10 +44,62 @@ const PathInfo* FindPathInfo(const Function& f, PathInfo* storage,
 bool DecodeCountedPaths(const Function& f, const std::string& where,
                         LoadedPaths* out, std::string* error);
 
+// Adds the counts of info.derived (kPathFlagDerivedCounts) to out->counts:
+// each path's count is its edge's or block's count in `flow`, the
+// function's solved edge profile.  False with *error when the path does not
+// pass there (damaged metadata); an edge or block the flow left unknown
+// (racy or damaged counters) leaves the path's count as stored and is
+// reported in out->derived_problem.
+bool AddDerivedCounts(const Function& f, const FlowResult* flow,
+                      LoadedPaths* out, std::string* error) {
+  if (!flow) {
+    *error = "derived path counts, but the function has no edge counters";
+    return false;
+  }
+  std::vector<uint32_t> edges;
+  for (const PathInfo::Derived& d : out->info.derived) {
+    edges.clear();
+    if (!DecodePath(out->dag, out->numbering,
+                    mpz_class(static_cast<unsigned long>(d.path)), &edges)) {
+      *error = "derived path " + std::to_string(d.path) + " cannot be decoded";
+      return false;
+    }
+    bool passes = false;
+    if (d.block) {
+      for (uint32_t b : PathBlocks(out->dag, edges)) passes |= b == d.where;
+    } else {
+      for (uint32_t e : edges) {
+        const DagEdge& de = out->dag.edges[e];
+        passes |= (de.kind == DagEdge::kCfg || de.kind == DagEdge::kBackEnd) &&
+                  de.ref == d.where;
+      }
+    }
+    if (!passes) {
+      *error = "derived path " + std::to_string(d.path) + " does not pass " +
+               (d.block ? "block " : "edge ") + std::to_string(d.where);
+      return false;
+    }
+    const Count c = d.block ? flow->blocks.at(d.where) : flow->edges.at(d.where);
+    if (!c) {
+      if (out->derived_problem.empty())
+        out->derived_problem =
+            "the count of path " + std::to_string(d.path) + " comes from " +
+            (d.block ? "block " : "edge ") + std::to_string(d.where) +
+            ", which the edge counters leave unknown";
+      continue;
+    }
+    if (*c == 0) continue;
+    uint64_t& slot = out->counts[d.path];
+    slot = ballarus_count_add(slot, *c);
+    if (slot == 0) out->counts.erase(d.path);
+  }
+  return true;
+}
+
 bool LoadPaths(const Function& f, const PathInfo& info, const RecordOffsets& at,
                const ballarus_profile_record& rec,
                const ballarus_sparse_entry* sparse, size_t n_sparse,
-               LoadedPaths* out, std::string* error) {
+               const FlowResult* flow, LoadedPaths* out, std::string* error) {
   const std::string where = At(at.metadata, at.index) + "metadata: function '" +
                             f.name + "': path extension: ";
   out->info = info;
@@ -97,6 +149,11 @@ bool LoadPaths(const Function& f, const PathInfo& info, const RecordOffsets& at,
   }
   for (const auto& [number, count] : out->counts)
     out->updates = ballarus_count_add(out->updates, count);
+  if ((info.flags & kPathFlagDerivedCounts) &&
+      !AddDerivedCounts(f, flow, out, &err)) {
+    *error = where + err;
+    return false;
+  }
   if (info.flags & kPathFlagPrecountsKept) {
     // The stored count of a path cut short at a pre-counting call also
     // counts the executions that went on past the call: subtract them.
@@ -173,16 +230,25 @@ bool ReadCopies(const RecordOffsets& at, LoadedTu* lt, std::string* error) {
     size_t first = next_sparse;
     while (next_sparse < rec.n_sparse && rec.sparse[next_sparse].function == i)
       ++next_sparse;
+    // With edge counters the edge profile comes first: derived path
+    // counts (PathInfo::derived) are read off it.
+    const bool flow_first = c.edge_counters;
+    if (flow_first) {
+      c.known = KnownFromCounters(f, rec.counters, rec.n_counters);
+      c.flow = SolveFlow(f, c.known);
+    }
     if (infos[i]) {
       c.paths.emplace();
       const size_t n = next_sparse - first;
       if (!LoadPaths(f, *infos[i], at, rec, n ? rec.sparse + first : nullptr, n,
-                     &*c.paths, error))
+                     flow_first ? &c.flow : nullptr, &*c.paths, error))
         return false;
     }
     const bool from_edges =
         c.paths && c.paths->info.storage == PathInfo::kFromEdges;
-    if (c.edge_counters || !c.paths || from_edges) {
+    if (flow_first) {
+      // Solved above.
+    } else if (!c.paths || from_edges) {
       c.known = KnownFromCounters(f, rec.counters, rec.n_counters);
       if (from_edges) c.edge_counters = true;
     } else {
@@ -190,7 +256,7 @@ bool ReadCopies(const RecordOffsets& at, LoadedTu* lt, std::string* error) {
       for (size_t e = 0; e < f.edges.size(); ++e)
         if (c.paths->in_dag(e)) c.known[e] = c.paths->derived[e];
     }
-    c.flow = SolveFlow(f, c.known);
+    if (!flow_first) c.flow = SolveFlow(f, c.known);
     if (from_edges) {
       // The path counts follow from the edge counts (PathCountsFromEdges).
       // Counts that do not decompose into whole paths are reported, not

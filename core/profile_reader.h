@@ -71,6 +71,9 @@ struct LoadedPaths {
   // needed edge count unknown, or counts that are not whole paths: racy or
   // damaged counters); empty when they did.  `counts` is then empty.
   std::string from_edges_problem;
+  // kPathFlagDerivedCounts: why a derived path count is missing (its edge or
+  // block count unknown: racy or damaged counters); empty when none is.
+  std::string derived_problem;
 
   bool early_termination() const {
     return (info.flags & kPathFlagEarlyTermination) != 0;

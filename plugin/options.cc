@@ -206,11 +206,12 @@ bool ParseOptions(const plugin_name_args* info) {
       continue;
     }
     if (k == "path-loop-cuts" || k == "path-goto-targets" ||
-        k == "path-from-edges") {
+        k == "path-from-edges" || k == "path-derive") {
       ok &= ParseAutoOnOff(k, value,
                            k == "path-loop-cuts"    ? &g_options.path_loop_cuts
                            : k == "path-goto-targets" ? &g_options.path_goto_targets
-                                                      : &g_options.path_from_edges);
+                           : k == "path-from-edges" ? &g_options.path_from_edges
+                                                    : &g_options.path_derive);
       continue;
     }
     if (k == "path-register") {

@@ -72,6 +72,13 @@ struct Options {
   // (path-storage=hash or path-table-max=0); kOn: so; kOff: every
   // function gets the register.
   AutoOnOff path_from_edges = AutoOnOff::kAuto;
+  // path-derive: with edge counters in the same build (mode=edge,path or
+  // naive,path), a path count made where one path prefix reaches (the
+  // register a known constant: a path end, a pre-count, a cut) is not
+  // made; reconstruct takes it from the edge or block count there
+  // (PathInfo::derived) -- kAuto (default) and kOn: so; kOff: every
+  // count is made (for comparison).  Without edge counters: off.
+  AutoOnOff path_derive = AutoOnOff::kAuto;
   bool early_termination = true;
   // early-termination=undo: the pre-count is undone when the call returns
   // (the scheme before pre-counts were kept; for comparison in bench).

@@ -143,15 +143,15 @@ class PathEmitter {
       case PathAction::kCount:
       case PathAction::kPreCount:
       case PathAction::kEndCount:
-        Count(seq, act.a, false);
+        if (!act.derived) Count(seq, act.a, false);
         break;
       case PathAction::kCountReset:
       case PathAction::kStartCut:
-        Count(seq, act.a, false);
+        if (!act.derived) Count(seq, act.a, false);
         Add(seq, gimple_build_assign(r_, Const(act.b, seq)));
         break;
       case PathAction::kEndCountReset:
-        Count(seq, act.a, false);
+        if (!act.derived) Count(seq, act.a, false);
         Add(seq, gimple_build_assign(r_, Const(0, seq)));
         break;
       case PathAction::kLoopEnter:

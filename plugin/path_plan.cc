@@ -280,6 +280,124 @@ bool HoistBackEdgeEnd(const ballarus::Edge& back, HoistOnto& hoist_onto,
 
 }  // namespace
 
+// Path counts the edge counters give (path-derive; mode=edge,path or
+// naive,path).  Where one path prefix reaches a count -- a path end on an
+// edge, a pre-count before a call, a cut block's or a computed goto's end
+// -- the register there is one known value (the sum of the increments on
+// that prefix), so the count always lands on the same path p, once per
+// execution of the edge or block that holds it: p's count is that edge's
+// or block's count, which the edge profile has.  Such a count is not
+// made; PathInfo::derived tells reconstruct where to take it from (before
+// SettlePrecounts, which then settles a pre-count as if it had been
+// counted).  A count behind a register reset (r = b) keeps the reset.
+// The register on each edge and in each block is followed exactly as
+// path_emit.cc sets it: r = a (kInit), r += a (kAdd), then the counts, in
+// Kind order; an edge or block whose register another action may change
+// first (re-entry checks, fork epochs) keeps its counts.
+void DeriveCountsFromEdges(
+    const ballarus::PathDag& dag, const ballarus::PathIncrements& inc,
+    const std::vector<uint8_t>& prefixes,
+    const std::unordered_map<edge, uint32_t>& model_edge_of,
+    const std::vector<bool>& reentry_block, uint32_t nb, PathWork* work) {
+  // The register's value at each vertex one prefix reaches (mod 2^64).
+  std::vector<uint64_t> reg(dag.n_vertices, 0);
+  for (uint32_t v : dag.topo) {
+    if (prefixes[v] != 1) continue;
+    for (uint32_t d : dag.out[v])
+      if (prefixes[dag.edges[d].dst] == 1)
+        reg[dag.edges[d].dst] = reg[v] + inc.inc[d];
+  }
+  auto is_count = [](PathAction::Kind k) {
+    return k == PathAction::kCount || k == PathAction::kCountReset ||
+           k == PathAction::kStartCut || k == PathAction::kPreCount ||
+           k == PathAction::kEndCount || k == PathAction::kEndCountReset;
+  };
+  std::vector<ballarus::PathInfo::Derived> derived;
+  std::vector<PathAction*> acts;  // parallel to derived
+  // On edges: the actions of one edge are adjacent once sorted by edge.
+  std::unordered_map<edge, std::vector<size_t>> by_edge;
+  for (size_t i = 0; i < work->on_edges.size(); ++i)
+    by_edge[work->on_edges[i].first].push_back(i);
+  for (auto& [e, idx] : by_edge) {
+    const uint32_t src = static_cast<uint32_t>(e->src->index);
+    auto m = model_edge_of.find(e);
+    if (m == model_edge_of.end() || src >= nb || prefixes[src] != 1 ||
+        (src >= 2 && reentry_block[src]))
+      continue;
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
+      return work->on_edges[x].second.kind < work->on_edges[y].second.kind;
+    });
+    uint64_t r = reg[src];
+    for (size_t i : idx) {
+      PathAction& act = work->on_edges[i].second;
+      if (act.kind == PathAction::kInit) {
+        r = act.a;
+      } else if (act.kind == PathAction::kAdd) {
+        r += act.a;
+      } else if (is_count(act.kind)) {
+        derived.push_back({r + act.a, m->second, false});
+        acts.push_back(&act);
+        if (act.kind == PathAction::kCountReset) r = act.b;
+      } else if (act.kind != PathAction::kSetFlag &&
+                 act.kind != PathAction::kSaveRegister &&
+                 act.kind != PathAction::kUndo) {
+        break;  // the register may change in a way not followed here
+      }
+    }
+  }
+  // In blocks: a cut block counts the register it is entered with (its
+  // w_in vertex), everything else the block's own.
+  for (auto& [bb, act] : work->in_blocks) {
+    const uint32_t u = static_cast<uint32_t>(bb->index);
+    if (!is_count(act.kind) || u < 2 || u >= nb || reentry_block[u]) continue;
+    const uint32_t v =
+        act.kind == PathAction::kStartCut ? dag.in_vertex[u] : u;
+    if (prefixes[v] != 1) continue;
+    derived.push_back({reg[v] + act.a, u, true});
+    acts.push_back(&act);
+  }
+  if (derived.empty()) return;
+  // Each path is counted at one place at most, below n_paths; should the
+  // following above ever disagree, every count is made as usual.
+  std::vector<size_t> order(derived.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return derived[x].path < derived[y].path;
+  });
+  std::vector<ballarus::PathInfo::Derived> sorted;
+  for (size_t i : order) {
+    if (derived[i].path >= work->info.n_paths ||
+        (!sorted.empty() && sorted.back().path == derived[i].path)) {
+      if (dump_file)
+        fprintf(dump_file, "  path: derived count of path %llu refused: "
+                "every count made\n", (unsigned long long)derived[i].path);
+      return;
+    }
+    sorted.push_back(derived[i]);
+  }
+  derived = std::move(sorted);
+  for (PathAction* act : acts) act->derived = true;
+  work->info.derived = std::move(derived);
+  work->info.flags |= ballarus::kPathFlagDerivedCounts;
+  // A count with nothing else to do goes altogether.
+  auto gone = [](const PathAction& act) {
+    return act.derived && (act.kind == PathAction::kCount ||
+                           act.kind == PathAction::kPreCount ||
+                           act.kind == PathAction::kEndCount);
+  };
+  work->on_edges.erase(
+      std::remove_if(work->on_edges.begin(), work->on_edges.end(),
+                     [&](const auto& x) { return gone(x.second); }),
+      work->on_edges.end());
+  work->in_blocks.erase(
+      std::remove_if(work->in_blocks.begin(), work->in_blocks.end(),
+                     [&](const auto& x) { return gone(x.second); }),
+      work->in_blocks.end());
+  if (dump_file)
+    fprintf(dump_file, "  path: %zu counts derived from the edge counters\n",
+            work->info.derived.size());
+}
+
 void PlanPathProfiling(ballarus::Function* fn,
                        const std::vector<edge>& gcc_edges,
                        const std::vector<uint64_t>& weights,
@@ -981,6 +1099,12 @@ void PlanPathProfiling(ballarus::Function* fn,
                inc.inc[dag.start_edge[de.ref]]);
     }
   }
+  // Counts the edge counters give (path-derive, mode=edge,path).
+  if (g_options.mode != Mode::kNone &&
+      Options::IsOn(g_options.path_derive, true) && work->loops.empty())
+    DeriveCountsFromEdges(dag, inc, prefixes, model_edge_of, reentry_block,
+                          nb, work);
+
   // The PathInfo is complete (pre-count edges included): record it.
   std::sort(info.precount_edges.begin(), info.precount_edges.end());
   info.precount_edges.erase(
@@ -1000,14 +1124,15 @@ void PlanPathProfiling(ballarus::Function* fn,
                    });
   if (dump_file) {
     for (const auto& [e, act] : work->on_edges)
-      fprintf(dump_file, "  path: edge %d->%d: %s (a=%llu, b=%llu%s)\n",
+      fprintf(dump_file, "  path: edge %d->%d: %s (a=%llu, b=%llu%s%s)\n",
               e->src->index, e->dest->index, PathActionName(act.kind),
               (unsigned long long)act.a, (unsigned long long)act.b,
-              act.loop >= 0 ? ", loop" : "");
+              act.loop >= 0 ? ", loop" : "",
+              act.derived ? ", count derived" : "");
     for (const auto& [bb, act] : work->in_blocks)
-      fprintf(dump_file, "  path: block %d: %s (a=%llu, b=%llu)\n",
+      fprintf(dump_file, "  path: block %d: %s (a=%llu, b=%llu%s)\n",
               bb->index, PathActionName(act.kind), (unsigned long long)act.a,
-              (unsigned long long)act.b);
+              (unsigned long long)act.b, act.derived ? ", count derived" : "");
   }
 }
 

@@ -66,6 +66,10 @@ struct PathAction {
   int call = -1;      // kReentry: index into the function's ReentryCalls
   bool undo = false;  // kReentry: undo a pre-count
   int loop = -1;      // kLoop*: index into PathWork::loops
+  // kCount, kCountReset, kStartCut, kPreCount, kEndCount, kEndCountReset:
+  // the count is not made (only the reset, if any): reconstruct derives it
+  // from the edge counters (PathInfo::derived, path-derive).
+  bool derived = false;
 };
 
 // A loop counted in locals (kLoop* actions): its constants.

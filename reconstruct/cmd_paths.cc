@@ -158,7 +158,10 @@ void AddPathFields(const Report& r, const FunctionReport& f, uint64_t top,
   (*j)["path_storage"] = report::PathStorageName(pp.storage);
   ojson flags = ojson::array();
   if (pp.early_termination) flags.push_back("early_termination");
+  if (pp.derived_paths != 0) flags.push_back("derived_counts");
   (*j)["path_flags"] = flags;
+  // Paths whose count the edge counters give (path-derive).
+  (*j)["derived_paths"] = pp.derived_paths;
   ojson cut_edges = ojson::array();
   for (uint32_t e : pp.cut_edges)
     cut_edges.push_back(ojson{

@@ -98,6 +98,8 @@ void CompareDerived(const FunctionReport& paths_side,
 void CheckPathCounts(const report::PathProfileReport& pp, Problems* problems) {
   if (!pp.from_edges_problem.empty())
     problems->Add(false, "paths from edge counts: " + pp.from_edges_problem);
+  if (!pp.derived_problem.empty())
+    problems->Add(false, "path counts from edge counts: " + pp.derived_problem);
   if (pp.storage == PathInfo::kDense && pp.out_of_range != 0)
     problems->Add(false, fmt::format("{} counts of path numbers >= {} in the "
                                      "out-of-range counter (instrumentation "

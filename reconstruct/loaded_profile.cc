@@ -42,6 +42,8 @@ bool SamePaths(const std::optional<LoadedPaths>& a,
 
 // Adds a COMDAT copy's path counts into the group's.
 void MergePaths(const LoadedPaths& from, LoadedPaths* into) {
+  if (into->derived_problem.empty())
+    into->derived_problem = from.derived_problem;
   into->info.flags &= from.info.flags;
   for (const auto& [number, count] : from.counts) {
     uint64_t& c = into->counts[number];

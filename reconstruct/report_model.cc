@@ -113,6 +113,8 @@ PathProfileReport PathsOf(const FunctionReport& fr, const LoadedPaths& lp) {
   r.total = lp.total;
   r.updates = lp.updates;
   r.from_edges_problem = lp.from_edges_problem;
+  r.derived_problem = lp.derived_problem;
+  r.derived_paths = lp.info.derived.size();
   r.out_of_range = lp.out_of_range;
   r.out_of_range_keys.assign(lp.out_of_range_keys.begin(),
                              lp.out_of_range_keys.end());

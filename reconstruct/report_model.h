@@ -156,6 +156,11 @@ struct PathProfileReport {
   // PathInfo::kFromEdges: why the edge counts gave no path counts (empty
   // when they did).
   std::string from_edges_problem;
+  // PathInfo::derived: why a path count the edge counters give is missing
+  // (empty when none is).
+  std::string derived_problem;
+  // Paths whose count the edge counters give (PathInfo::derived).
+  size_t derived_paths = 0;
   uint64_t out_of_range = 0;  // counts of numbers >= n_paths
   // Hashed storage: each out-of-range number with its count, ascending.
   std::vector<std::pair<uint64_t, uint64_t>> out_of_range_keys;

@@ -1460,6 +1460,91 @@ TEST(PathsFromEdges, SamePathCountsAsTheRegister) {
 }
 
 // ---------------------------------------------------------------------------
+// Path counts taken from the edge counters (path-derive, on by default in
+// mode=edge,path): where one path prefix reaches a path end, a pre-count or
+// a cut, the count is not made and reconstruct reads it off the edge
+// profile.  The oracle is the same build with every count made
+// (path-derive=off): equal path counts in every function, the same output
+// and exit status, and both verify (path-derived edges equal the edge
+// counters).  The programs cover exit, longjmp, exceptions, fork, computed
+// gotos, loop cuts and cut blocks (big_function).
+
+TEST(PathDerive, SamePathCountsAsEveryCountMade) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/path_derive";
+  harness::MakeFreshDir(dir);
+  auto path_counts = [&](const std::string& profile, uint64_t* derived,
+                         std::string* error) {
+    std::map<std::string, std::map<std::string, uint64_t>> out;
+    CommandResult r = harness::Run(Quote(Reconstruct()) + " paths " +
+                                       Quote(profile) + " --top 0 --json",
+                                   dir);
+    if (r.status != 0) {
+      *error = r.err;
+      return out;
+    }
+    const json j = json::parse(r.out);
+    for (const json& f : j.at("functions")) {
+      if (!f.contains("paths")) continue;
+      *derived += f.value("derived_paths", uint64_t{0});
+      auto& m = out[f.at("name").get<std::string>() + "@" +
+                    f.at("file").get<std::string>()];
+      for (const json& p : f.at("paths"))
+        m[p.at("id").get<std::string>()] = p.at("count").get<uint64_t>();
+    }
+    return out;
+  };
+  uint64_t total_derived = 0;
+  for (const char* prog :
+       {"exit_deep.c", "setjmp_longjmp.c", "exceptions.cc", "fork_vfork.c",
+        "computed_goto.c", "goto_loops.c", "multi_loops.c", "loops.c",
+        "big_function.c", "destructors.c"}) {
+    const std::string src = harness::ProgramsDir() + "/" + prog;
+    const bool cxx = std::string(prog).find(".cc") != std::string::npos;
+    const std::string cc = Quote(InstallPrefix() + (cxx ? "/bin/ballarus-g++"
+                                                        : "/bin/ballarus-gcc"));
+    for (const char* opt : {"-O0", "-O2"}) {
+      const std::string ctx = std::string(prog) + " " + opt;
+      std::string out[2], err[2];
+      int status[2];
+      uint64_t derived[2] = {0, 0};
+      std::map<std::string, std::map<std::string, uint64_t>> counts[2];
+      for (int off = 0; off < 2; ++off) {
+        const std::string exe = off ? "made" : "derived";
+        harness::Run("rm -f " + exe + ".profile", dir);
+        CommandResult c = harness::Run(
+            cc + " " + opt + " -fplugin-arg-ballarus-mode=edge,path" +
+                (off ? " -fplugin-arg-ballarus-path-derive=off" : "") + " " +
+                Quote(src) + " -o " + exe,
+            dir);
+        ASSERT_EQ(c.status, 0) << ctx << ": " << c.err;
+        CommandResult r = harness::Run("./" + exe, dir,
+                                       {"BALLARUS_PROFILE=" + dir + "/" + exe +
+                                        ".profile"});
+        out[off] = r.out;
+        err[off] = r.err;
+        status[off] = r.status;
+        CommandResult v = harness::Run(
+            Quote(Reconstruct()) + " verify " + exe + ".profile", dir);
+        EXPECT_EQ(v.status, 0) << ctx << ": " << v.out << v.err;
+        std::string e;
+        counts[off] = path_counts(dir + "/" + exe + ".profile", &derived[off],
+                                  &e);
+        ASSERT_TRUE(e.empty()) << ctx << ": " << e;
+      }
+      EXPECT_EQ(out[0], out[1]) << ctx;
+      EXPECT_EQ(err[0], err[1]) << ctx;
+      EXPECT_EQ(status[0], status[1]) << ctx;
+      EXPECT_EQ(derived[1], 0u) << ctx;
+      total_derived += derived[0];
+      EXPECT_FALSE(counts[1].empty()) << ctx;
+      EXPECT_EQ(counts[0], counts[1]) << ctx;
+    }
+  }
+  EXPECT_GE(total_derived, 40u);
+}
+
+// ---------------------------------------------------------------------------
 // Multi-path loop entry cuts (path-loop-cuts: by default in mode=path only)
 // and path ends hoisted onto the edges into their block (path-hoist: back
 // edges' onto the latch's in-edges, returns' onto chords from branches too),
