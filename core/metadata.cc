@@ -66,6 +66,7 @@
 // "offset N: problem" with N the byte offset within the blob.
 #include "core/metadata.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -465,13 +466,19 @@ bool DecodeFunction(Reader* r, const TranslationUnit& tu,
                                (d.block ? "block " : "edge ") +
                                std::to_string(d.where) + ", not one of the "
                                "function's");
+    for (const PathInfo::Balanced& b : info.balanced)
+      if (b.start >= n_blocks || b.start == kEntryBlock ||
+          b.start == kExitBlock)
+        return r->Fail(at, fn + ": balanced path " + std::to_string(b.path) +
+                               " starts at block " + std::to_string(b.start) +
+                               ", not one of the function's");
     if (!info.derived.empty() &&
         !(tu.flags & (BALLARUS_META_F_EDGE | BALLARUS_META_F_NAIVE)))
       return r->Fail(at, fn + ": derived path counts in a build without "
                              "edge counters");
     if (info.storage == PathInfo::kFromEdges &&
         (info.base != 0 || !info.precount_edges.empty() ||
-         !info.derived.empty()))
+         !info.derived.empty() || !info.balanced.empty()))
       return r->Fail(at, fn + ": a path table determined by its edge counts "
                              "has a base, pre-counts or derived counts");
     if (info.storage == PathInfo::kDense &&
@@ -600,6 +607,13 @@ std::vector<uint8_t> EncodePathInfo(const PathInfo& info) {
       PutU(&out, uint64_t{d.where} * 2 + (d.block ? 1 : 0));
     }
   }
+  if (info.flags & kPathFlagBalancedStarts) {
+    PutU(&out, info.balanced.size());
+    for (const PathInfo::Balanced& b : info.balanced) {
+      PutU(&out, b.path);
+      PutU(&out, b.start);
+    }
+  }
   return out;
 }
 
@@ -675,6 +689,30 @@ bool DecodePathInfo(const std::vector<uint8_t>& bytes, PathInfo* info,
       d.where = static_cast<uint32_t>(where / 2);
       d.block = (where & 1) != 0;
       if (ok) info->derived.push_back(d);
+    }
+  }
+  if (ok && (info->flags & kPathFlagBalancedStarts) &&
+      !(info->flags & kPathFlagPrecountsKept))
+    ok = r.Fail(at_flags, "balanced starts without kept pre-counts");
+  if (ok && (info->flags & kPathFlagBalancedStarts)) {
+    ok = r.Count(&n, "balanced path number", 2);
+    std::vector<uint32_t> starts;
+    for (uint64_t i = 0; ok && i < n; ++i) {
+      PathInfo::Balanced b;
+      const size_t at = r.pos();
+      ok = r.U(&b.path, "balanced path") && r.U32(&b.start, "balanced start");
+      if (ok && b.path >= info->n_paths)
+        ok = r.Fail(at, "balanced path " + std::to_string(b.path) +
+                            " out of range");
+      if (ok && !info->balanced.empty() && b.path <= info->balanced.back().path)
+        ok = r.Fail(at, "balanced paths not ascending");
+      if (ok && std::find(starts.begin(), starts.end(), b.start) != starts.end())
+        ok = r.Fail(at, "two balanced paths from block " +
+                            std::to_string(b.start));
+      if (ok) {
+        starts.push_back(b.start);
+        info->balanced.push_back(b);
+      }
     }
   }
   if (ok && r.left() != 0) ok = r.Fail(r.pos(), "trailing bytes");

@@ -48,6 +48,7 @@ std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu,
 //            ([u32 edge] precount_edges   only with kPathFlagPrecountsKept)
 //            ([u path  u where] derived    only with kPathFlagDerivedCounts;
 //             where = 2 * model edge, or 2 * block + 1)
+//            ([u path  u32 start] balanced  only with kPathFlagBalancedStarts)
 inline constexpr uint32_t kPathExtensionTag = 1;
 
 struct PathInfo {
@@ -92,6 +93,22 @@ struct PathInfo {
     }
   };
   std::vector<Derived> derived;
+  // kPathFlagBalancedStarts: truncated paths whose pre-count is not made
+  // (mode=path).  Path `path` starts at block `start` (a loop header
+  // entered by cut edges, or a cut block) and ends at the fake edge of the
+  // first pre-counting call on its way, the only prefix reaching that call.
+  // Every path that starts at `start` begins when a path ends at a cut edge
+  // into it (or at its cut), so the paths from `start` add up to those
+  // ends; reconstruct gives `path`, after SettlePrecounts, what makes them
+  // add up.  Ascending by path; each start at most once.
+  struct Balanced {
+    uint64_t path = 0;
+    uint32_t start = 0;
+    bool operator==(const Balanced& o) const {
+      return path == o.path && start == o.start;
+    }
+  };
+  std::vector<Balanced> balanced;
 };
 
 // Path-info flags.
@@ -108,9 +125,12 @@ inline constexpr uint32_t kPathFlagPrecountsKept = 1u << 1;  // with early
 inline constexpr uint32_t kPathFlagDerivedCounts = 1u << 2;  // `derived`
     // lists path counts taken from the function's edge counts (only in a
     // TU with edge counters: BALLARUS_META_F_EDGE or _NAIVE).
-inline constexpr uint32_t kPathFlagsKnown = kPathFlagEarlyTermination |
-                                            kPathFlagPrecountsKept |
-                                            kPathFlagDerivedCounts;
+inline constexpr uint32_t kPathFlagBalancedStarts = 1u << 3;  // `balanced`
+    // lists truncated paths counted by the balance of their start (only
+    // with kPathFlagPrecountsKept).
+inline constexpr uint32_t kPathFlagsKnown =
+    kPathFlagEarlyTermination | kPathFlagPrecountsKept |
+    kPathFlagDerivedCounts | kPathFlagBalancedStarts;
 
 std::vector<uint8_t> EncodePathInfo(const PathInfo& info);
 // False with *error ("path info: ...") on malformed bytes.

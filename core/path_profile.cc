@@ -345,6 +345,68 @@ bool SettlePrecounts(const PathDag& dag, const PathNumbering& num,
   return true;
 }
 
+bool BalanceStarts(const PathDag& dag, const PathNumbering& num,
+                   const Function& fn,
+                   const std::vector<std::pair<uint64_t, uint32_t>>& balanced,
+                   std::map<uint64_t, uint64_t>* counts, std::string* error) {
+  if (balanced.empty()) return true;
+  std::vector<uint32_t> edges;
+  // The listed paths first: each must start at its S and end at a fake
+  // edge into EXIT.
+  for (const auto& [path, start] : balanced) {
+    if (!DecodePath(dag, num, mpz_class(static_cast<unsigned long>(path)),
+                    &edges) ||
+        edges.empty()) {
+      *error = "balanced path " + std::to_string(path) + " cannot be decoded";
+      return false;
+    }
+    const DagEdge& first = dag.edges[edges.front()];
+    const DagEdge& last = dag.edges[edges.back()];
+    if (first.kind != DagEdge::kStart || first.ref != start ||
+        last.kind != DagEdge::kCfg || last.dst != kExitBlock ||
+        !(fn.edges[last.ref].flags & kEdgeFake)) {
+      *error = "balanced path " + std::to_string(path) +
+               " is not a path from block " + std::to_string(start) +
+               " cut short at a call";
+      return false;
+    }
+  }
+  // Per block: starts (paths ending at a cut edge into it or at its cut)
+  // and the counts of the paths from it, modulo 2^64.
+  std::map<uint32_t, uint64_t> starts, from;
+  for (const auto& [path, start] : balanced) {
+    starts[start] = 0;
+    from[start] = 0;
+  }
+  for (const auto& [number, count] : *counts) {
+    if (!DecodePath(dag, num, mpz_class(static_cast<unsigned long>(number)),
+                    &edges) ||
+        edges.empty()) {
+      *error = "path " + std::to_string(number) + " cannot be decoded";
+      return false;
+    }
+    const DagEdge& first = dag.edges[edges.front()];
+    if (first.kind == DagEdge::kStart) {
+      auto it = from.find(first.ref);
+      if (it != from.end()) it->second += count;
+    }
+    const DagEdge& last = dag.edges[edges.back()];
+    uint32_t into = UINT32_MAX;
+    if (last.kind == DagEdge::kBackEnd) into = fn.edges[last.ref].dst;
+    if (last.kind == DagEdge::kCutEnd) into = last.ref;
+    auto it = starts.find(into);
+    if (it != starts.end()) it->second += count;
+  }
+  for (const auto& [path, start] : balanced) {
+    const uint64_t add = starts[start] - from[start];
+    if (add == 0) continue;
+    uint64_t& c = (*counts)[path];
+    c += add;
+    if (c == 0) counts->erase(path);
+  }
+  return true;
+}
+
 bool PlanPaths(const Function& fn, const std::vector<bool>& may_cut_block,
                uint64_t max_paths, PathPlan* plan, std::string* error) {
   const uint32_t nb = static_cast<uint32_t>(fn.blocks.size());

@@ -151,6 +151,21 @@ bool SettlePrecounts(const PathDag& dag, const PathNumbering& num,
                      const std::vector<uint32_t>& precount_edges,
                      std::map<uint64_t, uint64_t>* counts, std::string* error);
 
+// Truncated paths counted by the balance of their start (core/metadata.h
+// kPathFlagBalancedStarts).  A path starts at block S (its first DAG edge
+// S's kStart dummy) each time a path ends at a cut edge into S (a kBackEnd
+// whose cut edge leads to S) or at S's cut (kCutEnd); each such path then
+// ends once: completed, or cut short at a call.  For each {path, S} of
+// `balanced` -- a path truncated at a call whose pre-count was not made --
+// BalanceStarts adds to `counts` (settled: after SettlePrecounts) the
+// number of starts at S minus the counts of the paths from S, so that they
+// add up.  False with *error if a listed path does not start at S's kStart
+// dummy or does not end at a fake edge into EXIT.
+bool BalanceStarts(const PathDag& dag, const PathNumbering& num,
+                   const Function& fn,
+                   const std::vector<std::pair<uint64_t, uint32_t>>& balanced,
+                   std::map<uint64_t, uint64_t>* counts, std::string* error);
+
 // Paths determined by edge counts.  A DAG's paths span its flow space
 // (every flow is a sum of ENTRY->EXIT paths), so when there are no more
 // paths than that space has dimensions -- the paths are linearly

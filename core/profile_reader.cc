@@ -163,6 +163,18 @@ bool LoadPaths(const Function& f, const PathInfo& info, const RecordOffsets& at,
       return false;
     }
   }
+  if (info.flags & kPathFlagBalancedStarts) {
+    // Truncated paths whose pre-count was not made: what balances their
+    // start's paths against its starts.
+    std::vector<std::pair<uint64_t, uint32_t>> balanced;
+    for (const PathInfo::Balanced& b : info.balanced)
+      balanced.emplace_back(b.path, b.start);
+    if (!BalanceStarts(out->dag, out->numbering, f, balanced, &out->counts,
+                       &err)) {
+      *error = where + err;
+      return false;
+    }
+  }
   return DecodeCountedPaths(f, where, out, error);
 }
 

@@ -114,6 +114,20 @@ bool ParseAutoOnOff(const std::string& key, const char* value,
   return false;
 }
 
+// Parses -fplugin-arg-ballarus-KEY=VALUE for an option taking on or off
+// into *out; false with an error naming the option otherwise.
+bool ParseOnOff(const std::string& key, const char* value, bool* out) {
+  const std::string v = value ? value : "";
+  if (v == "on" || v == "off") {
+    *out = v == "on";
+    return true;
+  }
+  error("ballarus: unknown value %qs for %<-fplugin-arg-ballarus-%s%> "
+        "(expected on or off)",
+        v.c_str(), key.c_str());
+  return false;
+}
+
 }  // namespace
 
 bool ParseOptions(const plugin_name_args* info) {
@@ -178,16 +192,13 @@ bool ParseOptions(const plugin_name_args* info) {
       }
       continue;
     }
-    if (k == "path-hoist") {
-      std::string v = value ? value : "";
-      if (v == "on" || v == "off") {
-        g_options.path_hoist = v == "on";
-      } else {
-        error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-path-hoist%> (expected on or off)",
-              v.c_str());
-        ok = false;
-      }
+    if (k == "path-hoist" || k == "path-signed" || k == "path-returns" ||
+        k == "path-balance") {
+      ok &= ParseOnOff(k, value,
+                       k == "path-hoist"     ? &g_options.path_hoist
+                       : k == "path-signed"  ? &g_options.path_signed
+                       : k == "path-returns" ? &g_options.path_returns
+                                             : &g_options.path_balance);
       continue;
     }
     if (k == "path-loops") {
@@ -222,30 +233,6 @@ bool ParseOptions(const plugin_name_args* info) {
         error("ballarus: unknown value %qs for "
               "%<-fplugin-arg-ballarus-path-register%> (expected pointer or "
               "number)",
-              v.c_str());
-        ok = false;
-      }
-      continue;
-    }
-    if (k == "path-signed") {
-      std::string v = value ? value : "";
-      if (v == "on" || v == "off") {
-        g_options.path_signed = v == "on";
-      } else {
-        error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-path-signed%> (expected on or off)",
-              v.c_str());
-        ok = false;
-      }
-      continue;
-    }
-    if (k == "path-returns") {
-      std::string v = value ? value : "";
-      if (v == "on" || v == "off") {
-        g_options.path_returns = v == "on";
-      } else {
-        error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-path-returns%> (expected on or off)",
               v.c_str());
         ok = false;
       }

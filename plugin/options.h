@@ -51,7 +51,8 @@ struct Options {
   // path-loop-cuts: a loop whose iterations take one path ends the path
   // that enters it on each entry edge (a cut edge, as its back edge is),
   // so every iteration ends the same path at a constant counter
-  // (path_plan.cc) -- kAuto (default): in mode=path, not in mode=edge,path;
+  // (path_plan.cc) -- kAuto (default): in mode=path, and in mode=edge,path
+  // unless path-derive=off (the cut's counts then cost more than they save);
   // kOff: only back edges are cut.
   // The value of an option taking auto, on or off.
   enum class AutoOnOff { kAuto, kOn, kOff };
@@ -79,6 +80,10 @@ struct Options {
   // (PathInfo::derived) -- kAuto (default) and kOn: so; kOff: every
   // count is made (for comparison).  Without edge counters: off.
   AutoOnOff path_derive = AutoOnOff::kAuto;
+  // path-balance=off: in mode=path, every pre-count is made; by default
+  // one per loop header or cut block is taken from the balance of the
+  // paths that start there (path_plan.cc BalanceStartTruncations).
+  bool path_balance = true;
   bool early_termination = true;
   // early-termination=undo: the pre-count is undone when the call returns
   // (the scheme before pre-counts were kept; for comparison in bench).

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -280,6 +281,117 @@ bool HoistBackEdgeEnd(const ballarus::Edge& back, HoistOnto& hoist_onto,
 
 }  // namespace
 
+// The register's value at each DAG vertex one path prefix reaches
+// (prefixes[v] == 1): the sum of the increments along that prefix, modulo
+// 2^64 (0 elsewhere).
+std::vector<uint64_t> PrefixRegisters(const ballarus::PathDag& dag,
+                                      const ballarus::PathIncrements& inc,
+                                      const std::vector<uint8_t>& prefixes) {
+  std::vector<uint64_t> reg(dag.n_vertices, 0);
+  for (uint32_t v : dag.topo) {
+    if (prefixes[v] != 1) continue;
+    for (uint32_t d : dag.out[v])
+      if (prefixes[dag.edges[d].dst] == 1)
+        reg[dag.edges[d].dst] = reg[v] + inc.inc[d];
+  }
+  return reg;
+}
+
+// Truncated paths counted by the balance of their start (mode=path, kept
+// pre-counts; PathInfo::balanced).  A path that starts at block S -- a
+// loop header entered by cut edges only, or a cut block -- begins each
+// time a path ends at a cut edge into S (or at S's cut), and every one of
+// them then ends once, completed or cut short at a call.  So the paths
+// from S add up to those ends, which are counted: one count from S can be
+// left out and taken from that balance.  The one left out is the pre-count
+// before the first call that may not return on the only prefix from S
+// that reaches it (no pre-count before it on that prefix, whose settling
+// would need it), the hottest such call by the weights: a loop that calls
+// an unknown function once per iteration (sqlite3's vdbeSorterMerge and
+// its xCompare) then counts nothing for the call.  One per S: the balance
+// is one equation.
+void BalanceStartTruncations(const ballarus::Function& fn,
+                             const ballarus::PathDag& dag,
+                             const ballarus::PathIncrements& inc,
+                             const std::vector<uint8_t>& prefixes,
+                             const std::vector<uint64_t>& weights,
+                             const std::vector<bool>& reentry_block,
+                             uint32_t nb, PathWork* work) {
+  const std::vector<uint64_t> reg = PrefixRegisters(dag, inc, prefixes);
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<bool> pre_block(nb, false);
+  for (const auto& [bb, act] : work->in_blocks)
+    if (act.kind == PathAction::kPreCount && !act.derived &&
+        static_cast<uint32_t>(bb->index) < nb)
+      pre_block[bb->index] = true;
+  // Per one-prefix vertex: the block its prefix starts at (kNone if it
+  // starts at ENTRY or a re-entry), and whether a pre-count lies on it
+  // before the vertex.
+  std::vector<uint32_t> start(dag.n_vertices, kNone);
+  std::vector<bool> before(dag.n_vertices, false);
+  for (uint32_t d : dag.out[ballarus::kEntryBlock]) {
+    const ballarus::DagEdge& de = dag.edges[d];
+    if (prefixes[de.dst] == 1 && de.kind == ballarus::DagEdge::kStart)
+      start[de.dst] = de.ref;
+  }
+  for (uint32_t v : dag.topo) {
+    if (v == ballarus::kEntryBlock || prefixes[v] != 1 || start[v] == kNone)
+      continue;
+    for (uint32_t d : dag.out[v]) {
+      const uint32_t w = dag.edges[d].dst;
+      if (prefixes[w] != 1 || w == ballarus::kExitBlock) continue;
+      start[w] = start[v];
+      before[w] = before[v] || (v < nb && pre_block[v]);
+    }
+  }
+  auto block_weight = [&](uint32_t u) {
+    uint64_t w = 0;
+    for (size_t i = 0; i < fn.edges.size(); ++i)
+      if (fn.edges[i].dst == u && i < weights.size()) w += weights[i];
+    return w;
+  };
+  // Per start: the chosen pre-count (index into in_blocks) and its weight.
+  std::map<uint32_t, std::pair<size_t, uint64_t>> chosen;
+  for (size_t i = 0; i < work->in_blocks.size(); ++i) {
+    const auto& [bb, act] = work->in_blocks[i];
+    const uint32_t u = static_cast<uint32_t>(bb->index);
+    if (act.kind != PathAction::kPreCount || act.derived || u < 2 ||
+        u >= nb || reentry_block[u] || prefixes[u] != 1 ||
+        start[u] == kNone || before[u])
+      continue;
+    const uint64_t w = block_weight(u);
+    auto it = chosen.find(start[u]);
+    if (it == chosen.end() || w > it->second.second)
+      chosen[start[u]] = {i, w};
+  }
+  if (chosen.empty()) return;
+  std::vector<ballarus::PathInfo::Balanced> balanced;
+  std::vector<bool> drop(work->in_blocks.size(), false);
+  for (const auto& [s, pick] : chosen) {
+    const auto& [bb, act] = work->in_blocks[pick.first];
+    const uint64_t path = reg[bb->index] + act.a;
+    if (path >= work->info.n_paths) return;  // never: every count made
+    balanced.push_back({path, s});
+    drop[pick.first] = true;
+  }
+  std::sort(balanced.begin(), balanced.end(),
+            [](const auto& x, const auto& y) { return x.path < y.path; });
+  for (size_t i = 1; i < balanced.size(); ++i)
+    if (balanced[i].path == balanced[i - 1].path) return;
+  if (dump_file)
+    for (const auto& b : balanced)
+      fprintf(dump_file, "  path: path %llu (cut short at a call) counted "
+              "by the balance of block %u's paths: no pre-count\n",
+              (unsigned long long)b.path, b.start);
+  size_t k = 0;
+  std::vector<std::pair<basic_block, PathAction>> kept;
+  for (auto& x : work->in_blocks)
+    if (!drop[k++]) kept.push_back(x);
+  work->in_blocks = std::move(kept);
+  work->info.balanced = std::move(balanced);
+  work->info.flags |= ballarus::kPathFlagBalancedStarts;
+}
+
 // Path counts the edge counters give (path-derive; mode=edge,path or
 // naive,path).  Where one path prefix reaches a count -- a path end on an
 // edge, a pre-count before a call, a cut block's or a computed goto's end
@@ -299,14 +411,7 @@ void DeriveCountsFromEdges(
     const std::vector<uint8_t>& prefixes,
     const std::unordered_map<edge, uint32_t>& model_edge_of,
     const std::vector<bool>& reentry_block, uint32_t nb, PathWork* work) {
-  // The register's value at each vertex one prefix reaches (mod 2^64).
-  std::vector<uint64_t> reg(dag.n_vertices, 0);
-  for (uint32_t v : dag.topo) {
-    if (prefixes[v] != 1) continue;
-    for (uint32_t d : dag.out[v])
-      if (prefixes[dag.edges[d].dst] == 1)
-        reg[dag.edges[d].dst] = reg[v] + inc.inc[d];
-  }
+  const std::vector<uint64_t> reg = PrefixRegisters(dag, inc, prefixes);
   auto is_count = [](PathAction::Kind k) {
     return k == PathAction::kCount || k == PathAction::kCountReset ||
            k == PathAction::kStartCut || k == PathAction::kPreCount ||
@@ -393,9 +498,14 @@ void DeriveCountsFromEdges(
       std::remove_if(work->in_blocks.begin(), work->in_blocks.end(),
                      [&](const auto& x) { return gone(x.second); }),
       work->in_blocks.end());
-  if (dump_file)
+  if (dump_file) {
     fprintf(dump_file, "  path: %zu counts derived from the edge counters\n",
             work->info.derived.size());
+    for (const auto& d : work->info.derived)
+      fprintf(dump_file, "  path: path %llu counted by %s %u's count\n",
+              (unsigned long long)d.path, d.block ? "block" : "edge",
+              d.where);
+  }
 }
 
 void PlanPathProfiling(ballarus::Function* fn,
@@ -469,12 +579,19 @@ void PlanPathProfiling(ballarus::Function* fn,
   // where the path so far is known); it pays where the loop iterates at
   // least once per entry, on the weights' evidence.  A cut edge never adds
   // paths (the ones through it become the ones ending there), so the table
-  // still fits.  By default (path-loop-cuts=auto) in mode=path only: with
-  // edge counters as well (mode=edge,path) the cuts cost bzip2 +56 M
-  // instructions (BZ2_decompress +40 M, not analysed) where they save
-  // 42 M in mode=path (bench/README.md).
+  // still fits.  By default (path-loop-cuts=auto) in mode=path, and in
+  // mode=edge,path where counts one prefix reaches come from the edge
+  // counters (path-derive): there a cut entry makes the loop's header, and
+  // what follows it up to the first merge, one-prefix code whose counts
+  // cost nothing (lua edge,path -103 M instructions, bzip2 -167 M).  With
+  // every count made (path-derive=off) the cuts cost bzip2 +56 M
+  // (BZ2_decompress +40 M, not analysed) where they save 42 M in mode=path
+  // (bench/README.md).
+  const bool derive_counts = g_options.mode != Mode::kNone &&
+                             Options::IsOn(g_options.path_derive, true);
   const bool loop_cuts =
-      Options::IsOn(g_options.path_loop_cuts, g_options.mode == Mode::kNone);
+      Options::IsOn(g_options.path_loop_cuts,
+                    g_options.mode == Mode::kNone || derive_counts);
   if (loop_cuts && !plan.cuts.edges.empty()) {
     std::vector<bool> no_exclusion(nb, false);
     std::vector<bool> is_cut(fn->edges.size(), false);
@@ -1100,10 +1217,16 @@ void PlanPathProfiling(ballarus::Function* fn,
     }
   }
   // Counts the edge counters give (path-derive, mode=edge,path).
-  if (g_options.mode != Mode::kNone &&
-      Options::IsOn(g_options.path_derive, true) && work->loops.empty())
+  if (derive_counts && work->loops.empty())
     DeriveCountsFromEdges(dag, inc, prefixes, model_edge_of, reentry_block,
                           nb, work);
+  // Without edge counters, one pre-count per loop header or cut block
+  // taken from the balance of its paths (path-balance).
+  if (!derive_counts && g_options.early_termination &&
+      !g_options.early_termination_undo && work->loops.empty() &&
+      g_options.path_balance)
+    BalanceStartTruncations(*fn, dag, inc, prefixes, weights, reentry_block,
+                            nb, work);
 
   // The PathInfo is complete (pre-count edges included): record it.
   std::sort(info.precount_edges.begin(), info.precount_edges.end());

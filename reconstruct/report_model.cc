@@ -115,6 +115,7 @@ PathProfileReport PathsOf(const FunctionReport& fr, const LoadedPaths& lp) {
   r.from_edges_problem = lp.from_edges_problem;
   r.derived_problem = lp.derived_problem;
   r.derived_paths = lp.info.derived.size();
+  r.balanced_paths = lp.info.balanced.size();
   r.out_of_range = lp.out_of_range;
   r.out_of_range_keys.assign(lp.out_of_range_keys.begin(),
                              lp.out_of_range_keys.end());

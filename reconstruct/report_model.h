@@ -161,6 +161,9 @@ struct PathProfileReport {
   std::string derived_problem;
   // Paths whose count the edge counters give (PathInfo::derived).
   size_t derived_paths = 0;
+  // Truncated paths whose count is their start's balance
+  // (PathInfo::balanced).
+  size_t balanced_paths = 0;
   uint64_t out_of_range = 0;  // counts of numbers >= n_paths
   // Hashed storage: each out-of-range number with its count, ascending.
   std::vector<std::pair<uint64_t, uint64_t>> out_of_range_keys;

@@ -1105,6 +1105,9 @@ TEST(PathEarlyTermination, NoPreCountBeforeCallsThatAlwaysReturn) {
     CommandResult c = harness::Run(
         Quote(InstallPrefix() + "/bin/ballarus-gcc") +
             " -fplugin-arg-ballarus-mode=edge,path"
+            // Every pre-count made, so that the dump lists each one (with
+            // path-derive they are all taken from the edge counters).
+            " -fplugin-arg-ballarus-path-derive=off"
             " -fplugin-arg-ballarus-dump " + opt + " pr.c -o pr",
         dir);
     ASSERT_EQ(c.status, 0) << ctx << ": " << c.err;
@@ -1237,7 +1240,8 @@ TEST(PathCountedLoops, ExactOnEstimatesAndOnAProfile) {
 
 // ---------------------------------------------------------------------------
 // Loop entry cuts and computed-goto targets (path-loop-cuts: by default in
-// mode=path, not in mode=edge,path; path-goto-targets: by default unless
+// mode=path, and in mode=edge,path unless path-derive=off;
+// path-goto-targets: by default unless
 // the weights are an earlier profile's), on
 // programs/goto_loops.c: the corpus test checks the defaults against gcov,
 // the naive profile and the edge counters; here the dump must show each at
@@ -1275,6 +1279,7 @@ TEST(PathLoopCutsAndGotoTargets, ShownInTheDumpAndExactEachWay) {
   const std::string m = "-fplugin-arg-ballarus-mode=";
   const std::string lc = " -fplugin-arg-ballarus-path-loop-cuts=";
   const std::string gt = " -fplugin-arg-ballarus-path-goto-targets=";
+  const std::string dv = " -fplugin-arg-ballarus-path-derive=";
   // An edge profile of the program (at each -O), for weights=profile=
   // (goto targets off by default there; every cut loop iterates at least
   // once per entry).
@@ -1284,8 +1289,9 @@ TEST(PathLoopCutsAndGotoTargets, ShownInTheDumpAndExactEachWay) {
       {m + "path", true, true},
       {m + "path" + measured, true, false},
       {m + "edge,path" + lc + "on" + gt + "on" + measured, true, true},
-      {m + "edge,path", false, true},
-      {m + "edge,path" + lc + "on", true, true},
+      {m + "edge,path", true, true},
+      {m + "edge,path" + dv + "off", false, true},
+      {m + "edge,path" + lc + "on" + dv + "off", true, true},
       {m + "edge,path" + lc + "on" + gt + "off", true, false},
       {m + "path" + lc + "off", false, true},
       {m + "path" + gt + "off", true, false},
@@ -1464,7 +1470,9 @@ TEST(PathsFromEdges, SamePathCountsAsTheRegister) {
 // mode=edge,path): where one path prefix reaches a path end, a pre-count or
 // a cut, the count is not made and reconstruct reads it off the edge
 // profile.  The oracle is the same build with every count made
-// (path-derive=off): equal path counts in every function, the same output
+// (path-derive=off, with the loop entry cuts path-derive brings by default
+// kept, so that the paths are the same): equal path counts in every
+// function, the same output
 // and exit status, and both verify (path-derived edges equal the edge
 // counters).  The programs cover exit, longjmp, exceptions, fork, computed
 // gotos, loop cuts and cut blocks (big_function).
@@ -1514,7 +1522,10 @@ TEST(PathDerive, SamePathCountsAsEveryCountMade) {
         harness::Run("rm -f " + exe + ".profile", dir);
         CommandResult c = harness::Run(
             cc + " " + opt + " -fplugin-arg-ballarus-mode=edge,path" +
-                (off ? " -fplugin-arg-ballarus-path-derive=off" : "") + " " +
+                (off ? " -fplugin-arg-ballarus-path-derive=off"
+                       " -fplugin-arg-ballarus-path-loop-cuts=on"
+                     : "") +
+                " " +
                 Quote(src) + " -o " + exe,
             dir);
         ASSERT_EQ(c.status, 0) << ctx << ": " << c.err;
@@ -1545,7 +1556,122 @@ TEST(PathDerive, SamePathCountsAsEveryCountMade) {
 }
 
 // ---------------------------------------------------------------------------
-// Multi-path loop entry cuts (path-loop-cuts: by default in mode=path only)
+// Truncated paths counted by the balance of their start (path-balance, on
+// by default in mode=path): at a loop header entered by cut edges, one
+// pre-count (before the first call on the way from it) is not made, and
+// reconstruct takes the truncated path's count from the header's balance.
+// programs/balance_loop.c by hand: run() is entered 3 times (loop entry
+// cut), goes round 7 + 4 + 5 = 16 times, is cut short in its call twice
+// (longjmp at i == 7, exit at i == 20) and returns once.  The oracle for
+// the other programs is the same build with every pre-count made
+// (path-balance=off).
+
+TEST(PathBalance, TruncationsByTheBalanceOfTheirStart) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/path_balance";
+  harness::MakeFreshDir(dir);
+  struct Paths {
+    std::map<std::string, std::map<std::string, uint64_t>> counts;
+    uint64_t balanced = 0;
+    json run;  // balance_loop.c's run()
+  };
+  auto read_paths = [&](const std::string& profile, Paths* out,
+                        std::string* error) {
+    CommandResult r = harness::Run(Quote(Reconstruct()) + " paths " +
+                                       Quote(profile) + " --top 0 --json",
+                                   dir);
+    if (r.status != 0) {
+      *error = r.err;
+      return;
+    }
+    const json j = json::parse(r.out);
+    for (const json& f : j.at("functions")) {
+      if (!f.contains("paths")) continue;
+      out->balanced += f.value("balanced_paths", uint64_t{0});
+      if (f.at("name") == "run") out->run = f;
+      auto& m = out->counts[f.at("name").get<std::string>() + "@" +
+                            f.at("file").get<std::string>()];
+      for (const json& p : f.at("paths"))
+        m[p.at("id").get<std::string>()] = p.at("count").get<uint64_t>();
+    }
+  };
+  uint64_t total_balanced = 0;
+  for (const char* prog :
+       {"balance_loop.c", "exit_deep.c", "setjmp_longjmp.c", "exceptions.cc",
+        "goto_loops.c", "multi_loops.c", "loops.c", "big_function.c",
+        "destructors.c", "fork_vfork.c"}) {
+    const std::string src = harness::ProgramsDir() + "/" + prog;
+    const bool cxx = std::string(prog).find(".cc") != std::string::npos;
+    const std::string cc = Quote(InstallPrefix() + (cxx ? "/bin/ballarus-g++"
+                                                        : "/bin/ballarus-gcc"));
+    for (const char* opt : {"-O0", "-O2"}) {
+      const std::string ctx = std::string(prog) + " " + opt;
+      std::string out[2], err[2];
+      int status[2];
+      Paths paths[2];
+      for (int off = 0; off < 2; ++off) {
+        const std::string exe = off ? "made" : "balanced";
+        harness::Run("rm -f " + exe + ".profile *.ballarus", dir);
+        CommandResult c = harness::Run(
+            cc + " " + opt + " -fplugin-arg-ballarus-mode=path" +
+                (off ? " -fplugin-arg-ballarus-path-balance=off"
+                     : " -fplugin-arg-ballarus-dump") +
+                " " + Quote(src) + " -o " + exe,
+            dir);
+        ASSERT_EQ(c.status, 0) << ctx << ": " << c.err;
+        CommandResult r = harness::Run("./" + exe, dir,
+                                       {"BALLARUS_PROFILE=" + dir + "/" + exe +
+                                        ".profile"});
+        out[off] = r.out;
+        err[off] = r.err;
+        status[off] = r.status;
+        CommandResult v = harness::Run(
+            Quote(Reconstruct()) + " verify " + exe + ".profile", dir);
+        EXPECT_EQ(v.status, 0) << ctx << ": " << v.out << v.err;
+        std::string e;
+        read_paths(dir + "/" + exe + ".profile", &paths[off], &e);
+        ASSERT_TRUE(e.empty()) << ctx << ": " << e;
+        if (!off && std::string(prog) == "balance_loop.c") {
+          CommandResult d = harness::Run("cat *.ballarus", dir);
+          EXPECT_NE(d.out.find("counted by the balance of block"),
+                    std::string::npos)
+              << ctx << "\n" << d.out;
+        }
+      }
+      EXPECT_EQ(out[0], out[1]) << ctx;
+      EXPECT_EQ(err[0], err[1]) << ctx;
+      EXPECT_EQ(status[0], status[1]) << ctx;
+      EXPECT_EQ(paths[1].balanced, 0u) << ctx;
+      total_balanced += paths[0].balanced;
+      EXPECT_FALSE(paths[1].counts.empty()) << ctx;
+      EXPECT_EQ(paths[0].counts, paths[1].counts) << ctx;
+      if (std::string(prog) != "balance_loop.c") continue;
+      EXPECT_EQ(status[0], 3) << ctx;
+      EXPECT_EQ(out[0], "18\n") << ctx;
+      const json& run = paths[0].run;
+      ASSERT_TRUE(run.is_object()) << ctx << ": no paths of run()";
+      EXPECT_EQ(run.value("balanced_paths", uint64_t{0}), 1u) << ctx;
+      uint64_t entries = 0, rounds = 0, cut_short = 0, returns = 0;
+      for (const json& p : run.at("paths")) {
+        const uint64_t n = p.at("count").get<uint64_t>();
+        const std::string end = p.at("end").get<std::string>();
+        if (p.at("start") == "entry") entries += n;
+        if (end == "back_edge") rounds += n;
+        if (end == "no_return") cut_short += n;
+        if (end == "return") returns += n;
+      }
+      EXPECT_EQ(entries, 3u) << ctx << run.dump();
+      EXPECT_EQ(rounds, 16u) << ctx;
+      EXPECT_EQ(cut_short, 2u) << ctx;
+      EXPECT_EQ(returns, 1u) << ctx;
+    }
+  }
+  EXPECT_GE(total_balanced, 10u);
+}
+
+// ---------------------------------------------------------------------------
+// Multi-path loop entry cuts (path-loop-cuts: by default, but not in
+// mode=edge,path with path-derive=off)
 // and path ends hoisted onto the edges into their block (path-hoist: back
 // edges' onto the latch's in-edges, returns' onto chords from branches too),
 // on programs/multi_loops.c: the corpus test checks the defaults against
@@ -1583,10 +1709,12 @@ TEST(PathMultiLoopCutsAndHoists, ShownInTheDumpAndExactEachWay) {
   const std::string m = "-fplugin-arg-ballarus-mode=";
   const std::string lc = " -fplugin-arg-ballarus-path-loop-cuts=";
   const std::string ho = " -fplugin-arg-ballarus-path-hoist=";
+  const std::string dv = " -fplugin-arg-ballarus-path-derive=";
   const std::vector<Config> configs = {
       {m + "path", true, true},
-      {m + "edge,path", false, true},
-      {m + "edge,path" + lc + "on", true, true},
+      {m + "edge,path", true, true},
+      {m + "edge,path" + dv + "off", false, true},
+      {m + "edge,path" + lc + "on" + dv + "off", true, true},
       {m + "edge,path" + lc + "on" + ho + "off", true, false},
       {m + "path" + lc + "off", false, true},
       {m + "path" + ho + "off", true, false},
