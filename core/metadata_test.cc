@@ -723,7 +723,8 @@ bool SamePathInfo(const PathInfo& a, const PathInfo& b) {
   return a.storage == b.storage && a.base == b.base &&
          a.n_paths == b.n_paths && a.flags == b.flags &&
          a.cut_edges == b.cut_edges && a.cut_blocks == b.cut_blocks &&
-         a.precount_edges == b.precount_edges && a.derived == b.derived;
+         a.precount_edges == b.precount_edges && a.derived == b.derived &&
+         a.balanced == b.balanced;
 }
 
 // Other PathInfos worth a round trip: hashed, the largest values, no cuts.
@@ -751,6 +752,11 @@ std::vector<PathInfo> PathInfos() {
   dc.derived = {{0, 0, false}, {1, 0, true}, {200, UINT32_MAX, false},
                 {(uint64_t{1} << 63) - 2, UINT32_MAX, true}};
   v.push_back(dc);
+  PathInfo bs = k;
+  bs.flags |= kPathFlagBalancedStarts;
+  bs.n_paths = 1001;
+  bs.balanced = {{3, 2}, {1000, UINT32_MAX}};
+  v.push_back(bs);
   return v;
 }
 
@@ -844,9 +850,9 @@ TEST(PathInfo, UnknownStorageAndFlagsRejected) {
             std::string::npos);
   // flags at byte 3 (storage, base, n_paths one byte each); 3 at byte 4
   // after a two-byte n_paths.
-  EXPECT_EQ(PathInfoError(Varints({0, 0, 5, 8, 0, 0})),
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 5, 16, 0, 0})),
             "path info: byte 3: unknown path flags");
-  EXPECT_EQ(PathInfoError(Varints({0, 0, 300, 9, 0, 0})),
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 300, 17, 0, 0})),
             "path info: byte 4: unknown path flags");
   // Kept pre-counts need early termination, and bring their edge list.
   EXPECT_EQ(PathInfoError(Varints({0, 0, 5, 2, 0, 0, 0})),
@@ -903,6 +909,31 @@ TEST(PathInfo, DerivedCounts) {
   EXPECT_EQ(PathInfoError(Varints({0, 0, 6, 5, 0, 0, 2, 3})),
             "path info: byte 6: derived count number 2 exceeds the 1 bytes "
             "left");
+}
+
+TEST(PathInfo, BalancedStarts) {
+  // Flags 11 (early termination, kept pre-counts, balanced starts):
+  // pre-count edges [1: 4], balanced [2: path 2 from block 5, path 5 from
+  // block 3].
+  PathInfo b = SamplePathInfo();
+  b.flags |= kPathFlagPrecountsKept | kPathFlagBalancedStarts;
+  b.precount_edges = {4};
+  b.balanced = {{2, 5}, {5, 3}};
+  EXPECT_EQ(EncodePathInfo(b), (std::vector<uint8_t>{0, 6, 6, 11, 2, 1, 4, 1,
+                                                      3, 1, 4, 2, 2, 5, 5, 3}));
+  PathInfo back;
+  std::string err;
+  ASSERT_TRUE(DecodePathInfo(EncodePathInfo(b), &back, &err)) << err;
+  EXPECT_TRUE(SamePathInfo(b, back));
+  // Only with kept pre-counts; paths in range and ascending; one per start.
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 6, 9, 0, 0, 0})),
+            "path info: byte 3: balanced starts without kept pre-counts");
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 6, 11, 0, 0, 0, 1, 6, 2})),
+            "path info: byte 8: balanced path 6 out of range");
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 6, 11, 0, 0, 0, 2, 3, 2, 3, 4})),
+            "path info: byte 10: balanced paths not ascending");
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 6, 11, 0, 0, 0, 2, 3, 2, 4, 2})),
+            "path info: byte 10: two balanced paths from block 2");
 }
 
 TEST(PathInfo, PathCountBelow2To63) {
@@ -1073,6 +1104,28 @@ TEST(Metadata, DerivedCountsCheckedAgainstTheFunction) {
                                  "edge counters"),
             std::string::npos)
       << DecodeError(tu);
+}
+
+TEST(Metadata, BalancedStartsCheckedAgainstTheFunction) {
+  PathInfo p = DiamondPaths(7, 6);
+  p.flags = kPathFlagEarlyTermination | kPathFlagPrecountsKept |
+            kPathFlagBalancedStarts;
+  p.balanced = {{1, 3}};
+  {
+    const std::vector<uint8_t> blob = EncodeMetadata(PathTu(p));
+    TranslationUnit back;
+    DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
+    EXPECT_TRUE(r.ok) << r.error;
+  }
+  for (uint32_t start : {0u, 1u, 6u}) {
+    p.balanced = {{1, start}};
+    const std::string err = DecodeError(PathTu(p));
+    EXPECT_NE(err.find("function '_Z7diamondi': balanced path 1 starts at "
+                       "block " + std::to_string(start) +
+                       ", not one of the function's"),
+              std::string::npos)
+        << err;
+  }
 }
 
 TEST(Metadata, DensePathRangeMustFitTheCounters) {

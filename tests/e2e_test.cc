@@ -1647,7 +1647,7 @@ TEST(PathBalance, TruncationsByTheBalanceOfTheirStart) {
       EXPECT_EQ(paths[0].counts, paths[1].counts) << ctx;
       if (std::string(prog) != "balance_loop.c") continue;
       EXPECT_EQ(status[0], 3) << ctx;
-      EXPECT_EQ(out[0], "18\n") << ctx;
+      EXPECT_EQ(out[0], "start\n18 1\n") << ctx;
       const json& run = paths[0].run;
       ASSERT_TRUE(run.is_object()) << ctx << ": no paths of run()";
       EXPECT_EQ(run.value("balanced_paths", uint64_t{0}), 1u) << ctx;

@@ -31,8 +31,13 @@ static int __attribute__((noinline)) run(int from, int to) {
 }
 
 int main(void) {
-  if (setjmp(env) == 0) printf("%d\n", run(0, 10));
-  printf("%d\n", run(8, 12));
+  volatile int jumped = 0;
+  printf("start\n");
+  if (setjmp(env) == 0)
+    printf("%d\n", run(0, 10));
+  else
+    jumped++;
+  printf("%d %d\n", run(8, 12), jumped);
   printf("%d\n", run(15, 30));
   return 0;
 }
