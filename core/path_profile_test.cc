@@ -1682,6 +1682,51 @@ TEST(SettlePrecounts, LoopWhoseThirdCallExits) {
   EXPECT_NE(err.find("pre-count edge 2"), std::string::npos) << err;
 }
 
+// The loop of LoopWhoseThirdCallExits, its call cut short once from the
+// header (path 5) with that pre-count not made: settling leaves path 5 at
+// minus the one iteration that went on past the call, and the balance of
+// block 2 (2 path ends at the back edge into it, paths from it 1 - 1)
+// gives it back its 1.
+TEST(BalanceStarts, TruncatedPathFromTheLoopHeader) {
+  const Function f = Make(6, {{0, 2, kEdgeFallthru},
+                              {2, 3, kEdgeFallthru},
+                              {3, 4, kEdgeFallthru},
+                              {3, 1, kEdgeFake},
+                              {4, 2, kEdgeTrue},
+                              {4, 5, kEdgeFalse},
+                              {5, 1, kEdgeFallthru}});
+  PathCuts cuts;
+  cuts.edges = FindBackEdges(f);
+  PathDag dag;
+  std::string err;
+  ASSERT_TRUE(BuildPathDag(f, cuts, &dag, &err)) << err;
+  const PathNumbering num = NumberPaths(dag);
+  // True: ENTRY 2 3 4 back (0) once, 2 3 4 back (3) once, 2 3 cut short
+  // (5) once.  Stored: the pre-count of "ENTRY 2 3" (2) once, 0 and 3
+  // once, nothing at 5.
+  std::map<uint64_t, uint64_t> counts{{0, 1}, {2, 1}, {3, 1}};
+  ASSERT_TRUE(SettlePrecounts(dag, num, f, {3}, &counts, &err)) << err;
+  EXPECT_EQ(counts, (std::map<uint64_t, uint64_t>{{0, 1}, {3, 1}, {5, Neg(1)}}));
+  ASSERT_TRUE(BalanceStarts(dag, num, f, {{5, 2}}, &counts, &err)) << err;
+  EXPECT_EQ(counts, (std::map<uint64_t, uint64_t>{{0, 1}, {3, 1}, {5, 1}}));
+  // Nothing cut short: the balance adds nothing and keeps no zero.
+  counts = {{0, 1}, {2, 1}, {3, 2}, {4, 1}};  // 3 twice; 4 = 2 3 4 5 EXIT
+  ASSERT_TRUE(SettlePrecounts(dag, num, f, {3}, &counts, &err)) << err;
+  ASSERT_TRUE(BalanceStarts(dag, num, f, {{5, 2}}, &counts, &err)) << err;
+  EXPECT_EQ(counts, (std::map<uint64_t, uint64_t>{{0, 1}, {3, 2}, {4, 1}}));
+  // A listed path must start at the block and end cut short at a call.
+  EXPECT_FALSE(BalanceStarts(dag, num, f, {{3, 2}}, &counts, &err));
+  EXPECT_NE(err.find("balanced path 3 is not a path from block 2 cut short "
+                     "at a call"),
+            std::string::npos)
+      << err;
+  EXPECT_FALSE(BalanceStarts(dag, num, f, {{2, 2}}, &counts, &err));
+  EXPECT_FALSE(BalanceStarts(dag, num, f, {{5, 3}}, &counts, &err));
+  EXPECT_FALSE(BalanceStarts(dag, num, f, {{6, 2}}, &counts, &err));
+  EXPECT_NE(err.find("balanced path 6 cannot be decoded"), std::string::npos)
+      << err;
+}
+
 // Random CFGs with random calls that may not return and random cuts: the
 // stored counts are simulated forward from random true path counts (every
 // pre-counting block a path reaches counts its prefix, every path not cut

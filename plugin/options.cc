@@ -193,12 +193,13 @@ bool ParseOptions(const plugin_name_args* info) {
       continue;
     }
     if (k == "path-hoist" || k == "path-signed" || k == "path-returns" ||
-        k == "path-balance") {
+        k == "path-balance" || k == "path-cut-hoist") {
       ok &= ParseOnOff(k, value,
                        k == "path-hoist"     ? &g_options.path_hoist
                        : k == "path-signed"  ? &g_options.path_signed
                        : k == "path-returns" ? &g_options.path_returns
-                                             : &g_options.path_balance);
+                       : k == "path-balance" ? &g_options.path_balance
+                                             : &g_options.path_cut_hoist);
       continue;
     }
     if (k == "path-loops") {

@@ -84,6 +84,10 @@ struct Options {
   // one per loop header or cut block is taken from the balance of the
   // paths that start there (path_plan.cc BalanceStartTruncations).
   bool path_balance = true;
+  // path-cut-hoist=off: a cut block counts the path ending at it at its
+  // start; by default the count goes back onto the edges into it, where
+  // the register is a constant (path_plan.cc).
+  bool path_cut_hoist = true;
   bool early_termination = true;
   // early-termination=undo: the pre-count is undone when the call returns
   // (the scheme before pre-counts were kept; for comparison in bench).

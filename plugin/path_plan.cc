@@ -932,9 +932,32 @@ void PlanPathProfiling(ballarus::Function* fn,
     }
     return !in->empty();
   };
+  // A cut block's in-edges, where its count can go (path-cut-hoist): each
+  // ordinary, from a block with no other way on (no edge to split).
+  auto cut_in_edges = [&](uint32_t w, std::vector<edge>* in) {
+    in->clear();
+    if (w < 2 || w >= nb || bbs[w] == NULL || !g_options.path_hoist ||
+        !g_options.path_cut_hoist)
+      return false;
+    edge e;
+    edge_iterator ei;
+    FOR_EACH_EDGE(e, ei, bbs[w]->preds) {
+      if (!ordinary_in_edge(e)) return false;
+      int real_succs = 0;
+      edge s;
+      edge_iterator si;
+      FOR_EACH_EDGE(s, si, e->src->succs) real_succs += !(s->flags & EDGE_FAKE);
+      if (real_succs != 1) return false;
+      in->push_back(e);
+    }
+    return !in->empty();
+  };
+  // The count of a path end at block u -- a computed goto's (u the goto's
+  // block), or with `cut` a cut block's entry (u the cut block) -- moved
+  // back onto edges where it costs least (below).
   auto hoist_goto_end = [&](uint32_t u, uint64_t a,
                             std::vector<std::pair<edge, uint64_t>>* sites,
-                            int* depth) {
+                            int* depth, bool cut = false) {
     sites->clear();
     *depth = 0;
     constexpr int kMaxDepth = 16;
@@ -944,8 +967,9 @@ void PlanPathProfiling(ballarus::Function* fn,
     while (!work_list.empty()) {
       const Item it = work_list.back();
       work_list.pop_back();
-      if (!(it.block == u ? hoist_onto(u, /*any_preds=*/true,
-                                         /*onto_chords=*/false, &in)
+      if (!(it.block == u ? (cut ? cut_in_edges(u, &in)
+                                 : hoist_onto(u, /*any_preds=*/true,
+                                              /*onto_chords=*/false, &in))
                           : passable(it.block, &in))) {
         if (it.block == u) return false;
         internal_error("ballarus: goto end hoisting lost block %u",
@@ -1212,8 +1236,27 @@ void PlanPathProfiling(ballarus::Function* fn,
       on_edge(gcc_edges[de.ref], PathAction::kCountReset, inc.inc[d],
               inc.inc[dag.start_edge[me.dst]]);
     } else if (de.kind == ballarus::DagEdge::kCutEnd) {
-      in_block(de.ref, PathAction::kStartCut, inc.inc[d],
-               inc.inc[dag.start_edge[de.ref]]);
+      // The count of the path ending at the cut goes back onto the edges
+      // into the block, and through blocks several prefixes reach, to
+      // where the register is a constant (as a computed goto's end, above:
+      // an interpreter's switch dispatch, sqlite3VdbeExec's block 10, is
+      // cut, and each handler's `break` then counts one fixed counter);
+      // the block itself only resets the register (kStartInit).
+      int depth = 0;
+      if (hoist_goto_end(de.ref, inc.inc[d], &goto_sites, &depth,
+                         /*cut=*/true)) {
+        for (const auto& [h, ha] : goto_sites)
+          on_edge(h, PathAction::kCount, ha, 0);
+        in_block(de.ref, PathAction::kStartInit,
+                 inc.inc[dag.start_edge[de.ref]], 0);
+        if (dump_file)
+          fprintf(dump_file, "  path: cut block %u: its count made on %zu "
+                  "edges, up to %d blocks before it\n",
+                  de.ref, goto_sites.size(), depth);
+      } else {
+        in_block(de.ref, PathAction::kStartCut, inc.inc[d],
+                 inc.inc[dag.start_edge[de.ref]]);
+      }
     }
   }
   // Counts the edge counters give (path-derive, mode=edge,path).
