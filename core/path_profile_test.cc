@@ -1632,14 +1632,20 @@ TEST(PlanPaths, RandomLargeCfgs) {
 // call exits the program: true paths "ENTRY 2 3 4 back" once, "2 3 4 back"
 // once, "2 3 EXIT(fake)" once.  Stored with kept pre-counts: every call
 // reached pre-counted its prefix (3 times), every completed path counted.
+// A loop 2 -> 3 -> 4 -> 2 whose block 3 calls a function that may not
+// return (fake edge 3 -> EXIT), left at 4 -> 5 -> EXIT.
+Function LoopWithExitingCall() {
+  return Make(6, {{0, 2, kEdgeFallthru},
+                  {2, 3, kEdgeFallthru},
+                  {3, 4, kEdgeFallthru},
+                  {3, 1, kEdgeFake},
+                  {4, 2, kEdgeTrue},
+                  {4, 5, kEdgeFalse},
+                  {5, 1, kEdgeFallthru}});
+}
+
 TEST(SettlePrecounts, LoopWhoseThirdCallExits) {
-  const Function f = Make(6, {{0, 2, kEdgeFallthru},
-                              {2, 3, kEdgeFallthru},
-                              {3, 4, kEdgeFallthru},
-                              {3, 1, kEdgeFake},
-                              {4, 2, kEdgeTrue},
-                              {4, 5, kEdgeFalse},
-                              {5, 1, kEdgeFallthru}});
+  const Function f = LoopWithExitingCall();
   PathCuts cuts;
   cuts.edges = FindBackEdges(f);
   ASSERT_EQ(cuts.edges, (U{4}));
@@ -1688,13 +1694,7 @@ TEST(SettlePrecounts, LoopWhoseThirdCallExits) {
 // block 2 (2 path ends at the back edge into it, paths from it 1 - 1)
 // gives it back its 1.
 TEST(BalanceStarts, TruncatedPathFromTheLoopHeader) {
-  const Function f = Make(6, {{0, 2, kEdgeFallthru},
-                              {2, 3, kEdgeFallthru},
-                              {3, 4, kEdgeFallthru},
-                              {3, 1, kEdgeFake},
-                              {4, 2, kEdgeTrue},
-                              {4, 5, kEdgeFalse},
-                              {5, 1, kEdgeFallthru}});
+  const Function f = LoopWithExitingCall();
   PathCuts cuts;
   cuts.edges = FindBackEdges(f);
   PathDag dag;

@@ -62,6 +62,16 @@ bool IsDispatcherBlock(basic_block bb) {
          gimple_call_internal_fn(first) == IFN_ABNORMAL_DISPATCHER;
 }
 
+// The successors of bb other than fake edges: 1 means no other way on (an
+// edge from bb needs no split for code on it).
+int RealSuccessors(basic_block bb) {
+  int n = 0;
+  edge e;
+  edge_iterator ei;
+  FOR_EACH_EDGE(e, ei, bb->succs) n += !(e->flags & EDGE_FAKE);
+  return n;
+}
+
 const char* PathActionName(PathAction::Kind k) {
   switch (k) {
     case PathAction::kCheckFlag: return "re-entry check";
@@ -801,12 +811,7 @@ void PlanPathProfiling(ballarus::Function* fn,
     edge_iterator ei;
     FOR_EACH_EDGE(e, ei, bbs[u]->preds) {
       if (!ordinary_in_edge(e)) return false;
-      int real_succs = 0;
-      edge s;
-      edge_iterator si;
-      FOR_EACH_EDGE(s, si, e->src->succs)
-        real_succs += !(s->flags & EDGE_FAKE);
-      if (real_succs != 1) {
+      if (RealSuccessors(e->src) != 1) {
         if (!onto_chords || !SplitForChordAnyway(e, chord_edges))
           return false;
         ++hoisted_onto_chords;
@@ -921,11 +926,9 @@ void PlanPathProfiling(ballarus::Function* fn,
         dag.in_vertex[p] != p || dag.start_edge[p] >= 0 ||
         dag.out[p].size() != 1)
       return false;
+    if (RealSuccessors(bbs[p]) != 1) return false;
     edge e;
     edge_iterator ei;
-    int succs = 0;
-    FOR_EACH_EDGE(e, ei, bbs[p]->succs) succs += !(e->flags & EDGE_FAKE);
-    if (succs != 1) return false;
     FOR_EACH_EDGE(e, ei, bbs[p]->preds) {
       if (!ordinary_in_edge(e)) return false;
       in->push_back(e);
@@ -942,12 +945,7 @@ void PlanPathProfiling(ballarus::Function* fn,
     edge e;
     edge_iterator ei;
     FOR_EACH_EDGE(e, ei, bbs[w]->preds) {
-      if (!ordinary_in_edge(e)) return false;
-      int real_succs = 0;
-      edge s;
-      edge_iterator si;
-      FOR_EACH_EDGE(s, si, e->src->succs) real_succs += !(s->flags & EDGE_FAKE);
-      if (real_succs != 1) return false;
+      if (!ordinary_in_edge(e) || RealSuccessors(e->src) != 1) return false;
       in->push_back(e);
     }
     return !in->empty();

@@ -1384,6 +1384,89 @@ TEST(PathLoopCutsAndGotoTargets, ShownInTheDumpAndExactEachWay) {
   }
 }
 
+// One build of a corpus program with the given plugin options, its run and
+// its path profile: what the path-mode tests below compare between two
+// builds that must count the same paths.
+struct PathBuild {
+  std::string out, err;  // the program's
+  int status = -1;
+  CommandResult verify;
+  std::string error;  // a failed compile or `paths` run; empty if none
+  // name@file -> path id -> count, of every function with paths.
+  std::map<std::string, std::map<std::string, uint64_t>> counts;
+  json functions;  // `paths --json`'s functions with paths
+  // The sum over those functions of a numeric field of theirs.
+  uint64_t Sum(const char* field) const {
+    uint64_t n = 0;
+    for (const json& f : functions) n += f.value(field, uint64_t{0});
+    return n;
+  }
+  // The function named `name` (null if none).
+  const json* Function(const std::string& name) const {
+    for (const json& f : functions)
+      if (f.at("name") == name) return &f;
+    return nullptr;
+  }
+};
+
+PathBuild BuildRunPaths(const std::string& dir, const std::string& program,
+                        const std::string& opt, const std::string& options,
+                        const std::string& exe) {
+  PathBuild b;
+  const std::string src = harness::ProgramsDir() + "/" + program;
+  const bool cxx = program.find(".cc") != std::string::npos;
+  const std::string cc = Quote(InstallPrefix() + (cxx ? "/bin/ballarus-g++"
+                                                      : "/bin/ballarus-gcc"));
+  const std::string profile = dir + "/" + exe + ".profile";
+  harness::Run("rm -f " + Quote(profile), dir);
+  CommandResult c = harness::Run(
+      cc + " " + opt + " " + options + " " + Quote(src) + " -o " + exe, dir);
+  if (c.status != 0) {
+    b.error = "compile: " + c.err;
+    return b;
+  }
+  CommandResult r =
+      harness::Run("./" + exe, dir, {"BALLARUS_PROFILE=" + profile});
+  b.out = r.out;
+  b.err = r.err;
+  b.status = r.status;
+  b.verify = harness::Run(Quote(Reconstruct()) + " verify " + Quote(profile),
+                          dir);
+  CommandResult pj = harness::Run(Quote(Reconstruct()) + " paths " +
+                                      Quote(profile) + " --top 0 --json",
+                                  dir);
+  if (pj.status != 0) {
+    b.error = "paths: " + pj.err;
+    return b;
+  }
+  b.functions = json::array();
+  const json all = json::parse(pj.out);
+  for (const json& f : all.at("functions")) {
+    if (!f.contains("paths")) continue;
+    b.functions.push_back(f);
+    auto& m = b.counts[f.at("name").get<std::string>() + "@" +
+                       f.at("file").get<std::string>()];
+    for (const json& p : f.at("paths"))
+      m[p.at("id").get<std::string>()] = p.at("count").get<uint64_t>();
+  }
+  return b;
+}
+
+// Two builds of one program that must count the same paths: the same
+// output and exit status, both verify, equal path counts in every function.
+void ExpectSamePaths(const PathBuild& a, const PathBuild& b,
+                     const std::string& ctx) {
+  ASSERT_TRUE(a.error.empty()) << ctx << ": " << a.error;
+  ASSERT_TRUE(b.error.empty()) << ctx << ": " << b.error;
+  EXPECT_EQ(a.verify.status, 0) << ctx << ": " << a.verify.out << a.verify.err;
+  EXPECT_EQ(b.verify.status, 0) << ctx << ": " << b.verify.out << b.verify.err;
+  EXPECT_EQ(a.out, b.out) << ctx;
+  EXPECT_EQ(a.err, b.err) << ctx;
+  EXPECT_EQ(a.status, b.status) << ctx;
+  EXPECT_FALSE(b.counts.empty()) << ctx;
+  EXPECT_EQ(a.counts, b.counts) << ctx;
+}
+
 // Paths determined by edge counts (path-from-edges, on by default): a
 // function whose paths its edge counts determine gets edge counters, no
 // path register, and reconstruct solves its path counts.  The oracle is
@@ -1395,69 +1478,25 @@ TEST(PathsFromEdges, SamePathCountsAsTheRegister) {
   ASSERT_FALSE(InstallPrefix().empty());
   const std::string dir = harness::TempRoot() + "/paths_from_edges";
   harness::MakeFreshDir(dir);
-  auto path_counts = [&](const std::string& profile, int* from_edges,
-                         std::string* error) {
-    std::map<std::string, std::map<std::string, uint64_t>> out;
-    CommandResult r = harness::Run(Quote(Reconstruct()) + " paths " +
-                                       Quote(profile) + " --top 0 --json",
-                                   dir);
-    if (r.status != 0) {
-      *error = r.err;
-      return out;
-    }
-    const json j = json::parse(r.out);
-    for (const json& f : j.at("functions")) {
-      if (!f.contains("paths")) continue;
-      if (f.at("path_storage") == "edges") ++*from_edges;
-      auto& m = out[f.at("name").get<std::string>() + "@" +
-                    f.at("file").get<std::string>()];
-      for (const json& p : f.at("paths"))
-        m[p.at("id").get<std::string>()] = p.at("count").get<uint64_t>();
-    }
-    return out;
+  auto from_edges = [](const PathBuild& b) {
+    int n = 0;
+    for (const json& f : b.functions) n += f.at("path_storage") == "edges";
+    return n;
   };
   int total_from_edges = 0;
   for (const char* prog : {"switch.c", "exit_deep.c", "exceptions.cc",
                            "setjmp_longjmp.c", "goto_loops.c", "loops.c"}) {
-    const std::string src = harness::ProgramsDir() + "/" + prog;
-    const bool cxx = std::string(prog).find(".cc") != std::string::npos;
-    const std::string cc = Quote(InstallPrefix() + (cxx ? "/bin/ballarus-g++"
-                                                        : "/bin/ballarus-gcc"));
     for (const char* opt : {"-O0", "-O2"}) {
       const std::string ctx = std::string(prog) + " " + opt;
-      std::string out[2], err[2];
-      int status[2], from_edges[2] = {0, 0};
-      std::map<std::string, std::map<std::string, uint64_t>> counts[2];
-      for (int off = 0; off < 2; ++off) {
-        const std::string exe = off ? "reg" : "fe";
-        harness::Run("rm -f " + exe + ".profile", dir);
-        CommandResult c = harness::Run(
-            cc + " " + opt + " -fplugin-arg-ballarus-mode=path" +
-                (off ? " -fplugin-arg-ballarus-path-from-edges=off" : "") +
-                " " + Quote(src) + " -o " + exe,
-            dir);
-        ASSERT_EQ(c.status, 0) << ctx << ": " << c.err;
-        CommandResult r = harness::Run("./" + exe, dir,
-                                       {"BALLARUS_PROFILE=" + dir + "/" + exe +
-                                        ".profile"});
-        out[off] = r.out;
-        err[off] = r.err;
-        status[off] = r.status;
-        CommandResult v = harness::Run(
-            Quote(Reconstruct()) + " verify " + exe + ".profile", dir);
-        EXPECT_EQ(v.status, 0) << ctx << ": " << v.out << v.err;
-        std::string e;
-        counts[off] = path_counts(dir + "/" + exe + ".profile",
-                                  &from_edges[off], &e);
-        ASSERT_TRUE(e.empty()) << ctx << ": " << e;
-      }
-      EXPECT_EQ(out[0], out[1]) << ctx;
-      EXPECT_EQ(err[0], err[1]) << ctx;
-      EXPECT_EQ(status[0], status[1]) << ctx;
-      if (std::string(opt) == "-O0") EXPECT_GE(from_edges[0], 1) << ctx;
-      total_from_edges += from_edges[0];
-      EXPECT_EQ(from_edges[1], 0) << ctx;
-      EXPECT_EQ(counts[0], counts[1]) << ctx;
+      const std::string m = "-fplugin-arg-ballarus-mode=path";
+      const PathBuild fe = BuildRunPaths(dir, prog, opt, m, "fe");
+      const PathBuild reg = BuildRunPaths(
+          dir, prog, opt, m + " -fplugin-arg-ballarus-path-from-edges=off",
+          "reg");
+      ExpectSamePaths(fe, reg, ctx);
+      if (std::string(opt) == "-O0") EXPECT_GE(from_edges(fe), 1) << ctx;
+      total_from_edges += from_edges(fe);
+      EXPECT_EQ(from_edges(reg), 0) << ctx;
     }
   }
   // At -O2 too (loops.c's one function, a loop nest, has more paths than
@@ -1481,75 +1520,23 @@ TEST(PathDerive, SamePathCountsAsEveryCountMade) {
   ASSERT_FALSE(InstallPrefix().empty());
   const std::string dir = harness::TempRoot() + "/path_derive";
   harness::MakeFreshDir(dir);
-  auto path_counts = [&](const std::string& profile, uint64_t* derived,
-                         std::string* error) {
-    std::map<std::string, std::map<std::string, uint64_t>> out;
-    CommandResult r = harness::Run(Quote(Reconstruct()) + " paths " +
-                                       Quote(profile) + " --top 0 --json",
-                                   dir);
-    if (r.status != 0) {
-      *error = r.err;
-      return out;
-    }
-    const json j = json::parse(r.out);
-    for (const json& f : j.at("functions")) {
-      if (!f.contains("paths")) continue;
-      *derived += f.value("derived_paths", uint64_t{0});
-      auto& m = out[f.at("name").get<std::string>() + "@" +
-                    f.at("file").get<std::string>()];
-      for (const json& p : f.at("paths"))
-        m[p.at("id").get<std::string>()] = p.at("count").get<uint64_t>();
-    }
-    return out;
-  };
   uint64_t total_derived = 0;
   for (const char* prog :
        {"exit_deep.c", "setjmp_longjmp.c", "exceptions.cc", "fork_vfork.c",
         "computed_goto.c", "goto_loops.c", "multi_loops.c", "loops.c",
         "big_function.c", "destructors.c"}) {
-    const std::string src = harness::ProgramsDir() + "/" + prog;
-    const bool cxx = std::string(prog).find(".cc") != std::string::npos;
-    const std::string cc = Quote(InstallPrefix() + (cxx ? "/bin/ballarus-g++"
-                                                        : "/bin/ballarus-gcc"));
     for (const char* opt : {"-O0", "-O2"}) {
       const std::string ctx = std::string(prog) + " " + opt;
-      std::string out[2], err[2];
-      int status[2];
-      uint64_t derived[2] = {0, 0};
-      std::map<std::string, std::map<std::string, uint64_t>> counts[2];
-      for (int off = 0; off < 2; ++off) {
-        const std::string exe = off ? "made" : "derived";
-        harness::Run("rm -f " + exe + ".profile", dir);
-        CommandResult c = harness::Run(
-            cc + " " + opt + " -fplugin-arg-ballarus-mode=edge,path" +
-                (off ? " -fplugin-arg-ballarus-path-derive=off"
-                       " -fplugin-arg-ballarus-path-loop-cuts=on"
-                     : "") +
-                " " +
-                Quote(src) + " -o " + exe,
-            dir);
-        ASSERT_EQ(c.status, 0) << ctx << ": " << c.err;
-        CommandResult r = harness::Run("./" + exe, dir,
-                                       {"BALLARUS_PROFILE=" + dir + "/" + exe +
-                                        ".profile"});
-        out[off] = r.out;
-        err[off] = r.err;
-        status[off] = r.status;
-        CommandResult v = harness::Run(
-            Quote(Reconstruct()) + " verify " + exe + ".profile", dir);
-        EXPECT_EQ(v.status, 0) << ctx << ": " << v.out << v.err;
-        std::string e;
-        counts[off] = path_counts(dir + "/" + exe + ".profile", &derived[off],
-                                  &e);
-        ASSERT_TRUE(e.empty()) << ctx << ": " << e;
-      }
-      EXPECT_EQ(out[0], out[1]) << ctx;
-      EXPECT_EQ(err[0], err[1]) << ctx;
-      EXPECT_EQ(status[0], status[1]) << ctx;
-      EXPECT_EQ(derived[1], 0u) << ctx;
-      total_derived += derived[0];
-      EXPECT_FALSE(counts[1].empty()) << ctx;
-      EXPECT_EQ(counts[0], counts[1]) << ctx;
+      const std::string m = "-fplugin-arg-ballarus-mode=edge,path";
+      const PathBuild derived = BuildRunPaths(dir, prog, opt, m, "derived");
+      const PathBuild made = BuildRunPaths(
+          dir, prog, opt,
+          m + " -fplugin-arg-ballarus-path-derive=off"
+              " -fplugin-arg-ballarus-path-loop-cuts=on",
+          "made");
+      ExpectSamePaths(derived, made, ctx);
+      EXPECT_EQ(made.Sum("derived_paths"), 0u) << ctx;
+      total_derived += derived.Sum("derived_paths");
     }
   }
   EXPECT_GE(total_derived, 40u);
@@ -1570,89 +1557,35 @@ TEST(PathBalance, TruncationsByTheBalanceOfTheirStart) {
   ASSERT_FALSE(InstallPrefix().empty());
   const std::string dir = harness::TempRoot() + "/path_balance";
   harness::MakeFreshDir(dir);
-  struct Paths {
-    std::map<std::string, std::map<std::string, uint64_t>> counts;
-    uint64_t balanced = 0;
-    json run;  // balance_loop.c's run()
-  };
-  auto read_paths = [&](const std::string& profile, Paths* out,
-                        std::string* error) {
-    CommandResult r = harness::Run(Quote(Reconstruct()) + " paths " +
-                                       Quote(profile) + " --top 0 --json",
-                                   dir);
-    if (r.status != 0) {
-      *error = r.err;
-      return;
-    }
-    const json j = json::parse(r.out);
-    for (const json& f : j.at("functions")) {
-      if (!f.contains("paths")) continue;
-      out->balanced += f.value("balanced_paths", uint64_t{0});
-      if (f.at("name") == "run") out->run = f;
-      auto& m = out->counts[f.at("name").get<std::string>() + "@" +
-                            f.at("file").get<std::string>()];
-      for (const json& p : f.at("paths"))
-        m[p.at("id").get<std::string>()] = p.at("count").get<uint64_t>();
-    }
-  };
   uint64_t total_balanced = 0;
   for (const char* prog :
        {"balance_loop.c", "exit_deep.c", "setjmp_longjmp.c", "exceptions.cc",
         "goto_loops.c", "multi_loops.c", "loops.c", "big_function.c",
         "destructors.c", "fork_vfork.c"}) {
-    const std::string src = harness::ProgramsDir() + "/" + prog;
-    const bool cxx = std::string(prog).find(".cc") != std::string::npos;
-    const std::string cc = Quote(InstallPrefix() + (cxx ? "/bin/ballarus-g++"
-                                                        : "/bin/ballarus-gcc"));
     for (const char* opt : {"-O0", "-O2"}) {
       const std::string ctx = std::string(prog) + " " + opt;
-      std::string out[2], err[2];
-      int status[2];
-      Paths paths[2];
-      for (int off = 0; off < 2; ++off) {
-        const std::string exe = off ? "made" : "balanced";
-        harness::Run("rm -f " + exe + ".profile *.ballarus", dir);
-        CommandResult c = harness::Run(
-            cc + " " + opt + " -fplugin-arg-ballarus-mode=path" +
-                (off ? " -fplugin-arg-ballarus-path-balance=off"
-                     : " -fplugin-arg-ballarus-dump") +
-                " " + Quote(src) + " -o " + exe,
-            dir);
-        ASSERT_EQ(c.status, 0) << ctx << ": " << c.err;
-        CommandResult r = harness::Run("./" + exe, dir,
-                                       {"BALLARUS_PROFILE=" + dir + "/" + exe +
-                                        ".profile"});
-        out[off] = r.out;
-        err[off] = r.err;
-        status[off] = r.status;
-        CommandResult v = harness::Run(
-            Quote(Reconstruct()) + " verify " + exe + ".profile", dir);
-        EXPECT_EQ(v.status, 0) << ctx << ": " << v.out << v.err;
-        std::string e;
-        read_paths(dir + "/" + exe + ".profile", &paths[off], &e);
-        ASSERT_TRUE(e.empty()) << ctx << ": " << e;
-        if (!off && std::string(prog) == "balance_loop.c") {
-          CommandResult d = harness::Run("cat *.ballarus", dir);
-          EXPECT_NE(d.out.find("counted by the balance of block"),
-                    std::string::npos)
-              << ctx << "\n" << d.out;
-        }
-      }
-      EXPECT_EQ(out[0], out[1]) << ctx;
-      EXPECT_EQ(err[0], err[1]) << ctx;
-      EXPECT_EQ(status[0], status[1]) << ctx;
-      EXPECT_EQ(paths[1].balanced, 0u) << ctx;
-      total_balanced += paths[0].balanced;
-      EXPECT_FALSE(paths[1].counts.empty()) << ctx;
-      EXPECT_EQ(paths[0].counts, paths[1].counts) << ctx;
+      const std::string m = "-fplugin-arg-ballarus-mode=path";
+      harness::Run("rm -f *.ballarus", dir);
+      const PathBuild balanced = BuildRunPaths(
+          dir, prog, opt, m + " -fplugin-arg-ballarus-dump", "balanced");
+      const CommandResult dump = harness::Run("cat *.ballarus", dir);
+      const PathBuild made = BuildRunPaths(
+          dir, prog, opt, m + " -fplugin-arg-ballarus-path-balance=off",
+          "made");
+      ExpectSamePaths(balanced, made, ctx);
+      EXPECT_EQ(made.Sum("balanced_paths"), 0u) << ctx;
+      total_balanced += balanced.Sum("balanced_paths");
       if (std::string(prog) != "balance_loop.c") continue;
-      EXPECT_EQ(status[0], 3) << ctx;
-      EXPECT_EQ(out[0], "start\n18 1\n") << ctx;
-      const json& run = paths[0].run;
-      ASSERT_TRUE(run.is_object()) << ctx << ": no paths of run()";
-      EXPECT_EQ(run.value("balanced_paths", uint64_t{0}), 1u) << ctx;
+      EXPECT_NE(dump.out.find("counted by the balance of block"),
+                std::string::npos)
+          << ctx << "\n" << dump.out;
+      EXPECT_EQ(balanced.status, 3) << ctx;
+      EXPECT_EQ(balanced.out, "start\n18 1\n") << ctx;
+      const json* run = balanced.Function("run");
+      ASSERT_NE(run, nullptr) << ctx << ": no paths of run()";
+      EXPECT_EQ(run->value("balanced_paths", uint64_t{0}), 1u) << ctx;
       uint64_t entries = 0, rounds = 0, cut_short = 0, returns = 0;
-      for (const json& p : run.at("paths")) {
+      for (const json& p : run->at("paths")) {
         const uint64_t n = p.at("count").get<uint64_t>();
         const std::string end = p.at("end").get<std::string>();
         if (p.at("start") == "entry") entries += n;
@@ -1660,7 +1593,7 @@ TEST(PathBalance, TruncationsByTheBalanceOfTheirStart) {
         if (end == "no_return") cut_short += n;
         if (end == "return") returns += n;
       }
-      EXPECT_EQ(entries, 3u) << ctx << run.dump();
+      EXPECT_EQ(entries, 3u) << ctx << run->dump();
       EXPECT_EQ(rounds, 16u) << ctx;
       EXPECT_EQ(cut_short, 2u) << ctx;
       EXPECT_EQ(returns, 1u) << ctx;
