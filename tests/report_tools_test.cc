@@ -144,25 +144,26 @@ TEST(ReportTools, PathsRankingAndSource) {
   const std::string dir = harness::TempRoot() + "/paths";
   BuildHot(dir, false);
   RunHot(dir, 9, "a.profile");
-  // main runs N+1 paths (the first iteration from ENTRY, N-1 iterations
-  // after the back edge, the exit), classify N: 10 + 9 = 19 executions.
-  // The hottest is main's iteration path: 8 = 80.0% of main's, 42.1% of all.
+  // main runs N+2 paths (ENTRY up to the loop, whose entry edge is cut
+  // -- path-loop-cuts, on in edge,path with path-derive --, N iterations
+  // from the loop header, the exit), classify N: 11 + 9 = 20 executions.
+  // The hottest is main's iteration path: 9 = 81.8% of main's, 45.0% of all.
   CommandResult r = MustRun(Tool() + " paths --program --top 3 --source a.profile", dir);
-  EXPECT_NE(r.out.find("19 path executions"), std::string::npos) << r.out;
-  const std::regex first(R"re(\n    1 +8  80\.0%  42\.1%  main \(hot\.c:16\) path \d+: \^)re");
+  EXPECT_NE(r.out.find("20 path executions"), std::string::npos) << r.out;
+  const std::regex first(R"re(\n    1 +9  81\.8%  45\.0%  main \(hot\.c:16\) path \d+: \^)re");
   EXPECT_TRUE(std::regex_search(r.out, first)) << r.out;
   EXPECT_NE(r.out.find("hot.c:20 |     counts[classify(i)]++;"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("Legend:"), std::string::npos);
-  // classify's three returns: 3 each of 9 (33.3%), 3 of 19 (15.8%).
-  EXPECT_NE(r.out.find("3  33.3%  15.8%  classify (hot.c:8) path"), std::string::npos)
+  // classify's three returns: 3 each of 9 (33.3%), 3 of 20 (15.0%).
+  EXPECT_NE(r.out.find("3  33.3%  15.0%  classify (hot.c:8) path"), std::string::npos)
       << r.out;
   r = MustRun(Tool() + " paths --program --top 1 --json --source a.profile", dir);
   const json j = json::parse(r.out);
-  EXPECT_EQ(j.at("path_executions"), 19);
+  EXPECT_EQ(j.at("path_executions"), 20);
   EXPECT_TRUE(j.at("path_executions").is_number_unsigned()) << j.at("path_executions");
-  EXPECT_EQ(j.at("ranking").at(0).at("count"), 8);
-  EXPECT_DOUBLE_EQ(j["ranking"][0]["function_share"].get<double>(), 0.8);
+  EXPECT_EQ(j.at("ranking").at(0).at("count"), 9);
+  EXPECT_DOUBLE_EQ(j["ranking"][0]["function_share"].get<double>(), 9.0 / 11);
   bool text = false;
   for (const json& l : j["ranking"][0]["lines"])
     text |= l.value("source", json()).is_string() &&
@@ -263,11 +264,11 @@ TEST(ReportTools, HtmlInChromium) {
   EXPECT_TRUE(std::regex_search(
       index, std::regex(R"re(>classify</a></td><td class="l"><a [^>]*>hot\.c:8</a></td><td data-v="9">9</td><td>90\.0%</td>)re")))
       << index;
-  // The hottest path: 8 times, 80.0% of main's, 42.1% of all; its link.
+  // The hottest path: 9 times, 81.8% of main's, 45.0% of all; its link.
   std::smatch m;
   ASSERT_TRUE(std::regex_search(
       index, m,
-      std::regex(R"re(<td data-v="8">8</td><td>80\.0%</td><td>42\.1%</td><td class="l">.*?</td><td class="l"><a href="(f\d+\.html#path-\d+-\d+)">)re")))
+      std::regex(R"re(<td data-v="9">9</td><td>81\.8%</td><td>45\.0%</td><td class="l">.*?</td><td class="l"><a href="(f\d+\.html#path-\d+-\d+)">)re")))
       << index;
   const std::string link = m[1];
   // Its page, with the path highlighted: the loop's lines 19 and 20, and
