@@ -258,17 +258,19 @@ bool ReadCopies(const RecordOffsets& at, LoadedTu* lt, std::string* error) {
     }
     const bool from_edges =
         c.paths && c.paths->info.storage == PathInfo::kFromEdges;
-    if (flow_first) {
-      // Solved above.
-    } else if (!c.paths || from_edges) {
-      c.known = KnownFromCounters(f, rec.counters, rec.n_counters);
-      if (from_edges) c.edge_counters = true;
-    } else {
-      c.known.assign(f.edges.size(), std::nullopt);
-      for (size_t e = 0; e < f.edges.size(); ++e)
-        if (c.paths->in_dag(e)) c.known[e] = c.paths->derived[e];
+    if (!flow_first) {
+      // mode=path: the edge counts come from the paths, but for functions
+      // without paths or whose paths the edge counters determine.
+      if (!c.paths || from_edges) {
+        c.known = KnownFromCounters(f, rec.counters, rec.n_counters);
+        if (from_edges) c.edge_counters = true;
+      } else {
+        c.known.assign(f.edges.size(), std::nullopt);
+        for (size_t e = 0; e < f.edges.size(); ++e)
+          if (c.paths->in_dag(e)) c.known[e] = c.paths->derived[e];
+      }
+      c.flow = SolveFlow(f, c.known);
     }
-    if (!flow_first) c.flow = SolveFlow(f, c.known);
     if (from_edges) {
       // The path counts follow from the edge counts (PathCountsFromEdges).
       // Counts that do not decompose into whole paths are reported, not

@@ -354,12 +354,10 @@ void BalanceStartTruncations(const ballarus::Function& fn,
       before[w] = before[v] || (v < nb && pre_block[v]);
     }
   }
-  auto block_weight = [&](uint32_t u) {
-    uint64_t w = 0;
-    for (size_t i = 0; i < fn.edges.size(); ++i)
-      if (fn.edges[i].dst == u && i < weights.size()) w += weights[i];
-    return w;
-  };
+  // Per block: the weight of its in-edges.
+  std::vector<uint64_t> block_weight(nb, 0);
+  for (size_t i = 0; i < fn.edges.size() && i < weights.size(); ++i)
+    if (fn.edges[i].dst < nb) block_weight[fn.edges[i].dst] += weights[i];
   // Per start: the chosen pre-count (index into in_blocks) and its weight.
   std::map<uint32_t, std::pair<size_t, uint64_t>> chosen;
   for (size_t i = 0; i < work->in_blocks.size(); ++i) {
@@ -369,7 +367,7 @@ void BalanceStartTruncations(const ballarus::Function& fn,
         u >= nb || reentry_block[u] || prefixes[u] != 1 ||
         start[u] == kNone || before[u])
       continue;
-    const uint64_t w = block_weight(u);
+    const uint64_t w = block_weight[u];
     auto it = chosen.find(start[u]);
     if (it == chosen.end() || w > it->second.second)
       chosen[start[u]] = {i, w};
@@ -953,7 +951,7 @@ void PlanPathProfiling(ballarus::Function* fn,
   // The count of a path end at block u -- a computed goto's (u the goto's
   // block), or with `cut` a cut block's entry (u the cut block) -- moved
   // back onto edges where it costs least (below).
-  auto hoist_goto_end = [&](uint32_t u, uint64_t a,
+  auto hoist_path_end = [&](uint32_t u, uint64_t a,
                             std::vector<std::pair<edge, uint64_t>>* sites,
                             int* depth, bool cut = false) {
     sites->clear();
@@ -970,7 +968,7 @@ void PlanPathProfiling(ballarus::Function* fn,
                                               /*onto_chords=*/false, &in))
                           : passable(it.block, &in))) {
         if (it.block == u) return false;
-        internal_error("ballarus: goto end hoisting lost block %u",
+        internal_error("ballarus: path end hoisting lost block %u",
                        it.block);
       }
       for (edge e : in) {
@@ -1017,7 +1015,7 @@ void PlanPathProfiling(ballarus::Function* fn,
         normal.push_back(e);
     if ((last == NULL || !is_gimple_call(last)) && normal.empty()) {
       int depth = 0;
-      if (!sources_reset && hoist_goto_end(u, a, &goto_sites, &depth)) {
+      if (!sources_reset && hoist_path_end(u, a, &goto_sites, &depth)) {
         for (const auto& [h, ha] : goto_sites)
           on_edge(h, PathAction::kCount, ha, 0);
         if (dump_file)
@@ -1241,7 +1239,7 @@ void PlanPathProfiling(ballarus::Function* fn,
       // cut, and each handler's `break` then counts one fixed counter);
       // the block itself only resets the register (kStartInit).
       int depth = 0;
-      if (hoist_goto_end(de.ref, inc.inc[d], &goto_sites, &depth,
+      if (hoist_path_end(de.ref, inc.inc[d], &goto_sites, &depth,
                          /*cut=*/true)) {
         for (const auto& [h, ha] : goto_sites)
           on_edge(h, PathAction::kCount, ha, 0);
