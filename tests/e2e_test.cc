@@ -1603,6 +1603,36 @@ TEST(PathBalance, TruncationsByTheBalanceOfTheirStart) {
 }
 
 // ---------------------------------------------------------------------------
+// A cut block's count made on the edges into it (path-cut-hoist, on by
+// default): the oracle is the same build counting at the block's start
+// (path-cut-hoist=off), in both path modes; big_function.c's functions
+// have more paths than a dense table holds, so they are cut at blocks, and
+// the dump must show counts moved.
+
+TEST(PathCutHoist, SamePathCountsAsCountedAtTheBlock) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/path_cut_hoist";
+  harness::MakeFreshDir(dir);
+  for (const char* mode : {"path", "edge,path"}) {
+    for (const char* opt : {"-O0", "-O2"}) {
+      const std::string ctx = std::string("big_function.c ") + mode + " " + opt;
+      const std::string m = std::string("-fplugin-arg-ballarus-mode=") + mode;
+      harness::Run("rm -f *.ballarus", dir);
+      const PathBuild hoisted = BuildRunPaths(
+          dir, "big_function.c", opt, m + " -fplugin-arg-ballarus-dump",
+          "hoisted");
+      const CommandResult dump = harness::Run("cat *.ballarus", dir);
+      EXPECT_NE(dump.out.find("its count made on"), std::string::npos)
+          << ctx << "\n" << dump.out.substr(0, 4000);
+      const PathBuild at_block = BuildRunPaths(
+          dir, "big_function.c", opt,
+          m + " -fplugin-arg-ballarus-path-cut-hoist=off", "at_block");
+      ExpectSamePaths(hoisted, at_block, ctx);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Multi-path loop entry cuts (path-loop-cuts: by default, but not in
 // mode=edge,path with path-derive=off)
 // and path ends hoisted onto the edges into their block (path-hoist: back
