@@ -113,6 +113,8 @@ path-hashed         | plain       | ballarus | mode=path update=single path-tabl
 path-max64k         | plain       | ballarus | mode=path update=single path-table-max=65536 | ballarus path, dense tables up to 65536 paths (fewer cuts) (breakdown)
 path-no-balance     | plain       | ballarus | mode=path update=single path-balance=off | ballarus path, every pre-count made, none taken from the balance of a loop header (breakdown)
 path-no-cut-hoist   | plain       | ballarus | mode=path update=single path-cut-hoist=off | ballarus path, a cut block counts at its start, not on the edges into it (breakdown)
+path-no-pc-hoist    | plain       | ballarus | mode=path update=single path-precount-hoist=off | ballarus path, a pre-count where several prefixes meet is made in the call block, not on the edges into it (breakdown)
+path-no-entry-bal   | plain       | ballarus | mode=path update=single path-entry-balance=off | ballarus path, every pre-count on a function entry prefix made, none taken from the balance of its calls (breakdown)
 path-no-fe          | plain       | ballarus | mode=path update=single path-from-edges=off | ballarus path, the register in every function, none counted by its edge counters (breakdown)
 edge-path           | plain       | ballarus | mode=edge,path update=single | ballarus edge and path profiling
 edge-path-atomic    | plain       | ballarus | mode=edge,path update=atomic | ballarus edge and path, atomic
@@ -129,8 +131,8 @@ edge-path-no-derive | plain       | ballarus | mode=edge,path update=single path
 QUICK_VARIANTS=plain,gcov,naive,edge,edge-atomic,path
 # Breakdown variants: selected by name, a pattern naming them (path*), or
 # --path-breakdown; not by "all" (they are for one question only).
-EXTRA_VARIANTS='path-et-off path-et-undo path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed edge-path-number path-max64k path-no-fe edge-path-no-derive edge-path-cuts path-no-balance path-no-cut-hoist'
-BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-et-undo,path-hash,path-no-hoist,path-no-returns,path-number,path-loops,path-dense,path-hashed,path-max64k,path-no-fe,edge-path,edge-path-number,edge-path-no-derive,edge-path-cuts,path-no-balance,path-no-cut-hoist
+EXTRA_VARIANTS='path-et-off path-et-undo path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed edge-path-number path-max64k path-no-fe edge-path-no-derive edge-path-cuts path-no-balance path-no-cut-hoist path-no-pc-hoist path-no-entry-bal'
+BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-et-undo,path-hash,path-no-hoist,path-no-returns,path-number,path-loops,path-dense,path-hashed,path-max64k,path-no-fe,edge-path,edge-path-number,edge-path-no-derive,edge-path-cuts,path-no-balance,path-no-cut-hoist,path-no-pc-hoist,path-no-entry-bal
 BREAKDOWN_PROGRAMS=lua,sqlite3,bzip2
 THREADS_ACCEPTANCE_VARIANTS=plain,gcov,gcov-atomic,clang-plain,clang,clang-atomic,edge,edge-atomic,edge-thread,path,path-atomic,path-thread
 THREADS_ACCEPTANCE_PROGRAMS=lua,sqlite3,bzip2,threads,threads-loop

@@ -492,6 +492,78 @@ bool DecodeFunction(Reader* r, const TranslationUnit& tu,
   return true;
 }
 
+// The functions' entry balances (PathInfo::entry_calls) name calling
+// blocks of path-profiled functions of the TU, none their own, and depend
+// on one another without a cycle (reconstruct solves callers first).
+bool CheckEntryBalances(const TranslationUnit& tu, size_t* bad,
+                        std::string* error) {
+  const size_t nf = tu.functions.size();
+  std::vector<std::vector<uint32_t>> callers(nf);
+  std::vector<bool> has_paths(nf, false);
+  std::vector<PathInfo> infos(nf);
+  for (size_t i = 0; i < nf; ++i)
+    for (const Extension& x : tu.functions[i].extensions)
+      if (x.tag == kPathExtensionTag) {
+        std::string err;
+        has_paths[i] = DecodePathInfo(x.bytes, &infos[i], &err);
+      }
+  for (size_t i = 0; i < nf; ++i) {
+    const std::string fn = "function '" + tu.functions[i].name + "'";
+    for (const PathInfo::Call& c : infos[i].entry_calls) {
+      if (c.function >= nf || c.function == i || !has_paths[c.function]) {
+        *bad = i;
+        *error = fn + ": entry balance names function " +
+                 std::to_string(c.function) +
+                 (c.function == i ? ", itself"
+                                  : ", not another path-profiled function of "
+                                    "the TU");
+        return false;
+      }
+      const uint32_t nb =
+          static_cast<uint32_t>(tu.functions[c.function].blocks.size());
+      if (c.block >= nb || c.block == kEntryBlock || c.block == kExitBlock) {
+        *bad = i;
+        *error = fn + ": entry balance names block " +
+                 std::to_string(c.block) + " of function '" +
+                 tu.functions[c.function].name + "', not one of its";
+        return false;
+      }
+      callers[i].push_back(c.function);
+    }
+  }
+  // Kahn's algorithm over "i needs its callers first".
+  std::vector<uint32_t> pending(nf, 0);
+  std::vector<std::vector<uint32_t>> needed_by(nf);
+  for (size_t i = 0; i < nf; ++i) {
+    std::vector<uint32_t> u = callers[i];
+    std::sort(u.begin(), u.end());
+    u.erase(std::unique(u.begin(), u.end()), u.end());
+    pending[i] = static_cast<uint32_t>(u.size());
+    for (uint32_t g : u) needed_by[g].push_back(static_cast<uint32_t>(i));
+  }
+  std::vector<uint32_t> ready;
+  for (size_t i = 0; i < nf; ++i)
+    if (pending[i] == 0) ready.push_back(static_cast<uint32_t>(i));
+  size_t done = 0;
+  while (!ready.empty()) {
+    const uint32_t g = ready.back();
+    ready.pop_back();
+    ++done;
+    for (uint32_t i : needed_by[g])
+      if (--pending[i] == 0) ready.push_back(i);
+  }
+  if (done != nf) {
+    for (size_t i = 0; i < nf; ++i)
+      if (pending[i] != 0) {
+        *bad = i;
+        *error = "function '" + tu.functions[i].name +
+                 "': entry balances depend on one another in a cycle";
+        return false;
+      }
+  }
+  return true;
+}
+
 }  // namespace
 
 // A names-block string: up to its first NUL (paths never hold one).
@@ -614,6 +686,14 @@ std::vector<uint8_t> EncodePathInfo(const PathInfo& info) {
       PutU(&out, b.start);
     }
   }
+  if (info.flags & kPathFlagEntryBalanced) {
+    PutU(&out, info.entry_path);
+    PutU(&out, info.entry_calls.size());
+    for (const PathInfo::Call& c : info.entry_calls) {
+      PutU(&out, c.function);
+      PutU(&out, c.block);
+    }
+  }
   return out;
 }
 
@@ -713,6 +793,27 @@ bool DecodePathInfo(const std::vector<uint8_t>& bytes, PathInfo* info,
         starts.push_back(b.start);
         info->balanced.push_back(b);
       }
+    }
+  }
+  if (ok && (info->flags & kPathFlagEntryBalanced) &&
+      !(info->flags & kPathFlagPrecountsKept))
+    ok = r.Fail(at_flags, "entry balance without kept pre-counts");
+  if (ok && (info->flags & kPathFlagEntryBalanced)) {
+    const size_t at = r.pos();
+    ok = r.U(&info->entry_path, "entry-balanced path");
+    if (ok && info->entry_path >= info->n_paths)
+      ok = r.Fail(at, "entry-balanced path " +
+                          std::to_string(info->entry_path) + " out of range");
+    if (ok) ok = r.Count(&n, "entry-balanced call number", 2);
+    if (ok && n == 0) ok = r.Fail(at, "entry balance without calls");
+    for (uint64_t i = 0; ok && i < n; ++i) {
+      PathInfo::Call c;
+      const size_t at_call = r.pos();
+      ok = r.U32(&c.function, "calling function") &&
+           r.U32(&c.block, "calling block");
+      if (ok && !info->entry_calls.empty() && !(info->entry_calls.back() < c))
+        ok = r.Fail(at_call, "entry-balanced calls not ascending");
+      if (ok) info->entry_calls.push_back(c);
     }
   }
   if (ok && r.left() != 0) ok = r.Fail(r.pos(), "trailing bytes");
@@ -885,10 +986,20 @@ DecodeResult DecodeMetadata(const uint8_t* data, size_t size,
   // n_counters is not bounded by the blob's size (path mode may own large
   // counter arrays), so used indices go into a set, not an n_counters array.
   std::unordered_set<uint64_t> counter_used;
+  std::vector<size_t> function_at;  // where each function starts
   if (r.Count(&n_functions, "function count", 10)) {
     out.functions.resize(n_functions);
-    for (Function& f : out.functions)
+    function_at.reserve(n_functions);
+    for (Function& f : out.functions) {
+      function_at.push_back(r.pos());
       if (!DecodeFunction(&r, out, &counter_used, &f)) break;
+    }
+  }
+  if (!r.failed()) {
+    // Errors name the offset where the offending function starts.
+    std::string err;
+    size_t bad = 0;
+    if (!CheckEntryBalances(out, &bad, &err)) r.Fail(function_at[bad], err);
   }
   if (!r.failed() && r.left() != 0)
     r.Fail(r.pos(), std::to_string(r.left()) +

@@ -49,6 +49,8 @@ std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu,
 //            ([u path  u where] derived    only with kPathFlagDerivedCounts;
 //             where = 2 * model edge, or 2 * block + 1)
 //            ([u path  u32 start] balanced  only with kPathFlagBalancedStarts)
+//            (u entry_path  [u32 function  u32 block] entry_calls
+//                                            only with kPathFlagEntryBalanced)
 inline constexpr uint32_t kPathExtensionTag = 1;
 
 struct PathInfo {
@@ -109,6 +111,29 @@ struct PathInfo {
     }
   };
   std::vector<Balanced> balanced;
+  // kPathFlagEntryBalanced: a truncated path from the function's entry
+  // whose pre-count is not made (mode=path, path-entry-balance).  Path
+  // `entry_path` starts at ENTRY and ends at the fake edge of the first
+  // pre-counting call on its way, the only prefix reaching that call.  The
+  // function is called only by the direct calls `entry_calls` (a function
+  // of the same TU, by its index, and the block of the call, which ends
+  // there), so the paths from its entry add up to the executions of those
+  // blocks, which the callers' profiles give; reconstruct gives
+  // `entry_path`, after SettlePrecounts, what makes them add up.  Ascending
+  // by (function, block); no function lists itself, and the functions'
+  // lists form no cycle.
+  struct Call {
+    uint32_t function = 0;
+    uint32_t block = 0;
+    bool operator==(const Call& o) const {
+      return function == o.function && block == o.block;
+    }
+    bool operator<(const Call& o) const {
+      return function != o.function ? function < o.function : block < o.block;
+    }
+  };
+  uint64_t entry_path = 0;
+  std::vector<Call> entry_calls;
 };
 
 // Path-info flags.
@@ -128,9 +153,13 @@ inline constexpr uint32_t kPathFlagDerivedCounts = 1u << 2;  // `derived`
 inline constexpr uint32_t kPathFlagBalancedStarts = 1u << 3;  // `balanced`
     // lists truncated paths counted by the balance of their start (only
     // with kPathFlagPrecountsKept).
+inline constexpr uint32_t kPathFlagEntryBalanced = 1u << 4;  // entry_path
+    // is counted by the balance of the function's calls (only with
+    // kPathFlagPrecountsKept).
 inline constexpr uint32_t kPathFlagsKnown =
     kPathFlagEarlyTermination | kPathFlagPrecountsKept |
-    kPathFlagDerivedCounts | kPathFlagBalancedStarts;
+    kPathFlagDerivedCounts | kPathFlagBalancedStarts |
+    kPathFlagEntryBalanced;
 
 std::vector<uint8_t> EncodePathInfo(const PathInfo& info);
 // False with *error ("path info: ...") on malformed bytes.

@@ -724,7 +724,8 @@ bool SamePathInfo(const PathInfo& a, const PathInfo& b) {
          a.n_paths == b.n_paths && a.flags == b.flags &&
          a.cut_edges == b.cut_edges && a.cut_blocks == b.cut_blocks &&
          a.precount_edges == b.precount_edges && a.derived == b.derived &&
-         a.balanced == b.balanced;
+         a.balanced == b.balanced && a.entry_path == b.entry_path &&
+         a.entry_calls == b.entry_calls;
 }
 
 // Other PathInfos worth a round trip: hashed, the largest values, no cuts.
@@ -757,6 +758,11 @@ std::vector<PathInfo> PathInfos() {
   bs.n_paths = 1001;
   bs.balanced = {{3, 2}, {1000, UINT32_MAX}};
   v.push_back(bs);
+  PathInfo eb = bs;
+  eb.flags |= kPathFlagEntryBalanced;
+  eb.entry_path = 1000;
+  eb.entry_calls = {{0, 2}, {0, UINT32_MAX}, {UINT32_MAX, 0}};
+  v.push_back(eb);
   return v;
 }
 
@@ -850,9 +856,9 @@ TEST(PathInfo, UnknownStorageAndFlagsRejected) {
             std::string::npos);
   // flags at byte 3 (storage, base, n_paths one byte each); 3 at byte 4
   // after a two-byte n_paths.
-  EXPECT_EQ(PathInfoError(Varints({0, 0, 5, 16, 0, 0})),
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 5, 32, 0, 0})),
             "path info: byte 3: unknown path flags");
-  EXPECT_EQ(PathInfoError(Varints({0, 0, 300, 17, 0, 0})),
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 300, 33, 0, 0})),
             "path info: byte 4: unknown path flags");
   // Kept pre-counts need early termination, and bring their edge list.
   EXPECT_EQ(PathInfoError(Varints({0, 0, 5, 2, 0, 0, 0})),
@@ -934,6 +940,35 @@ TEST(PathInfo, BalancedStarts) {
             "path info: byte 10: balanced paths not ascending");
   EXPECT_EQ(PathInfoError(Varints({0, 0, 6, 11, 0, 0, 0, 2, 3, 2, 4, 2})),
             "path info: byte 10: two balanced paths from block 2");
+}
+
+TEST(PathInfo, EntryBalanced) {
+  // Flags 19 (early termination, kept pre-counts, entry balanced):
+  // pre-count edges [1: 4], entry path 3, calls [2: function 0 block 5,
+  // function 2 block 3].
+  PathInfo b = SamplePathInfo();
+  b.flags |= kPathFlagPrecountsKept | kPathFlagEntryBalanced;
+  b.precount_edges = {4};
+  b.entry_path = 3;
+  b.entry_calls = {{0, 5}, {2, 3}};
+  EXPECT_EQ(EncodePathInfo(b), (std::vector<uint8_t>{0, 6, 6, 19, 2, 1, 4, 1,
+                                                      3, 1, 4, 3, 2, 0, 5, 2,
+                                                      3}));
+  PathInfo back;
+  std::string err;
+  ASSERT_TRUE(DecodePathInfo(EncodePathInfo(b), &back, &err)) << err;
+  EXPECT_TRUE(SamePathInfo(b, back));
+  // Only with kept pre-counts; the path in range; calls, ascending.
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 6, 17, 0, 0, 3, 1, 0, 5})),
+            "path info: byte 3: entry balance without kept pre-counts");
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 6, 19, 0, 0, 0, 6, 1, 0, 5})),
+            "path info: byte 7: entry-balanced path 6 out of range");
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 6, 19, 0, 0, 0, 3, 0})),
+            "path info: byte 7: entry balance without calls");
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 6, 19, 0, 0, 0, 3, 2, 1, 5, 1, 5})),
+            "path info: byte 11: entry-balanced calls not ascending");
+  EXPECT_EQ(PathInfoError(Varints({0, 0, 6, 19, 0, 0, 0, 3, 2, 1, 5, 0, 6})),
+            "path info: byte 11: entry-balanced calls not ascending");
 }
 
 TEST(PathInfo, PathCountBelow2To63) {
@@ -1126,6 +1161,63 @@ TEST(Metadata, BalancedStartsCheckedAgainstTheFunction) {
               std::string::npos)
         << err;
   }
+}
+
+// Entry balances name blocks of other path-profiled functions of the TU,
+// without a cycle.
+TEST(Metadata, EntryBalancesCheckedAcrossTheTu) {
+  PathInfo d = DiamondPaths(7, 6);
+  d.flags = kPathFlagEarlyTermination | kPathFlagPrecountsKept |
+            kPathFlagEntryBalanced;
+  d.entry_path = 1;
+  d.entry_calls = {{1, 3}};
+  PathInfo g = DiamondPaths(0, 6);
+  auto tu_of = [&](const PathInfo& di, const PathInfo* gi) {
+    TranslationUnit tu = PathTu(di);
+    if (gi) tu.functions[1].extensions = {{kPathExtensionTag,
+                                           EncodePathInfo(*gi)}};
+    return tu;
+  };
+  {
+    const std::vector<uint8_t> blob = EncodeMetadata(tu_of(d, &g));
+    TranslationUnit back;
+    DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
+    EXPECT_TRUE(r.ok) << r.error;
+  }
+  // g has no path profile, so its blocks' counts are not the calls'.
+  EXPECT_NE(DecodeError(tu_of(d, nullptr))
+                .find("function '_Z7diamondi': entry balance names function "
+                      "1, not another path-profiled function of the TU"),
+            std::string::npos)
+      << DecodeError(tu_of(d, nullptr));
+  d.entry_calls = {{0, 3}};
+  EXPECT_NE(DecodeError(tu_of(d, &g)).find("entry balance names function 0, "
+                                           "itself"),
+            std::string::npos)
+      << DecodeError(tu_of(d, &g));
+  d.entry_calls = {{2, 3}};
+  EXPECT_NE(DecodeError(tu_of(d, &g)).find("entry balance names function 2, "
+                                           "not another"),
+            std::string::npos);
+  // g has 5 blocks; ENTRY and EXIT are no calls.
+  for (uint32_t block : {0u, 1u, 5u}) {
+    d.entry_calls = {{1, block}};
+    EXPECT_NE(DecodeError(tu_of(d, &g))
+                  .find("entry balance names block " + std::to_string(block) +
+                        " of function '_Z1gv', not one of its"),
+              std::string::npos)
+        << DecodeError(tu_of(d, &g));
+  }
+  // Each balanced by the other: a cycle.
+  d.entry_calls = {{1, 3}};
+  PathInfo gb = g;
+  gb.flags = d.flags;
+  gb.entry_path = 1;
+  gb.entry_calls = {{0, 2}};
+  EXPECT_NE(DecodeError(tu_of(d, &gb))
+                .find("entry balances depend on one another in a cycle"),
+            std::string::npos)
+      << DecodeError(tu_of(d, &gb));
 }
 
 TEST(Metadata, DensePathRangeMustFitTheCounters) {

@@ -407,6 +407,46 @@ bool BalanceStarts(const PathDag& dag, const PathNumbering& num,
   return true;
 }
 
+bool BalanceEntry(const PathDag& dag, const PathNumbering& num,
+                  const Function& fn, uint64_t path, uint64_t invocations,
+                  std::map<uint64_t, uint64_t>* counts, std::string* error) {
+  std::vector<uint32_t> edges;
+  if (!DecodePath(dag, num, mpz_class(static_cast<unsigned long>(path)),
+                  &edges) ||
+      edges.empty()) {
+    *error = "entry-balanced path " + std::to_string(path) +
+             " cannot be decoded";
+    return false;
+  }
+  const uint32_t entry = edges.front();
+  const DagEdge& first = dag.edges[entry];
+  const DagEdge& last = dag.edges[edges.back()];
+  if (first.kind != DagEdge::kCfg || first.src != kEntryBlock ||
+      (fn.edges[first.ref].flags & kEdgeFake) || last.kind != DagEdge::kCfg ||
+      last.dst != kExitBlock || !(fn.edges[last.ref].flags & kEdgeFake)) {
+    *error = "entry-balanced path " + std::to_string(path) +
+             " is not a path from the function's entry cut short at a call";
+    return false;
+  }
+  uint64_t from_entry = 0;
+  for (const auto& [number, count] : *counts) {
+    if (!DecodePath(dag, num, mpz_class(static_cast<unsigned long>(number)),
+                    &edges) ||
+        edges.empty()) {
+      *error = "path " + std::to_string(number) + " cannot be decoded";
+      return false;
+    }
+    if (edges.front() == entry) from_entry += count;
+  }
+  const uint64_t add = invocations - from_entry;
+  if (add != 0) {
+    uint64_t& c = (*counts)[path];
+    c += add;
+    if (c == 0) counts->erase(path);
+  }
+  return true;
+}
+
 bool PlanPaths(const Function& fn, const std::vector<bool>& may_cut_block,
                uint64_t max_paths, PathPlan* plan, std::string* error) {
   const uint32_t nb = static_cast<uint32_t>(fn.blocks.size());

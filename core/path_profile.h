@@ -166,6 +166,18 @@ bool BalanceStarts(const PathDag& dag, const PathNumbering& num,
                    const std::vector<std::pair<uint64_t, uint32_t>>& balanced,
                    std::map<uint64_t, uint64_t>* counts, std::string* error);
 
+// A truncated path counted by the balance of the function's entry (core/
+// metadata.h kPathFlagEntryBalanced).  The paths whose first DAG edge is
+// the function's real entry edge (a kCfg edge from ENTRY that is not fake)
+// begin once per invocation, and each ends once; `path` -- one of them,
+// cut short at a call whose pre-count was not made -- gets what makes
+// their counts (settled) add up to `invocations`, modulo 2^64.  False with
+// *error if `path` does not start at the entry edge and end at a fake edge
+// into EXIT.
+bool BalanceEntry(const PathDag& dag, const PathNumbering& num,
+                  const Function& fn, uint64_t path, uint64_t invocations,
+                  std::map<uint64_t, uint64_t>* counts, std::string* error);
+
 // Paths determined by edge counts.  A DAG's paths span its flow space
 // (every flow is a sum of ENTRY->EXIT paths), so when there are no more
 // paths than that space has dimensions -- the paths are linearly

@@ -1727,6 +1727,48 @@ TEST(BalanceStarts, TruncatedPathFromTheLoopHeader) {
       << err;
 }
 
+// LoopWithExitingCall invoked 3 times: ENTRY 2 3 4 back (0) then 2 3 4 5
+// EXIT (4); ENTRY 2 3 cut short at the call (2); ENTRY 2 3 4 5 EXIT (1).
+// Path 2's pre-count is not made (entry balance): settling leaves it at
+// minus the 2 entries that went on past the call, and the 3 invocations
+// give it back 3.
+TEST(BalanceEntry, TruncatedPathFromTheEntry) {
+  const Function f = LoopWithExitingCall();
+  PathCuts cuts;
+  cuts.edges = FindBackEdges(f);
+  PathDag dag;
+  std::string err;
+  ASSERT_TRUE(BuildPathDag(f, cuts, &dag, &err)) << err;
+  const PathNumbering num = NumberPaths(dag);
+  // Stored: 0, 4 and 1 once; the pre-count of "2 3" (5) once (the second
+  // round of the first invocation); nothing at 2.
+  std::map<uint64_t, uint64_t> counts{{0, 1}, {1, 1}, {4, 1}, {5, 1}};
+  ASSERT_TRUE(SettlePrecounts(dag, num, f, {3}, &counts, &err)) << err;
+  EXPECT_EQ(counts,
+            (std::map<uint64_t, uint64_t>{{0, 1}, {1, 1}, {2, Neg(2)}, {4, 1}}));
+  ASSERT_TRUE(BalanceEntry(dag, num, f, 2, 3, &counts, &err)) << err;
+  EXPECT_EQ(counts,
+            (std::map<uint64_t, uint64_t>{{0, 1}, {1, 1}, {2, 1}, {4, 1}}));
+  // Nothing cut short: the balance adds nothing and keeps no zero.
+  counts = {{0, 1}, {1, 2}, {4, 1}, {5, 1}};
+  ASSERT_TRUE(SettlePrecounts(dag, num, f, {3}, &counts, &err)) << err;
+  ASSERT_TRUE(BalanceEntry(dag, num, f, 2, 3, &counts, &err)) << err;
+  EXPECT_EQ(counts, (std::map<uint64_t, uint64_t>{{0, 1}, {1, 2}, {4, 1}}));
+  // The path must start at the entry edge and end cut short at a call.
+  for (uint64_t path : {0u, 1u, 5u}) {
+    EXPECT_FALSE(BalanceEntry(dag, num, f, path, 3, &counts, &err));
+    EXPECT_NE(err.find("entry-balanced path " + std::to_string(path) +
+                       " is not a path from the function's entry cut short "
+                       "at a call"),
+              std::string::npos)
+        << err;
+  }
+  EXPECT_FALSE(BalanceEntry(dag, num, f, 6, 3, &counts, &err));
+  EXPECT_NE(err.find("entry-balanced path 6 cannot be decoded"),
+            std::string::npos)
+      << err;
+}
+
 // Random CFGs with random calls that may not return and random cuts: the
 // stored counts are simulated forward from random true path counts (every
 // pre-counting block a path reaches counts its prefix, every path not cut

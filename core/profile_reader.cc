@@ -99,7 +99,8 @@ bool AddDerivedCounts(const Function& f, const FlowResult* flow,
 bool LoadPaths(const Function& f, const PathInfo& info, const RecordOffsets& at,
                const ballarus_profile_record& rec,
                const ballarus_sparse_entry* sparse, size_t n_sparse,
-               const FlowResult* flow, LoadedPaths* out, std::string* error) {
+               const FlowResult* flow, const Count& invocations,
+               LoadedPaths* out, std::string* error) {
   const std::string where = At(at.metadata, at.index) + "metadata: function '" +
                             f.name + "': path extension: ";
   out->info = info;
@@ -175,6 +176,21 @@ bool LoadPaths(const Function& f, const PathInfo& info, const RecordOffsets& at,
       return false;
     }
   }
+  if (info.flags & kPathFlagEntryBalanced) {
+    // The truncated path from the entry whose pre-count was not made: what
+    // balances the paths from the entry against the calls of the function.
+    if (!invocations) {
+      if (out->derived_problem.empty())
+        out->derived_problem =
+            "the count of path " + std::to_string(info.entry_path) +
+            " comes from the blocks that call the function, whose counts "
+            "are unknown";
+    } else if (!BalanceEntry(out->dag, out->numbering, f, info.entry_path,
+                             *invocations, &out->counts, &err)) {
+      *error = where + err;
+      return false;
+    }
+  }
   return DecodeCountedPaths(f, where, out, error);
 }
 
@@ -231,17 +247,63 @@ bool ReadCopies(const RecordOffsets& at, LoadedTu* lt, std::string* error) {
       return false;
     }
   }
+  // Each function's sparse entries: [first[i], end[i]).
+  std::vector<size_t> sparse_first(nf, 0), sparse_end(nf, 0);
   size_t next_sparse = 0;
   for (size_t i = 0; i < nf; ++i) {
+    sparse_first[i] = next_sparse;
+    while (next_sparse < rec.n_sparse && rec.sparse[next_sparse].function == i)
+      ++next_sparse;
+    sparse_end[i] = next_sparse;
+  }
+  // A function whose entry is balanced by its calls (PathInfo::
+  // entry_calls) comes after its callers, whose flows give the calls'
+  // counts; DecodeMetadata checked that the dependencies have no cycle.
+  std::vector<uint32_t> order;
+  order.reserve(nf);
+  {
+    std::vector<bool> placed(nf, false);
+    for (bool progress = true; progress && order.size() < nf;) {
+      progress = false;
+      for (size_t i = 0; i < nf; ++i) {
+        if (placed[i]) continue;
+        bool ready = true;
+        if (infos[i])
+          for (const PathInfo::Call& call : infos[i]->entry_calls)
+            ready = ready && call.function < nf && placed[call.function];
+        if (!ready) continue;
+        placed[i] = true;
+        order.push_back(static_cast<uint32_t>(i));
+        progress = true;
+      }
+    }
+    if (order.size() != nf) {
+      *error = At(at.metadata, at.index) +
+               "metadata: entry balances depend on one another in a cycle";
+      return false;
+    }
+  }
+  for (const uint32_t i : order) {
     const Function& f = lt->tu.functions[i];
     FunctionCopy& c = lt->copies[i];
     for (const Edge& e : f.edges)
       if (e.counter != kNoCounter) c.edge_counters = true;
     if (lt->tu.flags & (BALLARUS_META_F_NAIVE | BALLARUS_META_F_EDGE))
       c.edge_counters = true;
-    size_t first = next_sparse;
-    while (next_sparse < rec.n_sparse && rec.sparse[next_sparse].function == i)
-      ++next_sparse;
+    const size_t first = sparse_first[i];
+    // The invocations of an entry-balanced function: its calls' counts.
+    Count invocations;
+    if (infos[i] && (infos[i]->flags & kPathFlagEntryBalanced)) {
+      invocations = 0;
+      for (const PathInfo::Call& call : infos[i]->entry_calls) {
+        const FlowResult& fl = lt->copies[call.function].flow;
+        if (call.block >= fl.blocks.size() || !fl.blocks[call.block]) {
+          invocations.reset();
+          break;
+        }
+        *invocations = ballarus_count_add(*invocations, *fl.blocks[call.block]);
+      }
+    }
     // With edge counters the edge profile comes first: derived path
     // counts (PathInfo::derived) are read off it.
     const bool flow_first = c.edge_counters;
@@ -251,9 +313,10 @@ bool ReadCopies(const RecordOffsets& at, LoadedTu* lt, std::string* error) {
     }
     if (infos[i]) {
       c.paths.emplace();
-      const size_t n = next_sparse - first;
+      const size_t n = sparse_end[i] - first;
       if (!LoadPaths(f, *infos[i], at, rec, n ? rec.sparse + first : nullptr, n,
-                     flow_first ? &c.flow : nullptr, &*c.paths, error))
+                     flow_first ? &c.flow : nullptr, invocations, &*c.paths,
+                     error))
         return false;
     }
     const bool from_edges =

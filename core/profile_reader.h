@@ -73,6 +73,7 @@ struct LoadedPaths {
   std::string from_edges_problem;
   // kPathFlagDerivedCounts: why a derived path count is missing (its edge or
   // block count unknown: racy or damaged counters); empty when none is.
+  // Also kPathFlagEntryBalanced's: a calling block's count unknown.
   std::string derived_problem;
 
   bool early_termination() const {

@@ -193,13 +193,17 @@ bool ParseOptions(const plugin_name_args* info) {
       continue;
     }
     if (k == "path-hoist" || k == "path-signed" || k == "path-returns" ||
-        k == "path-balance" || k == "path-cut-hoist") {
+        k == "path-balance" || k == "path-cut-hoist" ||
+        k == "path-precount-hoist" || k == "path-entry-balance") {
       ok &= ParseOnOff(k, value,
-                       k == "path-hoist"     ? &g_options.path_hoist
-                       : k == "path-signed"  ? &g_options.path_signed
-                       : k == "path-returns" ? &g_options.path_returns
-                       : k == "path-balance" ? &g_options.path_balance
-                                             : &g_options.path_cut_hoist);
+                       k == "path-hoist"       ? &g_options.path_hoist
+                       : k == "path-signed"    ? &g_options.path_signed
+                       : k == "path-returns"   ? &g_options.path_returns
+                       : k == "path-balance"   ? &g_options.path_balance
+                       : k == "path-cut-hoist" ? &g_options.path_cut_hoist
+                       : k == "path-entry-balance"
+                           ? &g_options.path_entry_balance
+                           : &g_options.path_precount_hoist);
       continue;
     }
     if (k == "path-loops") {

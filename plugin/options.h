@@ -88,6 +88,16 @@ struct Options {
   // start; by default the count goes back onto the edges into it, where
   // the register is a constant (path_plan.cc).
   bool path_cut_hoist = true;
+  // path-precount-hoist=off: an early-termination pre-count is made in the
+  // call's block; by default, where several path prefixes reach the block,
+  // it goes back onto the edges into it, where the register is a constant
+  // (path_plan.cc).
+  bool path_precount_hoist = true;
+  // path-entry-balance=off: in mode=path, the pre-counts on a function's
+  // way in are all made; by default one is taken from the balance of the
+  // function's calls where all of them are direct calls from
+  // path-profiled functions of the TU (path_plan.cc FindEntryTruncation).
+  bool path_entry_balance = true;
   bool early_termination = true;
   // early-termination=undo: the pre-count is undone when the call returns
   // (the scheme before pre-counts were kept; for comparison in bench).

@@ -171,6 +171,125 @@ void AnalyseFunction(ballarus::Function* fn, FileTable* files,
   remove_fake_edges();
 }
 
+// Entry balance (path-entry-balance): which functions' entry pre-count
+// (PathWork::entry_block) the balance of their calls can stand for.  A
+// function qualifies when every call of it is known: local to the TU
+// (OnlyCalledDirectlyHere: not visible outside, address never taken, no
+// aliases),
+// and each of its call-graph callers a direct call, not yet inlined, from
+// another function instrumented here, the call last in its block (gcov's
+// CFG ends a block at a call that may not return, and such a function's
+// calls may not return: it has a pre-count).  A caller that is itself
+// balanced must be solved first, so the balanced functions' dependencies
+// must not form a cycle: candidates are accepted once all their callers
+// are settled (not candidates, accepted or refused); when none can be,
+// one is refused.
+// Whether every call of `node` is a direct call from this TU, listed in
+// its call-graph callers: what cgraph_node::local_p says, but without
+// force_output, which -O0 sets on every static function only so that it is
+// emitted (a `used` one, which asm might call, is refused by name).
+bool OnlyCalledDirectlyHere(cgraph_node* node) {
+  tree d = node->decl;
+  return !TREE_PUBLIC(d) && !DECL_EXTERNAL(d) && !node->externally_visible &&
+         !node->address_taken && !node->has_aliases_p() && !node->thunk &&
+         !node->alias && !node->ifunc_resolver &&
+         !node->used_from_other_partition && !node->in_other_partition &&
+         !DECL_STATIC_CONSTRUCTOR(d) && !DECL_STATIC_DESTRUCTOR(d) &&
+         !DECL_VIRTUAL_P(d) &&
+         lookup_attribute("used", DECL_ATTRIBUTES(d)) == NULL_TREE &&
+         node->get_availability() >= AVAIL_AVAILABLE;
+}
+
+void ChooseEntryBalances(std::vector<FunctionWork>* work,
+                         std::vector<ballarus::Function>* functions) {
+  std::map<cgraph_node*, size_t> index_of;
+  for (size_t i = 0; i < work->size(); ++i) index_of[(*work)[i].node] = i;
+  enum State : uint8_t { kNotCandidate, kPending, kAccepted, kRefused };
+  std::vector<State> state(work->size(), kNotCandidate);
+  std::vector<std::vector<ballarus::PathInfo::Call>> calls(work->size());
+  std::vector<std::vector<size_t>> callers(work->size());
+  for (size_t i = 0; i < work->size(); ++i) {
+    FunctionWork& w = (*work)[i];
+    if (w.path.entry_block == nullptr) continue;
+    cgraph_node* node = w.node;
+    if (!OnlyCalledDirectlyHere(node) || node->callers == NULL) {
+      if (dump_file)
+        fprintf(dump_file, "ballarus: %s: entry not balanced: %s\n",
+                node->dump_name(),
+                node->callers == NULL ? "no calls"
+                                      : "called from elsewhere too");
+      continue;
+    }
+    bool ok = true;
+    for (cgraph_edge* e = node->callers; e != NULL && ok; e = e->next_caller) {
+      auto it = index_of.find(e->caller);
+      if (it == index_of.end() || it->second == i || !e->inline_failed ||
+          e->caller->inlined_to != NULL || e->call_stmt == NULL ||
+          gimple_bb(e->call_stmt) == NULL) {
+        ok = false;
+        break;
+      }
+      const FunctionWork& g = (*work)[it->second];
+      if (!g.path.enabled && !g.path.from_edges) {
+        ok = false;
+        break;
+      }
+      basic_block bb = gimple_bb(e->call_stmt);
+      gimple_stmt_iterator gsi = gsi_last_nondebug_bb(bb);
+      const uint32_t block = static_cast<uint32_t>(bb->index);
+      if (gsi_end_p(gsi) || gsi_stmt(gsi) != e->call_stmt || block < 2 ||
+          block >= (*functions)[g.model_index].blocks.size()) {
+        ok = false;
+        break;
+      }
+      calls[i].push_back(
+          {static_cast<uint32_t>(g.model_index), block});
+      callers[i].push_back(it->second);
+    }
+    if (ok) state[i] = kPending;
+    else if (dump_file)
+      fprintf(dump_file, "ballarus: %s: entry not balanced: a call from "
+              "outside the path-profiled code of this TU\n",
+              node->dump_name());
+  }
+  for (bool pending = true; pending;) {
+    pending = false;
+    bool progress = false;
+    for (size_t i = 0; i < work->size(); ++i) {
+      if (state[i] != kPending) continue;
+      bool settled = true;
+      for (size_t g : callers[i]) settled = settled && state[g] != kPending;
+      if (!settled) {
+        pending = true;
+        continue;
+      }
+      state[i] = kAccepted;
+      progress = true;
+    }
+    if (pending && !progress) {
+      // A cycle of candidates: refuse the first one left.
+      for (size_t i = 0; i < work->size(); ++i)
+        if (state[i] == kPending) {
+          state[i] = kRefused;
+          break;
+        }
+    }
+  }
+  for (size_t i = 0; i < work->size(); ++i) {
+    FunctionWork& w = (*work)[i];
+    if (state[i] != kAccepted) {
+      w.path.entry_block = nullptr;
+      continue;
+    }
+    push_cfun(DECL_STRUCT_FUNCTION(w.node->decl));
+    ApplyEntryBalance(calls[i], &w.path);
+    pop_cfun();
+    for (ballarus::Extension& x : (*functions)[w.model_index].extensions)
+      if (x.tag == ballarus::kPathExtensionTag)
+        x.bytes = ballarus::EncodePathInfo(w.path.info);
+  }
+}
+
 std::string GetCwd() {
   const char* pwd = getpwd();
   return pwd ? pwd : "";
@@ -238,6 +357,7 @@ unsigned int ExecuteBallarus() {
     pop_cfun();
   }
   if (work.empty()) return 0;
+  if (g_options.paths) ChooseEntryBalances(&work, &tu.functions);
   tu.n_counters = n_counters;
   ballarus::GcovRecordUnit(&tu);  // where the .gcda goes, for -fprofile-use
 

@@ -400,6 +400,102 @@ void BalanceStartTruncations(const ballarus::Function& fn,
   work->info.flags |= ballarus::kPathFlagBalancedStarts;
 }
 
+// Entry balance (path-entry-balance; mode=path with kept pre-counts): the
+// paths from the function's entry begin once per invocation, and a
+// function that only direct calls of path-profiled functions of its TU
+// call is invoked as often as those calls' blocks execute, which their
+// profiles give.  So, as at a loop header (BalanceStartTruncations), one
+// pre-count on the entry's paths can be left out: the one before the
+// first call that may not return on the only prefix from the entry that
+// reaches it, the hottest by the weights.  This picks it (entry_block,
+// entry_path); pass.cc decides, once it has seen every call of the
+// function, and ApplyEntryBalance drops it.  A small function that calls
+// an unknown one on its way in (sqlite3's sqlite3DbFreeNN, moveToRoot)
+// then pays nothing for that call.
+void FindEntryTruncation(const ballarus::Function& fn,
+                         const ballarus::PathDag& dag,
+                         const ballarus::PathIncrements& inc,
+                         const std::vector<uint8_t>& prefixes,
+                         const std::vector<uint64_t>& weights,
+                         const std::vector<bool>& reentry_block, uint32_t nb,
+                         PathWork* work) {
+  // Paths from the entry must be those whose first edge is the real one:
+  // no re-entries (fake ENTRY edges) into the function.
+  uint32_t entry_edge = UINT32_MAX;
+  for (uint32_t d : dag.out[ballarus::kEntryBlock]) {
+    const ballarus::DagEdge& de = dag.edges[d];
+    if (de.kind != ballarus::DagEdge::kCfg) continue;
+    if (fn.edges[de.ref].flags & ballarus::kEdgeFake) return;
+    if (entry_edge != UINT32_MAX) return;
+    entry_edge = d;
+  }
+  if (entry_edge == UINT32_MAX) return;
+  const std::vector<uint64_t> reg = PrefixRegisters(dag, inc, prefixes);
+  std::vector<bool> pre_block(nb, false);
+  for (const auto& [bb, act] : work->in_blocks)
+    if (act.kind == PathAction::kPreCount && !act.derived &&
+        static_cast<uint32_t>(bb->index) < nb)
+      pre_block[bb->index] = true;
+  // Per one-prefix vertex: its prefix starts with the entry edge, and
+  // whether a pre-count lies on it before the vertex.
+  std::vector<bool> from_entry(dag.n_vertices, false);
+  std::vector<bool> before(dag.n_vertices, false);
+  const uint32_t first = dag.edges[entry_edge].dst;
+  if (prefixes[first] != 1) return;
+  from_entry[first] = true;
+  for (uint32_t v : dag.topo) {
+    if (!from_entry[v]) continue;
+    for (uint32_t d : dag.out[v]) {
+      const uint32_t w = dag.edges[d].dst;
+      if (prefixes[w] != 1 || w == ballarus::kExitBlock) continue;
+      from_entry[w] = true;
+      before[w] = before[v] || (v < nb && pre_block[v]);
+    }
+  }
+  std::vector<uint64_t> block_weight(nb, 0);
+  for (size_t i = 0; i < fn.edges.size() && i < weights.size(); ++i)
+    if (fn.edges[i].dst < nb) block_weight[fn.edges[i].dst] += weights[i];
+  basic_block best = nullptr;
+  uint64_t best_path = 0, best_weight = 0;
+  for (const auto& [bb, act] : work->in_blocks) {
+    const uint32_t u = static_cast<uint32_t>(bb->index);
+    if (act.kind != PathAction::kPreCount || act.derived || u < 2 ||
+        u >= nb || reentry_block[u] || prefixes[u] != 1 || !from_entry[u] ||
+        before[u])
+      continue;
+    const uint64_t path = reg[u] + act.a;
+    if (path >= work->info.n_paths) continue;
+    if (best == nullptr || block_weight[u] > best_weight) {
+      best = bb;
+      best_path = path;
+      best_weight = block_weight[u];
+    }
+  }
+  work->entry_block = best;
+  work->entry_path = best_path;
+}
+
+void ApplyEntryBalance(const std::vector<ballarus::PathInfo::Call>& calls,
+                       PathWork* work) {
+  gcc_assert(work->entry_block != nullptr && !calls.empty());
+  auto& ib = work->in_blocks;
+  const auto it = std::find_if(ib.begin(), ib.end(), [&](const auto& x) {
+    return x.first == work->entry_block &&
+           x.second.kind == PathAction::kPreCount && !x.second.derived;
+  });
+  gcc_assert(it != ib.end());
+  ib.erase(it);
+  work->info.flags |= ballarus::kPathFlagEntryBalanced;
+  work->info.entry_path = work->entry_path;
+  work->info.entry_calls = calls;
+  std::sort(work->info.entry_calls.begin(), work->info.entry_calls.end());
+  work->entry_block = nullptr;
+  if (dump_file)
+    fprintf(dump_file, "  path: path %llu (cut short at a call) counted by "
+            "the balance of the function's %zu calls: no pre-count\n",
+            (unsigned long long)work->info.entry_path, calls.size());
+}
+
 // Path counts the edge counters give (path-derive; mode=edge,path or
 // naive,path).  Where one path prefix reaches a count -- a path end on an
 // edge, a pre-count before a call, a cut block's or a computed goto's end
@@ -935,38 +1031,60 @@ void PlanPathProfiling(ballarus::Function* fn,
   };
   // A cut block's in-edges, where its count can go (path-cut-hoist): each
   // ordinary, from a block with no other way on (no edge to split).
-  auto cut_in_edges = [&](uint32_t w, std::vector<edge>* in) {
+  // (onto_chords: also an edge from a branch that is split anyway, for a
+  // chord's increment.)
+  auto unsplit_in_edges = [&](uint32_t w, std::vector<edge>* in,
+                              bool onto_chords = false) {
     in->clear();
-    if (w < 2 || w >= nb || bbs[w] == NULL || !g_options.path_hoist ||
-        !g_options.path_cut_hoist)
+    if (w < 2 || w >= nb || bbs[w] == NULL || !g_options.path_hoist)
       return false;
     edge e;
     edge_iterator ei;
     FOR_EACH_EDGE(e, ei, bbs[w]->preds) {
-      if (!ordinary_in_edge(e) || RealSuccessors(e->src) != 1) return false;
+      if (!ordinary_in_edge(e)) return false;
+      if (RealSuccessors(e->src) != 1 &&
+          !(onto_chords && SplitForChordAnyway(e, chord_edges)))
+        return false;
       in->push_back(e);
     }
     return !in->empty();
   };
+  auto cut_in_edges = [&](uint32_t w, std::vector<edge>* in) {
+    return g_options.path_cut_hoist && unsplit_in_edges(w, in);
+  };
   // The count of a path end at block u -- a computed goto's (u the goto's
-  // block), or with `cut` a cut block's entry (u the cut block) -- moved
-  // back onto edges where it costs least (below).
+  // block), or with `cut` a cut block's entry (u the cut block), or an
+  // early-termination pre-count (u the call's block, which is not a path
+  // start: its register is the one its in-edges leave) -- moved back onto
+  // edges where it costs least (below).
+  enum class HoistFrom { kGoto, kCut, kPreCount };
   auto hoist_path_end = [&](uint32_t u, uint64_t a,
                             std::vector<std::pair<edge, uint64_t>>* sites,
-                            int* depth, bool cut = false) {
+                            int* depth, HoistFrom from = HoistFrom::kGoto) {
     sites->clear();
     *depth = 0;
     constexpr int kMaxDepth = 16;
     struct Item { uint32_t block; uint64_t a; int depth; };
     std::vector<Item> work_list{{u, a, 0}};
     std::vector<edge> in, in_p;
+    auto top_edges = [&](std::vector<edge>* into) {
+      switch (from) {
+        case HoistFrom::kGoto:
+          return hoist_onto(u, /*any_preds=*/true, /*onto_chords=*/false,
+                            into);
+        case HoistFrom::kCut:
+          return cut_in_edges(u, into);
+        case HoistFrom::kPreCount:
+          return g_options.path_precount_hoist && dag.in_vertex[u] == u &&
+                 dag.start_edge[u] < 0 &&
+                 unsplit_in_edges(u, into, /*onto_chords=*/true);
+      }
+      return false;
+    };
     while (!work_list.empty()) {
       const Item it = work_list.back();
       work_list.pop_back();
-      if (!(it.block == u ? (cut ? cut_in_edges(u, &in)
-                                 : hoist_onto(u, /*any_preds=*/true,
-                                              /*onto_chords=*/false, &in))
-                          : passable(it.block, &in))) {
+      if (!(it.block == u ? top_edges(&in) : passable(it.block, &in))) {
         if (it.block == u) return false;
         internal_error("ballarus: path end hoisting lost block %u",
                        it.block);
@@ -1049,6 +1167,34 @@ void PlanPathProfiling(ballarus::Function* fn,
         fprintf(dump_file, "  path: block %u: the callee always returns: no "
                 "pre-count\n", u);
       continue;
+    }
+    // Pre-count hoisting (path-precount-hoist): where several prefixes
+    // reach u its register is a PHI, and the pre-count an indexed
+    // increment through a materialised base (`lea`, or a pointer register
+    // kept across the branches, often a callee-saved one); on the edges
+    // into u, or further back through blocks with one way on, the prefix
+    // is known and the count one increment of a fixed counter.  Nothing
+    // between those edges and the call can leave (gcov's CFG ends a block
+    // at every call that may not return), so the count is the same.  Only
+    // where some site ends up with a constant register and no edge needs
+    // splitting.
+    if (!g_options.early_termination_undo && prefixes[u] != 1) {
+      int depth = 0;
+      if (hoist_path_end(u, a, &goto_sites, &depth, HoistFrom::kPreCount)) {
+        size_t fixed = 0;
+        for (const auto& [h, ha] : goto_sites)
+          fixed += prefixes[h->src->index] == 1;
+        if (fixed > 0) {
+          for (const auto& [h, ha] : goto_sites)
+            on_edge(h, PathAction::kCount, ha, 0);
+          info.precount_edges.push_back(static_cast<uint32_t>(i));
+          if (dump_file)
+            fprintf(dump_file, "  path: block %u: pre-count made on %zu "
+                    "edges (%zu fixed), up to %d blocks before it\n", u,
+                    goto_sites.size(), fixed, depth);
+          continue;
+        }
+      }
     }
     in_block(u, PathAction::kPreCount, a, 0);
     if (g_options.early_termination_undo) {
@@ -1240,7 +1386,7 @@ void PlanPathProfiling(ballarus::Function* fn,
       // the block itself only resets the register (kStartInit).
       int depth = 0;
       if (hoist_path_end(de.ref, inc.inc[d], &goto_sites, &depth,
-                         /*cut=*/true)) {
+                         HoistFrom::kCut)) {
         for (const auto& [h, ha] : goto_sites)
           on_edge(h, PathAction::kCount, ha, 0);
         in_block(de.ref, PathAction::kStartInit,
@@ -1266,6 +1412,11 @@ void PlanPathProfiling(ballarus::Function* fn,
       g_options.path_balance)
     BalanceStartTruncations(*fn, dag, inc, prefixes, weights, reentry_block,
                             nb, work);
+  if (!derive_counts && g_options.early_termination &&
+      !g_options.early_termination_undo && work->loops.empty() &&
+      g_options.path_entry_balance)
+    FindEntryTruncation(*fn, dag, inc, prefixes, weights, reentry_block, nb,
+                        work);
 
   // The PathInfo is complete (pre-count edges included): record it.
   std::sort(info.precount_edges.begin(), info.precount_edges.end());

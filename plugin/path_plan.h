@@ -102,7 +102,21 @@ struct PathWork {
   // the caller places in mode=path too.
   bool from_edges = false;
   std::vector<PathLoop> loops;
+  // Entry balance (path-entry-balance, mode=path): the pre-count that the
+  // invocations of the function could stand for -- in `entry_block`, on
+  // the only prefix from the function's entry that reaches it, the first
+  // pre-count on that prefix -- and the number of its path; null when
+  // there is none.  pass.cc drops it (EntryBalance) when every call of the
+  // function is a direct call from a path-profiled function of the TU.
+  basic_block entry_block = nullptr;
+  uint64_t entry_path = 0;
 };
+
+// Entry balance: drops `work`'s entry pre-count and records in its
+// PathInfo that the path's count is what the calls (function index in the
+// TU, block of the call) add up to beyond the other paths from the entry.
+void ApplyEntryBalance(const std::vector<ballarus::PathInfo::Call>& calls,
+                       PathWork* work);
 
 // Plans Ball-Larus path profiling for cfun (CFG prepared, fake edges
 // present): the DAG and its cuts, the increments on the chords of a

@@ -160,11 +160,15 @@ void AddPathFields(const Report& r, const FunctionReport& f, uint64_t top,
   if (pp.early_termination) flags.push_back("early_termination");
   if (pp.derived_paths != 0) flags.push_back("derived_counts");
   if (pp.balanced_paths != 0) flags.push_back("balanced_starts");
+  if (pp.entry_balanced_paths != 0) flags.push_back("entry_balanced");
   (*j)["path_flags"] = flags;
   // Paths whose count the edge counters give (path-derive).
   (*j)["derived_paths"] = pp.derived_paths;
   // Truncated paths counted by their start's balance (path-balance).
   (*j)["balanced_paths"] = pp.balanced_paths;
+  // A truncated path from the entry counted by the function's calls
+  // (path-entry-balance): 0 or 1.
+  (*j)["entry_balanced_paths"] = pp.entry_balanced_paths;
   ojson cut_edges = ojson::array();
   for (uint32_t e : pp.cut_edges)
     cut_edges.push_back(ojson{

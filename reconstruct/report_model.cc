@@ -116,6 +116,8 @@ PathProfileReport PathsOf(const FunctionReport& fr, const LoadedPaths& lp) {
   r.derived_problem = lp.derived_problem;
   r.derived_paths = lp.info.derived.size();
   r.balanced_paths = lp.info.balanced.size();
+  r.entry_balanced_paths =
+      (lp.info.flags & kPathFlagEntryBalanced) != 0 ? 1 : 0;
   r.out_of_range = lp.out_of_range;
   r.out_of_range_keys.assign(lp.out_of_range_keys.begin(),
                              lp.out_of_range_keys.end());

@@ -164,6 +164,9 @@ struct PathProfileReport {
   // Truncated paths whose count is their start's balance
   // (PathInfo::balanced).
   size_t balanced_paths = 0;
+  // 1 when a truncated path from the entry is counted by the balance of
+  // the function's calls (path-entry-balance), else 0.
+  size_t entry_balanced_paths = 0;
   uint64_t out_of_range = 0;  // counts of numbers >= n_paths
   // Hashed storage: each out-of-range number with its count, ascending.
   std::vector<std::pair<uint64_t, uint64_t>> out_of_range_keys;

@@ -1543,6 +1543,74 @@ TEST(PathDerive, SamePathCountsAsEveryCountMade) {
 }
 
 // ---------------------------------------------------------------------------
+// Truncated paths counted by the balance of the function's calls
+// (path-entry-balance, on by default in mode=path): a static function whose
+// every call is a direct call from a path-profiled function of its TU does
+// not make the pre-count before the first call on its way in, and
+// reconstruct takes that truncated path's count from the calls' blocks.
+// programs/entry_balance.c by hand (its comment): step() is invoked 19
+// times, cut short in leave() twice, returns 8 times for odd i, 4 for i a
+// multiple of 4 and 5 for the other even i.  The oracle for every program
+// is also the same build with every pre-count made
+// (path-entry-balance=off).
+
+TEST(PathEntryBalance, TruncationsByTheBalanceOfTheCalls) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/path_entry_balance";
+  harness::MakeFreshDir(dir);
+  uint64_t total_balanced = 0;
+  for (const char* prog :
+       {"entry_balance.c", "balance_loop.c", "exit_deep.c",
+        "setjmp_longjmp.c", "exceptions.cc", "goto_recursion.c",
+        "destructors.c", "fork_vfork.c", "split_function.c",
+        "computed_goto.c"}) {
+    for (const char* opt : {"-O0", "-O2"}) {
+      const std::string ctx = std::string(prog) + " " + opt;
+      const std::string m = "-fplugin-arg-ballarus-mode=path";
+      harness::Run("rm -f *.ballarus", dir);
+      const PathBuild balanced = BuildRunPaths(
+          dir, prog, opt, m + " -fplugin-arg-ballarus-dump", "balanced");
+      const CommandResult dump = harness::Run("cat *.ballarus", dir);
+      const PathBuild made = BuildRunPaths(
+          dir, prog, opt, m + " -fplugin-arg-ballarus-path-entry-balance=off",
+          "made");
+      ExpectSamePaths(balanced, made, ctx);
+      EXPECT_EQ(made.Sum("entry_balanced_paths"), 0u) << ctx;
+      total_balanced += balanced.Sum("entry_balanced_paths");
+      if (std::string(prog) != "entry_balance.c") continue;
+      EXPECT_NE(dump.out.find("counted by the balance of the function's"),
+                std::string::npos)
+          << ctx << "\n" << dump.out;
+      EXPECT_EQ(balanced.status, 3) << ctx;
+      EXPECT_EQ(balanced.out, "start\nexit 84\n") << ctx;
+      // step() and walk(): each called only from this file.
+      EXPECT_EQ(balanced.Sum("entry_balanced_paths"), 2u) << ctx;
+      const json* step = balanced.Function("step");
+      ASSERT_NE(step, nullptr) << ctx << ": no paths of step()";
+      EXPECT_EQ(step->value("entry_balanced_paths", uint64_t{0}), 1u) << ctx;
+      uint64_t entries = 0, cut_short = 0, returns = 0;
+      std::vector<uint64_t> returned;
+      for (const json& p : step->at("paths")) {
+        const uint64_t n = p.at("count").get<uint64_t>();
+        const std::string end = p.at("end").get<std::string>();
+        if (p.at("start") == "entry") entries += n;
+        if (end == "no_return") cut_short += n;
+        if (end == "return") {
+          returns += n;
+          returned.push_back(n);
+        }
+      }
+      std::sort(returned.begin(), returned.end());
+      EXPECT_EQ(entries, 19u) << ctx << step->dump();
+      EXPECT_EQ(cut_short, 2u) << ctx;
+      EXPECT_EQ(returns, 17u) << ctx;
+      EXPECT_EQ(returned, (std::vector<uint64_t>{4, 5, 8})) << ctx;
+    }
+  }
+  EXPECT_GE(total_balanced, 6u);  // entry_balance.c 4, the others 3
+}
+
+// ---------------------------------------------------------------------------
 // Truncated paths counted by the balance of their start (path-balance, on
 // by default in mode=path): at a loop header entered by cut edges, one
 // pre-count (before the first call on the way from it) is not made, and
