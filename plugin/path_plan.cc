@@ -307,6 +307,87 @@ std::vector<uint64_t> PrefixRegisters(const ballarus::PathDag& dag,
   return reg;
 }
 
+// The first pre-counts of one-prefix paths, which a balance can stand for
+// (path-balance, path-entry-balance).  Per origin of the prefixes that one
+// path reaches -- the block S of a kStart dummy (a loop header entered by
+// cut edges only, or a cut block), or kFromEntry for the function's real
+// entry edge (only without re-entries: no fake edge out of ENTRY) -- the
+// pre-count with no pre-count before it on its prefix (whose settling
+// would need it) before the block the weights make hottest: its index in
+// work.in_blocks and its path number.
+constexpr uint32_t kFromEntry = UINT32_MAX - 1;
+struct FirstPreCount {
+  size_t index = 0;
+  uint64_t path = 0;
+};
+std::map<uint32_t, FirstPreCount> FirstPreCounts(
+    const ballarus::Function& fn, const ballarus::PathDag& dag,
+    const ballarus::PathIncrements& inc, const std::vector<uint8_t>& prefixes,
+    const std::vector<uint64_t>& weights,
+    const std::vector<bool>& reentry_block, uint32_t nb,
+    const PathWork& work) {
+  const std::vector<uint64_t> reg = PrefixRegisters(dag, inc, prefixes);
+  constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<bool> pre_block(nb, false);
+  for (const auto& [bb, act] : work.in_blocks)
+    if (act.kind == PathAction::kPreCount && !act.derived &&
+        static_cast<uint32_t>(bb->index) < nb)
+      pre_block[bb->index] = true;
+  // Per one-prefix vertex: the origin of its prefix (kNone if it starts
+  // at a re-entry, or at the entry of a function that has re-entries), and
+  // whether a pre-count lies on it before the vertex.
+  std::vector<uint32_t> origin(dag.n_vertices, kNone);
+  std::vector<bool> before(dag.n_vertices, false);
+  // The entry is an origin where it is the only way in: one ENTRY edge
+  // of the CFG, not fake.
+  size_t entry_edges = 0;
+  bool reentered = false;
+  for (uint32_t d : dag.out[ballarus::kEntryBlock]) {
+    const ballarus::DagEdge& de = dag.edges[d];
+    if (de.kind != ballarus::DagEdge::kCfg) continue;
+    ++entry_edges;
+    reentered = reentered || (fn.edges[de.ref].flags & ballarus::kEdgeFake);
+  }
+  for (uint32_t d : dag.out[ballarus::kEntryBlock]) {
+    const ballarus::DagEdge& de = dag.edges[d];
+    if (prefixes[de.dst] != 1) continue;
+    if (de.kind == ballarus::DagEdge::kStart) origin[de.dst] = de.ref;
+    if (de.kind == ballarus::DagEdge::kCfg && entry_edges == 1 && !reentered)
+      origin[de.dst] = kFromEntry;
+  }
+  for (uint32_t v : dag.topo) {
+    if (v == ballarus::kEntryBlock || prefixes[v] != 1 || origin[v] == kNone)
+      continue;
+    for (uint32_t d : dag.out[v]) {
+      const uint32_t w = dag.edges[d].dst;
+      if (prefixes[w] != 1 || w == ballarus::kExitBlock) continue;
+      origin[w] = origin[v];
+      before[w] = before[v] || (v < nb && pre_block[v]);
+    }
+  }
+  // Per block: the weight of its in-edges.
+  std::vector<uint64_t> block_weight(nb, 0);
+  for (size_t i = 0; i < fn.edges.size() && i < weights.size(); ++i)
+    if (fn.edges[i].dst < nb) block_weight[fn.edges[i].dst] += weights[i];
+  std::map<uint32_t, FirstPreCount> first;
+  std::map<uint32_t, uint64_t> first_weight;
+  for (size_t i = 0; i < work.in_blocks.size(); ++i) {
+    const auto& [bb, act] = work.in_blocks[i];
+    const uint32_t u = static_cast<uint32_t>(bb->index);
+    if (act.kind != PathAction::kPreCount || act.derived || u < 2 ||
+        u >= nb || reentry_block[u] || prefixes[u] != 1 ||
+        origin[u] == kNone || before[u])
+      continue;
+    const uint64_t w = block_weight[u];
+    auto it = first_weight.find(origin[u]);
+    if (it == first_weight.end() || w > it->second) {
+      first[origin[u]] = {i, reg[u] + act.a};
+      first_weight[origin[u]] = w;
+    }
+  }
+  return first;
+}
+
 // Truncated paths counted by the balance of their start (mode=path, kept
 // pre-counts; PathInfo::balanced).  A path that starts at block S -- a
 // loop header entered by cut edges only, or a cut block -- begins each
@@ -316,71 +397,21 @@ std::vector<uint64_t> PrefixRegisters(const ballarus::PathDag& dag,
 // left out and taken from that balance.  The one left out is the pre-count
 // before the first call that may not return on the only prefix from S
 // that reaches it (no pre-count before it on that prefix, whose settling
-// would need it), the hottest such call by the weights: a loop that calls
-// an unknown function once per iteration (sqlite3's vdbeSorterMerge and
-// its xCompare) then counts nothing for the call.  One per S: the balance
-// is one equation.
-void BalanceStartTruncations(const ballarus::Function& fn,
-                             const ballarus::PathDag& dag,
-                             const ballarus::PathIncrements& inc,
-                             const std::vector<uint8_t>& prefixes,
-                             const std::vector<uint64_t>& weights,
-                             const std::vector<bool>& reentry_block,
-                             uint32_t nb, PathWork* work) {
-  const std::vector<uint64_t> reg = PrefixRegisters(dag, inc, prefixes);
-  constexpr uint32_t kNone = UINT32_MAX;
-  std::vector<bool> pre_block(nb, false);
-  for (const auto& [bb, act] : work->in_blocks)
-    if (act.kind == PathAction::kPreCount && !act.derived &&
-        static_cast<uint32_t>(bb->index) < nb)
-      pre_block[bb->index] = true;
-  // Per one-prefix vertex: the block its prefix starts at (kNone if it
-  // starts at ENTRY or a re-entry), and whether a pre-count lies on it
-  // before the vertex.
-  std::vector<uint32_t> start(dag.n_vertices, kNone);
-  std::vector<bool> before(dag.n_vertices, false);
-  for (uint32_t d : dag.out[ballarus::kEntryBlock]) {
-    const ballarus::DagEdge& de = dag.edges[d];
-    if (prefixes[de.dst] == 1 && de.kind == ballarus::DagEdge::kStart)
-      start[de.dst] = de.ref;
-  }
-  for (uint32_t v : dag.topo) {
-    if (v == ballarus::kEntryBlock || prefixes[v] != 1 || start[v] == kNone)
-      continue;
-    for (uint32_t d : dag.out[v]) {
-      const uint32_t w = dag.edges[d].dst;
-      if (prefixes[w] != 1 || w == ballarus::kExitBlock) continue;
-      start[w] = start[v];
-      before[w] = before[v] || (v < nb && pre_block[v]);
-    }
-  }
-  // Per block: the weight of its in-edges.
-  std::vector<uint64_t> block_weight(nb, 0);
-  for (size_t i = 0; i < fn.edges.size() && i < weights.size(); ++i)
-    if (fn.edges[i].dst < nb) block_weight[fn.edges[i].dst] += weights[i];
-  // Per start: the chosen pre-count (index into in_blocks) and its weight.
-  std::map<uint32_t, std::pair<size_t, uint64_t>> chosen;
-  for (size_t i = 0; i < work->in_blocks.size(); ++i) {
-    const auto& [bb, act] = work->in_blocks[i];
-    const uint32_t u = static_cast<uint32_t>(bb->index);
-    if (act.kind != PathAction::kPreCount || act.derived || u < 2 ||
-        u >= nb || reentry_block[u] || prefixes[u] != 1 ||
-        start[u] == kNone || before[u])
-      continue;
-    const uint64_t w = block_weight[u];
-    auto it = chosen.find(start[u]);
-    if (it == chosen.end() || w > it->second.second)
-      chosen[start[u]] = {i, w};
-  }
+// would need it), the hottest such call by the weights (FirstPreCounts):
+// a loop that calls an unknown function once per iteration (sqlite3's
+// vdbeSorterMerge and its xCompare) then counts nothing for the call.  One
+// per S: the balance is one equation.
+void BalanceStartTruncations(const std::map<uint32_t, FirstPreCount>& first,
+                             PathWork* work) {
+  std::map<uint32_t, FirstPreCount> chosen(first);
+  chosen.erase(kFromEntry);
   if (chosen.empty()) return;
   std::vector<ballarus::PathInfo::Balanced> balanced;
   std::vector<bool> drop(work->in_blocks.size(), false);
   for (const auto& [s, pick] : chosen) {
-    const auto& [bb, act] = work->in_blocks[pick.first];
-    const uint64_t path = reg[bb->index] + act.a;
-    if (path >= work->info.n_paths) return;  // never: every count made
-    balanced.push_back({path, s});
-    drop[pick.first] = true;
+    if (pick.path >= work->info.n_paths) return;  // never: every count made
+    balanced.push_back({pick.path, s});
+    drop[pick.index] = true;
   }
   std::sort(balanced.begin(), balanced.end(),
             [](const auto& x, const auto& y) { return x.path < y.path; });
@@ -407,72 +438,17 @@ void BalanceStartTruncations(const ballarus::Function& fn,
 // profiles give.  So, as at a loop header (BalanceStartTruncations), one
 // pre-count on the entry's paths can be left out: the one before the
 // first call that may not return on the only prefix from the entry that
-// reaches it, the hottest by the weights.  This picks it (entry_block,
-// entry_path); pass.cc decides, once it has seen every call of the
+// reaches it, the hottest by the weights (FirstPreCounts).  This picks it
+// (entry_block, entry_path); pass.cc decides, once it has seen every call of the
 // function, and ApplyEntryBalance drops it.  A small function that calls
 // an unknown one on its way in (sqlite3's sqlite3DbFreeNN, moveToRoot)
 // then pays nothing for that call.
-void FindEntryTruncation(const ballarus::Function& fn,
-                         const ballarus::PathDag& dag,
-                         const ballarus::PathIncrements& inc,
-                         const std::vector<uint8_t>& prefixes,
-                         const std::vector<uint64_t>& weights,
-                         const std::vector<bool>& reentry_block, uint32_t nb,
+void FindEntryTruncation(const std::map<uint32_t, FirstPreCount>& first,
                          PathWork* work) {
-  // Paths from the entry must be those whose first edge is the real one:
-  // no re-entries (fake ENTRY edges) into the function.
-  uint32_t entry_edge = UINT32_MAX;
-  for (uint32_t d : dag.out[ballarus::kEntryBlock]) {
-    const ballarus::DagEdge& de = dag.edges[d];
-    if (de.kind != ballarus::DagEdge::kCfg) continue;
-    if (fn.edges[de.ref].flags & ballarus::kEdgeFake) return;
-    if (entry_edge != UINT32_MAX) return;
-    entry_edge = d;
-  }
-  if (entry_edge == UINT32_MAX) return;
-  const std::vector<uint64_t> reg = PrefixRegisters(dag, inc, prefixes);
-  std::vector<bool> pre_block(nb, false);
-  for (const auto& [bb, act] : work->in_blocks)
-    if (act.kind == PathAction::kPreCount && !act.derived &&
-        static_cast<uint32_t>(bb->index) < nb)
-      pre_block[bb->index] = true;
-  // Per one-prefix vertex: its prefix starts with the entry edge, and
-  // whether a pre-count lies on it before the vertex.
-  std::vector<bool> from_entry(dag.n_vertices, false);
-  std::vector<bool> before(dag.n_vertices, false);
-  const uint32_t first = dag.edges[entry_edge].dst;
-  if (prefixes[first] != 1) return;
-  from_entry[first] = true;
-  for (uint32_t v : dag.topo) {
-    if (!from_entry[v]) continue;
-    for (uint32_t d : dag.out[v]) {
-      const uint32_t w = dag.edges[d].dst;
-      if (prefixes[w] != 1 || w == ballarus::kExitBlock) continue;
-      from_entry[w] = true;
-      before[w] = before[v] || (v < nb && pre_block[v]);
-    }
-  }
-  std::vector<uint64_t> block_weight(nb, 0);
-  for (size_t i = 0; i < fn.edges.size() && i < weights.size(); ++i)
-    if (fn.edges[i].dst < nb) block_weight[fn.edges[i].dst] += weights[i];
-  basic_block best = nullptr;
-  uint64_t best_path = 0, best_weight = 0;
-  for (const auto& [bb, act] : work->in_blocks) {
-    const uint32_t u = static_cast<uint32_t>(bb->index);
-    if (act.kind != PathAction::kPreCount || act.derived || u < 2 ||
-        u >= nb || reentry_block[u] || prefixes[u] != 1 || !from_entry[u] ||
-        before[u])
-      continue;
-    const uint64_t path = reg[u] + act.a;
-    if (path >= work->info.n_paths) continue;
-    if (best == nullptr || block_weight[u] > best_weight) {
-      best = bb;
-      best_path = path;
-      best_weight = block_weight[u];
-    }
-  }
-  work->entry_block = best;
-  work->entry_path = best_path;
+  const auto it = first.find(kFromEntry);
+  if (it == first.end() || it->second.path >= work->info.n_paths) return;
+  work->entry_block = work->in_blocks[it->second.index].first;
+  work->entry_path = it->second.path;
 }
 
 void ApplyEntryBalance(const std::vector<ballarus::PathInfo::Call>& calls,
@@ -1408,17 +1384,17 @@ void PlanPathProfiling(ballarus::Function* fn,
     DeriveCountsFromEdges(dag, inc, prefixes, model_edge_of, reentry_block,
                           nb, work);
   // Without edge counters, one pre-count per loop header or cut block
-  // taken from the balance of its paths (path-balance).
+  // taken from the balance of its paths (path-balance), and one on the
+  // entry's paths where pass.cc finds every call of the function
+  // (path-entry-balance).
   if (!derive_counts && g_options.early_termination &&
       !g_options.early_termination_undo && work->loops.empty() &&
-      g_options.path_balance)
-    BalanceStartTruncations(*fn, dag, inc, prefixes, weights, reentry_block,
-                            nb, work);
-  if (!derive_counts && g_options.early_termination &&
-      !g_options.early_termination_undo && work->loops.empty() &&
-      g_options.path_entry_balance)
-    FindEntryTruncation(*fn, dag, inc, prefixes, weights, reentry_block, nb,
-                        work);
+      (g_options.path_balance || g_options.path_entry_balance)) {
+    const std::map<uint32_t, FirstPreCount> first = FirstPreCounts(
+        *fn, dag, inc, prefixes, weights, reentry_block, nb, *work);
+    if (g_options.path_entry_balance) FindEntryTruncation(first, work);
+    if (g_options.path_balance) BalanceStartTruncations(first, work);
+  }
 
   // The PathInfo is complete (pre-count edges included): record it.
   std::sort(info.precount_edges.begin(), info.precount_edges.end());
