@@ -71,6 +71,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <queue>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -531,30 +533,12 @@ bool CheckEntryBalances(const TranslationUnit& tu, size_t* bad,
       callers[i].push_back(c.function);
     }
   }
-  // Kahn's algorithm over "i needs its callers first".
-  std::vector<uint32_t> pending(nf, 0);
-  std::vector<std::vector<uint32_t>> needed_by(nf);
-  for (size_t i = 0; i < nf; ++i) {
-    std::vector<uint32_t> u = callers[i];
-    std::sort(u.begin(), u.end());
-    u.erase(std::unique(u.begin(), u.end()), u.end());
-    pending[i] = static_cast<uint32_t>(u.size());
-    for (uint32_t g : u) needed_by[g].push_back(static_cast<uint32_t>(i));
-  }
-  std::vector<uint32_t> ready;
-  for (size_t i = 0; i < nf; ++i)
-    if (pending[i] == 0) ready.push_back(static_cast<uint32_t>(i));
-  size_t done = 0;
-  while (!ready.empty()) {
-    const uint32_t g = ready.back();
-    ready.pop_back();
-    ++done;
-    for (uint32_t i : needed_by[g])
-      if (--pending[i] == 0) ready.push_back(i);
-  }
-  if (done != nf) {
+  const std::vector<uint32_t> order = CallersFirstOrder(callers);
+  if (order.size() != nf) {
+    std::vector<bool> placed(nf, false);
+    for (uint32_t i : order) placed[i] = true;
     for (size_t i = 0; i < nf; ++i)
-      if (pending[i] != 0) {
+      if (!placed[i]) {
         *bad = i;
         *error = "function '" + tu.functions[i].name +
                  "': entry balances depend on one another in a cycle";
@@ -565,6 +549,38 @@ bool CheckEntryBalances(const TranslationUnit& tu, size_t* bad,
 }
 
 }  // namespace
+
+std::vector<uint32_t> CallersFirstOrder(
+    const std::vector<std::vector<uint32_t>>& callers) {
+  // Kahn's algorithm over "i needs its callers first", the lowest index
+  // first among those ready (so a TU without balances keeps its order).
+  const size_t nf = callers.size();
+  std::vector<uint32_t> pending(nf, 0);
+  std::vector<std::vector<uint32_t>> needed_by(nf);
+  for (size_t i = 0; i < nf; ++i) {
+    std::vector<uint32_t> u = callers[i];
+    std::sort(u.begin(), u.end());
+    u.erase(std::unique(u.begin(), u.end()), u.end());
+    for (uint32_t g : u) {
+      if (g >= nf) continue;  // never ready
+      needed_by[g].push_back(static_cast<uint32_t>(i));
+    }
+    pending[i] = static_cast<uint32_t>(u.size());
+  }
+  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>> ready;
+  for (size_t i = 0; i < nf; ++i)
+    if (pending[i] == 0) ready.push(static_cast<uint32_t>(i));
+  std::vector<uint32_t> order;
+  order.reserve(nf);
+  while (!ready.empty()) {
+    const uint32_t g = ready.top();
+    ready.pop();
+    order.push_back(g);
+    for (uint32_t i : needed_by[g])
+      if (--pending[i] == 0) ready.push(i);
+  }
+  return order;
+}
 
 // A names-block string: up to its first NUL (paths never hold one).
 std::string CStr(const std::string& s) { return s.substr(0, s.find('\0')); }

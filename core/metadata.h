@@ -161,6 +161,14 @@ inline constexpr uint32_t kPathFlagsKnown =
     kPathFlagDerivedCounts | kPathFlagBalancedStarts |
     kPathFlagEntryBalanced;
 
+// The order in which reconstruct solves a TU's functions: a function
+// whose entry is balanced (PathInfo::entry_calls) after every function its
+// balance reads, `callers[i]` for function i; otherwise by index.  Shorter
+// than callers.size() when those dependencies form a cycle (the functions
+// on or behind it are left out).
+std::vector<uint32_t> CallersFirstOrder(
+    const std::vector<std::vector<uint32_t>>& callers);
+
 std::vector<uint8_t> EncodePathInfo(const PathInfo& info);
 // False with *error ("path info: ...") on malformed bytes.
 bool DecodePathInfo(const std::vector<uint8_t>& bytes, PathInfo* info,

@@ -1220,6 +1220,16 @@ TEST(Metadata, EntryBalancesCheckedAcrossTheTu) {
       << DecodeError(tu_of(d, &gb));
 }
 
+TEST(Metadata, CallersFirstOrder) {
+  // By index, but 1 after 2 and 3 (its balance reads them), 3 after 2.
+  EXPECT_EQ(CallersFirstOrder({{}, {2, 3, 2}, {}, {2}}),
+            (std::vector<uint32_t>{0, 2, 3, 1}));
+  EXPECT_EQ(CallersFirstOrder({}), std::vector<uint32_t>{});
+  // 1 and 2 read each other; 3 reads 2: all three left out.
+  EXPECT_EQ(CallersFirstOrder({{}, {2}, {1}, {2}}),
+            std::vector<uint32_t>{0});
+}
+
 TEST(Metadata, DensePathRangeMustFitTheCounters) {
   // 14 counters; the table needs n_paths + 1 from base.
   for (auto [base, n_paths] :

@@ -259,29 +259,16 @@ bool ReadCopies(const RecordOffsets& at, LoadedTu* lt, std::string* error) {
   // A function whose entry is balanced by its calls (PathInfo::
   // entry_calls) comes after its callers, whose flows give the calls'
   // counts; DecodeMetadata checked that the dependencies have no cycle.
-  std::vector<uint32_t> order;
-  order.reserve(nf);
-  {
-    std::vector<bool> placed(nf, false);
-    for (bool progress = true; progress && order.size() < nf;) {
-      progress = false;
-      for (size_t i = 0; i < nf; ++i) {
-        if (placed[i]) continue;
-        bool ready = true;
-        if (infos[i])
-          for (const PathInfo::Call& call : infos[i]->entry_calls)
-            ready = ready && call.function < nf && placed[call.function];
-        if (!ready) continue;
-        placed[i] = true;
-        order.push_back(static_cast<uint32_t>(i));
-        progress = true;
-      }
-    }
-    if (order.size() != nf) {
-      *error = At(at.metadata, at.index) +
-               "metadata: entry balances depend on one another in a cycle";
-      return false;
-    }
+  std::vector<std::vector<uint32_t>> callers(nf);
+  for (size_t i = 0; i < nf; ++i)
+    if (infos[i])
+      for (const PathInfo::Call& call : infos[i]->entry_calls)
+        callers[i].push_back(call.function);
+  const std::vector<uint32_t> order = CallersFirstOrder(callers);
+  if (order.size() != nf) {
+    *error = At(at.metadata, at.index) +
+             "metadata: entry balances depend on one another in a cycle";
+    return false;
   }
   for (const uint32_t i : order) {
     const Function& f = lt->tu.functions[i];
