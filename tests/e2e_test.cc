@@ -1467,6 +1467,53 @@ void ExpectSamePaths(const PathBuild& a, const PathBuild& b,
   EXPECT_EQ(a.counts, b.counts) << ctx;
 }
 
+// One path-profiling mechanism against the same build without it: `prog`
+// at `opt` built with `options` and with `options` + `off`; equal path
+// counts (ExpectSamePaths), and `field` (if any) -- the per-function
+// number of counts the mechanism left out -- 0 without it.  Returns the
+// build with
+// the mechanism; with `dump`, that build also writes the plugin's dump,
+// returned there.
+PathBuild BuildWithAndWithout(const std::string& dir, const std::string& prog,
+                              const std::string& opt,
+                              const std::string& options,
+                              const std::string& off, const char* field,
+                              const std::string& ctx,
+                              std::string* dump = nullptr) {
+  if (dump) harness::Run("rm -f *.ballarus", dir);
+  PathBuild with = BuildRunPaths(
+      dir, prog, opt,
+      dump ? options + " -fplugin-arg-ballarus-dump" : options, "with");
+  if (dump) *dump = harness::Run("cat *.ballarus", dir).out;
+  const PathBuild without =
+      BuildRunPaths(dir, prog, opt, options + " " + off, "without");
+  ExpectSamePaths(with, without, ctx);
+  if (field) EXPECT_EQ(without.Sum(field), 0u) << ctx;
+  return with;
+}
+
+// A function's path executions: those that started at its entry, and the
+// executions per end ("return", "no_return", "back_edge", ...); the
+// returning paths' counts, ascending.
+struct PathTally {
+  uint64_t entries = 0;
+  std::map<std::string, uint64_t> ends;
+  std::vector<uint64_t> returned;
+};
+
+PathTally TallyPaths(const json& function) {
+  PathTally t;
+  for (const json& p : function.at("paths")) {
+    const uint64_t n = p.at("count").get<uint64_t>();
+    const std::string end = p.at("end").get<std::string>();
+    if (p.at("start") == "entry") t.entries += n;
+    t.ends[end] += n;
+    if (end == "return") t.returned.push_back(n);
+  }
+  std::sort(t.returned.begin(), t.returned.end());
+  return t;
+}
+
 // Paths determined by edge counts (path-from-edges, on by default): a
 // function whose paths its edge counts determine gets edge counters, no
 // path register, and reconstruct solves its path counts.  The oracle is
@@ -1527,15 +1574,11 @@ TEST(PathDerive, SamePathCountsAsEveryCountMade) {
         "big_function.c", "destructors.c"}) {
     for (const char* opt : {"-O0", "-O2"}) {
       const std::string ctx = std::string(prog) + " " + opt;
-      const std::string m = "-fplugin-arg-ballarus-mode=edge,path";
-      const PathBuild derived = BuildRunPaths(dir, prog, opt, m, "derived");
-      const PathBuild made = BuildRunPaths(
-          dir, prog, opt,
-          m + " -fplugin-arg-ballarus-path-derive=off"
-              " -fplugin-arg-ballarus-path-loop-cuts=on",
-          "made");
-      ExpectSamePaths(derived, made, ctx);
-      EXPECT_EQ(made.Sum("derived_paths"), 0u) << ctx;
+      const PathBuild derived = BuildWithAndWithout(
+          dir, prog, opt, "-fplugin-arg-ballarus-mode=edge,path",
+          "-fplugin-arg-ballarus-path-derive=off"
+          " -fplugin-arg-ballarus-path-loop-cuts=on",
+          "derived_paths", ctx);
       total_derived += derived.Sum("derived_paths");
     }
   }
@@ -1566,21 +1609,16 @@ TEST(PathEntryBalance, TruncationsByTheBalanceOfTheCalls) {
         "computed_goto.c"}) {
     for (const char* opt : {"-O0", "-O2"}) {
       const std::string ctx = std::string(prog) + " " + opt;
-      const std::string m = "-fplugin-arg-ballarus-mode=path";
-      harness::Run("rm -f *.ballarus", dir);
-      const PathBuild balanced = BuildRunPaths(
-          dir, prog, opt, m + " -fplugin-arg-ballarus-dump", "balanced");
-      const CommandResult dump = harness::Run("cat *.ballarus", dir);
-      const PathBuild made = BuildRunPaths(
-          dir, prog, opt, m + " -fplugin-arg-ballarus-path-entry-balance=off",
-          "made");
-      ExpectSamePaths(balanced, made, ctx);
-      EXPECT_EQ(made.Sum("entry_balanced_paths"), 0u) << ctx;
+      std::string dump;
+      const PathBuild balanced = BuildWithAndWithout(
+          dir, prog, opt, "-fplugin-arg-ballarus-mode=path",
+          "-fplugin-arg-ballarus-path-entry-balance=off",
+          "entry_balanced_paths", ctx, &dump);
       total_balanced += balanced.Sum("entry_balanced_paths");
       if (std::string(prog) != "entry_balance.c") continue;
-      EXPECT_NE(dump.out.find("counted by the balance of the function's"),
+      EXPECT_NE(dump.find("counted by the balance of the function's"),
                 std::string::npos)
-          << ctx << "\n" << dump.out;
+          << ctx << "\n" << dump;
       EXPECT_EQ(balanced.status, 3) << ctx;
       EXPECT_EQ(balanced.out, "start\nexit 84\n") << ctx;
       // step() and walk(): each called only from this file.
@@ -1588,23 +1626,11 @@ TEST(PathEntryBalance, TruncationsByTheBalanceOfTheCalls) {
       const json* step = balanced.Function("step");
       ASSERT_NE(step, nullptr) << ctx << ": no paths of step()";
       EXPECT_EQ(step->value("entry_balanced_paths", uint64_t{0}), 1u) << ctx;
-      uint64_t entries = 0, cut_short = 0, returns = 0;
-      std::vector<uint64_t> returned;
-      for (const json& p : step->at("paths")) {
-        const uint64_t n = p.at("count").get<uint64_t>();
-        const std::string end = p.at("end").get<std::string>();
-        if (p.at("start") == "entry") entries += n;
-        if (end == "no_return") cut_short += n;
-        if (end == "return") {
-          returns += n;
-          returned.push_back(n);
-        }
-      }
-      std::sort(returned.begin(), returned.end());
-      EXPECT_EQ(entries, 19u) << ctx << step->dump();
-      EXPECT_EQ(cut_short, 2u) << ctx;
-      EXPECT_EQ(returns, 17u) << ctx;
-      EXPECT_EQ(returned, (std::vector<uint64_t>{4, 5, 8})) << ctx;
+      PathTally t = TallyPaths(*step);
+      EXPECT_EQ(t.entries, 19u) << ctx << step->dump();
+      EXPECT_EQ(t.ends["no_return"], 2u) << ctx;
+      EXPECT_EQ(t.ends["return"], 17u) << ctx;
+      EXPECT_EQ(t.returned, (std::vector<uint64_t>{4, 5, 8})) << ctx;
     }
   }
   EXPECT_GE(total_balanced, 6u);  // entry_balance.c 4, the others 3
@@ -1632,42 +1658,62 @@ TEST(PathBalance, TruncationsByTheBalanceOfTheirStart) {
         "destructors.c", "fork_vfork.c"}) {
     for (const char* opt : {"-O0", "-O2"}) {
       const std::string ctx = std::string(prog) + " " + opt;
-      const std::string m = "-fplugin-arg-ballarus-mode=path";
-      harness::Run("rm -f *.ballarus", dir);
-      const PathBuild balanced = BuildRunPaths(
-          dir, prog, opt, m + " -fplugin-arg-ballarus-dump", "balanced");
-      const CommandResult dump = harness::Run("cat *.ballarus", dir);
-      const PathBuild made = BuildRunPaths(
-          dir, prog, opt, m + " -fplugin-arg-ballarus-path-balance=off",
-          "made");
-      ExpectSamePaths(balanced, made, ctx);
-      EXPECT_EQ(made.Sum("balanced_paths"), 0u) << ctx;
+      std::string dump;
+      const PathBuild balanced = BuildWithAndWithout(
+          dir, prog, opt, "-fplugin-arg-ballarus-mode=path",
+          "-fplugin-arg-ballarus-path-balance=off", "balanced_paths", ctx,
+          &dump);
       total_balanced += balanced.Sum("balanced_paths");
       if (std::string(prog) != "balance_loop.c") continue;
-      EXPECT_NE(dump.out.find("counted by the balance of block"),
+      EXPECT_NE(dump.find("counted by the balance of block"),
                 std::string::npos)
-          << ctx << "\n" << dump.out;
+          << ctx << "\n" << dump;
       EXPECT_EQ(balanced.status, 3) << ctx;
       EXPECT_EQ(balanced.out, "start\n18 1\n") << ctx;
       const json* run = balanced.Function("run");
       ASSERT_NE(run, nullptr) << ctx << ": no paths of run()";
       EXPECT_EQ(run->value("balanced_paths", uint64_t{0}), 1u) << ctx;
-      uint64_t entries = 0, rounds = 0, cut_short = 0, returns = 0;
-      for (const json& p : run->at("paths")) {
-        const uint64_t n = p.at("count").get<uint64_t>();
-        const std::string end = p.at("end").get<std::string>();
-        if (p.at("start") == "entry") entries += n;
-        if (end == "back_edge") rounds += n;
-        if (end == "no_return") cut_short += n;
-        if (end == "return") returns += n;
-      }
-      EXPECT_EQ(entries, 3u) << ctx << run->dump();
-      EXPECT_EQ(rounds, 16u) << ctx;
-      EXPECT_EQ(cut_short, 2u) << ctx;
-      EXPECT_EQ(returns, 1u) << ctx;
+      PathTally t = TallyPaths(*run);
+      EXPECT_EQ(t.entries, 3u) << ctx << run->dump();
+      EXPECT_EQ(t.ends["back_edge"], 16u) << ctx;
+      EXPECT_EQ(t.ends["no_return"], 2u) << ctx;
+      EXPECT_EQ(t.ends["return"], 1u) << ctx;
     }
   }
   EXPECT_GE(total_balanced, 10u);
+}
+
+// ---------------------------------------------------------------------------
+// Pre-counts made on the edges into the call's block where several path
+// prefixes reach the call (path-precount-hoist, on by default): the oracle
+// is the same build counting in the call's block
+// (path-precount-hoist=off), in both path modes, with programs that leave
+// by exit(), longjmp and exceptions; multi_loops.c and exceptions.cc have
+// such calls, and the dump must show their counts moved.
+
+TEST(PathPrecountHoist, SamePathCountsAsCountedInTheCallBlock) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/path_precount_hoist";
+  harness::MakeFreshDir(dir);
+  for (const char* prog :
+       {"multi_loops.c", "exceptions.cc", "exit_deep.c", "setjmp_longjmp.c",
+        "goto_recursion.c", "big_function.c"}) {
+    for (const char* mode : {"path", "edge,path"}) {
+      for (const char* opt : {"-O0", "-O2"}) {
+        const std::string ctx =
+            std::string(prog) + " " + mode + " " + opt;
+        std::string dump;
+        BuildWithAndWithout(
+            dir, prog, opt, std::string("-fplugin-arg-ballarus-mode=") + mode,
+            "-fplugin-arg-ballarus-path-precount-hoist=off", nullptr, ctx,
+            &dump);
+        const std::string p = prog;
+        if (p == "multi_loops.c" || p == "exceptions.cc")
+          EXPECT_NE(dump.find("pre-count made on"), std::string::npos)
+              << ctx << "\n" << dump.substr(0, 4000);
+      }
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------
