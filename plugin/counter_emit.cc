@@ -83,6 +83,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -134,7 +135,8 @@ void QueueIncrement(edge e, tree counters, uint64_t index, bool atomic) {
                     build_int_cst(integer_type_node, index), NULL_TREE,
                     NULL_TREE);
   gimple_seq seq = NULL;
-  AppendCounterAdd(&seq, ref, build_int_cst(u64, 1), atomic);
+  AppendCounterAdd(&seq, ref, build_int_cst(u64, 1), atomic,
+                   RunsPerIteration(e));
   gsi_insert_seq_on_edge(e, seq);
 }
 
@@ -404,12 +406,86 @@ void PlaceEdgeCounters(ballarus::Function* fn,
   }
 }
 
+namespace {
+
+// Whether loop L (or a loop inside it) reads or writes memory a counter
+// may be: a call or asm that touches memory, an access through a
+// character type or one in unsigned long long's alias set.  Only in such
+// a loop can GCC neither keep a counter in a register across iterations
+// (LIM's store motion, which needs every other access disambiguated) nor
+// leave it alone: PRE forwards the stored value to the next iteration's
+// load.  JudgeLoops judges every loop before any code is inserted (the
+// counters' own accesses would conflict).
+struct LoopJudgement {
+  function* fn = nullptr;
+  std::map<int, bool> touches;  // by loop number
+} g_loops;
+
+bool MayTouchCounters(class loop* L) {
+  gcc_assert(g_loops.fn == cfun);
+  auto it = g_loops.touches.find(L->num);
+  return it != g_loops.touches.end() && it->second;
+}
+
+// Whether bb reads or writes memory a counter may be.
+bool TouchesCounters(basic_block bb, alias_set_type counter_set) {
+  for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi);
+       gsi_next(&gsi)) {
+    gimple* stmt = gsi_stmt(gsi);
+    if (is_gimple_debug(stmt) || !gimple_vuse(stmt)) continue;
+    if (is_gimple_call(stmt) || gimple_code(stmt) == GIMPLE_ASM) return true;
+    if (!is_gimple_assign(stmt)) continue;
+    for (tree ref : {gimple_assign_lhs(stmt), gimple_assign_rhs1(stmt)}) {
+      if (ref == NULL_TREE || !(REFERENCE_CLASS_P(ref) || DECL_P(ref)))
+        continue;
+      tree base = get_base_address(ref);
+      if (base != NULL_TREE && DECL_P(base) && !is_global_var(base))
+        continue;  // a local: never a counter
+      if (alias_sets_conflict_p(get_alias_set(ref), counter_set)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void JudgeLoops() {
+  g_loops.fn = cfun;
+  g_loops.touches.clear();
+  if (current_loops == NULL) return;
+  const alias_set_type counter_set =
+      get_alias_set(long_long_unsigned_type_node);
+  basic_block bb;
+  FOR_EACH_BB_FN(bb, cfun) {
+    if (bb->loop_father == NULL || loop_depth(bb->loop_father) == 0 ||
+        !TouchesCounters(bb, counter_set))
+      continue;
+    for (class loop* L = bb->loop_father; loop_depth(L) > 0;
+         L = loop_outer(L))
+      g_loops.touches[L->num] = true;
+  }
+}
+
+bool RunsPerIteration(basic_block bb) {
+  return current_loops != NULL && bb->loop_father != NULL &&
+         loop_depth(bb->loop_father) > 0 && MayTouchCounters(bb->loop_father);
+}
+
+bool RunsPerIteration(edge e) {
+  if (current_loops == NULL || e->src->loop_father == NULL ||
+      e->dest->loop_father == NULL)
+    return false;
+  class loop* L = find_common_loop(e->src->loop_father, e->dest->loop_father);
+  return loop_depth(L) > 0 && MayTouchCounters(L);
+}
+
 // Appends `ref += delta` to seq: a load, an add and a store, or with
 // update=atomic one relaxed __atomic_fetch_add_8.  ref is an element of a
 // counter array (constant or SSA index).  In a thread-mode function
 // (BeginThreadCounters) an element of the TU's array is redirected to the
 // thread's copy and added to plainly: only its thread writes it.
-void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic) {
+void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic,
+                      bool in_loop) {
   tree u64 = TREE_TYPE(ref);
   if (g_thread.active && TREE_CODE(ref) == ARRAY_REF &&
       TREE_OPERAND(ref, 0) == g_thread.counters) {
@@ -447,6 +523,21 @@ void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic) {
   tree t2 = make_temp_ssa_name(u64, NULL, "BLRS_ctr");
   gimple_seq_add_stmt(seq, gimple_build_assign(t2, PLUS_EXPR, t1, delta));
   gimple_seq_add_stmt(seq, gimple_build_assign(unshare_expr(ref), t2));
+  if (in_loop && g_options.loop_barrier) {
+    // asm ("" : "=m" (ref) : "m" (ref)): not volatile, no clobbers.
+    vec<tree, va_gc>* outputs = NULL;
+    vec<tree, va_gc>* inputs = NULL;
+    vec_safe_push(outputs,
+                  build_tree_list(build_tree_list(NULL_TREE,
+                                                  build_string(3, "=m")),
+                                  unshare_expr(ref)));
+    vec_safe_push(inputs,
+                  build_tree_list(build_tree_list(NULL_TREE,
+                                                  build_string(2, "m")),
+                                  unshare_expr(ref)));
+    gimple_seq_add_stmt(seq,
+                        gimple_build_asm_vec("", inputs, outputs, NULL, NULL));
+  }
 }
 
 void EmitEdgeCounters(const EdgeCounters& work, ballarus::Function* fn,

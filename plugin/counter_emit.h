@@ -48,7 +48,28 @@ void PlaceEdgeCounters(ballarus::Function* fn,
 // BeginThreadCounters and EndThreadCounters (update=thread) an element of
 // the TU's counter array is updated in the running thread's copy instead,
 // with a plain add, whatever `atomic` says.
-void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic);
+//
+// in_loop: the update runs on every iteration of a loop.  A plain update
+// is then followed by an empty asm that reads and writes the counter (a
+// compiler barrier for that counter alone, no instruction): otherwise
+// GCC's PRE carries the counter's value from one iteration's store to the
+// next iteration's load wherever nothing in the loop may write it, and
+// IVOPTs turns the `addq $1, counter` into an induction variable whose
+// value is stored on every iteration -- four instructions for one
+// (lstring.c's hash loop, bench/README.md).
+void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic,
+                      bool in_loop = false);
+
+// Looks at cfun's loops (before any code is inserted) for what
+// RunsPerIteration answers.
+void JudgeLoops();
+
+// Whether code on edge e (or in block bb) runs on every iteration of a
+// loop of cfun (inside a loop rather than on its entry or exit) that may
+// read or write memory a counter may be (a call, a character access...),
+// where PRE would otherwise carry a counter's value across iterations.
+bool RunsPerIteration(edge e);
+bool RunsPerIteration(basic_block bb);
 
 // update=thread, once per TU before any function is instrumented: moves
 // the TU's counter array into section BALLARUS_THREAD_SECTION (zero-filled,

@@ -194,9 +194,12 @@ bool ParseOptions(const plugin_name_args* info) {
     }
     if (k == "path-hoist" || k == "path-signed" || k == "path-returns" ||
         k == "path-balance" || k == "path-cut-hoist" ||
-        k == "path-precount-hoist" || k == "path-entry-balance") {
+        k == "path-precount-hoist" || k == "path-entry-balance" ||
+        k == "loop-barrier" || k == "path-keep-tails") {
       ok &= ParseOnOff(k, value,
                        k == "path-hoist"       ? &g_options.path_hoist
+                       : k == "loop-barrier"   ? &g_options.loop_barrier
+                       : k == "path-keep-tails" ? &g_options.path_keep_tails
                        : k == "path-signed"    ? &g_options.path_signed
                        : k == "path-returns"   ? &g_options.path_returns
                        : k == "path-balance"   ? &g_options.path_balance

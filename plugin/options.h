@@ -98,6 +98,16 @@ struct Options {
   // function's calls where all of them are direct calls from
   // path-profiled functions of the TU (path_plan.cc FindEntryTruncation).
   bool path_entry_balance = true;
+  // loop-barrier=off: a counter updated on every iteration of a loop is a
+  // plain update; by default, in a loop that may read or write memory a
+  // counter may be, an empty asm after it keeps GCC's PRE from carrying
+  // the counter's value across iterations (counter_emit.cc
+  // AppendCounterAdd).
+  bool loop_barrier = true;
+  // path-keep-tails=off: GCC cross-jumps as usual; by default not in a
+  // function whose computed goto (or cut block) had its path end counted
+  // on the edges into it (pass.cc KeepTailsApart).
+  bool path_keep_tails = true;
   bool early_termination = true;
   // early-termination=undo: the pre-count is undone when the call returns
   // (the scheme before pre-counts were kept; for comparison in bench).

@@ -290,6 +290,26 @@ void ChooseEntryBalances(std::vector<FunctionWork>* work,
   }
 }
 
+// Turns off cross-jumping (-fcrossjumping, on from -O2) for the function
+// of cfun, through a function-specific optimization node like
+// __attribute__((optimize("no-crossjumping"))) gives.  Path profiling
+// counts a computed goto's path end on the edges into it, before the
+// predecessors' common code (an interpreter's "fetch the next
+// instruction"), which then ends every predecessor alike; cross-jumping
+// would fold those tails into shared blocks, reached by an extra jump,
+// that the computed goto can no longer be duplicated into
+// (pass_duplicate_computed_gotos).  gcov's own counts sit in those tails
+// and keep them apart.  Cross-jumping only shares code: without it the
+// function executes no more instructions (lua's luaV_execute: 39 M
+// fewer, bench/README.md).
+void KeepTailsApart() {
+  if (!global_options.x_flag_crossjumping) return;
+  gcc_options opts = global_options;
+  opts.x_flag_crossjumping = 0;
+  DECL_FUNCTION_SPECIFIC_OPTIMIZATION(current_function_decl) =
+      build_optimization_node(&opts, &global_options_set);
+}
+
 std::string GetCwd() {
   const char* pwd = getpwd();
   return pwd ? pwd : "";
@@ -395,10 +415,14 @@ unsigned int ExecuteBallarus() {
       fprintf(dump_file, "ballarus: function %s: %zu counters\n",
               fn.demangled.c_str(), w.counters.counted.size());
     if (per_thread) BeginThreadCounters();
+    JudgeLoops();
     EmitEpochReads(fn, w.path.enabled, epoch, &w.reentry);
     if (w.path.enabled)
       EmitPathProfiling(w.path, counters, hashes.tables, hashes.add_fn,
                         arrived, w.reentry, epoch, atomic);
+    if (w.path.enabled && w.path.goto_end_hoisted &&
+        g_options.path_keep_tails)
+      KeepTailsApart();
     EmitEdgeCounters(w.counters, &fn, counters, atomic);
     QueueReentryCounts(w.reentry, fn, counters, epoch, atomic);
     gsi_commit_edge_inserts();

@@ -348,7 +348,7 @@ class PathEmitter {
       Add(seq, gimple_build_assign(sidx, NOP_EXPR, key));
       tree ref = build4(ARRAY_REF, u64_, counters_, sidx, NULL_TREE,
                         NULL_TREE);
-      AppendCounterAdd(seq, ref, delta, atomic_);
+      AppendCounterAdd(seq, ref, delta, atomic_, in_loop_);
       return;
     }
     if (ptr_) {
@@ -361,7 +361,7 @@ class PathEmitter {
         key = t;
       }
       tree ref = build2(MEM_REF, u64_, key, build_int_cst(rtype_, 0));
-      AppendCounterAdd(seq, ref, delta, atomic_);
+      AppendCounterAdd(seq, ref, delta, atomic_, in_loop_);
       return;
     }
     if (TREE_TYPE(key) != u64_) {  // the path number, as an unsigned index
@@ -387,7 +387,7 @@ class PathEmitter {
     tree sidx = make_temp_ssa_name(sizetype, NULL, "BLRS_i");
     Add(seq, gimple_build_assign(sidx, NOP_EXPR, idx));
     tree ref = build4(ARRAY_REF, u64_, counters_, sidx, NULL_TREE, NULL_TREE);
-    AppendCounterAdd(seq, ref, delta, atomic_);
+    AppendCounterAdd(seq, ref, delta, atomic_, in_loop_);
   }
 
   const ballarus::PathInfo& info_;
@@ -407,6 +407,11 @@ class PathEmitter {
   // index is a constant wherever the path so far is known, like
   // update=single's constant addresses.
   bool idx_;
+ public:
+  // The code being emitted runs on every iteration of a loop
+  // (AppendCounterAdd's in_loop); set per action by EmitPathProfiling.
+  bool in_loop_ = false;
+ private:
   bool ptr_;    // the register is a pointer into the dense table
   tree rtype_;  // the register's type (PathWork::signed_register, ptr_)
   tree r_ = NULL_TREE;
@@ -483,11 +488,13 @@ void EmitPathProfiling(const PathWork& work, tree counters, tree hashes,
                    hashes, add_fn, arrived, reentry, epoch, atomic);
   for (const auto& [bb, act] : work.in_blocks) {
     gimple_seq seq = NULL;
+    emit.in_loop_ = RunsPerIteration(bb);
     emit.Emit(act, &seq);
     InsertInBlock(bb, act, seq);
   }
   for (const auto& [e, act] : work.on_edges) {
     gimple_seq seq = NULL;
+    emit.in_loop_ = RunsPerIteration(e);
     emit.Emit(act, &seq);
     gsi_insert_seq_on_edge(e, seq);
   }

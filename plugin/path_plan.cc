@@ -1112,6 +1112,7 @@ void PlanPathProfiling(ballarus::Function* fn,
       if (!sources_reset && hoist_path_end(u, a, &goto_sites, &depth)) {
         for (const auto& [h, ha] : goto_sites)
           on_edge(h, PathAction::kCount, ha, 0);
+        work->goto_end_hoisted = true;
         if (dump_file)
           fprintf(dump_file, "  path: computed goto at block %u: its path "
                   "end counted on %zu edges, up to %d blocks before its "
@@ -1367,6 +1368,7 @@ void PlanPathProfiling(ballarus::Function* fn,
                          HoistFrom::kCut)) {
         for (const auto& [h, ha] : goto_sites)
           on_edge(h, PathAction::kCount, ha, 0);
+        work->goto_end_hoisted = true;
         in_block(de.ref, PathAction::kStartInit,
                  inc.inc[dag.start_edge[de.ref]], 0);
         if (dump_file)

@@ -110,6 +110,13 @@ struct PathWork {
   // function is a direct call from a path-profiled function of the TU.
   basic_block entry_block = nullptr;
   uint64_t entry_path = 0;
+  // The path end at a computed goto or a cut block went back onto the
+  // edges into it (path-cut-hoist): the tails of its predecessors, an
+  // interpreter's instruction fetch, are then alike, and
+  // GCC's cross-jumping would merge them back into shared blocks that the
+  // computed goto can no longer be duplicated into (pass.cc,
+  // KeepTailsApart).
+  bool goto_end_hoisted = false;
 };
 
 // Entry balance: drops `work`'s entry pre-count and records in its

@@ -41,6 +41,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -1714,6 +1715,114 @@ TEST(PathPrecountHoist, SamePathCountsAsCountedInTheCallBlock) {
       }
     }
   }
+}
+
+// ---------------------------------------------------------------------------
+// Counter updates kept apart from GCC's -O2 passes (programs/interp_hash.c,
+// whose comment says why): a computed goto whose path end went onto the
+// edges into it turns cross-jumping off (path-keep-tails), and a counter
+// updated per iteration of a loop that may touch counter memory gets an
+// empty asm after it (loop-barrier).  Neither changes a count: the oracle
+// is the same build with both off, in both path modes and edge mode, at
+// -O0 and -O2.  And they do what they are for, read off the -O2 assembly:
+// every one of run()'s eight `goto *` sites keeps its own indirect jump
+// (the dispatch duplicated into each handler; with path-keep-tails=off
+// GCC folds the handlers' tails together and fewer remain), and no counter
+// in main (where the hash loop is inlined) is written by a plain store of
+// a value carried in a register (with loop-barrier=off GCC's PRE and
+// IVOPTs make the hash loop's count one).
+
+namespace {
+
+// The function `fn`'s lines of the assembly file `s` (GCC's layout: from
+// its label to .cfi_endproc).
+std::string AsmFunction(const std::string& s, const std::string& fn) {
+  const size_t b = s.find("\n" + fn + ":\n");
+  if (b == std::string::npos) return "";
+  const size_t e = s.find(".cfi_endproc", b);
+  return s.substr(b, e == std::string::npos ? std::string::npos : e - b);
+}
+
+size_t CountMatches(const std::string& text, const std::regex& re) {
+  return std::distance(std::sregex_iterator(text.begin(), text.end(), re),
+                       std::sregex_iterator());
+}
+
+}  // namespace
+
+TEST(LoopBarrierKeepTails, SameCountsAndTheCodeGccWouldHaveSpoilt) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/loop_barrier_keep_tails";
+  harness::MakeFreshDir(dir);
+  const std::string off =
+      "-fplugin-arg-ballarus-loop-barrier=off "
+      "-fplugin-arg-ballarus-path-keep-tails=off";
+  for (const char* mode : {"path", "edge,path"}) {
+    for (const char* opt : {"-O0", "-O2"}) {
+      const std::string ctx = std::string("interp_hash.c ") + mode + " " + opt;
+      const PathBuild with = BuildWithAndWithout(
+          dir, "interp_hash.c", opt,
+          std::string("-fplugin-arg-ballarus-mode=") + mode, off, nullptr,
+          ctx);
+      EXPECT_EQ(with.out, "run=948 traced=670\nstrings=800 sum=1493423\n")
+          << ctx;
+    }
+  }
+  // Edge mode: the same edge profile with and without the barrier.
+  const std::string src = harness::ProgramsDir() + "/interp_hash.c";
+  const std::string cc = Quote(InstallPrefix() + "/bin/ballarus-gcc");
+  for (const char* opt : {"-O0", "-O2"}) {
+    std::string shown[2];
+    for (int i = 0; i < 2; ++i) {
+      const std::string exe = i ? "edge_off" : "edge_on";
+      ASSERT_EQ(harness::Run(cc + " " + opt + " " + (i ? off : "") + " " +
+                                 Quote(src) + " -o " + exe,
+                             dir).status,
+                0);
+      const CommandResult r = harness::Run(
+          "./" + exe, dir, {"BALLARUS_PROFILE=" + dir + "/" + exe + ".prof"});
+      EXPECT_EQ(r.out, "run=948 traced=670\nstrings=800 sum=1493423\n");
+      const CommandResult j = harness::Run(
+          Quote(Reconstruct()) + " show --json " + exe + ".prof", dir);
+      ASSERT_EQ(j.status, 0) << j.err;
+      json profile = json::parse(j.out);
+      for (json& f : profile.at("functions")) f.erase("counters");
+      shown[i] = profile.at("functions").dump();
+    }
+    EXPECT_EQ(shown[0], shown[1]) << "edge " << opt;
+  }
+
+  // The assembly at -O2.
+  const std::regex indirect_jump(R"(\tjmp\t\*)");
+  const std::regex stored_counter(
+      R"(\tmovq\t%r[a-z0-9]+, [0-9]*\+?__ballarus_counters)");
+  auto assembly = [&](const std::string& options) {
+    const CommandResult c = harness::Run(
+        cc + " -O2 " + options + " -S " + Quote(src) + " -o out.s", dir);
+    EXPECT_EQ(c.status, 0) << options << ": " << c.err;
+    return harness::Run("cat out.s", dir).out;
+  };
+  for (const char* mode : {"path", "edge,path"}) {
+    const std::string m = std::string("-fplugin-arg-ballarus-mode=") + mode;
+    const std::string on = assembly(m);
+    const std::string tails_off =
+        assembly(m + " -fplugin-arg-ballarus-path-keep-tails=off");
+    const std::string barrier_off =
+        assembly(m + " -fplugin-arg-ballarus-loop-barrier=off");
+    const size_t jumps = CountMatches(AsmFunction(on, "run"), indirect_jump);
+    EXPECT_GE(jumps, 8u) << mode << "\n" << AsmFunction(on, "run");
+    EXPECT_LT(CountMatches(AsmFunction(tails_off, "run"), indirect_jump),
+              std::min<size_t>(jumps, 8))
+        << mode;
+    EXPECT_EQ(CountMatches(AsmFunction(on, "main"), stored_counter), 0u)
+        << mode << "\n" << AsmFunction(on, "main");
+    EXPECT_GE(CountMatches(AsmFunction(barrier_off, "main"), stored_counter),
+              1u)
+        << mode;
+  }
+  const std::string edge = assembly("-fplugin-arg-ballarus-mode=edge");
+  EXPECT_EQ(CountMatches(AsmFunction(edge, "main"), stored_counter), 0u)
+      << AsmFunction(edge, "main");
 }
 
 // ---------------------------------------------------------------------------
