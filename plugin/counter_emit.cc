@@ -83,7 +83,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -418,13 +418,14 @@ namespace {
 // counters' own accesses would conflict).
 struct LoopJudgement {
   function* fn = nullptr;
-  std::map<int, bool> touches;  // by loop number
+  std::set<int> touching;  // numbers of the loops that may touch counters
 } g_loops;
 
-bool MayTouchCounters(class loop* L) {
+// Whether code in loop L (the root: none) runs on every iteration of a
+// loop that may touch counter memory.
+bool PerIterationIn(class loop* L) {
   gcc_assert(g_loops.fn == cfun);
-  auto it = g_loops.touches.find(L->num);
-  return it != g_loops.touches.end() && it->second;
+  return L != NULL && loop_depth(L) > 0 && g_loops.touching.count(L->num);
 }
 
 // Whether bb reads or writes memory a counter may be.
@@ -451,7 +452,7 @@ bool TouchesCounters(basic_block bb, alias_set_type counter_set) {
 
 void JudgeLoops() {
   g_loops.fn = cfun;
-  g_loops.touches.clear();
+  g_loops.touching.clear();
   if (current_loops == NULL) return;
   const alias_set_type counter_set =
       get_alias_set(long_long_unsigned_type_node);
@@ -462,21 +463,20 @@ void JudgeLoops() {
       continue;
     for (class loop* L = bb->loop_father; loop_depth(L) > 0;
          L = loop_outer(L))
-      g_loops.touches[L->num] = true;
+      g_loops.touching.insert(L->num);
   }
 }
 
 bool RunsPerIteration(basic_block bb) {
-  return current_loops != NULL && bb->loop_father != NULL &&
-         loop_depth(bb->loop_father) > 0 && MayTouchCounters(bb->loop_father);
+  return current_loops != NULL && PerIterationIn(bb->loop_father);
 }
 
 bool RunsPerIteration(edge e) {
   if (current_loops == NULL || e->src->loop_father == NULL ||
       e->dest->loop_father == NULL)
     return false;
-  class loop* L = find_common_loop(e->src->loop_father, e->dest->loop_father);
-  return loop_depth(L) > 0 && MayTouchCounters(L);
+  return PerIterationIn(
+      find_common_loop(e->src->loop_father, e->dest->loop_father));
 }
 
 // Appends `ref += delta` to seq: a load, an add and a store, or with

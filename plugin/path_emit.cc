@@ -108,7 +108,9 @@ class PathEmitter {
     }
   }
 
-  void Emit(const PathAction& act, gimple_seq* seq) {
+  // in_loop: the code runs on every iteration of a loop (AppendCounterAdd).
+  void Emit(const PathAction& act, bool in_loop, gimple_seq* seq) {
+    in_loop_ = in_loop;
     switch (act.kind) {
       case PathAction::kCheckFlag:
       case PathAction::kStartCheckFlag:
@@ -407,11 +409,7 @@ class PathEmitter {
   // index is a constant wherever the path so far is known, like
   // update=single's constant addresses.
   bool idx_;
- public:
-  // The code being emitted runs on every iteration of a loop
-  // (AppendCounterAdd's in_loop); set per action by EmitPathProfiling.
-  bool in_loop_ = false;
- private:
+  bool in_loop_ = false;  // Emit's in_loop, for the counts it makes
   bool ptr_;    // the register is a pointer into the dense table
   tree rtype_;  // the register's type (PathWork::signed_register, ptr_)
   tree r_ = NULL_TREE;
@@ -488,14 +486,12 @@ void EmitPathProfiling(const PathWork& work, tree counters, tree hashes,
                    hashes, add_fn, arrived, reentry, epoch, atomic);
   for (const auto& [bb, act] : work.in_blocks) {
     gimple_seq seq = NULL;
-    emit.in_loop_ = RunsPerIteration(bb);
-    emit.Emit(act, &seq);
+    emit.Emit(act, RunsPerIteration(bb), &seq);
     InsertInBlock(bb, act, seq);
   }
   for (const auto& [e, act] : work.on_edges) {
     gimple_seq seq = NULL;
-    emit.in_loop_ = RunsPerIteration(e);
-    emit.Emit(act, &seq);
+    emit.Emit(act, RunsPerIteration(e), &seq);
     gsi_insert_seq_on_edge(e, seq);
   }
 }

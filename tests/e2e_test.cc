@@ -39,9 +39,9 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <sstream>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -1779,15 +1779,14 @@ TEST(LoopBarrierKeepTails, SameCountsAndTheCodeGccWouldHaveSpoilt) {
                                  Quote(src) + " -o " + exe,
                              dir).status,
                 0);
-      const CommandResult r = harness::Run(
-          "./" + exe, dir, {"BALLARUS_PROFILE=" + dir + "/" + exe + ".prof"});
+      const std::string profile = dir + "/" + exe + ".prof";
+      const CommandResult r =
+          harness::Run("./" + exe, dir, {"BALLARUS_PROFILE=" + profile});
       EXPECT_EQ(r.out, "run=948 traced=670\nstrings=800 sum=1493423\n");
-      const CommandResult j = harness::Run(
-          Quote(Reconstruct()) + " show --json " + exe + ".prof", dir);
-      ASSERT_EQ(j.status, 0) << j.err;
-      json profile = json::parse(j.out);
-      for (json& f : profile.at("functions")) f.erase("counters");
-      shown[i] = profile.at("functions").dump();
+      json show;
+      std::string error;
+      ASSERT_TRUE(ShowJson(profile, dir, &show, &error)) << error;
+      shown[i] = show.at("functions").dump();
     }
     EXPECT_EQ(shown[0], shown[1]) << "edge " << opt;
   }
