@@ -95,14 +95,16 @@ struct PathInfo {
     }
   };
   std::vector<Derived> derived;
-  // kPathFlagBalancedStarts: truncated paths whose pre-count is not made
-  // (mode=path).  Path `path` starts at block `start` (a loop header
-  // entered by cut edges, or a cut block) and ends at the fake edge of the
-  // first pre-counting call on its way, the only prefix reaching that call.
-  // Every path that starts at `start` begins when a path ends at a cut edge
-  // into it (or at its cut), so the paths from `start` add up to those
-  // ends; reconstruct gives `path`, after SettlePrecounts, what makes them
-  // add up.  Ascending by path; each start at most once.
+  // kPathFlagBalancedStarts: paths whose count is not made (mode=path).
+  // Path `path` either starts at block `start` (a loop header entered by
+  // cut edges, or a cut block) and ends at the fake edge of the first
+  // pre-counting call on its way, the only prefix reaching that call; or
+  // ends into `start` (at a loop entry cut edge, the only path ending
+  // there) without starting there.  Every path that starts at `start`
+  // begins when a path ends at a cut edge into it (or at its cut), so the
+  // paths from `start` add up to those ends; reconstruct gives `path`,
+  // after SettlePrecounts, what makes them add up.  Ascending by path; each
+  // start at most once.
   struct Balanced {
     uint64_t path = 0;
     uint32_t start = 0;

@@ -351,8 +351,18 @@ bool BalanceStarts(const PathDag& dag, const PathNumbering& num,
                    std::map<uint64_t, uint64_t>* counts, std::string* error) {
   if (balanced.empty()) return true;
   std::vector<uint32_t> edges;
+  // The block a path's last DAG edge leads into anew: the target of a cut
+  // edge (kBackEnd), or a cut block (kCutEnd); UINT32_MAX otherwise.
+  auto ends_into = [&](const DagEdge& last) {
+    if (last.kind == DagEdge::kBackEnd) return fn.edges[last.ref].dst;
+    if (last.kind == DagEdge::kCutEnd) return last.ref;
+    return UINT32_MAX;
+  };
   // The listed paths first: each must start at its S and end at a fake
-  // edge into EXIT.
+  // edge into EXIT (truncated: it makes up what the paths from S lack), or
+  // end into S without starting there (an end into S: it makes up what
+  // the starts lack).  One per S.
+  std::map<uint32_t, bool> truncated;  // per S
   for (const auto& [path, start] : balanced) {
     if (!DecodePath(dag, num, mpz_class(static_cast<unsigned long>(path)),
                     &edges) ||
@@ -362,47 +372,87 @@ bool BalanceStarts(const PathDag& dag, const PathNumbering& num,
     }
     const DagEdge& first = dag.edges[edges.front()];
     const DagEdge& last = dag.edges[edges.back()];
-    if (first.kind != DagEdge::kStart || first.ref != start ||
-        last.kind != DagEdge::kCfg || last.dst != kExitBlock ||
-        !(fn.edges[last.ref].flags & kEdgeFake)) {
+    const bool from_s = first.kind == DagEdge::kStart && first.ref == start;
+    const bool cut_short = from_s && last.kind == DagEdge::kCfg &&
+                           last.dst == kExitBlock &&
+                           (fn.edges[last.ref].flags & kEdgeFake);
+    const bool end_into = !from_s && ends_into(last) == start;
+    if (!cut_short && !end_into) {
       *error = "balanced path " + std::to_string(path) +
-               " is not a path from block " + std::to_string(start) +
-               " cut short at a call";
+               " is neither a path from block " + std::to_string(start) +
+               " cut short at a call nor one ending into it";
+      return false;
+    }
+    if (!truncated.emplace(start, cut_short).second) {
+      *error = "block " + std::to_string(start) + " balances two paths";
       return false;
     }
   }
-  // Per block: starts (paths ending at a cut edge into it or at its cut)
-  // and the counts of the paths from it, modulo 2^64.
-  std::map<uint32_t, uint64_t> starts, from;
-  for (const auto& [path, start] : balanced) {
-    starts[start] = 0;
-    from[start] = 0;
-  }
-  for (const auto& [number, count] : *counts) {
+  // Per counted path: the block its first DAG edge starts anew (a kStart
+  // dummy's) and the one its last leads into anew (UINT32_MAX if none).
+  struct Ends {
+    uint32_t from = UINT32_MAX, into = UINT32_MAX;
+  };
+  auto ends_of = [&](uint64_t number, Ends* e) {
     if (!DecodePath(dag, num, mpz_class(static_cast<unsigned long>(number)),
                     &edges) ||
-        edges.empty()) {
+        edges.empty())
+      return false;
+    const DagEdge& first = dag.edges[edges.front()];
+    e->from = first.kind == DagEdge::kStart ? first.ref : UINT32_MAX;
+    e->into = ends_into(dag.edges[edges.back()]);
+    return true;
+  };
+  std::map<uint64_t, Ends> ends;
+  for (const auto& [number, count] : *counts)
+    if (!ends_of(number, &ends[number])) {
       *error = "path " + std::to_string(number) + " cannot be decoded";
       return false;
     }
-    const DagEdge& first = dag.edges[edges.front()];
-    if (first.kind == DagEdge::kStart) {
-      auto it = from.find(first.ref);
-      if (it != from.end()) it->second += count;
+  for (const auto& [path, start] : balanced)
+    if (!ends.count(path)) ends_of(path, &ends[path]);  // decoded above
+  // A listed path may be among the paths of another listed S's balance (a
+  // loop entry cut's end that starts at an outer loop's header): solve an
+  // S once no other unsolved listed path takes part in its balance.
+  std::map<uint32_t, uint64_t> unsolved;  // S -> its path
+  for (const auto& [path, start] : balanced) unsolved[start] = path;
+  while (!unsolved.empty()) {
+    bool progress = false;
+    for (auto it = unsolved.begin(); it != unsolved.end();) {
+      const uint32_t start = it->first;
+      const uint64_t path = it->second;
+      bool ready = true;
+      for (const auto& [s2, p2] : unsolved)
+        if (p2 != path &&
+            (ends[p2].from == start || ends[p2].into == start))
+          ready = false;
+      if (!ready) {
+        ++it;
+        continue;
+      }
+      // The starts (paths ending at a cut edge into S or at its cut) and
+      // the counts of the paths from S, modulo 2^64.
+      uint64_t starts = 0, from = 0;
+      for (const auto& [number, count] : *counts) {
+        if (ends[number].from == start) from += count;
+        if (ends[number].into == start) starts += count;
+      }
+      const uint64_t add =
+          truncated[start] ? starts - from : from - starts;
+      if (add != 0) {
+        uint64_t& c = (*counts)[path];
+        c += add;
+        if (c == 0) counts->erase(path);
+      }
+      it = unsolved.erase(it);
+      progress = true;
     }
-    const DagEdge& last = dag.edges[edges.back()];
-    uint32_t into = UINT32_MAX;
-    if (last.kind == DagEdge::kBackEnd) into = fn.edges[last.ref].dst;
-    if (last.kind == DagEdge::kCutEnd) into = last.ref;
-    auto it = starts.find(into);
-    if (it != starts.end()) it->second += count;
-  }
-  for (const auto& [path, start] : balanced) {
-    const uint64_t add = starts[start] - from[start];
-    if (add == 0) continue;
-    uint64_t& c = (*counts)[path];
-    c += add;
-    if (c == 0) counts->erase(path);
+    if (!progress) {
+      *error = "balanced paths of blocks " +
+               std::to_string(unsolved.begin()->first) +
+               " and others depend on each other";
+      return false;
+    }
   }
   return true;
 }

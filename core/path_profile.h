@@ -155,12 +155,16 @@ bool SettlePrecounts(const PathDag& dag, const PathNumbering& num,
 // kPathFlagBalancedStarts).  A path starts at block S (its first DAG edge
 // S's kStart dummy) each time a path ends at a cut edge into S (a kBackEnd
 // whose cut edge leads to S) or at S's cut (kCutEnd); each such path then
-// ends once: completed, or cut short at a call.  For each {path, S} of
-// `balanced` -- a path truncated at a call whose pre-count was not made --
-// BalanceStarts adds to `counts` (settled: after SettlePrecounts) the
-// number of starts at S minus the counts of the paths from S, so that they
-// add up.  False with *error if a listed path does not start at S's kStart
-// dummy or does not end at a fake edge into EXIT.
+// ends once: completed, or cut short at a call.  So the counts of the
+// paths ending into S equal those of the paths from S, and one count on
+// either side can be left out.  For each {path, S} of `balanced` (one per
+// S) -- a path from S truncated at a call whose pre-count was not made, or
+// a path ending into S (at a loop entry cut edge, not starting at S) whose
+// end count was not made -- BalanceStarts adds to `counts` (settled: after
+// SettlePrecounts) what makes the two sides add up.  False with *error if
+// a listed path is neither (a path from S's kStart dummy to a fake edge
+// into EXIT, or a path ending into S that does not start there) or S is
+// listed twice.
 bool BalanceStarts(const PathDag& dag, const PathNumbering& num,
                    const Function& fn,
                    const std::vector<std::pair<uint64_t, uint32_t>>& balanced,

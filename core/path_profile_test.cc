@@ -1714,17 +1714,46 @@ TEST(BalanceStarts, TruncatedPathFromTheLoopHeader) {
   ASSERT_TRUE(SettlePrecounts(dag, num, f, {3}, &counts, &err)) << err;
   ASSERT_TRUE(BalanceStarts(dag, num, f, {{5, 2}}, &counts, &err)) << err;
   EXPECT_EQ(counts, (std::map<uint64_t, uint64_t>{{0, 1}, {3, 2}, {4, 1}}));
-  // A listed path must start at the block and end cut short at a call.
+  // A listed path must start at the block and end cut short at a call,
+  // or end into the block without starting there: not 2 3 4 back.
   EXPECT_FALSE(BalanceStarts(dag, num, f, {{3, 2}}, &counts, &err));
-  EXPECT_NE(err.find("balanced path 3 is not a path from block 2 cut short "
-                     "at a call"),
+  EXPECT_NE(err.find("balanced path 3 is neither a path from block 2 cut "
+                     "short at a call nor one ending into it"),
             std::string::npos)
+      << err;
+  // Nor may a block balance two paths.
+  EXPECT_FALSE(BalanceStarts(dag, num, f, {{0, 2}, {5, 2}}, &counts, &err));
+  EXPECT_NE(err.find("block 2 balances two paths"), std::string::npos)
       << err;
   EXPECT_FALSE(BalanceStarts(dag, num, f, {{2, 2}}, &counts, &err));
   EXPECT_FALSE(BalanceStarts(dag, num, f, {{5, 3}}, &counts, &err));
   EXPECT_FALSE(BalanceStarts(dag, num, f, {{6, 2}}, &counts, &err));
   EXPECT_NE(err.find("balanced path 6 cannot be decoded"), std::string::npos)
       << err;
+}
+
+// The other side of the balance: a path ending into block 2 (at the back
+// edge) without starting there, its count not made.  One invocation that
+// goes round twice and returns, no call cut short (no pre-counts): true
+// ENTRY 2 3 4 back (0) once, 2 3 4 back (3) once, 2 3 4 5 EXIT (4) once;
+// stored without path 0.  Ends into 2: 0 + 1, paths from 2: 1 + 1, so
+// path 0 gets 1.
+TEST(BalanceStarts, PathEndingIntoTheLoopHeader) {
+  const Function f = LoopWithExitingCall();
+  PathCuts cuts;
+  cuts.edges = FindBackEdges(f);
+  PathDag dag;
+  std::string err;
+  ASSERT_TRUE(BuildPathDag(f, cuts, &dag, &err)) << err;
+  const PathNumbering num = NumberPaths(dag);
+  std::map<uint64_t, uint64_t> counts{{3, 1}, {4, 1}};
+  ASSERT_TRUE(BalanceStarts(dag, num, f, {{0, 2}}, &counts, &err)) << err;
+  EXPECT_EQ(counts, (std::map<uint64_t, uint64_t>{{0, 1}, {3, 1}, {4, 1}}));
+  // Three invocations, each straight through (ENTRY 2 3 4 5 EXIT, path 1):
+  // path 0 never ran, and gets nothing.
+  counts = {{1, 3}};
+  ASSERT_TRUE(BalanceStarts(dag, num, f, {{0, 2}}, &counts, &err)) << err;
+  EXPECT_EQ(counts, (std::map<uint64_t, uint64_t>{{1, 3}}));
 }
 
 // LoopWithExitingCall invoked 3 times: ENTRY 2 3 4 back (0) then 2 3 4 5

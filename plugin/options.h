@@ -61,6 +61,11 @@ struct Options {
     return v == AutoOnOff::kOn || (v == AutoOnOff::kAuto && when_auto);
   }
   AutoOnOff path_loop_cuts = AutoOnOff::kAuto;
+  // path-call-cuts: a block whose call may not return and which several
+  // path prefixes reach is cut (paths end on entering it and start afresh
+  // there), so the register need not live across the call
+  // (path_plan.cc) -- kAuto (default): in mode=path; kOff: never.
+  AutoOnOff path_call_cuts = AutoOnOff::kAuto;
   // path-goto-targets: a computed goto's targets set the path register at
   // their start instead of the goto (path_plan.cc) -- kAuto (default):
   // unless the weights are an earlier profile's counts; kOff: the goto

@@ -241,6 +241,87 @@ std::vector<uint32_t> CutMultiPathLoopEntries(
   return cut;
 }
 
+// Call cuts (path-call-cuts).  A call that may not return is pre-counted
+// (early termination): count[r + a]++ before it, through the register of
+// the path so far.  Where several path prefixes reach the call's block
+// that register is a variable, and the path goes on after the call with
+// it, so it lives across the call -- in a callee-saved register that
+// every invocation pushes and pops, materialised (`lea`) on each way in:
+// lua's small API functions (lua_callk, lua_compare, lua_geti: a test or
+// two, then a call, then the end) paid 3-5 instructions per call where
+// gcov pays 2 counter updates, and push/pop alone made up 106 M of lua's
+// 116 M instructions over gcov.  Cutting the call's block instead ends the
+// path on entering it (a count through the register, or, hoisted onto the
+// in-edges, `addq $1,K(%rip)` on each) and starts the next one there: the
+// register is the constant b across the call, and the pre-count goes
+// (the block's paths are balanced against its cut counts:
+// BalanceStartTruncations).  Same number of counts, no register across the
+// call.  The price is information: a path no longer runs through such a
+// call (its prefix and what follows are counted apart), as at a loop
+// entry cut.  Only calls one of the pre-counting kind (not a callee of the
+// TU that always returns) whose block several prefixes reach, may be cut
+// (not a returns-twice call or dispatcher, not a re-entry call) and is not
+// the target of a cut edge; with kept pre-counts (the balance needs them).
+// Returns the blocks cut (ascending), added to plan->cuts.
+std::vector<uint32_t> CutCallBlocks(const ballarus::Function& fn,
+                                    const ballarus::PathDag& dag,
+                                    const std::vector<basic_block>& bbs,
+                                    const std::vector<bool>& may_cut,
+                                    const std::vector<ReentryCall>& reentry,
+                                    const ReturningCallees& returning,
+                                    ballarus::PathPlan* plan) {
+  std::vector<uint32_t> cut;
+  if (!Options::IsOn(g_options.path_call_cuts,
+                     g_options.mode == Mode::kNone) ||
+      !g_options.early_termination || g_options.early_termination_undo)
+    return cut;
+  const uint32_t nb = static_cast<uint32_t>(fn.blocks.size());
+  std::vector<uint8_t> prefixes(dag.n_vertices, 0);  // 0, 1, or 2 = many
+  prefixes[ballarus::kEntryBlock] = 1;
+  for (uint32_t v : dag.topo)
+    for (uint32_t d : dag.out[v]) {
+      uint8_t& p = prefixes[dag.edges[d].dst];
+      p = static_cast<uint8_t>(std::min(2, p + prefixes[v]));
+    }
+  std::vector<bool> excluded(nb, false);  // cut already, or a cut's target
+  for (uint32_t b : plan->cuts.blocks) excluded[b] = true;
+  for (uint32_t i : plan->cuts.edges)
+    if (fn.edges[i].dst < nb) excluded[fn.edges[i].dst] = true;
+  for (const ReentryCall& rc : reentry)
+    excluded[static_cast<uint32_t>(rc.block->index)] = true;
+  for (size_t i = 0; i < fn.edges.size(); ++i) {
+    const ballarus::Edge& me = fn.edges[i];
+    const uint32_t u = me.src;
+    if (!(me.flags & ballarus::kEdgeFake) || me.dst != ballarus::kExitBlock ||
+        dag.dag_edge_of_cfg[i] < 0 || u < 2 || u >= nb || bbs[u] == NULL ||
+        !may_cut[u] || excluded[u] || prefixes[dag.in_vertex[u]] < 2)
+      continue;
+    gimple_stmt_iterator gsi = gsi_last_nondebug_bb(bbs[u]);
+    gimple* last = gsi_end_p(gsi) ? NULL : gsi_stmt(gsi);
+    if (last == NULL || !is_gimple_call(last)) continue;
+    bool normal = false;
+    edge e;
+    edge_iterator ei;
+    FOR_EACH_EDGE(e, ei, bbs[u]->succs)
+      normal = normal ||
+               !(e->flags & (EDGE_FAKE | EDGE_ABNORMAL | EDGE_ABNORMAL_CALL));
+    if (!normal) continue;
+    if (!gimple_call_tail_p(as_a<gcall*>(last)) &&
+        !gimple_call_must_tail_p(as_a<gcall*>(last)) &&
+        returning.AlwaysReturns(last))
+      continue;
+    excluded[u] = true;
+    cut.push_back(u);
+    if (dump_file)
+      fprintf(dump_file, "  path: block %u cut: its call may not return and "
+              "several prefixes reach it\n", u);
+  }
+  std::sort(cut.begin(), cut.end());
+  plan->cuts.blocks.insert(plan->cuts.blocks.end(), cut.begin(), cut.end());
+  std::sort(plan->cuts.blocks.begin(), plan->cuts.blocks.end());
+  return cut;
+}
+
 // Path ends hoisted onto chords (path-hoist; see "Count hoisting" in
 // PlanPathProfiling).  The GCC edges that carry a chord -- a nonzero
 // increment on a DAG edge of their own -- ascending by address: code on
@@ -388,24 +469,50 @@ std::map<uint32_t, FirstPreCount> FirstPreCounts(
   return first;
 }
 
-// Truncated paths counted by the balance of their start (mode=path, kept
-// pre-counts; PathInfo::balanced).  A path that starts at block S -- a
-// loop header entered by cut edges only, or a cut block -- begins each
-// time a path ends at a cut edge into S (or at S's cut), and every one of
-// them then ends once, completed or cut short at a call.  So the paths
-// from S add up to those ends, which are counted: one count from S can be
-// left out and taken from that balance.  The one left out is the pre-count
-// before the first call that may not return on the only prefix from S
-// that reaches it (no pre-count before it on that prefix, whose settling
-// would need it), the hottest such call by the weights (FirstPreCounts):
-// a loop that calls an unknown function once per iteration (sqlite3's
-// vdbeSorterMerge and its xCompare) then counts nothing for the call.  One
-// per S: the balance is one equation.
+// The end of the one path that reaches a loop entry cut edge into S, made
+// by a kCountReset on the edge (work.on_edges[index]), and how often that
+// edge runs by the estimate (GCC's guess, or the weights when measured).
+struct EntryCutEnd {
+  size_t index = 0;
+  uint64_t path = 0;
+  uint64_t weight = 0;
+  uint32_t src = 0;  // the cut edge's source block
+};
+
+// Paths counted by the balance of their start (mode=path, kept pre-counts;
+// PathInfo::balanced).  A path that starts at block S -- a loop header
+// entered by cut edges only, or a cut block -- begins each time a path ends
+// at a cut edge into S (or at S's cut), and every one of them then ends
+// once, completed or cut short at a call.  So the paths from S add up to
+// the paths ending into S, and all are counted: one count on either side
+// can be left out and taken from that balance.  On the side of the paths
+// from S, the pre-count before the first call that may not return on the
+// only prefix from S that reaches it (no pre-count before it on that
+// prefix, whose settling would need it), the hottest such call by the
+// weights (FirstPreCounts): a loop that calls an unknown function once per
+// iteration (sqlite3's vdbeSorterMerge and its xCompare) then counts
+// nothing for the call.  On the side of the ends into S, the end of the
+// only path that reaches a loop entry cut edge (entry_ends): a loop
+// entered once per invocation, and left at once most of the time (lua's
+// luaD_precall: its `goto retry` for __call metamethods, its nil-filling
+// loop for missing arguments) then pays nothing for its entry cut, where
+// it paid one count per entry.  The hotter of the two when S has both.
+// One per S: the balance is one equation.
 void BalanceStartTruncations(const std::map<uint32_t, FirstPreCount>& first,
+                             const std::map<uint32_t, EntryCutEnd>& entry_ends,
+                             const std::vector<uint64_t>& pre_weight,
                              PathWork* work) {
   std::map<uint32_t, FirstPreCount> chosen(first);
   chosen.erase(kFromEntry);
-  if (chosen.empty()) return;
+  std::map<uint32_t, EntryCutEnd> ends;
+  for (const auto& [s, end] : entry_ends) {
+    auto it = chosen.find(s);
+    if (it != chosen.end() && pre_weight[it->second.index] > end.weight)
+      continue;
+    if (it != chosen.end()) chosen.erase(it);
+    ends[s] = end;
+  }
+  if (chosen.empty() && ends.empty()) return;
   std::vector<ballarus::PathInfo::Balanced> balanced;
   std::vector<bool> drop(work->in_blocks.size(), false);
   for (const auto& [s, pick] : chosen) {
@@ -413,15 +520,30 @@ void BalanceStartTruncations(const std::map<uint32_t, FirstPreCount>& first,
     balanced.push_back({pick.path, s});
     drop[pick.index] = true;
   }
+  for (const auto& [s, end] : ends) {
+    if (end.path >= work->info.n_paths) return;  // never: every count made
+    balanced.push_back({end.path, s});
+  }
   std::sort(balanced.begin(), balanced.end(),
             [](const auto& x, const auto& y) { return x.path < y.path; });
   for (size_t i = 1; i < balanced.size(); ++i)
     if (balanced[i].path == balanced[i - 1].path) return;
-  if (dump_file)
-    for (const auto& b : balanced)
+  if (dump_file) {
+    for (const auto& [s, pick] : chosen)
       fprintf(dump_file, "  path: path %llu (cut short at a call) counted "
               "by the balance of block %u's paths: no pre-count\n",
-              (unsigned long long)b.path, b.start);
+              (unsigned long long)pick.path, s);
+    for (const auto& [s, end] : ends)
+      fprintf(dump_file, "  path: path %llu (ending at a loop entry cut) "
+              "counted by the balance of block %u's paths: no count\n",
+              (unsigned long long)end.path, s);
+  }
+  // The entry cut edge still resets the register: r = b.
+  for (const auto& [s, end] : ends) {
+    PathAction& act = work->on_edges[end.index].second;
+    gcc_assert(act.kind == PathAction::kCountReset);
+    act = PathAction{PathAction::kInit, act.b, 0};
+  }
   size_t k = 0;
   std::vector<std::pair<basic_block, PathAction>> kept;
   for (auto& x : work->in_blocks)
@@ -723,6 +845,9 @@ void PlanPathProfiling(ballarus::Function* fn,
     std::sort(entry_cuts.begin(), entry_cuts.end());
     number();
   }
+  const std::vector<uint32_t> call_cuts =
+      CutCallBlocks(*fn, dag, bbs, may_cut, reentry, returning, &plan);
+  if (!call_cuts.empty()) number();
 
   // Every value of the register is a sum of distinct increments (each DAG
   // edge at most once per path), so below the sum of their magnitudes.
@@ -774,7 +899,10 @@ void PlanPathProfiling(ballarus::Function* fn,
                   : "back edge",
               fn->edges[i].src, fn->edges[i].dst);
     for (uint32_t b : info.cut_blocks)
-      fprintf(dump_file, "  block %u cut (too many paths through it)\n", b);
+      fprintf(dump_file, "  block %u cut (%s)\n", b,
+              std::binary_search(call_cuts.begin(), call_cuts.end(), b)
+                  ? "its call may not return"
+                  : "too many paths through it");
   }
 
   auto on_edge = [&](edge e, PathAction::Kind k, uint64_t a, uint64_t b) {
@@ -856,6 +984,8 @@ void PlanPathProfiling(ballarus::Function* fn,
       uint8_t& p = prefixes[dag.edges[d].dst];
       p = static_cast<uint8_t>(std::min(2, p + prefixes[v]));
     }
+  const std::vector<uint64_t> prefix_reg = PrefixRegisters(dag, inc, prefixes);
+  std::map<uint32_t, EntryCutEnd> entry_ends;  // per loop header
   constexpr size_t kHoistMaxPreds = 8;
   const std::vector<edge> chord_edges = ChordEdges(*fn, dag, inc, gcc_edges);
   size_t hoisted_onto_chords = 0;  // of the last hoist_onto's edges
@@ -1025,8 +1155,23 @@ void PlanPathProfiling(ballarus::Function* fn,
     }
     return !in->empty();
   };
+  // A call cut (CutCallBlocks) stands for the pre-count it replaces and is
+  // hoisted as one (onto chords too), and further: onto any edge, split or
+  // not, where every edge into the block then counts a fixed counter.
+  std::vector<bool> call_cut(nb, false);
+  for (uint32_t b : call_cuts) call_cut[b] = true;
   auto cut_in_edges = [&](uint32_t w, std::vector<edge>* in) {
-    return g_options.path_cut_hoist && unsplit_in_edges(w, in);
+    if (!g_options.path_cut_hoist) return false;
+    if (unsplit_in_edges(w, in, /*onto_chords=*/call_cut[w])) return true;
+    if (!call_cut[w] || bbs[w] == NULL) return false;
+    in->clear();
+    edge e;
+    edge_iterator ei;
+    FOR_EACH_EDGE(e, ei, bbs[w]->preds) {
+      if (!ordinary_in_edge(e) || prefixes[e->src->index] != 1) return false;
+      in->push_back(e);
+    }
+    return !in->empty();
   };
   // The count of a path end at block u -- a computed goto's (u the goto's
   // block), or with `cut` a cut block's entry (u the cut block), or an
@@ -1341,7 +1486,24 @@ void PlanPathProfiling(ballarus::Function* fn,
     } else if (de.kind == ballarus::DagEdge::kBackEnd) {
       const ballarus::Edge& me = fn->edges[de.ref];
       if (loop_of_back_edge[de.ref] >= 0) continue;  // kLoopBack instead
+      // A loop entry cut that one prefix reaches ends one path, which the
+      // balance of its loop's header may count (BalanceStartTruncations).
+      auto note_entry_end = [&]() {
+        if (me.src == ballarus::kEntryBlock || me.src >= nb ||
+            prefixes[me.src] != 1 ||
+            !std::binary_search(entry_cuts.begin(), entry_cuts.end(),
+                                static_cast<uint32_t>(de.ref)))
+          return;
+        uint64_t w = de.ref < weights.size() ? weights[de.ref] : 1;
+        if (!measured_weights && gcc_edges[de.ref]->count().initialized_p())
+          w = gcc_edges[de.ref]->count().to_gcov_type();
+        auto [it, fresh] = entry_ends.try_emplace(me.dst);
+        if (fresh || w > it->second.weight)
+          it->second = {work->on_edges.size(), prefix_reg[me.src] + inc.inc[d],
+                        w, me.src};
+      };
       if (HoistBackEdgeEnd(me, hoist_onto, &hoisted)) {
+        if (hoisted.size() == 1) note_entry_end();
         for (edge h : hoisted)
           on_edge(h, PathAction::kCountReset, inc.inc[d],
                   inc.inc[dag.start_edge[me.dst]]);
@@ -1354,6 +1516,7 @@ void PlanPathProfiling(ballarus::Function* fn,
       // A cut edge out of ENTRY (a loop entry cut) ends the empty path.
       if (me.src == ballarus::kEntryBlock)
         on_edge(gcc_edges[de.ref], PathAction::kInit, 0, 0);
+      note_entry_end();
       on_edge(gcc_edges[de.ref], PathAction::kCountReset, inc.inc[d],
               inc.inc[dag.start_edge[me.dst]]);
     } else if (de.kind == ballarus::DagEdge::kCutEnd) {
@@ -1395,7 +1558,46 @@ void PlanPathProfiling(ballarus::Function* fn,
     const std::map<uint32_t, FirstPreCount> first = FirstPreCounts(
         *fn, dag, inc, prefixes, weights, reentry_block, nb, *work);
     if (g_options.path_entry_balance) FindEntryTruncation(first, work);
-    if (g_options.path_balance) BalanceStartTruncations(first, work);
+    if (g_options.path_balance) {
+      // How often each pre-count runs by the same estimate as entry_ends.
+      std::vector<uint64_t> block_weight(nb, 0);
+      for (size_t j = 0; j < fn->edges.size() && j < weights.size(); ++j)
+        if (fn->edges[j].dst < nb) block_weight[fn->edges[j].dst] += weights[j];
+      std::vector<uint64_t> pre_weight(work->in_blocks.size(), 0);
+      for (size_t i = 0; i < work->in_blocks.size(); ++i) {
+        const basic_block bb = work->in_blocks[i].first;
+        const uint32_t u = static_cast<uint32_t>(bb->index);
+        pre_weight[i] = u < nb ? block_weight[u] : 0;
+        if (!measured_weights && bb->count.initialized_p())
+          pre_weight[i] = bb->count.to_gcov_type();
+      }
+      // Only where no pre-counting call lies on the path (SettlePrecounts
+      // subtracts the count of what follows such a call, which must be
+      // known before the balance), and nothing else runs on the entry cut
+      // edge (its count becomes a plain reset, which runs before other
+      // actions there).
+      std::vector<bool> pre_block(nb, false);
+      for (uint32_t i : info.precount_edges)
+        if (fn->edges[i].src < nb) pre_block[fn->edges[i].src] = true;
+      std::vector<bool> pre_before(dag.n_vertices, false);
+      for (uint32_t v : dag.topo) {
+        if (prefixes[v] != 1) continue;
+        for (uint32_t d : dag.out[v]) {
+          const uint32_t w = dag.edges[d].dst;
+          if (prefixes[w] == 1)
+            pre_before[w] = pre_before[v] || (v < nb && pre_block[v]);
+        }
+      }
+      for (auto it = entry_ends.begin(); it != entry_ends.end();) {
+        const edge e = work->on_edges[it->second.index].first;
+        size_t on_e = 0;
+        for (const auto& x : work->on_edges) on_e += x.first == e;
+        const uint32_t u = it->second.src;
+        const bool pre = pre_before[u] || pre_block[u];
+        it = on_e == 1 && !pre ? std::next(it) : entry_ends.erase(it);
+      }
+      BalanceStartTruncations(first, entry_ends, pre_weight, work);
+    }
   }
 
   // The PathInfo is complete (pre-count edges included): record it.
