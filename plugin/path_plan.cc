@@ -261,7 +261,10 @@ std::vector<uint32_t> CutMultiPathLoopEntries(
 // entry cut.  Only calls one of the pre-counting kind (not a callee of the
 // TU that always returns) whose block several prefixes reach, may be cut
 // (not a returns-twice call or dispatcher, not a re-entry call) and is not
-// the target of a cut edge; with kept pre-counts (the balance needs them).
+// the target of a cut edge; with kept pre-counts (the balance needs them);
+// and not in a function cut already to fit its table (sqlite3VdbeExec:
+// its 119 call cuts cost 93 M instructions, 95 M more moves to and from
+// the stack, where the other functions of sqlite3 saved 35 M).
 // Returns the blocks cut (ascending), added to plan->cuts.
 std::vector<uint32_t> CutCallBlocks(const ballarus::Function& fn,
                                     const ballarus::PathDag& dag,
@@ -273,7 +276,8 @@ std::vector<uint32_t> CutCallBlocks(const ballarus::Function& fn,
   std::vector<uint32_t> cut;
   if (!Options::IsOn(g_options.path_call_cuts,
                      g_options.mode == Mode::kNone) ||
-      !g_options.early_termination || g_options.early_termination_undo)
+      !g_options.early_termination || g_options.early_termination_undo ||
+      !plan->cuts.blocks.empty())
     return cut;
   const uint32_t nb = static_cast<uint32_t>(fn.blocks.size());
   std::vector<uint8_t> prefixes(dag.n_vertices, 0);  // 0, 1, or 2 = many
@@ -498,10 +502,13 @@ struct EntryCutEnd {
 // loop for missing arguments) then pays nothing for its entry cut, where
 // it paid one count per entry.  The hotter of the two when S has both.
 // One per S: the balance is one equation.
+// end_ok(end, dropped): whether an entry cut's end may be left out once
+// the pre-counts in the blocks `dropped` are.
+template <typename EndOk>
 void BalanceStartTruncations(const std::map<uint32_t, FirstPreCount>& first,
                              const std::map<uint32_t, EntryCutEnd>& entry_ends,
                              const std::vector<uint64_t>& pre_weight,
-                             PathWork* work) {
+                             const EndOk& end_ok, PathWork* work) {
   std::map<uint32_t, FirstPreCount> chosen(first);
   chosen.erase(kFromEntry);
   std::map<uint32_t, EntryCutEnd> ends;
@@ -512,6 +519,13 @@ void BalanceStartTruncations(const std::map<uint32_t, FirstPreCount>& first,
     if (it != chosen.end()) chosen.erase(it);
     ends[s] = end;
   }
+  std::vector<uint32_t> dropped;
+  for (const auto& [s, pick] : chosen)
+    dropped.push_back(
+        static_cast<uint32_t>(work->in_blocks[pick.index].first->index));
+  std::sort(dropped.begin(), dropped.end());
+  for (auto it = ends.begin(); it != ends.end();)
+    it = end_ok(it->second, dropped) ? std::next(it) : ends.erase(it);
   if (chosen.empty() && ends.empty()) return;
   std::vector<ballarus::PathInfo::Balanced> balanced;
   std::vector<bool> drop(work->in_blocks.size(), false);
@@ -1473,7 +1487,35 @@ void PlanPathProfiling(ballarus::Function* fn,
       else if (me.dst == ballarus::kExitBlock &&
                hoist_onto(me.src, /*any_preds=*/false, /*onto_chords=*/true,
                           &hoisted)) {
-        for (edge h : hoisted) on_edge(h, PathAction::kCount, inc.inc[d], 0);
+        for (edge h : hoisted) {
+          // From a call that always returns, the count goes before the
+          // call: nothing of the path is left after it, so GCC can make it
+          // a tail call (lua's luaV_lessthan -> LTnum), as without
+          // instrumentation -- the call cannot cut the path short.
+          const int pi = h->src->index;
+          const uint32_t p = static_cast<uint32_t>(pi);
+          gimple* last = NULL;
+          if (pi >= 2 && p < nb && bbs[p] != NULL && !returns_twice[p] &&
+              !dispatcher[p] && !reentry_block[p] &&
+              RealSuccessors(bbs[p]) == 1) {
+            gimple_stmt_iterator gsi = gsi_last_nondebug_bb(bbs[p]);
+            last = gsi_end_p(gsi) ? NULL : gsi_stmt(gsi);
+          }
+          auto m = model_edge_of.find(h);
+          const int64_t hd = m == model_edge_of.end()
+                                 ? -1
+                                 : dag.dag_edge_of_cfg[m->second];
+          if (last != NULL && is_gimple_call(last) && hd >= 0 &&
+              g_options.early_termination && returning.AlwaysReturns(last)) {
+            in_block(p, PathAction::kEndCount, inc.inc[d] + inc.inc[hd], 0);
+            if (dump_file)
+              fprintf(dump_file, "  path: block %u: its return counted "
+                      "before block %u's call, which always returns\n",
+                      me.src, p);
+            continue;
+          }
+          on_edge(h, PathAction::kCount, inc.inc[d], 0);
+        }
         if (dump_file && hoisted_onto_chords > 0)
           fprintf(dump_file, "  path: block %u: its return counted on the "
                   "%zu edges into it (%zu of them chords from branches)\n",
@@ -1576,27 +1618,34 @@ void PlanPathProfiling(ballarus::Function* fn,
       // known before the balance), and nothing else runs on the entry cut
       // edge (its count becomes a plain reset, which runs before other
       // actions there).
-      std::vector<bool> pre_block(nb, false);
-      for (uint32_t i : info.precount_edges)
-        if (fn->edges[i].src < nb) pre_block[fn->edges[i].src] = true;
-      std::vector<bool> pre_before(dag.n_vertices, false);
-      for (uint32_t v : dag.topo) {
-        if (prefixes[v] != 1) continue;
-        for (uint32_t d : dag.out[v]) {
-          const uint32_t w = dag.edges[d].dst;
-          if (prefixes[w] == 1)
-            pre_before[w] = pre_before[v] || (v < nb && pre_block[v]);
-        }
-      }
+      // (A pre-count left out too is no hindrance: reconstruct solves the
+      // balance where it is first.)
       for (auto it = entry_ends.begin(); it != entry_ends.end();) {
         const edge e = work->on_edges[it->second.index].first;
         size_t on_e = 0;
         for (const auto& x : work->on_edges) on_e += x.first == e;
-        const uint32_t u = it->second.src;
-        const bool pre = pre_before[u] || pre_block[u];
-        it = on_e == 1 && !pre ? std::next(it) : entry_ends.erase(it);
+        it = on_e == 1 ? std::next(it) : entry_ends.erase(it);
       }
-      BalanceStartTruncations(first, entry_ends, pre_weight, work);
+      auto end_ok = [&](const EntryCutEnd& end,
+                        const std::vector<uint32_t>& dropped) {
+        std::vector<bool> pre_block(nb, false);
+        for (uint32_t i : info.precount_edges) {
+          const uint32_t u = fn->edges[i].src;
+          if (u < nb && !std::binary_search(dropped.begin(), dropped.end(), u))
+            pre_block[u] = true;
+        }
+        std::vector<bool> pre_before(dag.n_vertices, false);
+        for (uint32_t v : dag.topo) {
+          if (prefixes[v] != 1) continue;
+          for (uint32_t d : dag.out[v]) {
+            const uint32_t w = dag.edges[d].dst;
+            if (prefixes[w] == 1)
+              pre_before[w] = pre_before[v] || (v < nb && pre_block[v]);
+          }
+        }
+        return !pre_before[end.src] && !pre_block[end.src];
+      };
+      BalanceStartTruncations(first, entry_ends, pre_weight, end_ok, work);
     }
   }
 
