@@ -258,11 +258,12 @@ std::vector<uint32_t> CutMultiPathLoopEntries(
 // BalanceStartTruncations).  Same number of counts, no register across the
 // call.  The price is information: a path no longer runs through such a
 // call (its prefix and what follows are counted apart), as at a loop
-// entry cut.  Only calls one of the pre-counting kind (not a callee of the
+// entry cut.  Only a call of the pre-counting kind (not a callee of the
 // TU that always returns) whose block several prefixes reach, may be cut
-// (not a returns-twice call or dispatcher, not a re-entry call) and is not
-// the target of a cut edge; with kept pre-counts (the balance needs them);
-// and not in a function cut already to fit its table (sqlite3VdbeExec:
+// (not a returns-twice call or dispatcher, not a re-entry call), is
+// entered by ordinary edges only and is not the target of a cut edge;
+// with kept pre-counts (the balance needs them); and not in a function
+// cut already to fit its table (sqlite3VdbeExec:
 // its 119 call cuts cost 93 M instructions, 95 M more moves to and from
 // the stack, where the other functions of sqlite3 saved 35 M).
 // Returns the blocks cut (ascending), added to plan->cuts.
@@ -293,6 +294,13 @@ std::vector<uint32_t> CutCallBlocks(const ballarus::Function& fn,
     if (fn.edges[i].dst < nb) excluded[fn.edges[i].dst] = true;
   for (const ReentryCall& rc : reentry)
     excluded[static_cast<uint32_t>(rc.block->index)] = true;
+  // A block entered abnormally too (a computed goto's target, a re-entry:
+  // a fake edge from ENTRY) starts paths of its own already.
+  for (const ballarus::Edge& me : fn.edges)
+    if (me.dst < nb &&
+        (me.flags & (ballarus::kEdgeFake | ballarus::kEdgeAbnormal |
+                     ballarus::kEdgeIgnored | ballarus::kEdgeReentry)))
+      excluded[me.dst] = true;
   for (size_t i = 0; i < fn.edges.size(); ++i) {
     const ballarus::Edge& me = fn.edges[i];
     const uint32_t u = me.src;
