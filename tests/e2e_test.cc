@@ -1922,6 +1922,54 @@ TEST(LoopBarrierKeepTails, SameCountsAndTheCodeGccWouldHaveSpoilt) {
 }
 
 // ---------------------------------------------------------------------------
+// A return after a call that always returns, counted before the call
+// (programs/tail_call.c): in mode=path, pick()'s `return leaf(a)` stays the
+// tail call the plain -O2 build makes (`jmp leaf`), where counting after
+// the call made it `call leaf; addq; ret`.  The counts are those of the
+// same build with every return counted in its own block (path-hoist=off:
+// the same path numbers), and the checksum is the plain build's.
+
+TEST(PathReturnBeforeCall, TailCallKeptAndSamePaths) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/path_return_before_call";
+  harness::MakeFreshDir(dir);
+  const std::string src = harness::ProgramsDir() + "/tail_call.c";
+  const std::string cc = Quote(InstallPrefix() + "/bin/ballarus-gcc");
+  const std::regex tail_call(R"(\tjmp\tleaf\b)");
+  auto assembly = [&](const std::string& compiler, const std::string& options) {
+    const CommandResult c = harness::Run(
+        compiler + " -O2 " + options + " -S " + Quote(src) + " -o out.s", dir);
+    EXPECT_EQ(c.status, 0) << options << ": " << c.err;
+    return AsmFunction(harness::Run("cat out.s", dir).out, "pick");
+  };
+  const std::string plain = assembly("gcc", "");
+  ASSERT_EQ(CountMatches(plain, tail_call), 1u) << plain;
+  const std::string path = assembly(cc, "-fplugin-arg-ballarus-mode=path");
+  EXPECT_EQ(CountMatches(path, tail_call), 1u) << path;
+  EXPECT_NE(path.find("__ballarus_counters"), std::string::npos) << path;
+  CommandResult c = harness::Run("gcc -O2 " + Quote(src) + " -o plain", dir);
+  ASSERT_EQ(c.status, 0) << c.err;
+  const CommandResult r = harness::Run("./plain", dir);
+  ASSERT_EQ(r.status, 0);
+  for (const char* opt : {"-O0", "-O2"}) {
+    for (const char* mode : {"path", "edge,path"}) {
+      const std::string ctx = std::string(opt) + " " + mode;
+      const PathBuild with = BuildWithAndWithout(
+          dir, "tail_call.c", opt,
+          std::string("-fplugin-arg-ballarus-mode=") + mode,
+          "-fplugin-arg-ballarus-path-hoist=off", nullptr, ctx);
+      EXPECT_EQ(with.out, r.out) << ctx;
+      const json* pick = with.Function("pick");
+      ASSERT_NE(pick, nullptr) << ctx;
+      const PathTally t = TallyPaths(*pick);
+      EXPECT_EQ(t.entries, 1000u) << ctx;
+      EXPECT_EQ(t.ends.count("return") ? t.ends.at("return") : 0, 1000u)
+          << ctx;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
 // A cut block's count made on the edges into it (path-cut-hoist, on by
 // default): the oracle is the same build counting at the block's start
 // (path-cut-hoist=off), in both path modes; big_function.c's functions
