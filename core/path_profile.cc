@@ -196,6 +196,17 @@ bool BuildPathDag(const Function& fn, const PathCuts& cuts, PathDag* dag,
   return true;
 }
 
+std::vector<uint8_t> CountPrefixes(const PathDag& dag) {
+  std::vector<uint8_t> prefixes(dag.n_vertices, 0);
+  prefixes[kEntryBlock] = 1;
+  for (uint32_t v : dag.topo)
+    for (uint32_t d : dag.out[v]) {
+      uint8_t& p = prefixes[dag.edges[d].dst];
+      p = static_cast<uint8_t>(std::min(2, p + prefixes[v]));
+    }
+  return prefixes;
+}
+
 PathNumbering NumberPaths(const PathDag& dag) {
   PathNumbering num;
   num.num_paths.assign(dag.n_vertices, 0);
@@ -742,13 +753,7 @@ long double EstimatePlanCost(const Function& fn, const PathCuts& cuts,
     if (fn.edges[i].dst < dag.n_blocks && IsPathEdge(fn.edges[i]))
       freq[fn.edges[i].dst] += w(i);
   // One prefix or several reach each vertex: is the register a constant?
-  std::vector<uint8_t> prefixes(dag.n_vertices, 0);
-  prefixes[kEntryBlock] = 1;
-  for (uint32_t v : dag.topo)
-    for (uint32_t d : dag.out[v]) {
-      uint8_t& p = prefixes[dag.edges[d].dst];
-      p = static_cast<uint8_t>(std::min(2, p + prefixes[v]));
-    }
+  const std::vector<uint8_t> prefixes = CountPrefixes(dag);
   long double cost = 0;
   for (size_t d = 0; d < dag.edges.size(); ++d) {
     const DagEdge& de = dag.edges[d];

@@ -102,6 +102,10 @@ struct PathDag {
 bool BuildPathDag(const Function& fn, const PathCuts& cuts, PathDag* dag,
                   std::string* error);
 
+// How many path prefixes reach each DAG vertex from ENTRY: 0, 1, or 2 for
+// several (where one does, the path register there is a known constant).
+std::vector<uint8_t> CountPrefixes(const PathDag& dag);
+
 // Exact numbering.
 struct PathNumbering {
   std::vector<mpz_class> num_paths;  // per vertex

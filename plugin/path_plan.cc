@@ -265,7 +265,7 @@ std::vector<uint32_t> CutMultiPathLoopEntries(
 // with kept pre-counts (the balance needs them); and not in a function
 // cut already to fit its table (sqlite3VdbeExec:
 // its 119 call cuts cost 93 M instructions, 95 M more moves to and from
-// the stack, where the other functions of sqlite3 saved 35 M).
+// the stack, where the other functions of sqlite3 saved 24 M).
 // Returns the blocks cut (ascending), added to plan->cuts.
 std::vector<uint32_t> CutCallBlocks(const ballarus::Function& fn,
                                     const ballarus::PathDag& dag,
@@ -281,13 +281,7 @@ std::vector<uint32_t> CutCallBlocks(const ballarus::Function& fn,
       !plan->cuts.blocks.empty())
     return cut;
   const uint32_t nb = static_cast<uint32_t>(fn.blocks.size());
-  std::vector<uint8_t> prefixes(dag.n_vertices, 0);  // 0, 1, or 2 = many
-  prefixes[ballarus::kEntryBlock] = 1;
-  for (uint32_t v : dag.topo)
-    for (uint32_t d : dag.out[v]) {
-      uint8_t& p = prefixes[dag.edges[d].dst];
-      p = static_cast<uint8_t>(std::min(2, p + prefixes[v]));
-    }
+  const std::vector<uint8_t> prefixes = ballarus::CountPrefixes(dag);
   std::vector<bool> excluded(nb, false);  // cut already, or a cut's target
   for (uint32_t b : plan->cuts.blocks) excluded[b] = true;
   for (uint32_t i : plan->cuts.edges)
@@ -412,11 +406,15 @@ constexpr uint32_t kFromEntry = UINT32_MAX - 1;
 struct FirstPreCount {
   size_t index = 0;
   uint64_t path = 0;
+  // How often its block runs: GCC's guessed count, or (measured weights,
+  // no guess) the weights' (BalanceStartTruncations compares it with an
+  // entry cut's).
+  uint64_t estimate = 0;
 };
 std::map<uint32_t, FirstPreCount> FirstPreCounts(
     const ballarus::Function& fn, const ballarus::PathDag& dag,
     const ballarus::PathIncrements& inc, const std::vector<uint8_t>& prefixes,
-    const std::vector<uint64_t>& weights,
+    const std::vector<uint64_t>& weights, bool measured_weights,
     const std::vector<bool>& reentry_block, uint32_t nb,
     const PathWork& work) {
   const std::vector<uint64_t> reg = PrefixRegisters(dag, inc, prefixes);
@@ -474,7 +472,11 @@ std::map<uint32_t, FirstPreCount> FirstPreCounts(
     const uint64_t w = block_weight[u];
     auto it = first_weight.find(origin[u]);
     if (it == first_weight.end() || w > it->second) {
-      first[origin[u]] = {i, reg[u] + act.a};
+      const bool guessed = !measured_weights && bb->count.initialized_p();
+      first[origin[u]] = {i, reg[u] + act.a,
+                          guessed ? static_cast<uint64_t>(
+                                        bb->count.to_gcov_type())
+                                  : w};
       first_weight[origin[u]] = w;
     }
   }
@@ -509,31 +511,36 @@ struct EntryCutEnd {
 // luaD_precall: its `goto retry` for __call metamethods, its nil-filling
 // loop for missing arguments) then pays nothing for its entry cut, where
 // it paid one count per entry.  The hotter of the two when S has both.
-// One per S: the balance is one equation.
-// end_ok(end, dropped): whether an entry cut's end may be left out once
-// the pre-counts in the blocks `dropped` are.
-template <typename EndOk>
+// One per S: the balance is one equation.  An end is left out only where
+// no pre-count that is made lies on its path (SettlePrecounts subtracts
+// the counts of what follows such a call, which must be known by then; a
+// pre-count left out too is no hindrance: reconstruct solves the balance
+// where it is first).  made_before(dropped): per DAG vertex, whether a
+// pre-count still made once those in the blocks `dropped` are not lies on
+// the one prefix reaching it, up to and including it.
+template <typename MadeBefore>
 void BalanceStartTruncations(const std::map<uint32_t, FirstPreCount>& first,
                              const std::map<uint32_t, EntryCutEnd>& entry_ends,
-                             const std::vector<uint64_t>& pre_weight,
-                             const EndOk& end_ok, PathWork* work) {
+                             const MadeBefore& made_before, PathWork* work) {
   std::map<uint32_t, FirstPreCount> chosen(first);
   chosen.erase(kFromEntry);
   std::map<uint32_t, EntryCutEnd> ends;
   for (const auto& [s, end] : entry_ends) {
     auto it = chosen.find(s);
-    if (it != chosen.end() && pre_weight[it->second.index] > end.weight)
-      continue;
+    if (it != chosen.end() && it->second.estimate > end.weight) continue;
     if (it != chosen.end()) chosen.erase(it);
     ends[s] = end;
   }
-  std::vector<uint32_t> dropped;
-  for (const auto& [s, pick] : chosen)
-    dropped.push_back(
-        static_cast<uint32_t>(work->in_blocks[pick.index].first->index));
-  std::sort(dropped.begin(), dropped.end());
-  for (auto it = ends.begin(); it != ends.end();)
-    it = end_ok(it->second, dropped) ? std::next(it) : ends.erase(it);
+  if (!ends.empty()) {
+    std::vector<uint32_t> dropped;
+    for (const auto& [s, pick] : chosen)
+      dropped.push_back(
+          static_cast<uint32_t>(work->in_blocks[pick.index].first->index));
+    std::sort(dropped.begin(), dropped.end());
+    const std::vector<bool> made = made_before(dropped);
+    for (auto it = ends.begin(); it != ends.end();)
+      it = made[it->second.src] ? ends.erase(it) : std::next(it);
+  }
   if (chosen.empty() && ends.empty()) return;
   std::vector<ballarus::PathInfo::Balanced> balanced;
   std::vector<bool> drop(work->in_blocks.size(), false);
@@ -999,13 +1006,7 @@ void PlanPathProfiling(ballarus::Function* fn,
   // return cost `lea K,%rax`, `addq $1,(%rax)` and a move of the result,
   // on its chord `addq $1,K(%rip)` as gcov's arc counter (mainGtU 201 ->
   // 190 M instructions, plain 181 M; lua's lua_settop 344 -> 318 M).
-  std::vector<uint8_t> prefixes(dag.n_vertices, 0);  // 0, 1, or 2 = many
-  prefixes[ballarus::kEntryBlock] = 1;
-  for (uint32_t v : dag.topo)
-    for (uint32_t d : dag.out[v]) {
-      uint8_t& p = prefixes[dag.edges[d].dst];
-      p = static_cast<uint8_t>(std::min(2, p + prefixes[v]));
-    }
+  const std::vector<uint8_t> prefixes = ballarus::CountPrefixes(dag);
   const std::vector<uint64_t> prefix_reg = PrefixRegisters(dag, inc, prefixes);
   std::map<uint32_t, EntryCutEnd> entry_ends;  // per loop header
   constexpr size_t kHoistMaxPreds = 8;
@@ -1605,55 +1606,34 @@ void PlanPathProfiling(ballarus::Function* fn,
   if (!derive_counts && g_options.early_termination &&
       !g_options.early_termination_undo && work->loops.empty() &&
       (g_options.path_balance || g_options.path_entry_balance)) {
-    const std::map<uint32_t, FirstPreCount> first = FirstPreCounts(
-        *fn, dag, inc, prefixes, weights, reentry_block, nb, *work);
+    const std::map<uint32_t, FirstPreCount> first =
+        FirstPreCounts(*fn, dag, inc, prefixes, weights, measured_weights,
+                       reentry_block, nb, *work);
     if (g_options.path_entry_balance) FindEntryTruncation(first, work);
     if (g_options.path_balance) {
-      // How often each pre-count runs by the same estimate as entry_ends.
-      std::vector<uint64_t> block_weight(nb, 0);
-      for (size_t j = 0; j < fn->edges.size() && j < weights.size(); ++j)
-        if (fn->edges[j].dst < nb) block_weight[fn->edges[j].dst] += weights[j];
-      std::vector<uint64_t> pre_weight(work->in_blocks.size(), 0);
-      for (size_t i = 0; i < work->in_blocks.size(); ++i) {
-        const basic_block bb = work->in_blocks[i].first;
-        const uint32_t u = static_cast<uint32_t>(bb->index);
-        pre_weight[i] = u < nb ? block_weight[u] : 0;
-        if (!measured_weights && bb->count.initialized_p())
-          pre_weight[i] = bb->count.to_gcov_type();
-      }
-      // Only where no pre-counting call lies on the path (SettlePrecounts
-      // subtracts the count of what follows such a call, which must be
-      // known before the balance), and nothing else runs on the entry cut
-      // edge (its count becomes a plain reset, which runs before other
-      // actions there).
-      // (A pre-count left out too is no hindrance: reconstruct solves the
-      // balance where it is first.)
+      // Only where nothing else runs on the entry cut edge: its count
+      // becomes a plain reset, which runs before other actions there.
       for (auto it = entry_ends.begin(); it != entry_ends.end();) {
         const edge e = work->on_edges[it->second.index].first;
         size_t on_e = 0;
         for (const auto& x : work->on_edges) on_e += x.first == e;
         it = on_e == 1 ? std::next(it) : entry_ends.erase(it);
       }
-      auto end_ok = [&](const EntryCutEnd& end,
-                        const std::vector<uint32_t>& dropped) {
-        std::vector<bool> pre_block(nb, false);
+      auto made_before = [&](const std::vector<uint32_t>& dropped) {
+        std::vector<bool> made(dag.n_vertices, false);
         for (uint32_t i : info.precount_edges) {
           const uint32_t u = fn->edges[i].src;
           if (u < nb && !std::binary_search(dropped.begin(), dropped.end(), u))
-            pre_block[u] = true;
+            made[u] = true;
         }
-        std::vector<bool> pre_before(dag.n_vertices, false);
         for (uint32_t v : dag.topo) {
-          if (prefixes[v] != 1) continue;
-          for (uint32_t d : dag.out[v]) {
-            const uint32_t w = dag.edges[d].dst;
-            if (prefixes[w] == 1)
-              pre_before[w] = pre_before[v] || (v < nb && pre_block[v]);
-          }
+          if (prefixes[v] != 1 || !made[v]) continue;
+          for (uint32_t d : dag.out[v])
+            if (prefixes[dag.edges[d].dst] == 1) made[dag.edges[d].dst] = true;
         }
-        return !pre_before[end.src] && !pre_block[end.src];
+        return made;
       };
-      BalanceStartTruncations(first, entry_ends, pre_weight, end_ok, work);
+      BalanceStartTruncations(first, entry_ends, made_before, work);
     }
   }
 
