@@ -79,10 +79,12 @@
 // without update= what the compile asked for: per-thread counters where
 // gcc's -fprofile-update=prefer-atomic would choose atomic ones.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -131,10 +133,15 @@ bool CompileWantsAtomic() {
 // Builds `counters[index] += 1` on edge E, queued with gsi_insert_on_edge.
 void QueueIncrement(edge e, tree counters, uint64_t index, bool atomic) {
   tree u64 = TREE_TYPE(TREE_TYPE(counters));
+  gimple_seq seq = NULL;
+  if (const int loop = RegisterLoopOf(e); loop >= 0) {
+    AppendRegisterAdd(&seq, loop, counters, index, build_int_cst(u64, 1));
+    gsi_insert_seq_on_edge(e, seq);
+    return;
+  }
   tree ref = build4(ARRAY_REF, u64, counters,
                     build_int_cst(integer_type_node, index), NULL_TREE,
                     NULL_TREE);
-  gimple_seq seq = NULL;
   AppendCounterAdd(&seq, ref, build_int_cst(u64, 1), atomic,
                    RunsPerIteration(e));
   gsi_insert_seq_on_edge(e, seq);
@@ -477,6 +484,285 @@ bool RunsPerIteration(edge e) {
     return false;
   return PerIterationIn(
       find_common_loop(e->src->loop_father, e->dest->loop_father));
+}
+
+namespace {
+
+// Loop registers: the loops of cfun that take them (natural loops found
+// here from the dominators: GCC's loop tree may await a fixup, which could
+// change the CFG the plan refers to), the innermost such loop of each
+// block, the loops' exits (listed before any edge is split: an exit edge
+// stays the edge out of the loop's block when its target side is split
+// off), and the local of each (loop, counter) pair used so far.
+struct LoopRegisters {
+  function* fn = nullptr;
+  RegisterLoops loops;
+  std::map<std::pair<int, uint64_t>, tree> local;
+} g_registers;
+
+// GCC's estimate of a loop's iterations per entry below which the locals'
+// flush on exit (an add to memory per counter) is not worth it.
+constexpr int64_t kRegisterMinIterations = 4;
+
+bool BadEdge(edge e) {
+  return (e->flags & (EDGE_ABNORMAL | EDGE_ABNORMAL_CALL | EDGE_EH |
+                      EDGE_FAKE)) != 0;
+}
+
+// Whether bb may leave an iteration other than by its edges: a call (but
+// an internal one), an asm, a statement that may throw.
+bool MayLeave(basic_block bb) {
+  for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi);
+       gsi_next(&gsi)) {
+    gimple* stmt = gsi_stmt(gsi);
+    if (is_gimple_debug(stmt)) continue;
+    if ((is_gimple_call(stmt) && !gimple_call_internal_p(stmt)) ||
+        gimple_code(stmt) == GIMPLE_ASM || stmt_could_throw_p(cfun, stmt))
+      return true;
+  }
+  edge e;
+  edge_iterator ei;
+  FOR_EACH_EDGE(e, ei, bb->preds) if (BadEdge(e)) return true;
+  FOR_EACH_EDGE(e, ei, bb->succs) if (BadEdge(e)) return true;
+  return false;
+}
+
+// Whether value v (an SSA name) steps by a constant on each way round the
+// loop: a PHI of the header whose arguments from inside the loop are the
+// PHI's own result plus or minus a constant (through conversions), or a
+// conversion or constant offset of such a PHI.
+bool IsInductionVariable(tree v, basic_block header,
+                         const std::set<int>& blocks) {
+  for (int depth = 0; depth < 3 && TREE_CODE(v) == SSA_NAME; ++depth) {
+    gimple* def = SSA_NAME_DEF_STMT(v);
+    if (gphi* phi = dyn_cast<gphi*>(def)) {
+      if (gimple_bb(phi) != header) return false;
+      bool stepped = false;
+      for (unsigned i = 0; i < gimple_phi_num_args(phi); ++i) {
+        if (!blocks.count(gimple_phi_arg_edge(phi, i)->src->index)) continue;
+        tree a = gimple_phi_arg_def(phi, i);
+        gimple* step = TREE_CODE(a) == SSA_NAME ? SSA_NAME_DEF_STMT(a) : NULL;
+        for (int k = 0; k < 2 && step != NULL && is_gimple_assign(step) &&
+                        CONVERT_EXPR_CODE_P(gimple_assign_rhs_code(step));
+             ++k) {
+          tree in = gimple_assign_rhs1(step);
+          step = TREE_CODE(in) == SSA_NAME ? SSA_NAME_DEF_STMT(in) : NULL;
+        }
+        if (step == NULL || !is_gimple_assign(step) ||
+            (gimple_assign_rhs_code(step) != PLUS_EXPR &&
+             gimple_assign_rhs_code(step) != MINUS_EXPR &&
+             gimple_assign_rhs_code(step) != POINTER_PLUS_EXPR) ||
+            TREE_CODE(gimple_assign_rhs2(step)) != INTEGER_CST)
+          return false;
+        tree base = gimple_assign_rhs1(step);
+        gimple* bdef =
+            TREE_CODE(base) == SSA_NAME ? SSA_NAME_DEF_STMT(base) : NULL;
+        if (bdef != NULL && is_gimple_assign(bdef) &&
+            CONVERT_EXPR_CODE_P(gimple_assign_rhs_code(bdef)))
+          base = gimple_assign_rhs1(bdef);
+        if (base != gimple_phi_result(phi)) return false;
+        stepped = true;
+      }
+      return stepped;
+    }
+    if (!is_gimple_assign(def)) return false;
+    const tree_code code = gimple_assign_rhs_code(def);
+    if (!(CONVERT_EXPR_CODE_P(code) ||
+          ((code == PLUS_EXPR || code == MINUS_EXPR ||
+            code == POINTER_PLUS_EXPR) &&
+           TREE_CODE(gimple_assign_rhs2(def)) == INTEGER_CST)))
+      return false;
+    v = gimple_assign_rhs1(def);
+  }
+  return false;
+}
+
+// Whether one of the loop's exits is decided by an induction variable (a
+// counted loop, whose iterations GCC's estimate can be trusted for: a loop
+// whose exits test memory -- bzip2's bit-reader refill, `while (True) { if
+// (s->bsLive >= n) break; ... }` -- is guessed to run ~9 times and runs
+// once, and the flush on its exit would cost more than it saves).
+bool HasCountedExit(basic_block header, const std::set<int>& blocks) {
+  for (int b : blocks) {
+    basic_block bb = BASIC_BLOCK_FOR_FN(cfun, b);
+    gimple* last = last_stmt(bb);
+    gcond* cond = last ? dyn_cast<gcond*>(last) : NULL;
+    if (cond == NULL) continue;
+    bool exits = false;
+    edge e;
+    edge_iterator ei;
+    FOR_EACH_EDGE(e, ei, bb->succs) exits |= !blocks.count(e->dest->index);
+    if (exits && (IsInductionVariable(gimple_cond_lhs(cond), header, blocks) ||
+                  IsInductionVariable(gimple_cond_rhs(cond), header, blocks)))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool LoopRegistersWanted(bool atomic, bool per_thread) {
+  return optimize > 0 && !atomic && !per_thread &&
+         Options::IsOn(g_options.loop_registers, g_options.paths);
+}
+
+RegisterLoops FindRegisterLoops(bool dump) {
+  RegisterLoops out;
+  const bool had_dominators = dom_info_available_p(CDI_DOMINATORS);
+  if (!had_dominators) calculate_dominance_info(CDI_DOMINATORS);
+  // Natural loops, one per header (all its back edges), ascending.
+  std::map<int, std::set<int>> body;
+  basic_block bb;
+  FOR_EACH_BB_FN(bb, cfun) {
+    edge e;
+    edge_iterator ei;
+    FOR_EACH_EDGE(e, ei, bb->succs) {
+      if (e->dest == EXIT_BLOCK_PTR_FOR_FN(cfun) ||
+          !dominated_by_p(CDI_DOMINATORS, bb, e->dest))
+        continue;
+      std::set<int>& blocks = body[e->dest->index];
+      blocks.insert(e->dest->index);
+      std::vector<basic_block> work;
+      if (blocks.insert(bb->index).second) work.push_back(bb);
+      while (!work.empty()) {
+        basic_block x = work.back();
+        work.pop_back();
+        edge p;
+        edge_iterator pi;
+        FOR_EACH_EDGE(p, pi, x->preds)
+          if (p->src != ENTRY_BLOCK_PTR_FOR_FN(cfun) &&
+              blocks.insert(p->src->index).second)
+            work.push_back(p->src);
+      }
+    }
+  }
+  if (!had_dominators) free_dominance_info(CDI_DOMINATORS);
+  // Outer loops first, so that each block ends up in the innermost loop
+  // that takes registers (natural loops with distinct headers nest or are
+  // disjoint).
+  std::vector<int> headers;
+  for (const auto& [h, blocks] : body) headers.push_back(h);
+  std::stable_sort(headers.begin(), headers.end(), [&](int x, int y) {
+    return body[x].size() > body[y].size();
+  });
+  for (int h : headers) {
+    const std::set<int>& blocks = body[h];
+    bool ok = true;
+    for (int b : blocks) ok &= !MayLeave(BASIC_BLOCK_FOR_FN(cfun, b));
+    basic_block header = BASIC_BLOCK_FOR_FN(cfun, h);
+    profile_count entries = profile_count::zero();
+    std::vector<edge> exits;
+    edge e;
+    edge_iterator ei;
+    FOR_EACH_EDGE(e, ei, header->preds)
+      if (!blocks.count(e->src->index)) entries += e->count();
+    for (int b : blocks)
+      FOR_EACH_EDGE(e, ei, BASIC_BLOCK_FOR_FN(cfun, b)->succs)
+        if (!blocks.count(e->dest->index)) exits.push_back(e);
+    // GCC's estimate of the iterations per entry (guessed or read).
+    int64_t iterations = -1;
+    if (header->count.initialized_p() && entries.initialized_p() &&
+        entries.nonzero_p())
+      iterations = header->count.to_gcov_type() / entries.to_gcov_type();
+    const bool counted = ok && HasCountedExit(header, blocks);
+    const bool takes = ok && counted && !exits.empty() &&
+                       iterations >= kRegisterMinIterations;
+    if (dump && dump_file) {
+      int line = 0;
+      for (int b : blocks)
+        for (gimple_stmt_iterator gsi = gsi_start_bb(BASIC_BLOCK_FOR_FN(cfun, b));
+             line == 0 && !gsi_end_p(gsi); gsi_next(&gsi))
+          if (gimple_has_location(gsi_stmt(gsi)))
+            line = LOCATION_LINE(gimple_location(gsi_stmt(gsi)));
+      fprintf(dump_file,
+              "  loop at block %d (line %d, %zu blocks, ~%lld iterations): "
+              "%s\n", h, line,
+              blocks.size(), (long long)iterations,
+              takes ? "counters with a fixed address in locals"
+              : !ok ? "counters in memory (a call, asm, throw or abnormal "
+                      "edge)"
+              : exits.empty() ? "counters in memory (no exit)"
+              : !counted ? "counters in memory (no exit decided by an "
+                           "induction variable)"
+                              : "counters in memory (few iterations)");
+    }
+    if (!takes) continue;
+    for (int b : blocks) out.loop_of[b] = h;
+    out.exits[h] = std::move(exits);
+  }
+  return out;
+}
+
+void BeginLoopRegisters(bool enabled) {
+  g_registers.fn = cfun;
+  g_registers.loops =
+      enabled ? FindRegisterLoops(/*dump=*/true) : RegisterLoops{};
+  g_registers.local.clear();
+}
+
+int RegisterLoops::Of(edge e) const {
+  auto s = loop_of.find(e->src->index);
+  if (s == loop_of.end()) return -1;
+  auto d = loop_of.find(e->dest->index);
+  return d != loop_of.end() && d->second == s->second ? s->second : -1;
+}
+
+int RegisterLoops::Of(basic_block bb) const {
+  auto it = loop_of.find(bb->index);
+  return it == loop_of.end() ? -1 : it->second;
+}
+
+int RegisterLoopOf(edge e) {
+  gcc_assert(g_registers.fn == cfun);
+  return g_registers.loops.Of(e);
+}
+
+int RegisterLoopOf(basic_block bb) {
+  gcc_assert(g_registers.fn == cfun);
+  return g_registers.loops.Of(bb);
+}
+
+void AppendRegisterAdd(gimple_seq* seq, int loop, tree counters,
+                       uint64_t index, tree delta) {
+  tree u64 = TREE_TYPE(TREE_TYPE(counters));
+  tree& local = g_registers.local[{loop, index}];
+  if (local == NULL_TREE) {
+    // Addressable until update-address-taken (-O1 and up) makes it an SSA
+    // register, like the path register: no PHIs to build here.
+    local = create_tmp_var(u64, "BLRS_loopc");
+    TREE_ADDRESSABLE(local) = 1;
+  }
+  tree t1 = make_temp_ssa_name(u64, NULL, "BLRS_lc");
+  gimple_seq_add_stmt(seq, gimple_build_assign(t1, local));
+  tree t2 = make_temp_ssa_name(u64, NULL, "BLRS_lc");
+  gimple_seq_add_stmt(seq, gimple_build_assign(t2, PLUS_EXPR, t1, delta));
+  gimple_seq_add_stmt(seq, gimple_build_assign(local, t2));
+}
+
+void EndLoopRegisters(tree counters) {
+  gcc_assert(g_registers.fn == cfun);
+  if (g_registers.local.empty()) return;
+  tree u64 = TREE_TYPE(TREE_TYPE(counters));
+  gimple_seq init = NULL;
+  for (const auto& [key, local] : g_registers.local) {
+    gimple_seq_add_stmt(&init,
+                        gimple_build_assign(local, build_int_cst(u64, 0)));
+    for (edge e : g_registers.loops.exits.at(key.first)) {
+      gimple_seq seq = NULL;
+      tree ref = build4(ARRAY_REF, u64, counters,
+                        build_int_cst(integer_type_node, key.second),
+                        NULL_TREE, NULL_TREE);
+      tree v = make_temp_ssa_name(u64, NULL, "BLRS_lc");
+      gimple_seq_add_stmt(&seq, gimple_build_assign(v, local));
+      AppendCounterAdd(&seq, ref, v, /*atomic=*/false);
+      gimple_seq_add_stmt(&seq,
+                          gimple_build_assign(local, build_int_cst(u64, 0)));
+      gsi_insert_seq_on_edge(e, seq);
+    }
+  }
+  gsi_insert_seq_on_edge(single_succ_edge(ENTRY_BLOCK_PTR_FOR_FN(cfun)),
+                         init);
+  g_registers.local.clear();
 }
 
 // Appends `ref += delta` to seq: a load, an add and a store, or with

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -70,6 +71,47 @@ void JudgeLoops();
 // where PRE would otherwise carry a counter's value across iterations.
 bool RunsPerIteration(edge e);
 bool RunsPerIteration(basic_block bb);
+
+// Loop registers (loop-registers).  A natural loop of cfun that is
+// innermost, has no call (but internal ones), no asm, no statement that
+// may throw and no abnormal or EH edge, and that GCC's estimate runs at
+// least a few times per entry, cannot be left in the middle of an
+// iteration but by a fatal signal: the counters with a fixed address that
+// its edges and blocks update can be counted in locals instead -- one per
+// counter, which GCC keeps in a register -- and added to the counters on
+// each of its exits.  That is what GCC's LIM does for gcov's counters
+// (DECL_NONALIASED) and cannot do for ours, which escape (the runtime
+// registers them, path registers point into them): any store through a
+// pointer in the loop may alias them, so each iteration's update stays a
+// read-modify-write of memory, a dependency chain through the store
+// buffer that costs bzip2's sorting loops more time than instructions.
+//
+// Per function: BeginLoopRegisters (before any code is inserted; at -O1
+// and up) finds the loops; RegisterLoopOf names the loop (its header's
+// index) whose locals an update on e or in bb may use (-1: none);
+// AppendRegisterAdd appends `local += delta` for counter `index` of that
+// loop; EndLoopRegisters queues `local = 0` at the function's entry and
+// `counters[index] += local; local = 0` on the loop's exits, to be
+// committed with the other edge code.
+//
+// FindRegisterLoops is the analysis alone (path planning asks it where a
+// path end may go onto edges that need splitting: path_plan.cc), its
+// exits valid until the CFG changes; LoopRegistersWanted, whether this
+// compilation uses loop registers at all.
+struct RegisterLoops {
+  std::map<int, int> loop_of;              // block index -> header index
+  std::map<int, std::vector<edge>> exits;  // per header index
+  int Of(edge e) const;  // -1 unless both ends are in one such loop
+  int Of(basic_block bb) const;
+};
+bool LoopRegistersWanted(bool atomic, bool per_thread);
+RegisterLoops FindRegisterLoops(bool dump);
+void BeginLoopRegisters(bool enabled);
+int RegisterLoopOf(edge e);
+int RegisterLoopOf(basic_block bb);
+void AppendRegisterAdd(gimple_seq* seq, int loop, tree counters,
+                       uint64_t index, tree delta);
+void EndLoopRegisters(tree counters);
 
 // update=thread, once per TU before any function is instrumented: moves
 // the TU's counter array into section BALLARUS_THREAD_SECTION (zero-filled,

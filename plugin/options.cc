@@ -225,12 +225,13 @@ bool ParseOptions(const plugin_name_args* info) {
       continue;
     }
     if (k == "path-loop-cuts" || k == "path-call-cuts" ||
-        k == "path-goto-targets" ||
+        k == "path-goto-targets" || k == "loop-registers" ||
         k == "path-from-edges" || k == "path-derive") {
       ok &= ParseAutoOnOff(k, value,
                            k == "path-loop-cuts"    ? &g_options.path_loop_cuts
                            : k == "path-call-cuts"  ? &g_options.path_call_cuts
                            : k == "path-goto-targets" ? &g_options.path_goto_targets
+                           : k == "loop-registers" ? &g_options.loop_registers
                            : k == "path-from-edges" ? &g_options.path_from_edges
                                                     : &g_options.path_derive);
       continue;

@@ -416,6 +416,7 @@ unsigned int ExecuteBallarus() {
               fn.demangled.c_str(), w.counters.counted.size());
     if (per_thread) BeginThreadCounters();
     JudgeLoops();
+    BeginLoopRegisters(LoopRegistersWanted(atomic, per_thread));
     EmitEpochReads(fn, w.path.enabled, epoch, &w.reentry);
     if (w.path.enabled)
       EmitPathProfiling(w.path, counters, hashes.tables, hashes.add_fn,
@@ -425,6 +426,7 @@ unsigned int ExecuteBallarus() {
       KeepTailsApart();
     EmitEdgeCounters(w.counters, &fn, counters, atomic);
     QueueReentryCounts(w.reentry, fn, counters, epoch, atomic);
+    EndLoopRegisters(counters);
     gsi_commit_edge_inserts();
     if (per_thread) EndThreadCounters();
     pop_cfun();

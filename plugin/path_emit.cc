@@ -108,9 +108,36 @@ class PathEmitter {
     }
   }
 
-  // in_loop: the code runs on every iteration of a loop (AppendCounterAdd).
-  void Emit(const PathAction& act, bool in_loop, gimple_seq* seq) {
+  // in_loop: the code runs on every iteration of a loop (AppendCounterAdd);
+  // reg_loop: the loop whose locals its known counts use (RegisterLoopOf).
+  void Emit(const PathAction& act, bool in_loop, int reg_loop,
+            gimple_seq* seq) {
     in_loop_ = in_loop;
+    if (dump_file && reg_loop >= 0 && !act.derived)
+      fprintf(dump_file, "  path: %s in the loop at block %d: %s\n",
+              PathActionName(act.kind), reg_loop,
+              act.known ? "path known, counted in a local"
+                        : "path not known here");
+    if (reg_loop >= 0 && act.known && !act.derived &&
+        info_.storage == ballarus::PathInfo::kDense &&
+        act.path < info_.n_paths) {
+      switch (act.kind) {
+        case PathAction::kCount:
+        case PathAction::kEndCount:
+        case PathAction::kCountReset:
+        case PathAction::kStartCut:
+        case PathAction::kEndCountReset: {
+          AppendRegisterAdd(seq, reg_loop, counters_, info_.base + act.path,
+                            build_int_cst(u64_, 1));
+          PathAction rest = act;
+          rest.derived = true;  // made: only the reset, if any, is left
+          Emit(rest, in_loop, -1, seq);
+          return;
+        }
+        default:
+          break;
+      }
+    }
     switch (act.kind) {
       case PathAction::kCheckFlag:
       case PathAction::kStartCheckFlag:
@@ -486,12 +513,12 @@ void EmitPathProfiling(const PathWork& work, tree counters, tree hashes,
                    hashes, add_fn, arrived, reentry, epoch, atomic);
   for (const auto& [bb, act] : work.in_blocks) {
     gimple_seq seq = NULL;
-    emit.Emit(act, RunsPerIteration(bb), &seq);
+    emit.Emit(act, RunsPerIteration(bb), RegisterLoopOf(bb), &seq);
     InsertInBlock(bb, act, seq);
   }
   for (const auto& [e, act] : work.on_edges) {
     gimple_seq seq = NULL;
-    emit.Emit(act, RunsPerIteration(e), &seq);
+    emit.Emit(act, RunsPerIteration(e), RegisterLoopOf(e), &seq);
     gsi_insert_seq_on_edge(e, seq);
   }
 }

@@ -39,6 +39,7 @@
 #include "plugin/options.h"
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
+#include "plugin/counter_emit.h"
 #include "plugin/path_plan.h"
 
 namespace ballarus::plugin {
@@ -72,6 +73,8 @@ int RealSuccessors(basic_block bb) {
   return n;
 }
 
+}  // namespace
+
 const char* PathActionName(PathAction::Kind k) {
   switch (k) {
     case PathAction::kCheckFlag: return "re-entry check";
@@ -96,6 +99,8 @@ const char* PathActionName(PathAction::Kind k) {
   }
   return "?";
 }
+
+namespace {
 
 // Paths determined by edge counts (path-from-edges; core/path_profile.h
 // PathsDeterminedByEdges): a function whose acyclic paths are linearly
@@ -368,12 +373,22 @@ bool SplitForChordAnyway(edge e, const std::vector<edge>& chord_edges) {
 // returns: true, with the edges in *into, where the end can move; never
 // onto chords from branches here (the new blocks cost bzip2's
 // BZ2_decompress 27 M instructions in its bit-reading loops).
+//
+// In a loop that takes registers (counter_emit.h) the latch's in-edges
+// may be split too, where one prefix reaches each edge's source: each
+// count then lands in a local of its own (bzip2's quadrant loop, `if
+// (a2update < BZ_N_OVERSHOOT)`, counted its two paths at the latch
+// through `addq $1,(%rdi)`, a PHI of two addresses, a read-modify-write of
+// memory per iteration).
 template <typename HoistOnto>
-bool HoistBackEdgeEnd(const ballarus::Edge& back, HoistOnto& hoist_onto,
-                      std::vector<edge>* into) {
+bool HoistBackEdgeEnd(const ballarus::Edge& back, bool register_loop,
+                      HoistOnto& hoist_onto, std::vector<edge>* into) {
   if (back.src == ballarus::kEntryBlock) return false;
-  return hoist_onto(back.src, /*any_preds=*/false, /*onto_chords=*/false,
-                    into);
+  if (hoist_onto(back.src, /*any_preds=*/false, /*onto_chords=*/false, into))
+    return true;
+  return register_loop &&
+         hoist_onto(back.src, /*any_preds=*/false, /*onto_chords=*/false,
+                    into, /*split_fixed=*/true);
 }
 
 }  // namespace
@@ -623,42 +638,35 @@ void ApplyEntryBalance(const std::vector<ballarus::PathInfo::Call>& calls,
             (unsigned long long)work->info.entry_path, calls.size());
 }
 
-// Path counts the edge counters give (path-derive; mode=edge,path or
-// naive,path).  Where one path prefix reaches a count -- a path end on an
-// edge, a pre-count before a call, a cut block's or a computed goto's end
-// -- the register there is one known value (the sum of the increments on
-// that prefix), so the count always lands on the same path p, once per
-// execution of the edge or block that holds it: p's count is that edge's
-// or block's count, which the edge profile has.  Such a count is not
-// made; PathInfo::derived tells reconstruct where to take it from (before
-// SettlePrecounts, which then settles a pre-count as if it had been
-// counted).  A count behind a register reset (r = b) keeps the reset.
-// The register on each edge and in each block is followed exactly as
-// path_emit.cc sets it: r = a (kInit), r += a (kAdd), then the counts, in
-// Kind order; an edge or block whose register another action may change
-// first (re-entry checks, fork epochs) keeps its counts.
-void DeriveCountsFromEdges(
-    const ballarus::PathDag& dag, const ballarus::PathIncrements& inc,
-    const std::vector<uint8_t>& prefixes,
-    const std::unordered_map<edge, uint32_t>& model_edge_of,
-    const std::vector<bool>& reentry_block, uint32_t nb, PathWork* work) {
+// The counts that one path prefix reaches, each with the path it always
+// lands on: f(act, path, e, bb) for the action on edge e (bb null) or in
+// block bb (e null).  The register on each edge and in each block is
+// followed exactly as path_emit.cc sets it: r = a (kInit), r += a (kAdd),
+// then the counts, in Kind order; an edge or block whose register another
+// action may change first (re-entry checks, fork epochs, counted loops)
+// is left out.
+template <typename F>
+void ForEachKnownCount(const ballarus::PathDag& dag,
+                       const ballarus::PathIncrements& inc,
+                       const std::vector<uint8_t>& prefixes,
+                       const std::vector<bool>& reentry_block, uint32_t nb,
+                       PathWork* work, F f) {
   const std::vector<uint64_t> reg = PrefixRegisters(dag, inc, prefixes);
   auto is_count = [](PathAction::Kind k) {
     return k == PathAction::kCount || k == PathAction::kCountReset ||
            k == PathAction::kStartCut || k == PathAction::kPreCount ||
            k == PathAction::kEndCount || k == PathAction::kEndCountReset;
   };
-  std::vector<ballarus::PathInfo::Derived> derived;
-  std::vector<PathAction*> acts;  // parallel to derived
   // On edges: the actions of one edge are adjacent once sorted by edge.
-  std::unordered_map<edge, std::vector<size_t>> by_edge;
-  for (size_t i = 0; i < work->on_edges.size(); ++i)
-    by_edge[work->on_edges[i].first].push_back(i);
-  for (auto& [e, idx] : by_edge) {
+  std::map<std::pair<int, int>, std::vector<size_t>> by_edge;
+  for (size_t i = 0; i < work->on_edges.size(); ++i) {
+    const edge e = work->on_edges[i].first;
+    by_edge[{e->src->index, e->dest->index}].push_back(i);
+  }
+  for (auto& [key, idx] : by_edge) {
+    const edge e = work->on_edges[idx.front()].first;
     const uint32_t src = static_cast<uint32_t>(e->src->index);
-    auto m = model_edge_of.find(e);
-    if (m == model_edge_of.end() || src >= nb || prefixes[src] != 1 ||
-        (src >= 2 && reentry_block[src]))
+    if (src >= nb || prefixes[src] != 1 || (src >= 2 && reentry_block[src]))
       continue;
     std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
       return work->on_edges[x].second.kind < work->on_edges[y].second.kind;
@@ -671,8 +679,7 @@ void DeriveCountsFromEdges(
       } else if (act.kind == PathAction::kAdd) {
         r += act.a;
       } else if (is_count(act.kind)) {
-        derived.push_back({r + act.a, m->second, false});
-        acts.push_back(&act);
+        f(act, r + act.a, e, basic_block{nullptr});
         if (act.kind == PathAction::kCountReset) r = act.b;
       } else if (act.kind != PathAction::kSetFlag &&
                  act.kind != PathAction::kSaveRegister &&
@@ -689,9 +696,40 @@ void DeriveCountsFromEdges(
     const uint32_t v =
         act.kind == PathAction::kStartCut ? dag.in_vertex[u] : u;
     if (prefixes[v] != 1) continue;
-    derived.push_back({reg[v] + act.a, u, true});
-    acts.push_back(&act);
+    f(act, reg[v] + act.a, edge{nullptr}, bb);
   }
+}
+
+// Path counts the edge counters give (path-derive; mode=edge,path or
+// naive,path).  Where one path prefix reaches a count -- a path end on an
+// edge, a pre-count before a call, a cut block's or a computed goto's end
+// -- the register there is one known value (the sum of the increments on
+// that prefix), so the count always lands on the same path p, once per
+// execution of the edge or block that holds it: p's count is that edge's
+// or block's count, which the edge profile has.  Such a count is not
+// made; PathInfo::derived tells reconstruct where to take it from (before
+// SettlePrecounts, which then settles a pre-count as if it had been
+// counted).  A count behind a register reset (r = b) keeps the reset.
+void DeriveCountsFromEdges(
+    const ballarus::PathDag& dag, const ballarus::PathIncrements& inc,
+    const std::vector<uint8_t>& prefixes,
+    const std::unordered_map<edge, uint32_t>& model_edge_of,
+    const std::vector<bool>& reentry_block, uint32_t nb, PathWork* work) {
+  std::vector<ballarus::PathInfo::Derived> derived;
+  std::vector<PathAction*> acts;  // parallel to derived
+  ForEachKnownCount(dag, inc, prefixes, reentry_block, nb, work,
+                    [&](PathAction& act, uint64_t path, edge e,
+                        basic_block bb) {
+                      if (e != nullptr) {
+                        auto m = model_edge_of.find(e);
+                        if (m == model_edge_of.end()) return;
+                        derived.push_back({path, m->second, false});
+                      } else {
+                        derived.push_back(
+                            {path, static_cast<uint32_t>(bb->index), true});
+                      }
+                      acts.push_back(&act);
+                    });
   if (derived.empty()) return;
   // Each path is counted at one place at most, below n_paths; should the
   // following above ever disagree, every count is made as usual.
@@ -1020,8 +1058,11 @@ void PlanPathProfiling(ballarus::Function* fn,
            e->src != ENTRY_BLOCK_PTR_FOR_FN(cfun) && e->src->index >= 2 &&
            static_cast<uint32_t>(e->src->index) < nb;
   };
+  // split_fixed: onto any edge, split or not, where every edge's source is
+  // reached by one prefix (a loop that takes registers: each count then
+  // lands in a local, HoistBackEdgeEnd).
   auto hoist_onto = [&](uint32_t u, bool any_preds, bool onto_chords,
-                        std::vector<edge>* into) {
+                        std::vector<edge>* into, bool split_fixed = false) {
     into->clear();
     if (u < 2 || u >= nb || bbs[u] == NULL || !g_options.path_hoist)
       return false;
@@ -1034,7 +1075,8 @@ void PlanPathProfiling(ballarus::Function* fn,
     edge_iterator ei;
     FOR_EACH_EDGE(e, ei, bbs[u]->preds) {
       if (!ordinary_in_edge(e)) return false;
-      if (RealSuccessors(e->src) != 1) {
+      if (split_fixed && prefixes[e->src->index] != 1) return false;
+      if (RealSuccessors(e->src) != 1 && !split_fixed) {
         if (!onto_chords || !SplitForChordAnyway(e, chord_edges))
           return false;
         ++hoisted_onto_chords;
@@ -1044,6 +1086,12 @@ void PlanPathProfiling(ballarus::Function* fn,
     }
     return !into->empty() && (any_preds || variable <= kHoistMaxPreds);
   };
+  // Loops whose fixed-address counts are made in locals (loop-registers).
+  const RegisterLoops register_loops =
+      LoopRegistersWanted(ChosenUpdate() == UpdateMode::kAtomic,
+                          ChosenUpdate() == UpdateMode::kThread)
+          ? FindRegisterLoops(/*dump=*/false)
+          : RegisterLoops{};
   std::vector<edge> hoisted;
   // Blocks that may leave the function other than by a return: a fake edge
   // to EXIT whose call may not return (or a computed goto).
@@ -1553,7 +1601,11 @@ void PlanPathProfiling(ballarus::Function* fn,
           it->second = {work->on_edges.size(), prefix_reg[me.src] + inc.inc[d],
                         w, me.src};
       };
-      if (HoistBackEdgeEnd(me, hoist_onto, &hoisted)) {
+      const bool register_loop =
+          me.src >= 2 && me.src < nb && me.dst >= 2 && me.dst < nb &&
+          bbs[me.src] != NULL && bbs[me.dst] != NULL &&
+          register_loops.Of(find_edge(bbs[me.src], bbs[me.dst])) >= 0;
+      if (HoistBackEdgeEnd(me, register_loop, hoist_onto, &hoisted)) {
         if (hoisted.size() == 1) note_entry_end();
         for (edge h : hoisted)
           on_edge(h, PathAction::kCountReset, inc.inc[d],
@@ -1636,6 +1688,15 @@ void PlanPathProfiling(ballarus::Function* fn,
       BalanceStartTruncations(first, entry_ends, made_before, work);
     }
   }
+
+  // Counts that land on one path, which a loop's locals can make
+  // (loop-registers, counter_emit.h).
+  if (work->loops.empty())
+    ForEachKnownCount(dag, inc, prefixes, reentry_block, nb, work,
+                    [](PathAction& act, uint64_t path, edge, basic_block) {
+                      act.known = true;
+                      act.path = path;
+                    });
 
   // The PathInfo is complete (pre-count edges included): record it.
   std::sort(info.precount_edges.begin(), info.precount_edges.end());

@@ -70,6 +70,12 @@ struct PathAction {
   // the count is not made (only the reset, if any): reconstruct derives it
   // from the edge counters (PathInfo::derived, path-derive).
   bool derived = false;
+  // Count kinds: one path prefix reaches the count, so it always lands on
+  // path `path` (the register's known value plus a; MarkKnownCounts).  In
+  // a loop that takes registers (counter_emit.h) such a count is made in
+  // a local.
+  bool known = false;
+  uint64_t path = 0;
 };
 
 // A loop counted in locals (kLoop* actions): its constants.
@@ -82,6 +88,9 @@ struct PathLoop {
   // count[K] += n.
   bool entries_cut = false;
 };
+
+// A description of the action kind, for dumps.
+const char* PathActionName(PathAction::Kind k);
 
 // One function's path profiling plan, kept between the analysis and the
 // instrumentation phases.
