@@ -527,9 +527,46 @@ bool MayLeave(basic_block bb) {
   return false;
 }
 
-// Whether value v (an SSA name) steps by a constant on each way round the
-// loop: a PHI of the header whose arguments from inside the loop are the
-// PHI's own result plus or minus a constant (through conversions), or a
+// How value a (a PHI argument from inside the loop) relates to the
+// header PHI's result r: 2 when it is r plus or minus a constant (through
+// conversions), 1 when it is r itself, 0 otherwise; through PHIs of blocks
+// inside the loop (a merged latch) the least of their arguments' answers.
+int StepsFrom(tree a, tree r, const std::set<int>& blocks, int depth) {
+  auto strip = [](tree v) {
+    for (int k = 0; k < 2 && TREE_CODE(v) == SSA_NAME; ++k) {
+      gimple* d = SSA_NAME_DEF_STMT(v);
+      if (!is_gimple_assign(d) ||
+          !CONVERT_EXPR_CODE_P(gimple_assign_rhs_code(d)))
+        break;
+      v = gimple_assign_rhs1(d);
+    }
+    return v;
+  };
+  a = strip(a);
+  if (a == r) return 1;
+  if (TREE_CODE(a) != SSA_NAME) return 0;
+  gimple* def = SSA_NAME_DEF_STMT(a);
+  if (gphi* phi = dyn_cast<gphi*>(def)) {
+    if (depth >= 2 || !blocks.count(gimple_bb(phi)->index)) return 0;
+    int least = 2;
+    for (unsigned i = 0; i < gimple_phi_num_args(phi) && least > 0; ++i)
+      least = std::min(least, StepsFrom(gimple_phi_arg_def(phi, i), r, blocks,
+                                        depth + 1));
+    return least;
+  }
+  if (!is_gimple_assign(def)) return 0;
+  const tree_code code = gimple_assign_rhs_code(def);
+  if ((code == PLUS_EXPR || code == MINUS_EXPR ||
+       code == POINTER_PLUS_EXPR) &&
+      TREE_CODE(gimple_assign_rhs2(def)) == INTEGER_CST &&
+      strip(gimple_assign_rhs1(def)) == r)
+    return 2;
+  return 0;
+}
+
+// Whether value v (an SSA name) steps by a constant round the loop: a PHI
+// of the header whose arguments from inside the loop are its own result
+// plus or minus a constant (or, on some ways round, itself), or a
 // conversion or constant offset of such a PHI.
 bool IsInductionVariable(tree v, basic_block header,
                          const std::set<int>& blocks) {
@@ -540,28 +577,10 @@ bool IsInductionVariable(tree v, basic_block header,
       bool stepped = false;
       for (unsigned i = 0; i < gimple_phi_num_args(phi); ++i) {
         if (!blocks.count(gimple_phi_arg_edge(phi, i)->src->index)) continue;
-        tree a = gimple_phi_arg_def(phi, i);
-        gimple* step = TREE_CODE(a) == SSA_NAME ? SSA_NAME_DEF_STMT(a) : NULL;
-        for (int k = 0; k < 2 && step != NULL && is_gimple_assign(step) &&
-                        CONVERT_EXPR_CODE_P(gimple_assign_rhs_code(step));
-             ++k) {
-          tree in = gimple_assign_rhs1(step);
-          step = TREE_CODE(in) == SSA_NAME ? SSA_NAME_DEF_STMT(in) : NULL;
-        }
-        if (step == NULL || !is_gimple_assign(step) ||
-            (gimple_assign_rhs_code(step) != PLUS_EXPR &&
-             gimple_assign_rhs_code(step) != MINUS_EXPR &&
-             gimple_assign_rhs_code(step) != POINTER_PLUS_EXPR) ||
-            TREE_CODE(gimple_assign_rhs2(step)) != INTEGER_CST)
-          return false;
-        tree base = gimple_assign_rhs1(step);
-        gimple* bdef =
-            TREE_CODE(base) == SSA_NAME ? SSA_NAME_DEF_STMT(base) : NULL;
-        if (bdef != NULL && is_gimple_assign(bdef) &&
-            CONVERT_EXPR_CODE_P(gimple_assign_rhs_code(bdef)))
-          base = gimple_assign_rhs1(bdef);
-        if (base != gimple_phi_result(phi)) return false;
-        stepped = true;
+        const int how = StepsFrom(gimple_phi_arg_def(phi, i),
+                                  gimple_phi_result(phi), blocks, 0);
+        if (how == 0) return false;
+        stepped |= how == 2;
       }
       return stepped;
     }

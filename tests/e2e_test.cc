@@ -1903,8 +1903,11 @@ TEST(LoopBarrierKeepTails, SameCountsAndTheCodeGccWouldHaveSpoilt) {
     const std::string on = assembly(m);
     const std::string tails_off =
         assembly(m + " -fplugin-arg-ballarus-path-keep-tails=off");
+    // (Loop registers would keep the hash loop's counter out of memory
+    // altogether: see LoopRegisters below.)
     const std::string barrier_off =
-        assembly(m + " -fplugin-arg-ballarus-loop-barrier=off");
+        assembly(m + " -fplugin-arg-ballarus-loop-barrier=off "
+                     "-fplugin-arg-ballarus-loop-registers=off");
     const size_t jumps = CountMatches(AsmFunction(on, "run"), indirect_jump);
     EXPECT_GE(jumps, 8u) << mode << "\n" << AsmFunction(on, "run");
     EXPECT_LT(CountMatches(AsmFunction(tails_off, "run"), indirect_jump),
@@ -1919,6 +1922,68 @@ TEST(LoopBarrierKeepTails, SameCountsAndTheCodeGccWouldHaveSpoilt) {
   const std::string edge = assembly("-fplugin-arg-ballarus-mode=edge");
   EXPECT_EQ(CountMatches(AsmFunction(edge, "main"), stored_counter), 0u)
       << AsmFunction(edge, "main");
+}
+
+// ---------------------------------------------------------------------------
+// Loop registers (loop-registers, counter_emit.cc): in call-free counted
+// loops, fixed-address counts are made in locals added to the counters on
+// each exit.  The oracle is the same program with every count made in
+// memory (loop-registers=off): the path numbers are the same, so every
+// path count must be equal, with the programs' output, at -O1 to -O3, in
+// path and edge,path modes, on programs whose loops are left by breaks,
+// returns, exit(), longjmp and exceptions.  The dumps must show counts
+// made in locals (or the comparison proves nothing), and sort_loops.c's
+// quadrant loop must count its two paths without the read-modify-write
+// through a register address (`addq $1, (%reg)`) it needs in memory.
+TEST(LoopRegisters, SamePathsAsCountedInMemory) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/loop_registers";
+  harness::MakeFreshDir(dir);
+  const std::string off = "-fplugin-arg-ballarus-loop-registers=off";
+  const std::regex in_local("path known, counted in a local");
+  const std::regex loop_taken("counters with a fixed address in locals");
+  size_t locals = 0;
+  for (const char* prog : {"sort_loops.c", "interp_hash.c", "loops.c",
+                           "multi_loops.c", "goto_loops.c", "exit_deep.c",
+                           "setjmp_longjmp.c", "exceptions.cc"}) {
+    for (const char* mode : {"path", "edge,path"}) {
+      for (const char* opt : {"-O1", "-O2", "-O3"}) {
+        const std::string ctx =
+            std::string(prog) + " " + mode + " " + opt;
+        std::string dump;
+        BuildWithAndWithout(dir, prog, opt,
+                            std::string("-fplugin-arg-ballarus-mode=") + mode,
+                            off, nullptr, ctx, &dump);
+        const size_t here = CountMatches(dump, in_local);
+        locals += here;
+        if (std::string(prog) == "sort_loops.c") {
+          EXPECT_GE(CountMatches(dump, loop_taken), 4u) << ctx;
+          if (std::string(mode) == "path") EXPECT_GE(here, 4u) << ctx;
+        }
+      }
+    }
+  }
+  EXPECT_GE(locals, 20u);
+
+  const std::string src = harness::ProgramsDir() + "/sort_loops.c";
+  const std::string cc = Quote(InstallPrefix() + "/bin/ballarus-gcc");
+  auto quadrant = [&](const std::string& options) {
+    const CommandResult c = harness::Run(
+        cc + " -O2 -fplugin-arg-ballarus-mode=path " + options + " -S " +
+            Quote(src) + " -o out.s",
+        dir);
+    EXPECT_EQ(c.status, 0) << options << ": " << c.err;
+    const std::string s = harness::Run("cat out.s", dir).out;
+    std::string f = AsmFunction(s, "set_quadrant");
+    if (f.empty()) f = AsmFunction(s, "set_quadrant.constprop.0");
+    EXPECT_FALSE(f.empty()) << s;
+    return f;
+  };
+  const std::regex through_register(R"(\taddq\t\$1, \(%r[a-z0-9]+\))");
+  const std::string on = quadrant("");
+  const std::string in_memory = quadrant(off);
+  EXPECT_EQ(CountMatches(on, through_register), 0u) << on;
+  EXPECT_GE(CountMatches(in_memory, through_register), 1u) << in_memory;
 }
 
 // ---------------------------------------------------------------------------
