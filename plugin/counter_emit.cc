@@ -503,20 +503,49 @@ struct LoopRegisters {
 // GCC's estimate of a loop's iterations per entry below which the locals'
 // flush on exit (an add to memory per counter) is not worth it.
 constexpr int64_t kRegisterMinIterations = 4;
+// The same for a loop of two blocks (header and latch: one path per
+// iteration), whose count costs one add per iteration in memory too: only
+// where GCC knows a long trip (lua's nil-filling loops, `for (; narg <
+// nfixparams; narg++)`, guessed ~9 and run 0 to 2 times, cost luaD_precall
+// 26 M instructions in flushes).
+constexpr int64_t kRegisterMinIterationsOnePath = 32;
+// ... unless its body is long enough (an unrolled loop: bzip2's radix
+// counting, `for (; i >= 3; i -= 4)`, 4 elements per iteration over the
+// whole block) that one flush weighs little against even one iteration.
+constexpr size_t kRegisterLongBodyStatements = 16;
 
 bool BadEdge(edge e) {
   return (e->flags & (EDGE_ABNORMAL | EDGE_ABNORMAL_CALL | EDGE_EH |
                       EDGE_FAKE)) != 0;
 }
 
-// Whether bb may leave an iteration other than by its edges: a call (but
-// an internal one), an asm, a statement that may throw.
+// Whether `call` surely returns to its caller and touches no counter: an
+// internal call, a const or pure function, a builtin that cannot throw (but
+// fork).  (Calls of the TU's functions that always return, path_returns.h,
+// would do too; but the loops that call them, bzip2's insertion sort
+// calling mainGtU, run a few times per entry, and their flushes cost
+// mainSort 33 M instructions for no time saved.)
+bool ReturnsQuietly(const gimple* call) {
+  if (gimple_call_internal_p(call)) return true;
+  const int flags = gimple_call_flags(call);
+  if (flags & (ECF_NORETURN | ECF_RETURNS_TWICE)) return false;
+  if ((flags & (ECF_CONST | ECF_PURE)) && !(flags & ECF_LOOPING_CONST_OR_PURE))
+    return true;
+  tree fndecl = gimple_call_fndecl(call);
+  if (fndecl != NULL_TREE && fndecl_built_in_p(fndecl) &&
+      (flags & ECF_NOTHROW) && !fndecl_built_in_p(fndecl, BUILT_IN_FORK))
+    return true;
+  return false;
+}
+
+// Whether bb may leave an iteration other than by its edges: a call but a
+// quiet one (ReturnsQuietly), an asm, a statement that may throw.
 bool MayLeave(basic_block bb) {
   for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi);
        gsi_next(&gsi)) {
     gimple* stmt = gsi_stmt(gsi);
     if (is_gimple_debug(stmt)) continue;
-    if ((is_gimple_call(stmt) && !gimple_call_internal_p(stmt)) ||
+    if ((is_gimple_call(stmt) && !ReturnsQuietly(stmt)) ||
         gimple_code(stmt) == GIMPLE_ASM || stmt_could_throw_p(cfun, stmt))
       return true;
   }
@@ -527,8 +556,17 @@ bool MayLeave(basic_block bb) {
   return false;
 }
 
+// Whether v is a constant or an SSA name defined outside the loop.
+bool IsLoopInvariant(tree v, const std::set<int>& blocks) {
+  if (TREE_CODE(v) == INTEGER_CST) return true;
+  if (TREE_CODE(v) != SSA_NAME) return false;
+  if (SSA_NAME_IS_DEFAULT_DEF(v)) return true;
+  basic_block bb = gimple_bb(SSA_NAME_DEF_STMT(v));
+  return bb != NULL && !blocks.count(bb->index);
+}
+
 // How value a (a PHI argument from inside the loop) relates to the
-// header PHI's result r: 2 when it is r plus or minus a constant (through
+// header PHI's result r: 2 when it is r plus or minus an invariant (through
 // conversions), 1 when it is r itself, 0 otherwise; through PHIs of blocks
 // inside the loop (a merged latch) the least of their arguments' answers.
 int StepsFrom(tree a, tree r, const std::set<int>& blocks, int depth) {
@@ -558,7 +596,7 @@ int StepsFrom(tree a, tree r, const std::set<int>& blocks, int depth) {
   const tree_code code = gimple_assign_rhs_code(def);
   if ((code == PLUS_EXPR || code == MINUS_EXPR ||
        code == POINTER_PLUS_EXPR) &&
-      TREE_CODE(gimple_assign_rhs2(def)) == INTEGER_CST &&
+      IsLoopInvariant(gimple_assign_rhs2(def), blocks) &&
       strip(gimple_assign_rhs1(def)) == r)
     return 2;
   return 0;
@@ -589,7 +627,7 @@ bool IsInductionVariable(tree v, basic_block header,
     if (!(CONVERT_EXPR_CODE_P(code) ||
           ((code == PLUS_EXPR || code == MINUS_EXPR ||
             code == POINTER_PLUS_EXPR) &&
-           TREE_CODE(gimple_assign_rhs2(def)) == INTEGER_CST)))
+           IsLoopInvariant(gimple_assign_rhs2(def), blocks))))
       return false;
     v = gimple_assign_rhs1(def);
   }
@@ -667,7 +705,8 @@ RegisterLoops FindRegisterLoops(bool dump) {
   for (int h : headers) {
     const std::set<int>& blocks = body[h];
     bool ok = true;
-    for (int b : blocks) ok &= !MayLeave(BASIC_BLOCK_FOR_FN(cfun, b));
+    for (int b : blocks)
+      ok &= !MayLeave(BASIC_BLOCK_FOR_FN(cfun, b));
     basic_block header = BASIC_BLOCK_FOR_FN(cfun, h);
     profile_count entries = profile_count::zero();
     std::vector<edge> exits;
@@ -684,8 +723,19 @@ RegisterLoops FindRegisterLoops(bool dump) {
         entries.nonzero_p())
       iterations = header->count.to_gcov_type() / entries.to_gcov_type();
     const bool counted = ok && HasCountedExit(header, blocks);
-    const bool takes = ok && counted && !exits.empty() &&
-                       iterations >= kRegisterMinIterations;
+    size_t statements = 0;  // of a one-path loop's body
+    if (blocks.size() <= 2)
+      for (int b : blocks)
+        for (gimple_stmt_iterator gsi =
+                 gsi_start_nondebug_bb(BASIC_BLOCK_FOR_FN(cfun, b));
+             !gsi_end_p(gsi); gsi_next_nondebug(&gsi))
+          ++statements;
+    const bool takes =
+        ok && counted && !exits.empty() &&
+        iterations >= (blocks.size() > 2 ||
+                               statements >= kRegisterLongBodyStatements
+                           ? kRegisterMinIterations
+                           : kRegisterMinIterationsOnePath);
     if (dump && dump_file) {
       int line = 0;
       for (int b : blocks)

@@ -72,10 +72,12 @@ void JudgeLoops();
 bool RunsPerIteration(edge e);
 bool RunsPerIteration(basic_block bb);
 
-// Loop registers (loop-registers).  A natural loop of cfun that is
-// innermost, has no call (but internal ones), no asm, no statement that
-// may throw and no abnormal or EH edge, and that GCC's estimate runs at
-// least a few times per entry, cannot be left in the middle of an
+// Loop registers (loop-registers).  A natural loop of cfun with no call
+// (but internal ones, const or pure functions and builtins that cannot
+// throw), no asm, no
+// statement that may throw and no abnormal or EH edge, whose exit is
+// decided by an induction variable and that GCC's estimate runs at least
+// a few times per entry, cannot be left in the middle of an
 // iteration but by a fatal signal: the counters with a fixed address that
 // its edges and blocks update can be counted in locals instead -- one per
 // counter, which GCC keeps in a register -- and added to the counters on
