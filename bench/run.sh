@@ -117,6 +117,7 @@ path-no-pc-hoist    | plain       | ballarus | mode=path update=single path-prec
 path-no-entry-bal   | plain       | ballarus | mode=path update=single path-entry-balance=off | ballarus path, every pre-count on a function entry prefix made, none taken from the balance of its calls (breakdown)
 path-no-barrier     | plain       | ballarus | mode=path update=single loop-barrier=off | ballarus path, no compiler barrier after the counts in loops that may touch counter memory (breakdown)
 path-no-call-cuts   | plain       | ballarus | mode=path update=single path-call-cuts=off | ballarus path, calls several prefixes reach not cut: the register lives across them (breakdown)
+path-no-loop-regs   | plain       | ballarus | mode=path update=single loop-registers=off | ballarus path, counted loops count in memory, not in locals flushed on exit (breakdown)
 path-no-keep-tails  | plain       | ballarus | mode=path update=single path-keep-tails=off | ballarus path, GCC cross-jumps the handler tails that hoisted path ends leave alike (breakdown)
 edge-no-barrier     | plain       | ballarus | mode=edge weights=heuristic update=single loop-barrier=off | ballarus edge, no compiler barrier after the counts in loops that may touch counter memory (breakdown)
 path-no-fe          | plain       | ballarus | mode=path update=single path-from-edges=off | ballarus path, the register in every function, none counted by its edge counters (breakdown)
@@ -135,8 +136,8 @@ edge-path-no-derive | plain       | ballarus | mode=edge,path update=single path
 QUICK_VARIANTS=plain,gcov,naive,edge,edge-atomic,path
 # Breakdown variants: selected by name, a pattern naming them (path*), or
 # --path-breakdown; not by "all" (they are for one question only).
-EXTRA_VARIANTS='path-et-off path-et-undo path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed edge-path-number path-max64k path-no-fe edge-path-no-derive edge-path-cuts path-no-balance path-no-cut-hoist path-no-pc-hoist path-no-entry-bal path-no-barrier path-no-keep-tails edge-no-barrier path-no-call-cuts'
-BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-et-undo,path-hash,path-no-hoist,path-no-returns,path-number,path-loops,path-dense,path-hashed,path-max64k,path-no-fe,edge-path,edge-path-number,edge-path-no-derive,edge-path-cuts,path-no-balance,path-no-cut-hoist,path-no-pc-hoist,path-no-entry-bal,path-no-barrier,path-no-keep-tails,edge-no-barrier,path-no-call-cuts
+EXTRA_VARIANTS='path-et-off path-et-undo path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed edge-path-number path-max64k path-no-fe edge-path-no-derive edge-path-cuts path-no-balance path-no-cut-hoist path-no-pc-hoist path-no-entry-bal path-no-barrier path-no-keep-tails edge-no-barrier path-no-call-cuts path-no-loop-regs'
+BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-et-undo,path-hash,path-no-hoist,path-no-returns,path-number,path-loops,path-dense,path-hashed,path-max64k,path-no-fe,edge-path,edge-path-number,edge-path-no-derive,edge-path-cuts,path-no-balance,path-no-cut-hoist,path-no-pc-hoist,path-no-entry-bal,path-no-barrier,path-no-keep-tails,edge-no-barrier,path-no-call-cuts,path-no-loop-regs
 BREAKDOWN_PROGRAMS=lua,sqlite3,bzip2
 THREADS_ACCEPTANCE_VARIANTS=plain,gcov,gcov-atomic,clang-plain,clang,clang-atomic,edge,edge-atomic,edge-thread,path,path-atomic,path-thread
 THREADS_ACCEPTANCE_PROGRAMS=lua,sqlite3,bzip2,threads,threads-loop
