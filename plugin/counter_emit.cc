@@ -97,6 +97,7 @@
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
 #include "plugin/counter_emit.h"
+#include "plugin/path_returns.h"
 
 namespace ballarus::plugin {
 
@@ -520,22 +521,12 @@ bool BadEdge(edge e) {
 }
 
 // Whether `call` surely returns to its caller and touches no counter: an
-// internal call, a const or pure function, a builtin that cannot throw (but
-// fork).  (Calls of the TU's functions that always return, path_returns.h,
-// would do too; but the loops that call them, bzip2's insertion sort
-// calling mainGtU, run a few times per entry, and their flushes cost
-// mainSort 33 M instructions for no time saved.)
+// internal call, or one that SurelyReturns (path_returns.h).  (Calls of the
+// TU's functions that always return would do too; but the loops that call
+// them, bzip2's insertion sort calling mainGtU, run a few times per entry,
+// and their flushes cost mainSort 33 M instructions for no time saved.)
 bool ReturnsQuietly(const gimple* call) {
-  if (gimple_call_internal_p(call)) return true;
-  const int flags = gimple_call_flags(call);
-  if (flags & (ECF_NORETURN | ECF_RETURNS_TWICE)) return false;
-  if ((flags & (ECF_CONST | ECF_PURE)) && !(flags & ECF_LOOPING_CONST_OR_PURE))
-    return true;
-  tree fndecl = gimple_call_fndecl(call);
-  if (fndecl != NULL_TREE && fndecl_built_in_p(fndecl) &&
-      (flags & ECF_NOTHROW) && !fndecl_built_in_p(fndecl, BUILT_IN_FORK))
-    return true;
-  return false;
+  return gimple_call_internal_p(call) || SurelyReturns(call);
 }
 
 // Whether bb may leave an iteration other than by its edges: a call but a
@@ -722,6 +713,7 @@ RegisterLoops FindRegisterLoops(bool dump) {
     if (header->count.initialized_p() && entries.initialized_p() &&
         entries.nonzero_p())
       iterations = header->count.to_gcov_type() / entries.to_gcov_type();
+    // ok, and an exit decided by an induction variable
     const bool counted = ok && HasCountedExit(header, blocks);
     size_t statements = 0;  // of a one-path loop's body
     if (blocks.size() <= 2)
@@ -731,7 +723,7 @@ RegisterLoops FindRegisterLoops(bool dump) {
              !gsi_end_p(gsi); gsi_next_nondebug(&gsi))
           ++statements;
     const bool takes =
-        ok && counted && !exits.empty() &&
+        counted && !exits.empty() &&
         iterations >= (blocks.size() > 2 ||
                                statements >= kRegisterLongBodyStatements
                            ? kRegisterMinIterations

@@ -109,12 +109,13 @@ struct Options {
   // the counter's value across iterations (counter_emit.cc
   // AppendCounterAdd).
   bool loop_barrier = true;
-  // loop-registers: in a loop with no call, asm or statement that may
-  // throw (innermost, entered and left by ordinary edges), counters with a
-  // fixed address are counted in locals -- registers -- and added to the
-  // counters on the loop's exits, as GCC's LIM does for gcov's counters
-  // (counter_emit.cc LoopRegisters).  auto: on with path profiling
-  // (mode=path, edge,path, naive,path) and update=single.
+  // loop-registers: in a counted loop with no call (but quiet ones), asm
+  // or statement that may throw, entered and left by ordinary edges,
+  // counters with a fixed address are counted in locals -- registers --
+  // and added to the counters on the loop's exits, as GCC's LIM does for
+  // gcov's counters (counter_emit.h, FindRegisterLoops).  auto: on with
+  // path profiling (mode=path, edge,path, naive,path), update=single, -O1
+  // and up.
   AutoOnOff loop_registers = AutoOnOff::kAuto;
   // path-keep-tails=off: GCC cross-jumps as usual; by default not in a
   // function whose computed goto (or cut block) had its path end counted

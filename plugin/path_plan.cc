@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -380,13 +381,14 @@ bool SplitForChordAnyway(edge e, const std::vector<edge>& chord_edges) {
 // (a2update < BZ_N_OVERSHOOT)`, counted its two paths at the latch
 // through `addq $1,(%rdi)`, a PHI of two addresses, a read-modify-write of
 // memory per iteration).
-template <typename HoistOnto>
-bool HoistBackEdgeEnd(const ballarus::Edge& back, bool register_loop,
-                      HoistOnto& hoist_onto, std::vector<edge>* into) {
+template <typename InRegisterLoop, typename HoistOnto>
+bool HoistBackEdgeEnd(const ballarus::Edge& back, edge gcc_back,
+                      InRegisterLoop& in_register_loop, HoistOnto& hoist_onto,
+                      std::vector<edge>* into) {
   if (back.src == ballarus::kEntryBlock) return false;
   if (hoist_onto(back.src, /*any_preds=*/false, /*onto_chords=*/false, into))
     return true;
-  return register_loop &&
+  return in_register_loop(gcc_back) &&
          hoist_onto(back.src, /*any_preds=*/false, /*onto_chords=*/false,
                     into, /*split_fixed=*/true);
 }
@@ -1086,12 +1088,17 @@ void PlanPathProfiling(ballarus::Function* fn,
     }
     return !into->empty() && (any_preds || variable <= kHoistMaxPreds);
   };
-  // Loops whose fixed-address counts are made in locals (loop-registers).
-  const RegisterLoops register_loops =
+  // Loops whose fixed-address counts are made in locals (loop-registers),
+  // found when a back edge first asks (in_register_loop).
+  const bool loop_registers =
       LoopRegistersWanted(ChosenUpdate() == UpdateMode::kAtomic,
-                          ChosenUpdate() == UpdateMode::kThread)
-          ? FindRegisterLoops(/*dump=*/false)
-          : RegisterLoops{};
+                          ChosenUpdate() == UpdateMode::kThread);
+  std::optional<RegisterLoops> register_loops;
+  auto in_register_loop = [&](edge e) {
+    if (!loop_registers || e == NULL) return false;
+    if (!register_loops) register_loops = FindRegisterLoops(/*dump=*/false);
+    return register_loops->Of(e) >= 0;
+  };
   std::vector<edge> hoisted;
   // Blocks that may leave the function other than by a return: a fake edge
   // to EXIT whose call may not return (or a computed goto).
@@ -1601,11 +1608,8 @@ void PlanPathProfiling(ballarus::Function* fn,
           it->second = {work->on_edges.size(), prefix_reg[me.src] + inc.inc[d],
                         w, me.src};
       };
-      const bool register_loop =
-          me.src >= 2 && me.src < nb && me.dst >= 2 && me.dst < nb &&
-          bbs[me.src] != NULL && bbs[me.dst] != NULL &&
-          register_loops.Of(find_edge(bbs[me.src], bbs[me.dst])) >= 0;
-      if (HoistBackEdgeEnd(me, register_loop, hoist_onto, &hoisted)) {
+      if (HoistBackEdgeEnd(me, gcc_edges[de.ref], in_register_loop,
+                           hoist_onto, &hoisted)) {
         if (hoisted.size() == 1) note_entry_end();
         for (edge h : hoisted)
           on_edge(h, PathAction::kCountReset, inc.inc[d],
@@ -1691,7 +1695,7 @@ void PlanPathProfiling(ballarus::Function* fn,
 
   // Counts that land on one path, which a loop's locals can make
   // (loop-registers, counter_emit.h).
-  if (work->loops.empty())
+  if (loop_registers && work->loops.empty())
     ForEachKnownCount(dag, inc, prefixes, reentry_block, nb, work,
                     [](PathAction& act, uint64_t path, edge, basic_block) {
                       act.known = true;

@@ -71,7 +71,8 @@ struct PathAction {
   // from the edge counters (PathInfo::derived, path-derive).
   bool derived = false;
   // Count kinds: one path prefix reaches the count, so it always lands on
-  // path `path` (the register's known value plus a; MarkKnownCounts).  In
+  // path `path` (the register's known value plus a; set by
+  // PlanPathProfiling where loop-registers is on).  In
   // a loop that takes registers (counter_emit.h) such a count is made in
   // a local.
   bool known = false;

@@ -49,20 +49,25 @@ bool MayLeave(function* f, gimple* stmt, const std::set<tree>& returning,
   if (gasm* asm_stmt = dyn_cast<gasm*>(stmt))
     return gimple_asm_volatile_p(asm_stmt) || gimple_asm_input_p(asm_stmt);
   if (!is_gimple_call(stmt)) return stmt_can_throw_external(f, stmt);
-  const int flags = gimple_call_flags(stmt);
-  if (flags & (ECF_NORETURN | ECF_RETURNS_TWICE)) return true;
-  if ((flags & (ECF_CONST | ECF_PURE)) &&
-      !(flags & ECF_LOOPING_CONST_OR_PURE))
-    return false;
-  if (gimple_call_internal_p(stmt)) return true;
-  tree fndecl = gimple_call_fndecl(stmt);
-  if (fndecl != NULL_TREE && fndecl_built_in_p(fndecl) &&
-      (flags & ECF_NOTHROW) && !fndecl_built_in_p(fndecl, BUILT_IN_FORK))
-    return false;  // gcov gives it no fake edge either
-  return !known.AlwaysReturns(stmt);
+  if (SurelyReturns(stmt)) return false;  // gcov gives it no fake edge either
+  return gimple_call_internal_p(stmt) ||
+         (gimple_call_flags(stmt) & (ECF_NORETURN | ECF_RETURNS_TWICE)) ||
+         !known.AlwaysReturns(stmt);
 }
 
 }  // namespace
+
+bool SurelyReturns(const gimple* call) {
+  const int flags = gimple_call_flags(call);
+  if (flags & (ECF_NORETURN | ECF_RETURNS_TWICE)) return false;
+  if ((flags & (ECF_CONST | ECF_PURE)) &&
+      !(flags & ECF_LOOPING_CONST_OR_PURE))
+    return true;
+  if (gimple_call_internal_p(call)) return false;
+  tree fndecl = gimple_call_fndecl(call);
+  return fndecl != NULL_TREE && fndecl_built_in_p(fndecl) &&
+         (flags & ECF_NOTHROW) && !fndecl_built_in_p(fndecl, BUILT_IN_FORK);
+}
 
 void ReturningCallees::Compute() {
   returning_.clear();

@@ -11,6 +11,12 @@
 
 namespace ballarus::plugin {
 
+// Whether `call` surely returns to its caller, whoever the callee is: a
+// const or pure function that cannot loop forever, or a builtin that
+// cannot throw (but fork, which returns twice in effect).  Such a call
+// also leaves the profile's counters alone.
+bool SurelyReturns(const gimple* call);
+
 // The functions of this translation unit that always return to their
 // caller -- by `return`, never by exit(), abort(), longjmp, an exception
 // or anything unknown -- when they return at all.
