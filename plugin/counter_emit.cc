@@ -84,6 +84,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -498,7 +499,13 @@ namespace {
 struct LoopRegisters {
   function* fn = nullptr;
   RegisterLoops loops;
-  std::map<std::pair<int, uint64_t>, tree> local;
+  std::map<std::pair<int, uint64_t>, tree> local;  // per (loop, counter)
+  struct Pair {
+    int loop;
+    RegisterPair locals;
+    std::function<void(gimple_seq*, tree, tree)> flush;
+  };
+  std::vector<Pair> pairs;  // NewRegisterPair
 } g_registers;
 
 // GCC's estimate of a loop's iterations per entry below which the locals'
@@ -759,6 +766,7 @@ void BeginLoopRegisters(bool enabled) {
   g_registers.loops =
       enabled ? FindRegisterLoops(/*dump=*/true) : RegisterLoops{};
   g_registers.local.clear();
+  g_registers.pairs.clear();
 }
 
 int RegisterLoops::Of(edge e) const {
@@ -783,16 +791,20 @@ int RegisterLoopOf(basic_block bb) {
   return g_registers.loops.Of(bb);
 }
 
+// A local of the loop registers: addressable until update-address-taken
+// (-O1 and up) makes it an SSA register, like the path register, so no
+// PHIs are built here.
+tree NewRegisterLocal(tree type) {
+  tree local = create_tmp_var(type, "BLRS_loopc");
+  TREE_ADDRESSABLE(local) = 1;
+  return local;
+}
+
 void AppendRegisterAdd(gimple_seq* seq, int loop, tree counters,
                        uint64_t index, tree delta) {
   tree u64 = TREE_TYPE(TREE_TYPE(counters));
   tree& local = g_registers.local[{loop, index}];
-  if (local == NULL_TREE) {
-    // Addressable until update-address-taken (-O1 and up) makes it an SSA
-    // register, like the path register: no PHIs to build here.
-    local = create_tmp_var(u64, "BLRS_loopc");
-    TREE_ADDRESSABLE(local) = 1;
-  }
+  if (local == NULL_TREE) local = NewRegisterLocal(u64);
   tree t1 = make_temp_ssa_name(u64, NULL, "BLRS_lc");
   gimple_seq_add_stmt(seq, gimple_build_assign(t1, local));
   tree t2 = make_temp_ssa_name(u64, NULL, "BLRS_lc");
@@ -800,14 +812,26 @@ void AppendRegisterAdd(gimple_seq* seq, int loop, tree counters,
   gimple_seq_add_stmt(seq, gimple_build_assign(local, t2));
 }
 
+RegisterPair NewRegisterPair(
+    int loop, std::function<void(gimple_seq*, tree, tree)> flush) {
+  RegisterPair p;
+  p.sum = NewRegisterLocal(long_long_unsigned_type_node);
+  p.cnt = NewRegisterLocal(long_long_unsigned_type_node);
+  g_registers.pairs.push_back({loop, p, std::move(flush)});
+  return p;
+}
+
 void EndLoopRegisters(tree counters) {
   gcc_assert(g_registers.fn == cfun);
-  if (g_registers.local.empty()) return;
+  if (g_registers.local.empty() && g_registers.pairs.empty()) return;
   tree u64 = TREE_TYPE(TREE_TYPE(counters));
   gimple_seq init = NULL;
+  auto zero = [&](gimple_seq* seq, tree local) {
+    gimple_seq_add_stmt(seq, gimple_build_assign(
+                                 local, build_int_cst(TREE_TYPE(local), 0)));
+  };
   for (const auto& [key, local] : g_registers.local) {
-    gimple_seq_add_stmt(&init,
-                        gimple_build_assign(local, build_int_cst(u64, 0)));
+    zero(&init, local);
     for (edge e : g_registers.loops.exits.at(key.first)) {
       gimple_seq seq = NULL;
       tree ref = build4(ARRAY_REF, u64, counters,
@@ -816,14 +840,31 @@ void EndLoopRegisters(tree counters) {
       tree v = make_temp_ssa_name(u64, NULL, "BLRS_lc");
       gimple_seq_add_stmt(&seq, gimple_build_assign(v, local));
       AppendCounterAdd(&seq, ref, v, /*atomic=*/false);
-      gimple_seq_add_stmt(&seq,
-                          gimple_build_assign(local, build_int_cst(u64, 0)));
+      zero(&seq, local);
+      gsi_insert_seq_on_edge(e, seq);
+    }
+  }
+  for (const auto& pair : g_registers.pairs) {
+    zero(&init, pair.locals.sum);
+    zero(&init, pair.locals.cnt);
+    for (edge e : g_registers.loops.exits.at(pair.loop)) {
+      gimple_seq seq = NULL;
+      tree sum = make_temp_ssa_name(TREE_TYPE(pair.locals.sum), NULL,
+                                    "BLRS_lc");
+      gimple_seq_add_stmt(&seq, gimple_build_assign(sum, pair.locals.sum));
+      tree cnt = make_temp_ssa_name(TREE_TYPE(pair.locals.cnt), NULL,
+                                    "BLRS_lc");
+      gimple_seq_add_stmt(&seq, gimple_build_assign(cnt, pair.locals.cnt));
+      pair.flush(&seq, sum, cnt);
+      zero(&seq, pair.locals.sum);
+      zero(&seq, pair.locals.cnt);
       gsi_insert_seq_on_edge(e, seq);
     }
   }
   gsi_insert_seq_on_edge(single_succ_edge(ENTRY_BLOCK_PTR_FOR_FN(cfun)),
                          init);
   g_registers.local.clear();
+  g_registers.pairs.clear();
 }
 
 // Appends `ref += delta` to seq: a load, an add and a store, or with

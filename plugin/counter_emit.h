@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <utility>
 #include <vector>
@@ -92,7 +93,8 @@ bool RunsPerIteration(basic_block bb);
 // and up) finds the loops; RegisterLoopOf names the loop (its header's
 // index) whose locals an update on e or in bb may use (-1: none);
 // AppendRegisterAdd appends `local += delta` for counter `index` of that
-// loop; EndLoopRegisters queues `local = 0` at the function's entry and
+// loop (NewRegisterPair: two locals with a flush of their own);
+// EndLoopRegisters queues `local = 0` at the function's entry and
 // `counters[index] += local; local = 0` on the loop's exits, to be
 // committed with the other edge code.
 //
@@ -113,6 +115,16 @@ int RegisterLoopOf(edge e);
 int RegisterLoopOf(basic_block bb);
 void AppendRegisterAdd(gimple_seq* seq, int loop, tree counters,
                        uint64_t index, tree delta);
+// Two locals of `loop` (zeroed with the others) that the code in the loop
+// updates itself; on each of the loop's exits `flush(seq, sum, cnt)`
+// appends the code that adds what they hold to the counters (sum and cnt:
+// their values there), after which both are zeroed.
+struct RegisterPair {
+  tree sum = NULL_TREE;
+  tree cnt = NULL_TREE;
+};
+RegisterPair NewRegisterPair(
+    int loop, std::function<void(gimple_seq*, tree, tree)> flush);
 void EndLoopRegisters(tree counters);
 
 // update=thread, once per TU before any function is instrumented: moves

@@ -71,6 +71,12 @@ namespace ballarus::plugin {
 
 namespace {
 
+// PathEmitter::CountChoices: the largest power of two in the distance
+// between a pair's register values (bytes with the pointer register) for
+// which it counts in locals: n1 is exact below 2^(64 - k) counts per run
+// of the loop, 2^53 (9e15; 100 days at one a nanosecond) at the least.
+constexpr int kPairMaxShift = 11;
+
 // Emits the path-register code of one function (see PathAction).
 class PathEmitter {
  public:
@@ -113,30 +119,34 @@ class PathEmitter {
   void Emit(const PathAction& act, bool in_loop, int reg_loop,
             gimple_seq* seq) {
     in_loop_ = in_loop;
+    const bool local_kind = act.kind == PathAction::kCount ||
+                            act.kind == PathAction::kEndCount ||
+                            act.kind == PathAction::kCountReset ||
+                            act.kind == PathAction::kStartCut ||
+                            act.kind == PathAction::kEndCountReset;
+    const bool in_locals = reg_loop >= 0 && local_kind && !act.derived &&
+                           info_.storage == ballarus::PathInfo::kDense &&
+                           (act.known ? act.path < info_.n_paths
+                                      : !act.choices.empty() &&
+                                            act.choices.back() < info_.n_paths &&
+                                            PairDecodable(act));
     if (dump_file && reg_loop >= 0 && !act.derived)
       fprintf(dump_file, "  path: %s in the loop at block %d: %s\n",
               PathActionName(act.kind), reg_loop,
               act.known ? "path known, counted in a local"
-                        : "path not known here");
-    if (reg_loop >= 0 && act.known && !act.derived &&
-        info_.storage == ballarus::PathInfo::kDense &&
-        act.path < info_.n_paths) {
-      switch (act.kind) {
-        case PathAction::kCount:
-        case PathAction::kEndCount:
-        case PathAction::kCountReset:
-        case PathAction::kStartCut:
-        case PathAction::kEndCountReset: {
-          AppendRegisterAdd(seq, reg_loop, counters_, info_.base + act.path,
-                            build_int_cst(u64_, 1));
-          PathAction rest = act;
-          rest.derived = true;  // made: only the reset, if any, is left
-          Emit(rest, in_loop, -1, seq);
-          return;
-        }
-        default:
-          break;
+              : in_locals ? "one of a few paths, counted in locals"
+                          : "path not known here");
+    if (in_locals) {
+      if (act.known) {
+        AppendRegisterAdd(seq, reg_loop, counters_, info_.base + act.path,
+                          build_int_cst(u64_, 1));
+      } else {
+        CountChoices(seq, act, reg_loop);
       }
+      PathAction rest = act;
+      rest.derived = true;  // made: only the reset, if any, is left
+      Emit(rest, in_loop, -1, seq);
+      return;
     }
     switch (act.kind) {
       case PathAction::kCheckFlag:
@@ -353,6 +363,111 @@ class PathEmitter {
     Add(seq, gimple_build_assign(r1, ptr_ ? POINTER_PLUS_EXPR : PLUS_EXPR,
                                  LoadR(seq), fix));
     Add(seq, gimple_build_assign(r_, r1));
+  }
+
+  // A count that lands on one of two paths p0 < p1 (act.choices), made in
+  // two locals of the loop: cnt += 1 and sum += x, x the register's value
+  // (the address &count[p] or the number p, with the constant a left out).
+  // With X0 and X1 = X0 + D its two values, sum = cnt * X0 + n1 * D
+  // (modulo 2^64), so the exits recover n1, the count of p1 (and cnt - n1,
+  // p0's): two register adds per execution, no compare and no memory (a
+  // count through the register is a read-modify-write of a variable
+  // address on every iteration: bzip2's copyStart loops).  D = 2^k * odd
+  // gives n1 modulo 2^(64 - k): exact while a run of the loop makes the
+  // count fewer than 2^(64 - k) times, k <= kPairMaxShift (PairDecodable).
+  void CountChoices(gimple_seq* seq, const PathAction& act, int reg_loop) {
+    const uint64_t p0 = act.choices[0], p1 = act.choices[1];
+    const uint64_t a = act.a;
+    const int k = PairShift(act);
+    const uint64_t odd = PairStep(act) >> k;
+    uint64_t inv = odd;  // odd * inv == 1 (mod 2^64), Newton's iteration
+    for (int i = 0; i < 6; ++i) inv *= 2 - odd * inv;
+    const uint64_t mask = k == 0 ? ~0ull : (~0ull >> k);
+    tree u64 = u64_;
+    tree counters = counters_;
+    const uint64_t base = info_.base;
+    // X0 = origin + scale * (p0 - a) modulo 2^64: origin the address
+    // &count[0] of the function's table with the pointer register (scale
+    // 8), else the number 0 (idx_: base) -- built from values (the flush
+    // runs after this emitter is gone).
+    tree origin =
+        ptr_ ? build_fold_addr_expr(build4(ARRAY_REF, u64, counters,
+                                           build_int_cst(sizetype, base),
+                                           NULL_TREE, NULL_TREE))
+             : NULL_TREE;
+    const uint64_t x0_offset =
+        ptr_ ? (p0 - a) * sizeof(uint64_t) : (idx_ ? base : 0) + p0 - a;
+    // The flush: t = (sum - cnt * X0) >> k; n1 = (t * inv) & mask;
+    // count[p1] += n1; count[p0] += cnt - n1.
+    auto flush = [=](gimple_seq* f, tree sum, tree cnt) {
+      tree x0 = wide_int_to_tree(u64, wi::uhwi(x0_offset, 64));
+      if (origin != NULL_TREE) {
+        tree o = make_temp_ssa_name(u64, NULL, "BLRS_x");
+        Add(f, gimple_build_assign(o, CONVERT_EXPR, unshare_expr(origin)));
+        tree sum0 = make_temp_ssa_name(u64, NULL, "BLRS_x");
+        Add(f, gimple_build_assign(sum0, PLUS_EXPR, o, x0));
+        x0 = sum0;
+      }
+      tree prod = make_temp_ssa_name(u64, NULL, "BLRS_x");
+      Add(f, gimple_build_assign(prod, MULT_EXPR, cnt, x0));
+      tree t = make_temp_ssa_name(u64, NULL, "BLRS_x");
+      Add(f, gimple_build_assign(t, MINUS_EXPR, sum, prod));
+      if (k > 0) {
+        tree t2 = make_temp_ssa_name(u64, NULL, "BLRS_x");
+        Add(f, gimple_build_assign(t2, RSHIFT_EXPR, t,
+                                   build_int_cst(integer_type_node, k)));
+        t = t2;
+      }
+      tree n1 = make_temp_ssa_name(u64, NULL, "BLRS_x");
+      Add(f, gimple_build_assign(n1, MULT_EXPR, t,
+                                 wide_int_to_tree(u64, wi::uhwi(inv, 64))));
+      if (k > 0) {
+        tree m = make_temp_ssa_name(u64, NULL, "BLRS_x");
+        Add(f, gimple_build_assign(m, BIT_AND_EXPR, n1,
+                                   wide_int_to_tree(u64, wi::uhwi(mask, 64))));
+        n1 = m;
+      }
+      tree n0 = make_temp_ssa_name(u64, NULL, "BLRS_x");
+      Add(f, gimple_build_assign(n0, MINUS_EXPR, cnt, n1));
+      for (const auto& [p, n] : {std::pair<uint64_t, tree>{p1, n1}, {p0, n0}})
+        AppendCounterAdd(f,
+                         build4(ARRAY_REF, u64, counters,
+                                build_int_cst(sizetype, base + p), NULL_TREE,
+                                NULL_TREE),
+                         n, /*atomic=*/false);
+    };
+    const RegisterPair pair = NewRegisterPair(reg_loop, flush);
+    tree r = LoadR(seq);
+    tree x = make_temp_ssa_name(u64, NULL, "BLRS_x");
+    Add(seq, gimple_build_assign(x, CONVERT_EXPR, r));
+    tree s0 = make_temp_ssa_name(u64, NULL, "BLRS_lc");
+    Add(seq, gimple_build_assign(s0, pair.sum));
+    tree s1 = make_temp_ssa_name(u64, NULL, "BLRS_lc");
+    Add(seq, gimple_build_assign(s1, PLUS_EXPR, s0, x));
+    Add(seq, gimple_build_assign(pair.sum, s1));
+    tree c0 = make_temp_ssa_name(u64, NULL, "BLRS_lc");
+    Add(seq, gimple_build_assign(c0, pair.cnt));
+    tree c1 = make_temp_ssa_name(u64, NULL, "BLRS_lc");
+    Add(seq, gimple_build_assign(c1, PLUS_EXPR, c0, build_int_cst(u64, 1)));
+    Add(seq, gimple_build_assign(pair.cnt, c1));
+  }
+
+  // D = X1 - X0 for act's two paths: 8 (p1 - p0) bytes apart with the
+  // pointer register, p1 - p0 with a number or index.
+  uint64_t PairStep(const PathAction& act) const {
+    const uint64_t d = act.choices[1] - act.choices[0];
+    return ptr_ ? d * sizeof(uint64_t) : d;
+  }
+  // k, the power of two in D.
+  int PairShift(const PathAction& act) const {
+    return __builtin_ctzll(PairStep(act));
+  }
+  // Two choices whose D leaves at least 2^(64 - kPairMaxShift) counts per
+  // run of the loop (and 8 (p1 - p0) no overflow).
+  bool PairDecodable(const PathAction& act) const {
+    return act.choices.size() == 2 && act.choices[1] > act.choices[0] &&
+           act.choices[1] - act.choices[0] < (1ull << 40) &&
+           PairShift(act) <= kPairMaxShift;
   }
 
   // count[r + c] += 1 (or -= 1).

@@ -47,6 +47,13 @@ namespace ballarus::plugin {
 
 namespace {
 
+// A count in a loop that takes registers which at most this many path
+// prefixes reach is made in locals (PathAction::choices): for two, the
+// sum of the register and the number of counts, two register adds per
+// execution, from which the loop's exits recover both paths' counts
+// (path_emit.cc, CountChoices).
+constexpr size_t kMaxCountChoices = 2;
+
 gimple* FirstStmt(basic_block bb) {
   gimple_stmt_iterator gsi = gsi_start_nondebug_after_labels_bb(bb);
   return gsi_end_p(gsi) ? NULL : gsi_stmt(gsi);
@@ -380,17 +387,27 @@ bool SplitForChordAnyway(edge e, const std::vector<edge>& chord_edges) {
 // count then lands in a local of its own (bzip2's quadrant loop, `if
 // (a2update < BZ_N_OVERSHOOT)`, counted its two paths at the latch
 // through `addq $1,(%rdi)`, a PHI of two addresses, a read-modify-write of
-// memory per iteration).
+// memory per iteration).  Where more than kMaxCountChoices prefixes reach
+// the latch, each edge's source may be reached by up to kMaxCountChoices:
+// each count then lands on one of two paths, counted in a pair of locals
+// (PathAction::choices; bzip2's copyStart loops, `if (k < 0) k +=
+// nblock;` then `if (!bigDone[c1]) ...`: four prefixes at the latch, two
+// on each edge into it).
 template <typename InRegisterLoop, typename HoistOnto>
 bool HoistBackEdgeEnd(const ballarus::Edge& back, edge gcc_back,
+                      size_t latch_prefixes,
                       InRegisterLoop& in_register_loop, HoistOnto& hoist_onto,
                       std::vector<edge>* into) {
   if (back.src == ballarus::kEntryBlock) return false;
   if (hoist_onto(back.src, /*any_preds=*/false, /*onto_chords=*/false, into))
     return true;
-  return in_register_loop(gcc_back) &&
+  if (!in_register_loop(gcc_back)) return false;
+  if (hoist_onto(back.src, /*any_preds=*/false, /*onto_chords=*/false, into,
+                 /*split_fixed=*/1))
+    return true;
+  return latch_prefixes > kMaxCountChoices &&
          hoist_onto(back.src, /*any_preds=*/false, /*onto_chords=*/false,
-                    into, /*split_fixed=*/true);
+                    into, /*split_fixed=*/kMaxCountChoices);
 }
 
 }  // namespace
@@ -640,24 +657,63 @@ void ApplyEntryBalance(const std::vector<ballarus::PathInfo::Call>& calls,
             (unsigned long long)work->info.entry_path, calls.size());
 }
 
-// The counts that one path prefix reaches, each with the path it always
-// lands on: f(act, path, e, bb) for the action on edge e (bb null) or in
-// block bb (e null).  The register on each edge and in each block is
-// followed exactly as path_emit.cc sets it: r = a (kInit), r += a (kAdd),
-// then the counts, in Kind order; an edge or block whose register another
-// action may change first (re-entry checks, fork epochs, counted loops)
-// is left out.
+// The register's values at each DAG vertex that at most `max` path
+// prefixes reach, sorted (empty where more do): the sums of the increments
+// along each prefix, modulo 2^64.  Distinct prefixes of one vertex have
+// distinct sums (two with the same sum would give the paths through them
+// and one suffix the same number), so a vertex's values are as many as its
+// prefixes.
+std::vector<std::vector<uint64_t>> PrefixRegisterSets(
+    const ballarus::PathDag& dag, const ballarus::PathIncrements& inc,
+    size_t max) {
+  std::vector<std::vector<uint64_t>> vals(dag.n_vertices);
+  std::vector<bool> many(dag.n_vertices, false);
+  vals[ballarus::kEntryBlock] = {0};
+  for (uint32_t v : dag.topo) {
+    for (uint32_t d : dag.out[v]) {
+      const uint32_t w = dag.edges[d].dst;
+      if (many[w]) continue;
+      if (many[v]) {
+        many[w] = true;
+        vals[w].clear();
+        continue;
+      }
+      for (uint64_t x : vals[v]) vals[w].push_back(x + inc.inc[d]);
+      std::sort(vals[w].begin(), vals[w].end());
+      vals[w].erase(std::unique(vals[w].begin(), vals[w].end()),
+                    vals[w].end());
+      if (vals[w].size() > max) {
+        many[w] = true;
+        vals[w].clear();
+      }
+    }
+  }
+  return vals;
+}
+
+// The counts that at most `max` path prefixes reach, each with the paths
+// it can land on (sorted; one when one prefix reaches it): f(act, paths,
+// e, bb) for the action on edge e (bb null) or in block bb (e null).  The
+// register on each edge and in each block is followed exactly as
+// path_emit.cc sets it: r = a (kInit), r += a (kAdd), then the counts, in
+// Kind order; an edge or block whose register another action may change
+// first (re-entry checks, fork epochs, counted loops) is left out.
 template <typename F>
-void ForEachKnownCount(const ballarus::PathDag& dag,
-                       const ballarus::PathIncrements& inc,
-                       const std::vector<uint8_t>& prefixes,
+void ForEachCountPaths(const ballarus::PathDag& dag,
+                       const ballarus::PathIncrements& inc, size_t max,
                        const std::vector<bool>& reentry_block, uint32_t nb,
                        PathWork* work, F f) {
-  const std::vector<uint64_t> reg = PrefixRegisters(dag, inc, prefixes);
+  const std::vector<std::vector<uint64_t>> reg =
+      PrefixRegisterSets(dag, inc, max);
   auto is_count = [](PathAction::Kind k) {
     return k == PathAction::kCount || k == PathAction::kCountReset ||
            k == PathAction::kStartCut || k == PathAction::kPreCount ||
            k == PathAction::kEndCount || k == PathAction::kEndCountReset;
+  };
+  auto plus = [](std::vector<uint64_t> v, uint64_t a) {
+    for (uint64_t& x : v) x += a;
+    std::sort(v.begin(), v.end());  // modulo 2^64: the order may change
+    return v;
   };
   // On edges: the actions of one edge are adjacent once sorted by edge.
   std::map<std::pair<int, int>, std::vector<size_t>> by_edge;
@@ -668,21 +724,21 @@ void ForEachKnownCount(const ballarus::PathDag& dag,
   for (auto& [key, idx] : by_edge) {
     const edge e = work->on_edges[idx.front()].first;
     const uint32_t src = static_cast<uint32_t>(e->src->index);
-    if (src >= nb || prefixes[src] != 1 || (src >= 2 && reentry_block[src]))
+    if (src >= nb || reg[src].empty() || (src >= 2 && reentry_block[src]))
       continue;
     std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
       return work->on_edges[x].second.kind < work->on_edges[y].second.kind;
     });
-    uint64_t r = reg[src];
+    std::vector<uint64_t> r = reg[src];
     for (size_t i : idx) {
       PathAction& act = work->on_edges[i].second;
       if (act.kind == PathAction::kInit) {
-        r = act.a;
+        r = {act.a};
       } else if (act.kind == PathAction::kAdd) {
-        r += act.a;
+        r = plus(std::move(r), act.a);
       } else if (is_count(act.kind)) {
-        f(act, r + act.a, e, basic_block{nullptr});
-        if (act.kind == PathAction::kCountReset) r = act.b;
+        f(act, plus(r, act.a), e, basic_block{nullptr});
+        if (act.kind == PathAction::kCountReset) r = {act.b};
       } else if (act.kind != PathAction::kSetFlag &&
                  act.kind != PathAction::kSaveRegister &&
                  act.kind != PathAction::kUndo) {
@@ -697,9 +753,23 @@ void ForEachKnownCount(const ballarus::PathDag& dag,
     if (!is_count(act.kind) || u < 2 || u >= nb || reentry_block[u]) continue;
     const uint32_t v =
         act.kind == PathAction::kStartCut ? dag.in_vertex[u] : u;
-    if (prefixes[v] != 1) continue;
-    f(act, reg[v] + act.a, edge{nullptr}, bb);
+    if (reg[v].empty()) continue;
+    f(act, plus(reg[v], act.a), edge{nullptr}, bb);
   }
+}
+
+// The counts that one path prefix reaches, each with the path it always
+// lands on: f(act, path, e, bb) (ForEachCountPaths).
+template <typename F>
+void ForEachKnownCount(const ballarus::PathDag& dag,
+                       const ballarus::PathIncrements& inc,
+                       const std::vector<bool>& reentry_block, uint32_t nb,
+                       PathWork* work, F f) {
+  ForEachCountPaths(dag, inc, 1, reentry_block, nb, work,
+                    [&](PathAction& act, const std::vector<uint64_t>& paths,
+                        edge e, basic_block bb) {
+                      f(act, paths.front(), e, bb);
+                    });
 }
 
 // Path counts the edge counters give (path-derive; mode=edge,path or
@@ -714,12 +784,11 @@ void ForEachKnownCount(const ballarus::PathDag& dag,
 // counted).  A count behind a register reset (r = b) keeps the reset.
 void DeriveCountsFromEdges(
     const ballarus::PathDag& dag, const ballarus::PathIncrements& inc,
-    const std::vector<uint8_t>& prefixes,
     const std::unordered_map<edge, uint32_t>& model_edge_of,
     const std::vector<bool>& reentry_block, uint32_t nb, PathWork* work) {
   std::vector<ballarus::PathInfo::Derived> derived;
   std::vector<PathAction*> acts;  // parallel to derived
-  ForEachKnownCount(dag, inc, prefixes, reentry_block, nb, work,
+  ForEachKnownCount(dag, inc, reentry_block, nb, work,
                     [&](PathAction& act, uint64_t path, edge e,
                         basic_block bb) {
                       if (e != nullptr) {
@@ -1048,6 +1117,13 @@ void PlanPathProfiling(ballarus::Function* fn,
   // 190 M instructions, plain 181 M; lua's lua_settop 344 -> 318 M).
   const std::vector<uint8_t> prefixes = ballarus::CountPrefixes(dag);
   const std::vector<uint64_t> prefix_reg = PrefixRegisters(dag, inc, prefixes);
+  // How many prefixes reach a vertex, where at most kMaxCountChoices do
+  // (SIZE_MAX where more).
+  const std::vector<std::vector<uint64_t>> prefix_sets =
+      PrefixRegisterSets(dag, inc, kMaxCountChoices);
+  auto few_prefixes = [&](uint32_t v) {
+    return prefix_sets[v].empty() ? SIZE_MAX : prefix_sets[v].size();
+  };
   std::map<uint32_t, EntryCutEnd> entry_ends;  // per loop header
   constexpr size_t kHoistMaxPreds = 8;
   const std::vector<edge> chord_edges = ChordEdges(*fn, dag, inc, gcc_edges);
@@ -1061,10 +1137,10 @@ void PlanPathProfiling(ballarus::Function* fn,
            static_cast<uint32_t>(e->src->index) < nb;
   };
   // split_fixed: onto any edge, split or not, where every edge's source is
-  // reached by one prefix (a loop that takes registers: each count then
-  // lands in a local, HoistBackEdgeEnd).
+  // reached by at most that many prefixes (a loop that takes registers:
+  // each count then lands in a local, or one of a few, HoistBackEdgeEnd).
   auto hoist_onto = [&](uint32_t u, bool any_preds, bool onto_chords,
-                        std::vector<edge>* into, bool split_fixed = false) {
+                        std::vector<edge>* into, size_t split_fixed = 0) {
     into->clear();
     if (u < 2 || u >= nb || bbs[u] == NULL || !g_options.path_hoist)
       return false;
@@ -1077,7 +1153,8 @@ void PlanPathProfiling(ballarus::Function* fn,
     edge_iterator ei;
     FOR_EACH_EDGE(e, ei, bbs[u]->preds) {
       if (!ordinary_in_edge(e)) return false;
-      if (split_fixed && prefixes[e->src->index] != 1) return false;
+      if (split_fixed && few_prefixes(e->src->index) > split_fixed)
+        return false;
       if (RealSuccessors(e->src) != 1 && !split_fixed) {
         if (!onto_chords || !SplitForChordAnyway(e, chord_edges))
           return false;
@@ -1608,8 +1685,8 @@ void PlanPathProfiling(ballarus::Function* fn,
           it->second = {work->on_edges.size(), prefix_reg[me.src] + inc.inc[d],
                         w, me.src};
       };
-      if (HoistBackEdgeEnd(me, gcc_edges[de.ref], in_register_loop,
-                           hoist_onto, &hoisted)) {
+      if (HoistBackEdgeEnd(me, gcc_edges[de.ref], few_prefixes(me.src),
+                           in_register_loop, hoist_onto, &hoisted)) {
         if (hoisted.size() == 1) note_entry_end();
         for (edge h : hoisted)
           on_edge(h, PathAction::kCountReset, inc.inc[d],
@@ -1653,7 +1730,7 @@ void PlanPathProfiling(ballarus::Function* fn,
   }
   // Counts the edge counters give (path-derive, mode=edge,path).
   if (derive_counts && work->loops.empty())
-    DeriveCountsFromEdges(dag, inc, prefixes, model_edge_of, reentry_block,
+    DeriveCountsFromEdges(dag, inc, model_edge_of, reentry_block,
                           nb, work);
   // Without edge counters, one pre-count per loop header or cut block
   // taken from the balance of its paths (path-balance), and one on the
@@ -1693,14 +1770,19 @@ void PlanPathProfiling(ballarus::Function* fn,
     }
   }
 
-  // Counts that land on one path, which a loop's locals can make
-  // (loop-registers, counter_emit.h).
+  // Counts that land on one path, or on one of a few, which a loop's
+  // locals can make (loop-registers, counter_emit.h).
   if (loop_registers && work->loops.empty())
-    ForEachKnownCount(dag, inc, prefixes, reentry_block, nb, work,
-                    [](PathAction& act, uint64_t path, edge, basic_block) {
-                      act.known = true;
-                      act.path = path;
-                    });
+    ForEachCountPaths(dag, inc, kMaxCountChoices, reentry_block, nb, work,
+                      [](PathAction& act, const std::vector<uint64_t>& paths,
+                         edge, basic_block) {
+                        if (paths.size() == 1) {
+                          act.known = true;
+                          act.path = paths.front();
+                        } else {
+                          act.choices = paths;
+                        }
+                      });
 
   // The PathInfo is complete (pre-count edges included): record it.
   std::sort(info.precount_edges.begin(), info.precount_edges.end());

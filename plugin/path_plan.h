@@ -77,6 +77,12 @@ struct PathAction {
   // a local.
   bool known = false;
   uint64_t path = 0;
+  // Count kinds not `known`: the paths the count can land on, where a few
+  // prefixes reach it (2 to kMaxCountChoices, sorted; set likewise).  In a
+  // loop that takes registers, two are counted in a pair of locals (the
+  // register's sum and the number of counts, path_emit.cc CountChoices)
+  // instead of through memory.
+  std::vector<uint64_t> choices;
 };
 
 // A loop counted in locals (kLoop* actions): its constants.

@@ -1934,13 +1934,17 @@ TEST(LoopBarrierKeepTails, SameCountsAndTheCodeGccWouldHaveSpoilt) {
 // returns, exit(), longjmp and exceptions.  The dumps must show counts
 // made in locals (or the comparison proves nothing), and sort_loops.c's
 // quadrant loop must count its two paths without the read-modify-write
-// through a register address (`addq $1, (%reg)`) it needs in memory.
+// through a register address (`addq $1, (%reg)`) it needs in memory, as
+// must its copy_buckets loop, whose counts land on one of two paths each
+// (a pair of locals: the register's sum and the count, PathEmitter::
+// CountChoices).
 TEST(LoopRegisters, SamePathsAsCountedInMemory) {
   ASSERT_FALSE(InstallPrefix().empty());
   const std::string dir = harness::TempRoot() + "/loop_registers";
   harness::MakeFreshDir(dir);
   const std::string off = "-fplugin-arg-ballarus-loop-registers=off";
   const std::regex in_local("path known, counted in a local");
+  const std::regex in_pair("one of a few paths, counted in locals");
   const std::regex loop_taken("counters with a fixed address in locals");
   size_t locals = 0;
   for (const char* prog : {"sort_loops.c", "interp_hash.c", "loops.c",
@@ -1958,7 +1962,10 @@ TEST(LoopRegisters, SamePathsAsCountedInMemory) {
         locals += here;
         if (std::string(prog) == "sort_loops.c") {
           EXPECT_GE(CountMatches(dump, loop_taken), 4u) << ctx;
-          if (std::string(mode) == "path") EXPECT_GE(here, 4u) << ctx;
+          if (std::string(mode) == "path") {
+            EXPECT_GE(here, 4u) << ctx;
+            EXPECT_GE(CountMatches(dump, in_pair), 2u) << ctx;
+          }
         }
       }
     }
@@ -1967,23 +1974,26 @@ TEST(LoopRegisters, SamePathsAsCountedInMemory) {
 
   const std::string src = harness::ProgramsDir() + "/sort_loops.c";
   const std::string cc = Quote(InstallPrefix() + "/bin/ballarus-gcc");
-  auto quadrant = [&](const std::string& options) {
+  auto function = [&](const std::string& name, const std::string& options) {
     const CommandResult c = harness::Run(
         cc + " -O2 -fplugin-arg-ballarus-mode=path " + options + " -S " +
             Quote(src) + " -o out.s",
         dir);
     EXPECT_EQ(c.status, 0) << options << ": " << c.err;
     const std::string s = harness::Run("cat out.s", dir).out;
-    std::string f = AsmFunction(s, "set_quadrant");
-    if (f.empty()) f = AsmFunction(s, "set_quadrant.constprop.0");
-    EXPECT_FALSE(f.empty()) << s;
+    std::string f = AsmFunction(s, name);
+    if (f.empty()) f = AsmFunction(s, name + ".constprop.0");
+    EXPECT_FALSE(f.empty()) << name << "\n" << s;
     return f;
   };
   const std::regex through_register(R"(\taddq\t\$1, \(%r[a-z0-9]+\))");
-  const std::string on = quadrant("");
-  const std::string in_memory = quadrant(off);
-  EXPECT_EQ(CountMatches(on, through_register), 0u) << on;
-  EXPECT_GE(CountMatches(in_memory, through_register), 1u) << in_memory;
+  for (const char* name : {"set_quadrant", "copy_buckets"}) {
+    const std::string on = function(name, "");
+    const std::string in_memory = function(name, off);
+    EXPECT_EQ(CountMatches(on, through_register), 0u) << name << "\n" << on;
+    EXPECT_GE(CountMatches(in_memory, through_register), 1u)
+        << name << "\n" << in_memory;
+  }
 }
 
 // ---------------------------------------------------------------------------

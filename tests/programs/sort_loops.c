@@ -3,12 +3,15 @@
    (two paths per iteration, the second rare: `if (a < OVERSHOOT)`),
    partition() mainQSort3's three-way partition (loops with two back edges
    each, merged with the outer loop's header), find() a counted loop left
-   in its middle by a return.  Our counters escape, so GCC cannot keep
+   in its middle by a return, copy_buckets() mainSort's copyStart loop
+   (two choices per iteration, a rare wrap then a skip: four paths, two
+   prefixes on each way into the latch, each counted by a pair of locals).  Our counters escape, so GCC cannot keep
    them in registers through these loops; ballarus counts them in locals
    added to the counters on each exit (loop-registers, counter_emit.cc).
    Prints a checksum.  Counts: 20 rounds of 4096 in set_quadrant, of which
    34 per round take the branch; 50 rounds of partition and find over
-   1000 values. */
+   1000 values; 10 rounds of 4096 in copy_buckets, of which one per round
+   wraps and 256 skip. */
 #include <stdio.h>
 
 #define OVERSHOOT 34
@@ -59,6 +62,19 @@ __attribute__((noinline)) static int partition(int* v, int lo, int hi,
   return ltLo * 7 + gtHi;
 }
 
+/* Appends each ptr[j] - 1 (wrapped to nblock - 1 when negative) to the
+   bucket of its low four bits, but for bucket 5. */
+static int bucket_fill[16];
+static int buckets[N];
+__attribute__((noinline)) static void copy_buckets(int n, int nblock) {
+  for (int j = 0; j < n; j++) {
+    int k = ptr[j] - 1;                             /* count(40960) */
+    if (k < 0) k += nblock;
+    int c = k & 15;
+    if (c != 5) buckets[bucket_fill[c]++ & (N - 1)] = k;
+  }
+}
+
 /* The first index of x in v[0..n), or -1. */
 __attribute__((noinline)) static int find(const int* v, int n, int x) {
   for (int i = 0; i < n; i++)
@@ -77,6 +93,9 @@ int main(void) {
   long sum = 0;
   for (int r = 0; r < 20; r++) set_quadrant(N, r % 3);  /* count(21) */
   for (int i = 0; i < N + OVERSHOOT; i++) sum += quadrant[i];
+  for (int r = 0; r < 10; r++) copy_buckets(N, N);  /* count(11) */
+  for (int i = 0; i < N; i++) sum += buckets[i] * (long)(i % 7);
+  for (int i = 0; i < 16; i++) sum += bucket_fill[i];
   int v[1000];
   for (int r = 0; r < 50; r++) {
     for (int i = 0; i < 1000; i++) {
