@@ -16,7 +16,9 @@
 #   * path mode reports path slots and path increments;
 #   * edge-atomic counted every call of bench_hot under 8 threads, and every
 #     counter of both threads programs equals the sequential reference run's;
-#   * the edge profiles reconstructed the naive profile.
+#   * the edge profiles reconstructed the naive profile;
+#   * the head-to-head section (each variant over gcov's run of the same
+#     round), from the report on three rounds of known times.
 # Then the failure paths: a variant whose output differs (injected through
 # BALLARUS_BENCH_INJECT_MISMATCH) must stop the run with exit status 1 and a
 # message naming program and variant; an unknown variant is a usage error
@@ -134,6 +136,34 @@ r=$(num "$t" 11)
 [[ $r =~ ^[0-9]+\.[0-9]+$ ]] || fail "threads-loop: edge-atomic has no time ratio to the racy edge build: '$t'"
 grep -q '^\* quick: every edge and block count equals the naive profile.s: edge edge-atomic$' "$md" \
   || fail "no check of the edge profiles against naive"
+
+# --- head to head with gcov --------------------------------------------------
+# The report again on the smoke run's measurements with three rounds of
+# known times for program quick: plain 50 us before each variant run, gcov
+# 100 us each round, path 90, 110 and 95 us.  Path over gcov per round:
+# 0.9, 1.1, 0.95 -- median 0.950, faster in 2 of 3; overheads over plain
+# (medians): path 1.9 - 1 = 0.9, gcov 2 - 1 = 1, so 0.90 times gcov's.
+# The bootstrap interval is a pair of medians of resamples: two of the
+# three ratios, lo <= 0.950 <= hi.  The threads programs have no rounds
+# left: "–".
+cp -r "$tmp/out-main" "$tmp/out-h2h"
+{
+  printf 'program\tvariant\tbase\tround\tbase_us\tvariant_us\n'
+  for rd in 1 2 3; do
+    printf 'quick\tgcov\tplain\t%d\t50\t100\n' "$rd"
+  done
+  printf 'quick\tpath\tplain\t1\t50\t90\nquick\tpath\tplain\t2\t50\t110\nquick\tpath\tplain\t3\t50\t95\n'
+} >"$tmp/out-h2h/raw/runs.tsv"
+python3 "$rf/bench/lib/bench.py" report "$tmp/out-h2h/raw" "$tmp/out-h2h" 0 >/dev/null \
+  || fail "report on three known rounds failed"
+h=$(md=$tmp/out-h2h/results.md row "## Head to head with gcov" path)
+[[ $h =~ ^\|\ path\ \|\ 0\.950\ \[(0\.900|0\.950|1\.100),\ (0\.900|0\.950|1\.100)\],\ 2/3,\ 0\.90×\ \|(\ –\ \|)*$ ]] \
+  || fail "head-to-head row of path: '$h'"
+lo=${BASH_REMATCH[1]:-9} hi=${BASH_REMATCH[2]:-0}
+awk -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(lo <= 0.95 && 0.95 <= hi) }' \
+  || fail "head-to-head interval [$lo, $hi] should hold the median 0.950"
+grep -q '^## Head to head with gcov' "$md" \
+  && fail "one round (the smoke run) should give no head-to-head section"
 
 # --- failure paths -----------------------------------------------------------
 BALLARUS_BENCH_INJECT_MISMATCH=edge run mismatch --programs quick --variants plain,edge

@@ -39,6 +39,7 @@ import csv
 import json
 import math
 import os
+import random
 import statistics
 import sys
 
@@ -363,6 +364,67 @@ def breakdown_section(programs, vnames, ir, functions, counters):
     return L
 
 
+def median_interval(xs, level=0.90, resamples=1000):
+    """The median of xs and a bootstrap interval of it (seeded: the same
+    data give the same interval)."""
+    rng = random.Random(0)
+    meds = sorted(statistics.median(rng.choices(xs, k=len(xs)))
+                  for _ in range(resamples))
+    lo = meds[int(resamples * (1 - level) / 2)]
+    hi = meds[int(resamples * (1 + level) / 2) - 1]
+    return statistics.median(xs), lo, hi
+
+
+def head_to_head_section(programs, vnames, vinfo, runs):
+    """Each ballarus variant's run against gcov's run of the same round
+    (both paired with a plain run of that round): the per-round ratio's
+    median with a 90 % bootstrap interval, how often the variant was
+    faster, and its overhead over plain as a multiple of gcov's (medians of
+    the per-round ratios to plain; issue 14's targets are path <= 1 and
+    edge,path <= 1.5)."""
+    if "gcov" not in vinfo or vinfo["gcov"].get("base") != "plain":
+        return []
+    us = {}     # (program, variant, round) -> variant microseconds
+    over = {}   # (program, variant) -> [variant / its base run, per round]
+    for r in runs:
+        us[(r["program"], r["variant"], r["round"])] = int(r["variant_us"])
+        over.setdefault((r["program"], r["variant"]), []).append(
+            int(r["variant_us"]) / int(r["base_us"]))
+    cols = [v for v in vnames if vinfo[v].get("kind") == "ballarus"
+            and vinfo[v].get("base") == "plain"]
+    rows = []
+    for v in cols:
+        cells, any_cell = [], False
+        for p in programs:
+            xs = [t / us[(p, "gcov", rd)] for (pp, vv, rd), t in us.items()
+                  if pp == p and vv == v and (p, "gcov", rd) in us]
+            g = over.get((p, "gcov"), [])
+            if len(xs) < 2 or not g:
+                cells.append("–")
+                continue
+            any_cell = True
+            med, lo, hi = median_interval(xs)
+            g_over = statistics.median(g) - 1
+            v_over = statistics.median(over[(p, v)]) - 1
+            multiple = ("%.2f×" % (v_over / g_over)) if g_over > 0 else "–"
+            cells.append("%.3f [%.3f, %.3f], %d/%d, %s" % (
+                med, lo, hi,
+                sum(x < 1 for x in xs), len(xs), multiple))
+        if any_cell:
+            rows.append("| %s | %s |" % (v, " | ".join(cells)))
+    if not rows:
+        return []
+    L = ["## Head to head with gcov", "",
+         "Each ballarus variant's run time over gcov's run of the same "
+         "round: the median over the rounds with a 90 % bootstrap interval "
+         "of it, the rounds in which the variant was faster, and its "
+         "overhead over plain (median of its per-round ratios, less 1) as a "
+         "multiple of gcov's.", "",
+         "| variant | " + " | ".join(programs) + " |",
+         "|---|" + "---:|" * len(programs)]
+    return L + rows + [""]
+
+
 def cmd_report(raw, out, chart="1"):
     variants = read_tsv(os.path.join(raw, "variants.tsv"))
     builds = read_tsv(os.path.join(raw, "builds.tsv"))
@@ -485,6 +547,7 @@ def cmd_report(raw, out, chart="1"):
             continue
         L.append("| %s | %s |" % (v, " | ".join(ratio_cell(p, v) for p in programs)))
     L.append("")
+    L += head_to_head_section(programs, vnames, vinfo, runs)
 
     # Compile time.
     bt = {(b["program"], b["variant"]): float(b["cpu_s"]) for b in builds}
