@@ -412,19 +412,47 @@ bool HoistBackEdgeEnd(const ballarus::Edge& back, edge gcc_back,
 
 }  // namespace
 
-// The register's value at each DAG vertex one path prefix reaches
-// (prefixes[v] == 1): the sum of the increments along that prefix, modulo
-// 2^64 (0 elsewhere).
-std::vector<uint64_t> PrefixRegisters(const ballarus::PathDag& dag,
-                                      const ballarus::PathIncrements& inc,
-                                      const std::vector<uint8_t>& prefixes) {
-  std::vector<uint64_t> reg(dag.n_vertices, 0);
+// The register's values at each DAG vertex that at most `max` path
+// prefixes reach, sorted (empty where more do): the sums of the increments
+// along each prefix, modulo 2^64.  Distinct prefixes of one vertex have
+// distinct sums (two with the same sum would give the paths through them
+// and one suffix the same number), so a vertex's values are as many as its
+// prefixes.
+std::vector<std::vector<uint64_t>> PrefixRegisterSets(
+    const ballarus::PathDag& dag, const ballarus::PathIncrements& inc,
+    size_t max) {
+  std::vector<std::vector<uint64_t>> vals(dag.n_vertices);
+  std::vector<bool> many(dag.n_vertices, false);
+  vals[ballarus::kEntryBlock] = {0};
   for (uint32_t v : dag.topo) {
-    if (prefixes[v] != 1) continue;
-    for (uint32_t d : dag.out[v])
-      if (prefixes[dag.edges[d].dst] == 1)
-        reg[dag.edges[d].dst] = reg[v] + inc.inc[d];
+    for (uint32_t d : dag.out[v]) {
+      const uint32_t w = dag.edges[d].dst;
+      if (many[w]) continue;
+      if (many[v]) {
+        many[w] = true;
+        vals[w].clear();
+        continue;
+      }
+      for (uint64_t x : vals[v]) vals[w].push_back(x + inc.inc[d]);
+      std::sort(vals[w].begin(), vals[w].end());
+      vals[w].erase(std::unique(vals[w].begin(), vals[w].end()),
+                    vals[w].end());
+      if (vals[w].size() > max) {
+        many[w] = true;
+        vals[w].clear();
+      }
+    }
   }
+  return vals;
+}
+
+// The register's value at each DAG vertex one path prefix reaches (0
+// elsewhere), from its PrefixRegisterSets.
+std::vector<uint64_t> PrefixRegisters(
+    const std::vector<std::vector<uint64_t>>& sets) {
+  std::vector<uint64_t> reg(sets.size(), 0);
+  for (size_t v = 0; v < sets.size(); ++v)
+    if (sets[v].size() == 1) reg[v] = sets[v].front();
   return reg;
 }
 
@@ -447,11 +475,10 @@ struct FirstPreCount {
 };
 std::map<uint32_t, FirstPreCount> FirstPreCounts(
     const ballarus::Function& fn, const ballarus::PathDag& dag,
-    const ballarus::PathIncrements& inc, const std::vector<uint8_t>& prefixes,
+    const std::vector<uint64_t>& reg, const std::vector<uint8_t>& prefixes,
     const std::vector<uint64_t>& weights, bool measured_weights,
     const std::vector<bool>& reentry_block, uint32_t nb,
     const PathWork& work) {
-  const std::vector<uint64_t> reg = PrefixRegisters(dag, inc, prefixes);
   constexpr uint32_t kNone = UINT32_MAX;
   std::vector<bool> pre_block(nb, false);
   for (const auto& [bb, act] : work.in_blocks)
@@ -657,54 +684,24 @@ void ApplyEntryBalance(const std::vector<ballarus::PathInfo::Call>& calls,
             (unsigned long long)work->info.entry_path, calls.size());
 }
 
-// The register's values at each DAG vertex that at most `max` path
-// prefixes reach, sorted (empty where more do): the sums of the increments
-// along each prefix, modulo 2^64.  Distinct prefixes of one vertex have
-// distinct sums (two with the same sum would give the paths through them
-// and one suffix the same number), so a vertex's values are as many as its
-// prefixes.
-std::vector<std::vector<uint64_t>> PrefixRegisterSets(
-    const ballarus::PathDag& dag, const ballarus::PathIncrements& inc,
-    size_t max) {
-  std::vector<std::vector<uint64_t>> vals(dag.n_vertices);
-  std::vector<bool> many(dag.n_vertices, false);
-  vals[ballarus::kEntryBlock] = {0};
-  for (uint32_t v : dag.topo) {
-    for (uint32_t d : dag.out[v]) {
-      const uint32_t w = dag.edges[d].dst;
-      if (many[w]) continue;
-      if (many[v]) {
-        many[w] = true;
-        vals[w].clear();
-        continue;
-      }
-      for (uint64_t x : vals[v]) vals[w].push_back(x + inc.inc[d]);
-      std::sort(vals[w].begin(), vals[w].end());
-      vals[w].erase(std::unique(vals[w].begin(), vals[w].end()),
-                    vals[w].end());
-      if (vals[w].size() > max) {
-        many[w] = true;
-        vals[w].clear();
-      }
-    }
-  }
-  return vals;
-}
-
 // The counts that at most `max` path prefixes reach, each with the paths
 // it can land on (sorted; one when one prefix reaches it): f(act, paths,
-// e, bb) for the action on edge e (bb null) or in block bb (e null).  The
+// e, bb) for the action on edge e (bb null) or in block bb (e null).
+// `reg`: PrefixRegisterSets with at least `max` values per vertex.  The
 // register on each edge and in each block is followed exactly as
 // path_emit.cc sets it: r = a (kInit), r += a (kAdd), then the counts, in
 // Kind order; an edge or block whose register another action may change
 // first (re-entry checks, fork epochs, counted loops) is left out.
 template <typename F>
 void ForEachCountPaths(const ballarus::PathDag& dag,
-                       const ballarus::PathIncrements& inc, size_t max,
-                       const std::vector<bool>& reentry_block, uint32_t nb,
-                       PathWork* work, F f) {
-  const std::vector<std::vector<uint64_t>> reg =
-      PrefixRegisterSets(dag, inc, max);
+                       const std::vector<std::vector<uint64_t>>& reg,
+                       size_t max, const std::vector<bool>& reentry_block,
+                       uint32_t nb, PathWork* work, F f) {
+  // A vertex that more than `max` prefixes reach (none: more than reg
+  // holds) is left out.
+  auto few = [&](uint32_t v) {
+    return !reg[v].empty() && reg[v].size() <= max;
+  };
   auto is_count = [](PathAction::Kind k) {
     return k == PathAction::kCount || k == PathAction::kCountReset ||
            k == PathAction::kStartCut || k == PathAction::kPreCount ||
@@ -724,7 +721,7 @@ void ForEachCountPaths(const ballarus::PathDag& dag,
   for (auto& [key, idx] : by_edge) {
     const edge e = work->on_edges[idx.front()].first;
     const uint32_t src = static_cast<uint32_t>(e->src->index);
-    if (src >= nb || reg[src].empty() || (src >= 2 && reentry_block[src]))
+    if (src >= nb || !few(src) || (src >= 2 && reentry_block[src]))
       continue;
     std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
       return work->on_edges[x].second.kind < work->on_edges[y].second.kind;
@@ -753,7 +750,7 @@ void ForEachCountPaths(const ballarus::PathDag& dag,
     if (!is_count(act.kind) || u < 2 || u >= nb || reentry_block[u]) continue;
     const uint32_t v =
         act.kind == PathAction::kStartCut ? dag.in_vertex[u] : u;
-    if (reg[v].empty()) continue;
+    if (!few(v)) continue;
     f(act, plus(reg[v], act.a), edge{nullptr}, bb);
   }
 }
@@ -762,10 +759,10 @@ void ForEachCountPaths(const ballarus::PathDag& dag,
 // lands on: f(act, path, e, bb) (ForEachCountPaths).
 template <typename F>
 void ForEachKnownCount(const ballarus::PathDag& dag,
-                       const ballarus::PathIncrements& inc,
+                       const std::vector<std::vector<uint64_t>>& reg,
                        const std::vector<bool>& reentry_block, uint32_t nb,
                        PathWork* work, F f) {
-  ForEachCountPaths(dag, inc, 1, reentry_block, nb, work,
+  ForEachCountPaths(dag, reg, 1, reentry_block, nb, work,
                     [&](PathAction& act, const std::vector<uint64_t>& paths,
                         edge e, basic_block bb) {
                       f(act, paths.front(), e, bb);
@@ -783,12 +780,13 @@ void ForEachKnownCount(const ballarus::PathDag& dag,
 // SettlePrecounts, which then settles a pre-count as if it had been
 // counted).  A count behind a register reset (r = b) keeps the reset.
 void DeriveCountsFromEdges(
-    const ballarus::PathDag& dag, const ballarus::PathIncrements& inc,
+    const ballarus::PathDag& dag,
+    const std::vector<std::vector<uint64_t>>& prefix_sets,
     const std::unordered_map<edge, uint32_t>& model_edge_of,
     const std::vector<bool>& reentry_block, uint32_t nb, PathWork* work) {
   std::vector<ballarus::PathInfo::Derived> derived;
   std::vector<PathAction*> acts;  // parallel to derived
-  ForEachKnownCount(dag, inc, reentry_block, nb, work,
+  ForEachKnownCount(dag, prefix_sets, reentry_block, nb, work,
                     [&](PathAction& act, uint64_t path, edge e,
                         basic_block bb) {
                       if (e != nullptr) {
@@ -1116,11 +1114,11 @@ void PlanPathProfiling(ballarus::Function* fn,
   // on its chord `addq $1,K(%rip)` as gcov's arc counter (mainGtU 201 ->
   // 190 M instructions, plain 181 M; lua's lua_settop 344 -> 318 M).
   const std::vector<uint8_t> prefixes = ballarus::CountPrefixes(dag);
-  const std::vector<uint64_t> prefix_reg = PrefixRegisters(dag, inc, prefixes);
-  // How many prefixes reach a vertex, where at most kMaxCountChoices do
-  // (SIZE_MAX where more).
+  // The register's values where at most kMaxCountChoices prefixes reach
+  // (known where one does), and how many (SIZE_MAX where more).
   const std::vector<std::vector<uint64_t>> prefix_sets =
       PrefixRegisterSets(dag, inc, kMaxCountChoices);
+  const std::vector<uint64_t> prefix_reg = PrefixRegisters(prefix_sets);
   auto few_prefixes = [&](uint32_t v) {
     return prefix_sets[v].empty() ? SIZE_MAX : prefix_sets[v].size();
   };
@@ -1730,7 +1728,7 @@ void PlanPathProfiling(ballarus::Function* fn,
   }
   // Counts the edge counters give (path-derive, mode=edge,path).
   if (derive_counts && work->loops.empty())
-    DeriveCountsFromEdges(dag, inc, model_edge_of, reentry_block,
+    DeriveCountsFromEdges(dag, prefix_sets, model_edge_of, reentry_block,
                           nb, work);
   // Without edge counters, one pre-count per loop header or cut block
   // taken from the balance of its paths (path-balance), and one on the
@@ -1740,7 +1738,8 @@ void PlanPathProfiling(ballarus::Function* fn,
       !g_options.early_termination_undo && work->loops.empty() &&
       (g_options.path_balance || g_options.path_entry_balance)) {
     const std::map<uint32_t, FirstPreCount> first =
-        FirstPreCounts(*fn, dag, inc, prefixes, weights, measured_weights,
+        FirstPreCounts(*fn, dag, prefix_reg, prefixes, weights,
+                       measured_weights,
                        reentry_block, nb, *work);
     if (g_options.path_entry_balance) FindEntryTruncation(first, work);
     if (g_options.path_balance) {
@@ -1773,7 +1772,8 @@ void PlanPathProfiling(ballarus::Function* fn,
   // Counts that land on one path, or on one of a few, which a loop's
   // locals can make (loop-registers, counter_emit.h).
   if (loop_registers && work->loops.empty())
-    ForEachCountPaths(dag, inc, kMaxCountChoices, reentry_block, nb, work,
+    ForEachCountPaths(dag, prefix_sets, kMaxCountChoices, reentry_block, nb,
+                      work,
                       [](PathAction& act, const std::vector<uint64_t>& paths,
                          edge, basic_block) {
                         if (paths.size() == 1) {
