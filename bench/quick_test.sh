@@ -19,6 +19,11 @@
 #   * the edge profiles reconstructed the naive profile;
 #   * the head-to-head section (each variant over gcov's run of the same
 #     round), from the report on three rounds of known times.
+#   * random code layouts: every variant of quick relinked for the timed
+#     round with a pad (a multiple of 16 up to 4080 bytes) that moves main
+#     by its size, recorded in raw/layouts.tsv and said in results.md;
+#     bench.py layout repeats for a seed and key, permutes the objects and
+#     varies with the round.
 # Then the failure paths: a variant whose output differs (injected through
 # BALLARUS_BENCH_INJECT_MISMATCH) must stop the run with exit status 1 and a
 # message naming program and variant; an unknown variant is a usage error
@@ -165,6 +170,38 @@ awk -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(lo <= 0.95 && 0.95 <= hi) }' \
 grep -q '^## Head to head with gcov' "$md" \
   && fail "one round (the smoke run) should give no head-to-head section"
 
+# --- random code layouts (--layout random, the default) ---------------------
+# The smoke run relinked every variant of quick for its one timed round, in
+# the layout bench.py chose; the threads programs keep their build's.
+lay=$tmp/out-main/raw/layouts.tsv
+for v in plain gcov naive edge edge-atomic path; do
+  l=$(awk -F'\t' -v v="$v" '$1 == "quick" && $2 == v && $3 == 1' "$lay")
+  pad=$(printf '%s' "$l" | cut -f4)
+  [[ $pad =~ ^[0-9]+$ ]] && [ $((pad % 16)) = 0 ] && [ "$pad" -le 4080 ] \
+    || fail "layouts.tsv: quick $v round 1 should have a pad, a multiple of 16 up to 4080: '$l'"
+  [ "$(printf '%s' "$l" | cut -f5)" = quick.o ] || fail "layouts.tsv: quick $v should link quick.o: '$l'"
+done
+awk -F'\t' 'NR > 1 && $1 != "quick"' "$lay" | grep -q . && fail "the threads programs should keep their layout"
+# The pad moves main (in .text.startup) by its size.
+d=$tmp/work-main/quick/build/path
+pad=$(awk -F'\t' '$1 == "quick" && $2 == "path" { print $4 }' "$lay")
+m0=$(nm "$d/exe" 2>/dev/null | awk '$3 == "main" { print $1 }')
+m1=$(nm "$d/exe.layout" 2>/dev/null | awk '$3 == "main" { print $1 }')
+[ -n "$m0" ] && [ -n "$m1" ] && [ $((16#$m1 - 16#$m0)) = "$pad" ] \
+  || fail "exe.layout's main should be $pad bytes after exe's: $m0 -> $m1"
+grep -q '^Code layout: every timed round linked each variant of quick anew' "$md" \
+  || fail "results.md should say the timed rounds ran in random layouts"
+# bench.py layout: a function of seed and key; a permutation of the objects;
+# the keys of 20 rounds give more than one order and more than one pad.
+py=$rf/bench/lib/bench.py
+a=$(python3 "$py" layout 7 bzip2/path/3 a.o b.o c.o d.o e.o)
+[ "$a" = "$(python3 "$py" layout 7 bzip2/path/3 a.o b.o c.o d.o e.o)" ] || fail "bench.py layout should repeat for the same seed and key"
+[ "$(printf '%s\n' "$a" | tail -n +2 | sort | paste -sd ' ')" = "a.o b.o c.o d.o e.o" ] \
+  || fail "bench.py layout should print a permutation of the objects: $a"
+orders=$(for r in $(seq 20); do python3 "$py" layout 7 "bzip2/path/$r" a.o b.o c.o d.o e.o | tail -n +2 | paste -sd ' '; done | sort -u | wc -l)
+pads=$(for r in $(seq 20); do python3 "$py" layout 7 "bzip2/path/$r" a.o | head -n 1; done | sort -u | wc -l)
+[ "$orders" -gt 1 ] && [ "$pads" -gt 1 ] || fail "bench.py layout should vary with the round: $orders orders, $pads pads"
+
 # --- failure paths -----------------------------------------------------------
 BALLARUS_BENCH_INJECT_MISMATCH=edge run mismatch --programs quick --variants plain,edge
 [ "$rc" = 1 ] || fail "a differing output should exit 1, got $rc"
@@ -174,6 +211,9 @@ grep -q 'quick: variant edge: output stdout differs' "$tmp/mismatch.stderr" \
 run usage --variants no-such-variant
 [ "$rc" = 2 ] || fail "an unknown variant should exit 2, got $rc"
 grep -q "unknown variant 'no-such-variant'" "$tmp/usage.stderr" || fail "no usage message: $(cat "$tmp/usage.stderr")"
+run layout --layout sometimes
+[ "$rc" = 2 ] || fail "an unknown --layout should exit 2, got $rc"
+grep -q "layout must be random or fixed, got 'sometimes'" "$tmp/layout.stderr" || fail "no usage message: $(cat "$tmp/layout.stderr")"
 
 if [ "$failures" -gt 0 ]; then
   echo "$failures failure(s); results: $md" >&2

@@ -6,6 +6,7 @@
 #   bash bench/run.sh [--quick | --path-breakdown | --threads-acceptance]
 #                     [--programs LIST]
 #                     [--variants LIST] [--runs N] [--warmup N] [--pin CPU|none]
+#                     [--layout random|fixed] [--layout-seed N]
 #                     [--no-instr] [--out DIR] [--cache DIR] [--work DIR]
 #                     [--prefix DIR] [--note TEXT] [--list]
 #
@@ -34,6 +35,11 @@
 #      round-robin over the variants; each run's output is checked again.
 #      A variant's time ratio for one round is its run time over the base
 #      run just before it.  Single-threaded programs run pinned (taskset).
+#      With --layout random (the default), each timed round first links
+#      every variant anew from its objects in a random layout (objects
+#      shuffled, 0-4080 bytes of padding ahead of them; bench.py layout),
+#      so that a ratio averages over code layouts instead of measuring the
+#      one the build happened to have; the layouts go to raw/layouts.tsv.
 # Then bench/lib/bench.py writes OUT/results.md (also printed on stdout),
 # OUT/chart.png (gnuplot) and OUT/machine.txt; the raw measurements stay in
 # OUT/raw/.  Progress goes to stderr.  Any failure — a missing tool, a
@@ -240,6 +246,13 @@ overhead and counter work, on real programs (see bench/README.md).
   --pin CPU|none     run the single-threaded programs' timed and count runs
                      on this CPU (taskset -c; default: the last CPU this
                      process may use); the threads programs are never pinned
+  --layout random|fixed
+                     random (default): each timed round links every variant
+                     anew from its objects in a random code layout (link
+                     order shuffled, a pad of 0-4080 bytes ahead), the same
+                     for the same seed, program, variant and round; the
+                     threads programs keep theirs; fixed: the build's own
+  --layout-seed N    the layouts' seed (default 1)
   --no-instr         no instruction counts (valgrind --tool=cachegrind)
   --out DIR          results directory (default bench/results/latest)
   --cache DIR        downloaded sources (default ~/.cache/ballarus-bench)
@@ -256,6 +269,7 @@ EOF
 }
 
 quick=0 breakdown=0 tacc=0 instr=1 pin=auto programs='' variants='' runs='' warmup='' out='' cache='' work='' prefix='' note=''
+layout=random layout_seed=1
 argv_all=$*
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -263,7 +277,7 @@ while [ $# -gt 0 ]; do
     --path-breakdown) breakdown=1 ;;
     --threads-acceptance) tacc=1 ;;
     --no-instr) instr=0 ;;
-    --programs|--variants|--runs|--warmup|--out|--cache|--work|--prefix|--note|--pin)
+    --programs|--variants|--runs|--warmup|--out|--cache|--work|--prefix|--note|--pin|--layout|--layout-seed)
       [ $# -ge 2 ] || usage_die "$1 needs a value"
       v=$2
       case "$1" in
@@ -271,9 +285,10 @@ while [ $# -gt 0 ]; do
         --runs) runs=$v ;; --warmup) warmup=$v ;; --out) out=$v ;;
         --cache) cache=$v ;; --work) work=$v ;; --prefix) prefix=$v ;;
         --note) note=$v ;; --pin) pin=$v ;;
+        --layout) layout=$v ;; --layout-seed) layout_seed=$v ;;
       esac
       shift ;;
-    --programs=*|--variants=*|--runs=*|--warmup=*|--out=*|--cache=*|--work=*|--prefix=*|--note=*|--pin=*)
+    --programs=*|--variants=*|--runs=*|--warmup=*|--out=*|--cache=*|--work=*|--prefix=*|--note=*|--pin=*|--layout=*|--layout-seed=*)
       set -- "${1%%=*}" "${1#*=}" "${@:2}"; continue ;;
     --list)
       for v in "${V_ORDER[@]}"; do
@@ -298,6 +313,8 @@ else
   : "${programs:=$DEFAULT_PROGRAMS}" "${variants:=all}" "${runs:=5}" "${warmup:=1}"
 fi
 [[ $runs =~ ^[0-9]+$ ]] || usage_die "--runs must be a non-negative integer, got '$runs'"
+case "$layout" in random|fixed) ;; *) usage_die "--layout must be random or fixed, got '$layout'" ;; esac
+[[ $layout_seed =~ ^[0-9]+$ ]] || usage_die "--layout-seed must be a non-negative integer, got '$layout_seed'"
 [ "$runs" != 0 ] || warmup=0
 [[ $warmup =~ ^[0-9]+$ ]] || usage_die "--warmup must be a non-negative integer, got '$warmup'"
 if [ -z "$cache" ]; then
@@ -520,6 +537,7 @@ printf 'program\tvariant\tracy\thot_expected\thot_counted\texpected\tcounted\tfu
 printf 'program\tvariant\tbase\tinstructions\n' >"$RAW/instr.tsv"
 printf 'program\tvariant\tfunction\tinstructions\n' >"$RAW/functions.tsv"
 printf 'program\tcheck\tresult\n' >"$RAW/checks.tsv"
+printf 'program\tvariant\tround\tpad_bytes\tobjects\n' >"$RAW/layouts.tsv"
 {
   printf 'variant\tbase\tracy\tkind\toptions\tdescription\n'
   for v in "${VARS[@]}"; do
@@ -561,10 +579,12 @@ build() {  # build PROG VARIANT
 # DEST, and INSTR is the sum of their instructions executed (every process
 # of the workload).  The outputs are compared with the plain build's count
 # run.  Single-threaded programs run pinned (PIN_CMD).  Sets ELAPSED_US
-# (wall-clock microseconds of the whole process).
+# (wall-clock microseconds of the whole process).  MODE time runs
+# exe.layout instead of exe where relink made one (--layout random).
 SCRATCH=$work/scratch
 run_once() {
   local p=$1 v=$2 dest=$3 mode=$4 exe=$work/$1/build/$2/exe rc=0 t0 t1 dir
+  [ "$mode" != time ] || [ ! -x "$exe.layout" ] || exe=$exe.layout
   local run=$SCRATCH/run prof=$SCRATCH/prof
   rm -rf "$run" "$prof" && mkdir -p "$run" "$prof"
   local -a envs=(env -i "PATH=$PATH" "HOME=$run" LC_ALL=C
@@ -793,6 +813,32 @@ check_against_naive() {
     "$p" "$checked" >>"$RAW/checks.tsv"
 }
 
+# relink PROG VARIANT ROUND: links the variant's objects (objects_P) in
+# round ROUND's random layout (bench.py layout: the seed, program, variant
+# and round decide it) into exe.layout beside exe, with a pad object of
+# that many bytes ahead of them, in .text.unlikely: the linker script puts
+# that input section first of all code, so the pad moves every function,
+# main (.text.startup) and the cold parts (.text.unlikely) included;
+# records the layout in raw/layouts.tsv.  Every run of exe.layout is
+# checked like any other.
+relink() {
+  local p=$1 v=$2 r=$3 dir=$work/$1/build/$2 cc pad
+  local -a objs=() lay=()
+  cc=$(compiler_of "$p" "$v")
+  mapfile -t objs < <("objects_$p" "$dir")
+  [ ${#objs[@]} -gt 0 ] || die "$p: variant $v: no objects to relink in $dir"
+  mapfile -t lay < <(python3 "$PY" layout "$layout_seed" "$p/$v/$r" "${objs[@]}")
+  pad=${lay[0]}
+  printf '\t.section .note.GNU-stack,"",@progbits\n\t.section .text.unlikely,"ax",@progbits\n%s' \
+    "$([ "$pad" = 0 ] || printf '__ballarus_bench_pad:\n\t.skip %d\n' "$pad")" >"$dir/layout-pad.s"
+  gcc -c "$dir/layout-pad.s" -o "$dir/layout-pad.o" &&
+    ( "link_$p" "$cc" "$dir/exe.layout" "$dir/layout-pad.o" "${lay[@]:1}" ) >"$dir.relink.log" 2>&1 || {
+    tail -n 20 "$dir.relink.log" >&2
+    die "$p: variant $v: relinking for round $r's layout failed (log: $dir.relink.log)"
+  }
+  printf '%s\t%s\t%d\t%s\t%s\n' "$p" "$v" "$r" "$pad" "$(for o in "${lay[@]:1}"; do printf '%s\n' "${o##*/}"; done | paste -sd " ")" >>"$RAW/layouts.tsv"
+}
+
 # --------------------------------------------------------------- main loop
 # program_variants PROG: the selected variants PROG runs (threads programs
 # skip THREADS_SKIP), into PVARS.
@@ -842,10 +888,16 @@ for p in "${PROGS[@]}"; do
     "$warmup" "$runs" "${#PVARS[@]}" >>"$RAW/checks.tsv"
 
   # Timing: round-robin over the variants, each paired with its base.
+  relinks=0
+  [ "$layout" != random ] || ! declare -F "objects_$p" >/dev/null || relinks=1
   total_rounds=$((warmup + runs))
   for ((r = 1; r <= total_rounds; r++)); do
     if [ "$r" -le "$warmup" ]; then say "$p: warm-up round $r/$warmup"
     else say "$p: timed round $((r - warmup))/$runs"; fi
+    if [ "$relinks" = 1 ]; then
+      # Warm-up rounds run round 1's layouts.
+      for v in "${PVARS[@]}"; do relink "$p" "$v" "$((r > warmup ? r - warmup : 1))"; done
+    fi
     for v in "${PVARS[@]}"; do
       b=${V_BASE[$v]}
       [ "$b" != - ] || continue
@@ -879,7 +931,7 @@ done
   SRC_VERSIONS=${SRC_VERSIONS%; }
   echo "sources: ${SRC_VERSIONS:-none downloaded}"
   echo "command: bash bench/run.sh $argv_all"
-  echo "as: bash bench/run.sh$([ "$quick" = 1 ] && echo ' --quick') --programs $(IFS=,; echo "${PROGS[*]}") --variants $(IFS=,; echo "${VARS[*]}") --runs $runs --warmup $warmup --pin $pin$([ "$instr" = 1 ] || echo ' --no-instr')"
+  echo "as: bash bench/run.sh$([ "$quick" = 1 ] && echo ' --quick') --programs $(IFS=,; echo "${PROGS[*]}") --variants $(IFS=,; echo "${VARS[*]}") --runs $runs --warmup $warmup --pin $pin --layout $layout --layout-seed $layout_seed$([ "$instr" = 1 ] || echo ' --no-instr')"
   echo "workloads: lua bench/lua/workload.lua; sqlite3 bench/sqlite3/workload.sql; bzip2 -9 then -d of $BZIP2_BYTES bytes from bench/bzip2/gentext.c; threads $NTHREADS threads x $THREADS_ITERS calls of bench_hot; threads-loop $NTHREADS threads x $THREADS_ITERS iterations of shared_loop"
   [ -z "$note" ] || echo "note: $note"
   echo "elapsed: $(( $(date +%s) - start )) s"

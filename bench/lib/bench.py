@@ -26,6 +26,11 @@ Small readers, each printing one tab-separated line for run.sh:
                               files (summed over files), "function<TAB>Ir",
                               the top ones (>= 0.01 % of the total, at most
                               200), most first
+  layout SEED KEY OBJ...      a random code layout for one link, the same
+                              for the same SEED and KEY: the bytes of padding
+                              to put ahead of the program's code (a multiple
+                              of 16 below 4096) on the first line, then the
+                              objects in a shuffled order, one per line
 
 and the report:
 
@@ -425,6 +430,26 @@ def head_to_head_section(programs, vnames, vinfo, runs):
     return L + rows + [""]
 
 
+LAYOUT_PAD_STEP = 16     # functions start 16-byte aligned: a finer pad moves nothing
+LAYOUT_PAD_STEPS = 256   # 0 .. 4080 bytes: every offset within a page
+
+
+def cmd_layout(seed, key, objs):
+    """Link order and code offset both move a program's hot loops across
+    cache-line, fetch-block and page boundaries, which changes run time by
+    several per cent independently of the code (Mytkowicz et al., ASPLOS
+    2009; Curtsinger and Berger, ASPLOS 2013).  run.sh links every variant
+    anew in each timed round from the layout printed here, so that a time
+    ratio averages over layouts instead of measuring one."""
+    rng = random.Random("%s/%s" % (seed, key))  # str seeds hash the same in every run
+    pad = LAYOUT_PAD_STEP * rng.randrange(LAYOUT_PAD_STEPS)
+    order = list(objs)
+    rng.shuffle(order)
+    print(pad)
+    for o in order:
+        print(o)
+
+
 def cmd_report(raw, out, chart="1"):
     variants = read_tsv(os.path.join(raw, "variants.tsv"))
     builds = read_tsv(os.path.join(raw, "builds.tsv"))
@@ -434,6 +459,7 @@ def cmd_report(raw, out, chart="1"):
     checks = read_tsv(os.path.join(raw, "checks.tsv"))
     instr = read_tsv(os.path.join(raw, "instr.tsv"), optional=True)
     functions = read_tsv(os.path.join(raw, "functions.tsv"), optional=True)
+    layouts = read_tsv(os.path.join(raw, "layouts.tsv"), optional=True)
     machine = open(os.path.join(out, "machine.txt")).read().rstrip("\n")
 
     vnames = [v["variant"] for v in variants]
@@ -537,6 +563,18 @@ def cmd_report(raw, out, chart="1"):
              "round-robin.  The first row is the plain build's median run "
              "time in seconds." % (nruns, "" if nruns == 1 else "s"))
     L.append("")
+    relinked = sorted(set(r["program"] for r in layouts or []))
+    if relinked:
+        n_layouts = len(set((r["program"], r["variant"], r["round"]) for r in layouts))
+        L.append("Code layout: every timed round linked each variant of %s "
+                 "anew from its objects in a random layout (%d links: link "
+                 "order shuffled, 0–4080 bytes of padding ahead; "
+                 "raw/layouts.tsv), so each ratio is over layouts, not the "
+                 "one a build happened to get.%s" % (
+                     ", ".join(relinked), n_layouts,
+                     "" if set(relinked) >= set(programs) else
+                     "  The other programs ran their one build's layout."))
+        L.append("")
     L.append("| variant | " + " | ".join(programs) + " |")
     L.append("|---|" + "---:|" * len(programs))
     L.append("| plain (gcc -O2), seconds | " + " | ".join(
@@ -862,6 +900,8 @@ def main(argv):
         cmd_compare_vectors(*args)
     elif cmd == "cg-functions" and args:
         cmd_cg_functions(args)
+    elif cmd == "layout" and len(args) >= 3:
+        cmd_layout(args[0], args[1], args[2:])
     elif cmd == "report" and len(args) in (2, 3):
         cmd_report(*args)
     else:

@@ -97,7 +97,12 @@ src_version() {
 #                        stdout/stderr and any output files there; runs EXE
 #                        as `exec -a P` (argv[0] alike for every build)
 #   outputs_P            the files run_P writes that must equal plain's
-# and may define check_P: extra checks of one run's outputs.
+# and may define check_P: extra checks of one run's outputs, and, so that
+# its timed runs can use a random code layout (run.sh --layout random),
+#   objects_P DIR        the objects DIR/exe was linked from, one per line
+#   link_P CC OUT OBJ... links OBJ... (in that order) into OUT as build_P
+#                        linked DIR/exe
+# (a program without them keeps its one layout).
 JOBS=$(nproc 2>/dev/null || echo 2)
 SRC_VERSIONS=
 
@@ -126,6 +131,11 @@ build_lua() {
     MYCFLAGS="-O2 '-Dluai_makeseed(L)=0x2545F491u' '-Dl_randomizePivot()=0u'" &&
   cp "$dir/src/lua" "$dir/exe"
 }
+# (src/Makefile: $(CC) -o lua lua.o liblua.a -lm $(SYSLIBS); every member of
+# liblua.a is linked in: linit.c references each library.)
+objects_lua() { echo "$1/src/lua.o" && ar t "$1/src/liblua.a" | sed "s|^|$1/src/|"; }
+# shellcheck disable=SC2086
+link_lua() { local cc=$1 out=$2; shift 2; $cc -o "$out" "$@" -lm -Wl,-E -ldl; }
 run_lua() {
   # (lua interns argv[0]: a name of another length would change its string
   # table, and so the counts.)
@@ -163,6 +173,9 @@ build_sqlite3() {
   # shellcheck disable=SC2086
   $cc -O2 -o "$dir/exe" "$dir/sqlite3.o" "$dir/shell.o" -ldl -lm
 }
+objects_sqlite3() { printf '%s\n' "$1/sqlite3.o" "$1/shell.o"; }
+# shellcheck disable=SC2086
+link_sqlite3() { local cc=$1 out=$2; shift 2; $cc -O2 -o "$out" "$@" -ldl -lm; }
 run_sqlite3() {
   (exec -a sqlite3 "$1" -batch -init /dev/null :memory:) \
     <"$here/sqlite3/workload.sql" >stdout 2>stderr
@@ -186,6 +199,11 @@ build_bzip2() {
   make -C "$dir" -j"$JOBS" bzip2 CC="$cc" CFLAGS="-O2 -D_FILE_OFFSET_BITS=64" &&
   cp "$dir/bzip2" "$dir/exe"
 }
+# (Makefile: $(CC) $(CFLAGS) -o bzip2 bzip2.o -L. -lbz2; every member of
+# libbz2.a is linked in.)
+objects_bzip2() { echo "$1/bzip2.o" && ar t "$1/libbz2.a" | sed "s|^|$1/|"; }
+# shellcheck disable=SC2086
+link_bzip2() { local cc=$1 out=$2; shift 2; $cc -O2 -D_FILE_OFFSET_BITS=64 -o "$out" "$@"; }
 run_bzip2() {
   (exec -a bzip2 "$1" -9 -c) <"$work/bzip2/input.txt" >out.bz2 2>stderr &&
     (exec -a bzip2 "$1" -d -c) <out.bz2 >out.txt 2>>stderr
@@ -223,8 +241,11 @@ outputs_threads-loop() { echo stdout stderr; }
 prepare_quick() { :; }
 build_quick() {
   # shellcheck disable=SC2086
-  $2 -O2 -o "$1/exe" "$here/quick/quick.c"
+  $2 -O2 -c "$here/quick/quick.c" -o "$1/quick.o" && link_quick "$2" "$1/exe" "$1/quick.o"
 }
+objects_quick() { echo "$1/quick.o"; }
+# shellcheck disable=SC2086
+link_quick() { local cc=$1 out=$2; shift 2; $cc -O2 -o "$out" "$@"; }
 run_quick() { (exec -a quick "$1") >stdout 2>stderr; }
 outputs_quick() { echo stdout stderr; }
 
