@@ -829,10 +829,10 @@ relink() {
   [ ${#objs[@]} -gt 0 ] || die "$p: variant $v: no objects to relink in $dir"
   mapfile -t lay < <(python3 "$PY" layout "$layout_seed" "$p/$v/$r" "${objs[@]}")
   pad=${lay[0]}
-  printf '\t.section .note.GNU-stack,"",@progbits\n\t.section .text.unlikely,"ax",@progbits\n%s' \
+  printf '\t.section .note.GNU-stack,"",@progbits\n\t.section .text.unlikely,"ax",@progbits\n%s\n' \
     "$([ "$pad" = 0 ] || printf '__ballarus_bench_pad:\n\t.skip %d\n' "$pad")" >"$dir/layout-pad.s"
-  gcc -c "$dir/layout-pad.s" -o "$dir/layout-pad.o" &&
-    ( "link_$p" "$cc" "$dir/exe.layout" "$dir/layout-pad.o" "${lay[@]:1}" ) >"$dir.relink.log" 2>&1 || {
+  { gcc -c "$dir/layout-pad.s" -o "$dir/layout-pad.o" &&
+      ( "link_$p" "$cc" "$dir/exe.layout" "$dir/layout-pad.o" "${lay[@]:1}" ); } >"$dir.relink.log" 2>&1 || {
     tail -n 20 "$dir.relink.log" >&2
     die "$p: variant $v: relinking for round $r's layout failed (log: $dir.relink.log)"
   }
