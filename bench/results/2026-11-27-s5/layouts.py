@@ -15,12 +15,15 @@ and bzip2 over many layouts").
       order, each `bzip2 -9 -c < SMALL_TXT` then `bzip2 -d -c < SMALL_BZ2`
       pinned to CPU 1, user+sys from wait4; prints the median of paK/gvK
       per pair with a 90 % bootstrap interval, for compression,
-      decompression and both, and each layout's median time.
+      decompression and both, each layout's median time, and for each
+      build whether its layouts' mean times spread more than the noise
+      within a layout explains (their sd over that noise's sd/sqrt(PASSES),
+      with a permutation test).
 
 SMALL_TXT: the first 1.8 MB of the bench's bzip2 input (gentext 6291456);
 SMALL_BZ2: its -9 compression.
 """
-import os, random, statistics, subprocess, sys
+import math, os, random, statistics, subprocess, sys
 
 OBJS = "blocksort huffman crctable randtable compress decompress bzlib bzip2".split()
 
@@ -75,6 +78,30 @@ def time(passes, n, out, small_txt, small_bz2):
     for v in ("gv", "pa"):
         print(v, "per-layout c+d medians:", " ".join(
             "%.3f" % statistics.median([x[0] + x[1] for x in per[(v, k)]]) for k in range(n)))
+    # Does the layout matter beyond the noise?  The spread of the layouts'
+    # mean times against what the runs' own scatter within a layout would
+    # give them (its standard deviation / sqrt(passes)), and a permutation
+    # test of that ratio: the same runs dealt to the layouts at random
+    # (time drift across passes is shared by all layouts, so it does not
+    # inflate the ratio).
+    for v in ("gv", "pa"):
+        runs = [[x[0] + x[1] for x in per[(v, k)]] for k in range(n)]
+        def ratio(groups):
+            means = [statistics.mean(g) for g in groups]
+            within = statistics.mean(statistics.variance(g) for g in groups)
+            return statistics.stdev(means) / math.sqrt(within / passes)
+        observed = ratio(runs)
+        flat = [t for g in runs for t in g]
+        prng = random.Random(2)
+        hits = 0
+        for _ in range(2000):
+            prng.shuffle(flat)
+            if ratio([flat[i * passes:(i + 1) * passes] for i in range(n)]) >= observed:
+                hits += 1
+        print("%s: layouts' means spread %.2f times what the noise within a "
+              "layout gives (sd of means %.1f %% of the mean); permutation p = %.4f" % (
+                  v, observed, 100 * statistics.stdev([statistics.mean(g) for g in runs]) /
+                  statistics.mean(flat), (hits + 1) / 2001))
 
 
 if __name__ == "__main__":
