@@ -888,15 +888,17 @@ for p in "${PROGS[@]}"; do
     "$warmup" "$runs" "${#PVARS[@]}" >>"$RAW/checks.tsv"
 
   # Timing: round-robin over the variants, each paired with its base.
-  relinks=0
+  relinks=0 linked_round=
   [ "$layout" != random ] || ! declare -F "objects_$p" >/dev/null || relinks=1
   total_rounds=$((warmup + runs))
   for ((r = 1; r <= total_rounds; r++)); do
     if [ "$r" -le "$warmup" ]; then say "$p: warm-up round $r/$warmup"
     else say "$p: timed round $((r - warmup))/$runs"; fi
-    if [ "$relinks" = 1 ]; then
-      # Warm-up rounds run round 1's layouts.
-      for v in "${PVARS[@]}"; do relink "$p" "$v" "$((r > warmup ? r - warmup : 1))"; done
+    # Warm-up rounds run round 1's layouts, linked once.
+    lr=$((r > warmup ? r - warmup : 1))
+    if [ "$relinks" = 1 ] && [ "$lr" != "${linked_round:-}" ]; then
+      for v in "${PVARS[@]}"; do relink "$p" "$v" "$lr"; done
+      linked_round=$lr
     fi
     for v in "${PVARS[@]}"; do
       b=${V_BASE[$v]}

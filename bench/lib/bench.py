@@ -380,37 +380,37 @@ def median_interval(xs, level=0.90, resamples=1000):
     return statistics.median(xs), lo, hi
 
 
-def head_to_head_section(programs, vnames, vinfo, runs):
+def same_round_ratios(by_round, p, v, other):
+    """Variant v's run time over variant other's in each round both ran of
+    program p (by_round: (program, variant, round) -> microseconds)."""
+    return [us / by_round[(p, other, rd)] for (pp, vv, rd), us in by_round.items()
+            if pp == p and vv == v and (p, other, rd) in by_round]
+
+
+def head_to_head_section(programs, vnames, vinfo, ratios, by_round):
     """Each ballarus variant's run against gcov's run of the same round
     (both paired with a plain run of that round): the per-round ratio's
     median with a 90 % bootstrap interval, how often the variant was
     faster, and its overhead over plain as a multiple of gcov's (medians of
-    the per-round ratios to plain; issue 14's targets are path <= 1 and
-    edge,path <= 1.5)."""
+    the per-round ratios to plain, `ratios`; issue 14's targets are path
+    <= 1 and edge,path <= 1.5)."""
     if "gcov" not in vinfo or vinfo["gcov"].get("base") != "plain":
         return []
-    us = {}     # (program, variant, round) -> variant microseconds
-    over = {}   # (program, variant) -> [variant / its base run, per round]
-    for r in runs:
-        us[(r["program"], r["variant"], r["round"])] = int(r["variant_us"])
-        over.setdefault((r["program"], r["variant"]), []).append(
-            int(r["variant_us"]) / int(r["base_us"]))
     cols = [v for v in vnames if vinfo[v].get("kind") == "ballarus"
             and vinfo[v].get("base") == "plain"]
     rows = []
     for v in cols:
         cells, any_cell = [], False
         for p in programs:
-            xs = [t / us[(p, "gcov", rd)] for (pp, vv, rd), t in us.items()
-                  if pp == p and vv == v and (p, "gcov", rd) in us]
-            g = over.get((p, "gcov"), [])
+            xs = same_round_ratios(by_round, p, v, "gcov")
+            g = ratios.get((p, "gcov"), [])
             if len(xs) < 2 or not g:
                 cells.append("–")
                 continue
             any_cell = True
             med, lo, hi = median_interval(xs)
             g_over = statistics.median(g) - 1
-            v_over = statistics.median(over[(p, v)]) - 1
+            v_over = statistics.median(ratios[(p, v)]) - 1
             multiple = ("%.2f×" % (v_over / g_over)) if g_over > 0 else "–"
             cells.append("%.3f [%.3f, %.3f], %d/%d, %s" % (
                 med, lo, hi,
@@ -483,11 +483,13 @@ def cmd_report(raw, out, chart="1"):
 
     # Run-time ratios: each timed round pairs a base run with the variant run
     # right after it.
-    ratios = {}   # (program, variant) -> [ratio per round]
-    base_s = {}   # program -> [plain seconds]
+    ratios = {}    # (program, variant) -> [ratio per round]
+    base_s = {}    # program -> [plain seconds]
+    by_round = {}  # (program, variant, round) -> variant microseconds
     for r in runs:
         key = (r["program"], r["variant"])
         ratios.setdefault(key, []).append(int(r["variant_us"]) / int(r["base_us"]))
+        by_round[(r["program"], r["variant"], r["round"])] = int(r["variant_us"])
         if r["base"] == "plain":
             base_s.setdefault(r["program"], []).append(int(r["base_us"]) / 1e6)
     nruns = max((len(v) for v in ratios.values()), default=0)
@@ -585,7 +587,7 @@ def cmd_report(raw, out, chart="1"):
             continue
         L.append("| %s | %s |" % (v, " | ".join(ratio_cell(p, v) for p in programs)))
     L.append("")
-    L += head_to_head_section(programs, vnames, vinfo, runs)
+    L += head_to_head_section(programs, vnames, vinfo, ratios, by_round)
 
     # Compile time.
     bt = {(b["program"], b["variant"]): float(b["cpu_s"]) for b in builds}
@@ -656,17 +658,12 @@ def cmd_report(raw, out, chart="1"):
         L.append("")
 
     # Threads.
-    by_round = {}  # (program, variant, round) -> variant microseconds
-    for r in runs:
-        by_round[(r["program"], r["variant"], r["round"])] = int(r["variant_us"])
-
     def racy_cell(p, v, racy):
         if racy in ("-", ""):
             return "–"
         if racy == v:
             return "1.00"
-        xs = [us / by_round[(p, racy, rd)] for (pp, vv, rd), us in by_round.items()
-              if pp == p and vv == v and (p, racy, rd) in by_round]
+        xs = same_round_ratios(by_round, p, v, racy)
         if not xs:
             return "–"
         med = statistics.median(xs)
@@ -703,8 +700,7 @@ def cmd_report(raw, out, chart="1"):
                 if (p, v) in ir and ir.get((p, racy)):
                     x = ir[(p, v)] / ir[(p, racy)]
                     irs.append(x)
-                ws = [us / by_round[(p, racy, rd)] for (pp, vv, rd), us in by_round.items()
-                      if pp == p and vv == v and (p, racy, rd) in by_round]
+                ws = same_round_ratios(by_round, p, v, racy)
                 w = statistics.median(ws) if ws else None
                 if w is not None:
                     walls.append(w)
