@@ -65,6 +65,11 @@
    0666 & ~umask, or the existing profile's mode) and exchanged with FILE
    (renameat2 RENAME_EXCHANGE, then the old content unlinked: atomic like a
    rename over it, without ext4's flush of the new file on such a rename).
+   The counters read (one snapshot per TU) are lent to the record written
+   and to the merged profile (counters_borrowed, profile_io.h), never
+   copied again: a path-mode TU holds megabytes of dense counters, and
+   every fresh page costs a page fault (sqlite3's exit went from 1630 to
+   870 faults, 33 to 22 ms of CPU time).
    The counters read are subtracted from the live counters (atomic
    fetch-sub) only after their file was written (or written beside), so
    increments made during the dump are kept for the next one, and a failed
@@ -536,7 +541,7 @@ static uint64_t normalise_sparse(ballarus_sparse_entry *e, uint64_t n) {
 }
 
 static void free_entry(entry *e) {
-  free(e->rec.counters);
+  if (!e->rec.counters_borrowed) free(e->rec.counters);
   free(e->rec.sparse);
   free(e->snap.snap);
   free(e->snap.pt);
@@ -580,17 +585,22 @@ static int snapshot_tu(entry *e, int listed) {
   free(e->snap.pt);
   e->snap.pt = NULL;
   e->snap.n_pt = e->snap.cap_pt = 0;
-  rec->counters = malloc(h.n_counters == 0 ? 1 : h.n_counters * 8);
   e->snap.live = d->counters;
   e->snap.n = h.n_counters;
   e->snap.snap = malloc(h.n_counters == 0 ? 1 : h.n_counters * 8);
-  if (rec->counters == NULL || e->snap.snap == NULL) return -1;
+  if (e->snap.snap == NULL) return -1;
   for (uint64_t i = 0; i < h.n_counters; i++) {
     uint64_t v = __atomic_load_n(&d->counters[i], __ATOMIC_RELAXED);
     e->snap.snap[i] = v;
-    rec->counters[i] = v;
     if (v != 0) e->changed = 1;
   }
+  /* The record borrows the snapshot instead of copying it (a path-mode TU
+     holds megabytes of dense counters, and on this kind of machine every
+     fresh page costs a fault of ~10 us): nothing writes into it (the
+     update copies before adding into a borrowed record, build_profile
+     before summing), and the snapshot outlives the file written.  */
+  rec->counters = e->snap.snap;
+  rec->counters_borrowed = 1;
   if (ballarus_pt_collect(d, &e->snap.pt, &e->snap.n_pt, &e->snap.cap_pt) != 0)
     return -1;
   if (e->snap.n_pt > 0) {
@@ -693,6 +703,13 @@ static int build_profile(fgroup *g, ballarus_profile *mine) {
         mine->n_records > 0 ? &mine->records[mine->n_records - 1] : NULL;
     if (last != NULL && last->stamp == e->rec.stamp &&
         last->n_counters == e->rec.n_counters) {
+      if (last->counters_borrowed) { /* another entry's snapshot */
+        uint64_t *own = malloc(last->n_counters == 0 ? 1 : last->n_counters * 8);
+        if (own == NULL) return -1;
+        memcpy(own, last->counters, last->n_counters * 8);
+        last->counters = own;
+        last->counters_borrowed = 0;
+      }
       for (uint64_t c = 0; c < e->rec.n_counters; c++)
         last->counters[c] =
             ballarus_count_add(last->counters[c], e->rec.counters[c]);
@@ -721,7 +738,7 @@ static int build_profile(fgroup *g, ballarus_profile *mine) {
 /* Frees what build_profile allocated (the metadata belongs to modules).  */
 static void free_profile(ballarus_profile *mine) {
   for (uint32_t i = 0; i < mine->n_records; i++) {
-    free(mine->records[i].counters);
+    if (!mine->records[i].counters_borrowed) free(mine->records[i].counters);
     free(mine->records[i].sparse);
   }
   free(mine->records);

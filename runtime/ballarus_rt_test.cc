@@ -723,6 +723,29 @@ TEST(RuntimePaths, TwoCopiesOfOneTuFoldTheirPathCounts) {
   EXPECT_EQ(p.records.at(kTwin).runs, 1u);
 }
 
+TEST(RuntimePaths, TwoCopiesOfOneTuSumTheirCountersExactlyAcrossDumps) {
+  // Both copies' counters go into one record, and each copy's live
+  // counters lose exactly what was read from it: the sum is made in a
+  // copy, never in the snapshot a record borrows (a sum into copy A's
+  // snapshot would take 7 off A's live counter, and the exit would then
+  // write 6, not 10).
+  std::string dir = FreshDir("paths_twin_dense");
+  std::string path = dir + "/p";
+  ProcessResult r = Exec(dir, "rt_path",
+                         {"ops", "cA:3", "cB:4", "tA:7:+1", "dump",
+                          "copy:.first", "cA:1", "cB:2"},
+                         {{"BALLARUS_PROFILE", path}});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  const Profile first = Read(path + ".first");
+  ASSERT_TRUE(first.ok) << first.error;
+  EXPECT_EQ(first.records.at(kTwin).counters, (std::vector<uint64_t>{7}));
+  const Profile p = Read(path);
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.records.at(kTwin).counters, (std::vector<uint64_t>{10}));
+  EXPECT_EQ(p.records.at(kTwin).sparse, (Sparse{{{RT_TWIN_FN, 7}, 1}}));
+}
+
 TEST(RuntimePaths, OutOfMemoryLosesNoCountSilently) {
   std::string dir = FreshDir("paths_oom");
   ProcessResult r = Exec(dir, "rt_path", {"oom"});

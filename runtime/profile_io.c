@@ -96,7 +96,7 @@ static void *xmalloc(uint64_t n) {
 
 static void record_free(ballarus_profile_record *r) {
   if (!r->borrowed) free(r->metadata);
-  free(r->counters);
+  if (!r->counters_borrowed) free(r->counters);
   free(r->sparse);
   memset(r, 0, sizeof *r);
 }
@@ -936,14 +936,16 @@ static int copy_record(ballarus_profile_record *d,
      source's owner (the runtime's own blobs, a mapping freed with the
      destination's source).  */
   d->metadata = s->borrowed ? s->metadata : xmalloc(s->meta_size);
-  d->counters = xmalloc(s->n_counters * 8);
+  /* Borrowed counters too (the runtime's snapshot, which outlives the
+     profile it is written into): no copy of a large dense array.  */
+  d->counters = s->counters_borrowed ? s->counters : xmalloc(s->n_counters * 8);
   d->sparse = xmalloc(s->n_sparse * sizeof(ballarus_sparse_entry));
   if (d->metadata == NULL || d->counters == NULL || d->sparse == NULL) {
     record_free(d);
     return -1;
   }
   if (!s->borrowed) memcpy(d->metadata, s->metadata, s->meta_size);
-  if (s->n_counters > 0)
+  if (s->n_counters > 0 && !s->counters_borrowed)
     memcpy(d->counters, s->counters, s->n_counters * 8);
   if (s->n_sparse > 0)
     memcpy(d->sparse, s->sparse, s->n_sparse * sizeof(ballarus_sparse_entry));
@@ -1108,11 +1110,12 @@ int ballarus_profile_update(ballarus_profile *dst, const ballarus_profile *src,
   ballarus_profile_record *copies = calloc(ns + 1, sizeof *copies);
   ballarus_sparse_entry **sparse = calloc(ns + 1, sizeof *sparse);
   uint64_t *n_sparse = calloc(ns + 1, sizeof *n_sparse);
+  uint64_t **own = calloc(ns + 1, sizeof *own); /* see counters_borrowed */
   ballarus_profile_record *out = NULL;
   uint32_t n_copies = 0, n_kept = nd;
   int rc = -1;
   if (act == NULL || into == NULL || by == NULL || copies == NULL ||
-      sparse == NULL || n_sparse == NULL) {
+      sparse == NULL || n_sparse == NULL || own == NULL) {
     fail(err, errlen, "out of memory");
     goto done;
   }
@@ -1179,6 +1182,15 @@ int ballarus_profile_update(ballarus_profile *dst, const ballarus_profile *src,
     uint32_t k = 0;
     for (uint32_t i = 0; i < ns; i++) {
       const ballarus_profile_record *s = &src->records[i];
+      if (act[i] == ADD && dst->records[into[i]].counters_borrowed) {
+        const ballarus_profile_record *r = &dst->records[into[i]];
+        own[i] = xmalloc(r->n_counters * 8);
+        if (own[i] == NULL) {
+          fail(err, errlen, "out of memory");
+          goto done;
+        }
+        if (r->n_counters > 0) memcpy(own[i], r->counters, r->n_counters * 8);
+      }
       if (act[i] == COPY) {
         if (copy_record(&copies[k], s) != 0) {
           fail(err, errlen, "out of memory");
@@ -1202,6 +1214,11 @@ int ballarus_profile_update(ballarus_profile *dst, const ballarus_profile *src,
     if (act[i] != ADD) continue;
     const ballarus_profile_record *s = &src->records[i];
     ballarus_profile_record *r = &dst->records[into[i]];
+    if (own[i] != NULL) {
+      r->counters = own[i];
+      r->counters_borrowed = 0;
+      own[i] = NULL;
+    }
     for (uint64_t j = 0; j < s->n_counters; j++)
       r->counters[j] = ballarus_count_add(r->counters[j], s->counters[j]);
     if (sparse[i] != NULL) {
@@ -1243,6 +1260,9 @@ done:
     for (uint32_t k = 0; k < n_copies; k++) record_free(&copies[k]);
   if (sparse != NULL)
     for (uint32_t i = 0; i < ns; i++) free(sparse[i]);
+  if (own != NULL)
+    for (uint32_t i = 0; i < ns; i++) free(own[i]);
+  free(own);
   free(act);
   free(into);
   free(by);

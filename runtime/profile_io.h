@@ -34,6 +34,11 @@ typedef struct ballarus_profile_record {
   uint64_t n_sparse;
   int borrowed; /* metadata is not owned (points into the profile's
                    backing bytes or the program's own blob): never freed */
+  int counters_borrowed; /* counters are not owned (the runtime's snapshot
+                            of a TU's live counters): never freed nor
+                            written; a copy of the record borrows them too,
+                            and an update that adds into such a record
+                            first gives it its own copy */
 } ballarus_profile_record;
 
 typedef struct ballarus_profile {

@@ -65,6 +65,7 @@ void Add(ballarus_profile* p, const std::vector<uint8_t>& blob,
   p->records = static_cast<ballarus_profile_record*>(
       realloc(p->records, (p->n_records + 1) * sizeof *p->records));
   ballarus_profile_record& r = p->records[p->n_records++];
+  memset(&r, 0, sizeof r);
   r.stamp = h.stamp;
   r.identity = h.identity;
   r.runs = runs;
@@ -905,6 +906,42 @@ TEST(ProfileIo, UpdateKeepsTwoBuildsOfOneProgramSideBySide) {
             (std::vector<uint64_t>{1, 1, 3}));
   EXPECT_EQ(rep.pairs.size(), 1u);
   ballarus_profile_free(&dst);
+  ballarus_profile_free(&src);
+  ballarus_profile_free(&next);
+}
+
+TEST(ProfileIo, UpdateBorrowsSnapshotCountersWithoutWritingThem) {
+  // The runtime's dump lends its snapshot of a TU's live counters to the
+  // record it writes (counters_borrowed): an update that copies the record
+  // into the profile borrows them too, one that adds into such a record
+  // first gives it its own copy, and neither writes into the snapshot,
+  // which the runtime subtracts from the live counters afterwards.
+  uint64_t snapshot[3] = {4, 5, 6};
+  ballarus_profile dst = Empty(0), src = Empty(1);
+  Add(&src, kA, {0, 0, 0}, 1);
+  free(src.records[0].counters);
+  src.records[0].counters = snapshot;
+  src.records[0].counters_borrowed = 1;
+  char err[256] = "";
+  ASSERT_EQ(ballarus_profile_update(&dst, &src, nullptr, nullptr, err,
+                                    sizeof err),
+            0)
+      << err;
+  ASSERT_EQ(dst.n_records, 1u);
+  EXPECT_EQ(dst.records[0].counters, snapshot);  // borrowed, not copied
+  EXPECT_EQ(dst.records[0].counters_borrowed, 1);
+  ballarus_profile next = Empty(1);
+  Add(&next, kA, {1, 1, 1}, 1);
+  ASSERT_EQ(ballarus_profile_update(&dst, &next, nullptr, nullptr, err,
+                                    sizeof err),
+            0)
+      << err;
+  EXPECT_NE(dst.records[0].counters, snapshot);
+  EXPECT_EQ(dst.records[0].counters_borrowed, 0);
+  EXPECT_EQ(Counters(&dst.records[0]), (std::vector<uint64_t>{5, 6, 7}));
+  EXPECT_EQ(std::vector<uint64_t>(snapshot, snapshot + 3),
+            (std::vector<uint64_t>{4, 5, 6}));
+  ballarus_profile_free(&dst);  // frees its own copy, not the snapshot
   ballarus_profile_free(&src);
   ballarus_profile_free(&next);
 }

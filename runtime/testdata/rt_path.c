@@ -6,6 +6,7 @@
          pK:KEY:DELTA         path_add(&paths_hashes[K], KEY, DELTA)
          tA:KEY:DELTA         twin copy A's table (tB: copy B's)
          dJ:DELTA             paths_counters[J] += DELTA (atomic)
+         cA:DELTA             twin copy A's counter 0 += DELTA (cB: copy B's)
          dump                 __ballarus_dump()
          reset                __ballarus_reset()
          copy:SUFFIX          copy $BALLARUS_PROFILE to PROFILE SUFFIX
@@ -110,6 +111,12 @@ static int run_op(const char *op) {
     int j = atoi(buf + 1);
     if (j < 0 || j >= RT_PATHS_N || parse_delta(f1, &delta) != 0) return -1;
     __atomic_fetch_add(&paths_counters[j], delta, __ATOMIC_RELAXED);
+    return 0;
+  }
+  if (strcmp(buf, "cA") == 0 || strcmp(buf, "cB") == 0) {
+    if (parse_delta(f1, &delta) != 0) return -1;
+    __atomic_fetch_add(buf[1] == 'A' ? &twin_a_counters[0] : &twin_b_counters[0],
+                       delta, __ATOMIC_RELAXED);
     return 0;
   }
   char *f2 = strchr(f1, ':');
