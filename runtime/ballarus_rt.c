@@ -703,13 +703,8 @@ static int build_profile(fgroup *g, ballarus_profile *mine) {
         mine->n_records > 0 ? &mine->records[mine->n_records - 1] : NULL;
     if (last != NULL && last->stamp == e->rec.stamp &&
         last->n_counters == e->rec.n_counters) {
-      if (last->counters_borrowed) { /* another entry's snapshot */
-        uint64_t *own = malloc(last->n_counters == 0 ? 1 : last->n_counters * 8);
-        if (own == NULL) return -1;
-        memcpy(own, last->counters, last->n_counters * 8);
-        last->counters = own;
-        last->counters_borrowed = 0;
-      }
+      /* Never into another entry's snapshot, which it subtracts.  */
+      if (ballarus_profile_record_own_counters(last) != 0) return -1;
       for (uint64_t c = 0; c < e->rec.n_counters; c++)
         last->counters[c] =
             ballarus_count_add(last->counters[c], e->rec.counters[c]);

@@ -94,6 +94,16 @@ static void *xmalloc(uint64_t n) {
   return malloc(n == 0 ? 1 : (size_t)n);
 }
 
+int ballarus_profile_record_own_counters(ballarus_profile_record *r) {
+  if (!r->counters_borrowed) return 0;
+  uint64_t *own = xmalloc(r->n_counters * 8);
+  if (own == NULL) return -1;
+  if (r->n_counters > 0) memcpy(own, r->counters, r->n_counters * 8);
+  r->counters = own;
+  r->counters_borrowed = 0;
+  return 0;
+}
+
 static void record_free(ballarus_profile_record *r) {
   if (!r->borrowed) free(r->metadata);
   if (!r->counters_borrowed) free(r->counters);
@@ -1110,12 +1120,11 @@ int ballarus_profile_update(ballarus_profile *dst, const ballarus_profile *src,
   ballarus_profile_record *copies = calloc(ns + 1, sizeof *copies);
   ballarus_sparse_entry **sparse = calloc(ns + 1, sizeof *sparse);
   uint64_t *n_sparse = calloc(ns + 1, sizeof *n_sparse);
-  uint64_t **own = calloc(ns + 1, sizeof *own); /* see counters_borrowed */
   ballarus_profile_record *out = NULL;
   uint32_t n_copies = 0, n_kept = nd;
   int rc = -1;
   if (act == NULL || into == NULL || by == NULL || copies == NULL ||
-      sparse == NULL || n_sparse == NULL || own == NULL) {
+      sparse == NULL || n_sparse == NULL) {
     fail(err, errlen, "out of memory");
     goto done;
   }
@@ -1182,14 +1191,12 @@ int ballarus_profile_update(ballarus_profile *dst, const ballarus_profile *src,
     uint32_t k = 0;
     for (uint32_t i = 0; i < ns; i++) {
       const ballarus_profile_record *s = &src->records[i];
-      if (act[i] == ADD && dst->records[into[i]].counters_borrowed) {
-        const ballarus_profile_record *r = &dst->records[into[i]];
-        own[i] = xmalloc(r->n_counters * 8);
-        if (own[i] == NULL) {
-          fail(err, errlen, "out of memory");
-          goto done;
-        }
-        if (r->n_counters > 0) memcpy(own[i], r->counters, r->n_counters * 8);
+      /* A record phase 3 adds into gets its own counters (the same
+         counts: dst is unchanged if a later allocation fails).  */
+      if (act[i] == ADD &&
+          ballarus_profile_record_own_counters(&dst->records[into[i]]) != 0) {
+        fail(err, errlen, "out of memory");
+        goto done;
       }
       if (act[i] == COPY) {
         if (copy_record(&copies[k], s) != 0) {
@@ -1214,11 +1221,6 @@ int ballarus_profile_update(ballarus_profile *dst, const ballarus_profile *src,
     if (act[i] != ADD) continue;
     const ballarus_profile_record *s = &src->records[i];
     ballarus_profile_record *r = &dst->records[into[i]];
-    if (own[i] != NULL) {
-      r->counters = own[i];
-      r->counters_borrowed = 0;
-      own[i] = NULL;
-    }
     for (uint64_t j = 0; j < s->n_counters; j++)
       r->counters[j] = ballarus_count_add(r->counters[j], s->counters[j]);
     if (sparse[i] != NULL) {
@@ -1260,9 +1262,6 @@ done:
     for (uint32_t k = 0; k < n_copies; k++) record_free(&copies[k]);
   if (sparse != NULL)
     for (uint32_t i = 0; i < ns; i++) free(sparse[i]);
-  if (own != NULL)
-    for (uint32_t i = 0; i < ns; i++) free(own[i]);
-  free(own);
   free(act);
   free(into);
   free(by);

@@ -156,6 +156,12 @@ int ballarus_profile_update(ballarus_profile *dst, const ballarus_profile *src,
                             ballarus_replace_fn on_replace, void *ctx,
                             char *err, size_t errlen);
 
+/* Gives a record whose counters are borrowed (counters_borrowed) its own
+   copy of them, the same counts, before anything adds into it; does
+   nothing to a record that owns its counters.  Returns -1 when out of
+   memory (the record is unchanged).  */
+int ballarus_profile_record_own_counters(ballarus_profile_record *r);
+
 /* Returns 1 if merging src into dst would hit an identity/stamp conflict.  */
 int ballarus_profile_conflicts(const ballarus_profile *dst,
                                const ballarus_profile *src);
