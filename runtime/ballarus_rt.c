@@ -691,7 +691,9 @@ typedef struct {
 
 /* Folds the group's records into one profile (a TU linked into several
    modules, or twice, has one stamp: its counts are summed).  The records'
-   counters and sparse entries move out of the entries.  */
+   counters and sparse entries move out of the entries; the metadata stays
+   borrowed from the modules, so ballarus_profile_free frees just what this
+   allocated.  */
 static int build_profile(fgroup *g, ballarus_profile *mine) {
   memset(mine, 0, sizeof *mine);
   mine->records = calloc(g->n == 0 ? 1 : g->n, sizeof *mine->records);
@@ -728,16 +730,6 @@ static int build_profile(fgroup *g, ballarus_profile *mine) {
     e->rec.sparse = NULL;
   }
   return 0;
-}
-
-/* Frees what build_profile allocated (the metadata belongs to modules).  */
-static void free_profile(ballarus_profile *mine) {
-  for (uint32_t i = 0; i < mine->n_records; i++) {
-    if (!mine->records[i].counters_borrowed) free(mine->records[i].counters);
-    free(mine->records[i].sparse);
-  }
-  free(mine->records);
-  memset(mine, 0, sizeof *mine);
 }
 
 static int write_all_fd(int fd, const unsigned char *p, uint64_t n) {
@@ -844,13 +836,13 @@ static void dump_beside(int dfd, fgroup *g, const char *why, int at_exit) {
   char err[1024];
   char *written = NULL;
   if (build_profile(g, &mine) != 0) {
-    free_profile(&mine);
+    ballarus_profile_free(&mine);
     report_failure(g, "out of memory", at_exit);
     return;
   }
   if (mine.runs == 0) {
     /* Only zero records: nothing worth a stray file.  */
-    free_profile(&mine);
+    ballarus_profile_free(&mine);
     return;
   }
   if (write_beside(dfd, g->path, g->name, &mine, &written, err, sizeof err) !=
@@ -864,7 +856,7 @@ static void dump_beside(int dfd, fgroup *g, const char *why, int at_exit) {
     done_group(g, 0);
   }
   free(written);
-  free_profile(&mine);
+  ballarus_profile_free(&mine);
 }
 
 /* One buffer for the existing profiles a dump reads, reused from file to
@@ -989,7 +981,7 @@ static void dump_file(int dfd, fgroup *g, int at_exit) {
 
   ballarus_profile mine;
   if (build_profile(g, &mine) != 0) {
-    free_profile(&mine);
+    ballarus_profile_free(&mine);
     ballarus_profile_free(&old);
     report_failure(g, "out of memory", at_exit);
     return;
@@ -999,7 +991,7 @@ static void dump_file(int dfd, fgroup *g, int at_exit) {
                               sizeof err) != 0) {
     ballarus_profile_free(&old);
     snprintf(why, sizeof why, "cannot merge into it (%s)", err);
-    free_profile(&mine); /* the live counters still hold the counts */
+    ballarus_profile_free(&mine); /* the live counters still hold the counts */
     report_failure(g, why, at_exit);
     return;
   }
@@ -1014,7 +1006,7 @@ static void dump_file(int dfd, fgroup *g, int at_exit) {
       warn("dumped %u TU records to %s", mine.n_records, g->path);
     done_group(g, 1);
   }
-  free_profile(&mine);
+  ballarus_profile_free(&mine);
   ballarus_profile_free(&old);
 }
 
