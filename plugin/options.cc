@@ -1,7 +1,11 @@
-// options.cc — parses -fplugin-arg-ballarus-KEY=VALUE into g_options, and
-// the help text that lists every option.  When a key is given several times
-// the last one wins (the wrappers put their own mode= first so the user's
-// wins).
+// options.cc — parses -fplugin-arg-ballarus-KEY=VALUE into g_options.
+//
+// Two tables hold every option: kUserOptions, the decisions a user makes,
+// and kTuneOptions, the tuning switches (tune-NAME).  Each row names the
+// option, the values it takes, what it decides (the help text is made from
+// the rows) and the function that parses its value.  When a key is given
+// several times the last one wins (the wrappers put their own mode= first
+// so the user's wins).
 
 #include "plugin/options.h"
 
@@ -18,67 +22,92 @@
 
 namespace ballarus::plugin {
 
-namespace {
-
-const char kPluginName[] = "ballarus";
-
-}  // namespace
-
-const char kHelp[] =
-    "ballarus: exact edge profiles inside GCC (Knuth; Ball & Larus).\n"
-    "Options (-fplugin-arg-ballarus-KEY=VALUE; when a key is given several\n"
-    "times, the last one wins):\n"
-    "  mode=edge           optimal edge profiling (default): counters only on\n"
-    "                      the chords of a maximum spanning tree of the CFG\n"
-    "                      (Knuth; Ball & Larus 1994); the other edges are\n"
-    "                      derived exactly by ballarus-reconstruct\n"
-    "  mode=naive          a 64-bit counter on every CFG edge that can hold one\n"
-    "  mode=path           Ball-Larus path profiling (MICRO 1996): every\n"
-    "                      acyclic path of every function counted; the edge\n"
-    "                      profile is derived from the paths\n"
-    "  mode=edge,path      both in one build: one run yields an edge and a\n"
-    "                      path profile (ballarus-reconstruct verify checks\n"
-    "                      one against the other)\n"
-    "  path-table-max=N    every function counts its paths in a dense array\n"
-    "                      of at most N+1 counters (default 4096): one with\n"
-    "                      more paths is cut at cold blocks until it fits;\n"
-    "                      0 puts every function in the runtime hash table\n"
-    "  path-storage=dense|hash  hash: functions with more than path-table-max\n"
-    "                      paths go to an exact, thread-safe runtime hash\n"
-    "                      table instead of being cut (default dense)\n"
-    "  early-termination=on|off|undo  count paths cut short by exit(),\n"
-    "                      longjmp or an exception at the call that did not\n"
-    "                      return (default on: one counter update before each\n"
-    "                      call that may not return, which ballarus-reconstruct\n"
-    "                      settles; undo: also one after it returns, undoing\n"
-    "                      it; off loses those paths)\n"
-    "  weights=heuristic   spanning-tree weights from the Ball-Larus static\n"
-    "                      estimate (default): counters land on cold edges\n"
-    "  weights=gcc         GCC's own guessed edge frequencies (falls back to\n"
-    "                      heuristic where GCC has none, e.g. at -O0)\n"
-    "  weights=uniform     every edge alike\n"
-    "  weights=profile=FILE exact counts from an earlier ballarus profile of the\n"
-    "                      same build (the best any spanning tree can do)\n"
-    "  update=single       plain increments: fastest, racy under threads\n"
-    "  update=thread       plain increments into per-thread copies of the\n"
-    "                      counters, added up at thread exit and at every\n"
-    "                      dump: exact under threads at about the cost of\n"
-    "                      single (default when compiling with -pthread or\n"
-    "                      -fprofile-update=atomic, where gcc's prefer-atomic\n"
-    "                      would choose atomic)\n"
-    "  update=atomic       relaxed atomic increments: exact under threads,\n"
-    "                      several times slower\n"
-    "  dump                write the pass dump (<output>.NNNi.ballarus), which\n"
-    "                      explains each function's counter placement; GCC 12\n"
-    "                      parses -fdump-ipa-* before plugins load, so\n"
-    "                      -fdump-ipa-ballarus itself is refused (-fdump-ipa-all\n"
-    "                      includes ballarus' dump)\n"
-    "  help                print this text\n";
-
 Options g_options;
 ballarus::ProfileWeights g_profile_weights;
 
 namespace {
+
+const char kPluginName[] = "ballarus";
+
+// One option of -fplugin-arg-ballarus-KEY=VALUE.
+struct OptionSpec {
+  const char* key;
+  const char* values;  // what VALUE may be, for the help; nullptr: no value
+  const char* help;    // what it decides: lines of the help, each ending '\n'
+  // Sets g_options from VALUE (nullptr when none was given); false, with an
+  // error naming the option, if VALUE is not one it takes.
+  bool (*parse)(const OptionSpec& spec, const char* value);
+  bool Options::*flag = nullptr;               // for ParseOnOff
+  Options::AutoOnOff Options::*tri = nullptr;  // for ParseAutoOnOff
+};
+
+// Reports VALUE as not one of SPEC's values ("a|b|c" read "a, b or c").
+bool BadValue(const OptionSpec& spec, const char* value) {
+  std::string expected = spec.values ? spec.values : "";
+  const size_t last = expected.rfind('|');
+  if (last != std::string::npos) expected.replace(last, 1, " or ");
+  for (size_t bar; (bar = expected.find('|')) != std::string::npos;)
+    expected.replace(bar, 1, ", ");
+  error("ballarus: unknown value %qs for %<-fplugin-arg-ballarus-%s%> "
+        "(expected %s)",
+        value ? value : "", spec.key, expected.c_str());
+  return false;
+}
+
+// The index of VALUE among SPEC's values ("a|b|c"), or -1.
+int ValueIndex(const OptionSpec& spec, const char* value) {
+  if (value == nullptr || spec.values == nullptr) return -1;
+  const size_t n = strlen(value);
+  int index = 0;
+  for (const char* p = spec.values;; ++index) {
+    const char* bar = strchr(p, '|');
+    const size_t len = bar ? size_t(bar - p) : strlen(p);
+    if (len == n && strncmp(p, value, n) == 0) return index;
+    if (bar == nullptr) return -1;
+    p = bar + 1;
+  }
+}
+
+bool ParseOnOff(const OptionSpec& spec, const char* value) {
+  const int i = ValueIndex(spec, value);  // values "on|off"
+  if (i < 0) return BadValue(spec, value);
+  g_options.*spec.flag = i == 0;
+  return true;
+}
+
+bool ParseAutoOnOff(const OptionSpec& spec, const char* value) {
+  const int i = ValueIndex(spec, value);  // values "auto|on|off"
+  if (i < 0) return BadValue(spec, value);
+  g_options.*spec.tri = i == 0   ? Options::AutoOnOff::kAuto
+                        : i == 1 ? Options::AutoOnOff::kOn
+                                 : Options::AutoOnOff::kOff;
+  return true;
+}
+
+bool ParseMode(const OptionSpec& spec, const char* value) {
+  static const struct {
+    const char* name;
+    Mode mode;
+    bool paths;
+  } kModes[] = {
+      {"edge", Mode::kEdge, false},       {"naive", Mode::kNaive, false},
+      {"path", Mode::kNone, true},        {"edge,path", Mode::kEdge, true},
+      {"path,edge", Mode::kEdge, true},   {"naive,path", Mode::kNaive, true},
+      {"path,naive", Mode::kNaive, true},
+  };
+  if (value == nullptr) {
+    error("ballarus: option %<-fplugin-arg-ballarus-mode%> needs a value "
+          "(edge, naive, path or edge,path)");
+    return false;
+  }
+  for (const auto& m : kModes) {
+    if (strcmp(value, m.name) != 0) continue;
+    g_options.mode = m.mode;
+    g_options.paths = m.paths;
+    return true;
+  }
+  return BadValue(spec, value);
+}
 
 // GCC 12's plugin-argument parser (plugin.cc, parse_plugin_arg_opt) drops
 // one character from the end of a value for every '=' inside it, so
@@ -97,232 +126,315 @@ std::string RawWeightsProfile(const std::string& truncated) {
   return found.empty() ? truncated : found;
 }
 
-// Parses -fplugin-arg-ballarus-KEY=VALUE for an option taking auto, on or
-// off into *out; false with an error naming the option otherwise.
-bool ParseAutoOnOff(const std::string& key, const char* value,
-                    Options::AutoOnOff* out) {
+bool ParseWeights(const OptionSpec& spec, const char* value) {
   const std::string v = value ? value : "";
-  if (v == "auto" || v == "on" || v == "off") {
-    *out = v == "on"    ? Options::AutoOnOff::kOn
-           : v == "off" ? Options::AutoOnOff::kOff
-                        : Options::AutoOnOff::kAuto;
+  if (v.rfind("profile=", 0) == 0 && v.size() > 8) {
+    g_options.weights = WeightKind::kProfile;
+    g_options.profile_path = RawWeightsProfile(v.substr(8));
     return true;
   }
-  error("ballarus: unknown value %qs for %<-fplugin-arg-ballarus-%s%> "
-        "(expected auto, on or off)",
-        v.c_str(), key.c_str());
-  return false;
+  const int i = ValueIndex(spec, value);  // heuristic|gcc|uniform|profile=FILE
+  if (i < 0 || i > 2) return BadValue(spec, value);
+  g_options.weights = i == 0   ? WeightKind::kHeuristic
+                      : i == 1 ? WeightKind::kGcc
+                               : WeightKind::kUniform;
+  return true;
 }
 
-// Parses -fplugin-arg-ballarus-KEY=VALUE for an option taking on or off
-// into *out; false with an error naming the option otherwise.
-bool ParseOnOff(const std::string& key, const char* value, bool* out) {
+bool ParseUpdate(const OptionSpec& spec, const char* value) {
+  const int i = ValueIndex(spec, value);  // single|thread|atomic
+  if (i < 0) return BadValue(spec, value);
+  g_options.update = i == 0   ? Update::kSingle
+                     : i == 1 ? Update::kThread
+                              : Update::kAtomic;
+  return true;
+}
+
+bool ParseTableMax(const OptionSpec& spec, const char* value) {
   const std::string v = value ? value : "";
-  if (v == "on" || v == "off") {
-    *out = v == "on";
-    return true;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = v.empty() ? 0 : strtoull(v.c_str(), &end, 10);
+  if (v.empty() || errno != 0 || *end != '\0' || v[0] == '-' ||
+      n > (1ull << 40)) {
+    error("ballarus: %<-fplugin-arg-ballarus-%s%> needs a number of paths "
+          "between 0 and 2^40, not %qs",
+          spec.key, v.c_str());
+    return false;
   }
-  error("ballarus: unknown value %qs for %<-fplugin-arg-ballarus-%s%> "
-        "(expected on or off)",
-        v.c_str(), key.c_str());
-  return false;
+  g_options.path_table_max = n;
+  return true;
+}
+
+bool ParseStorage(const OptionSpec& spec, const char* value) {
+  const int i = ValueIndex(spec, value);  // dense|hash
+  if (i < 0) return BadValue(spec, value);
+  g_options.path_storage_hash = i == 1;
+  return true;
+}
+
+// Without a value: on; 1 and 0 also mean on and off.
+bool ParseEarlyTermination(const OptionSpec& spec, const char* value) {
+  const std::string v = value ? value : "on";
+  if (v == "on" || v == "1") {
+    g_options.early_termination = true;
+    g_options.early_termination_undo = false;
+  } else if (v == "undo") {
+    g_options.early_termination = true;
+    g_options.early_termination_undo = true;
+  } else if (v == "off" || v == "0") {
+    g_options.early_termination = false;
+    g_options.early_termination_undo = false;
+  } else {
+    return BadValue(spec, value);
+  }
+  return true;
+}
+
+// dump, dump=1: on; dump=0: off.
+bool ParseDump(const OptionSpec&, const char* value) {
+  g_options.dump = value == nullptr || strcmp(value, "0") != 0;
+  return true;
+}
+
+bool ParsePathRegister(const OptionSpec& spec, const char* value) {
+  const int i = ValueIndex(spec, value);  // pointer|number
+  if (i < 0) return BadValue(spec, value);
+  g_options.path_pointer = i == 0;
+  return true;
+}
+
+bool ParsePathLoops(const OptionSpec& spec, const char* value) {
+  const int i = ValueIndex(spec, value);  // profile|on|off
+  if (i < 0) return BadValue(spec, value);
+  g_options.path_loops = i == 0   ? Options::PathLoops::kProfile
+                         : i == 1 ? Options::PathLoops::kOn
+                                  : Options::PathLoops::kOff;
+  return true;
+}
+
+bool PrintUserHelp(const OptionSpec&, const char*);
+bool PrintTuneHelp(const OptionSpec&, const char*);
+
+// The decisions a user makes.
+const OptionSpec kUserOptions[] = {
+    {"mode", "edge|naive|path|edge,path",
+     "what is counted (default edge):\n"
+     "  edge: optimal edge profiling, counters only on the chords of a\n"
+     "    maximum spanning tree of the CFG (Knuth; Ball & Larus 1994);\n"
+     "    ballarus-reconstruct derives the other edges exactly\n"
+     "  naive: a 64-bit counter on every CFG edge that can hold one\n"
+     "  path: Ball-Larus path profiling (MICRO 1996), every acyclic path\n"
+     "    of every function counted; the edge profile is derived from\n"
+     "    the paths\n"
+     "  edge,path: both in one build (ballarus-reconstruct verify checks\n"
+     "    one against the other); naive,path likewise\n",
+     ParseMode},
+    {"weights", "heuristic|gcc|uniform|profile=FILE",
+     "where edge counters go: on the edges these weights call cold\n"
+     "  heuristic: the Ball-Larus static estimate (default)\n"
+     "  gcc: GCC's own guessed frequencies (heuristic where it has none,\n"
+     "    e.g. at -O0)\n"
+     "  uniform: every edge alike\n"
+     "  profile=FILE: exact counts from an earlier ballarus profile of the\n"
+     "    same build (the fewest increments any spanning tree can give)\n",
+     ParseWeights},
+    {"update", "single|thread|atomic",
+     "how a counter is updated:\n"
+     "  single: plain increments, fastest, racy under threads\n"
+     "  thread: plain increments into per-thread copies of the counters,\n"
+     "    added up at thread exit and at every dump: exact under threads\n"
+     "    at about the cost of single (default when compiling with\n"
+     "    -pthread or -fprofile-update=atomic, else single)\n"
+     "  atomic: relaxed atomic increments, exact, several times slower\n",
+     ParseUpdate},
+    {"path-table-max", "N",
+     "path profiling: a function counts its paths in a dense table of at\n"
+     "most N+1 counters (default 4096); one with more paths is cut at cold\n"
+     "blocks until it fits (each entry into a cut block ends a path and\n"
+     "starts one); 0: every function in the runtime hash table\n",
+     ParseTableMax},
+    {"path-storage", "dense|hash",
+     "path profiling, functions with more than path-table-max paths:\n"
+     "  dense: cut until their paths fit the table (default)\n"
+     "  hash: every path exact, in a thread-safe runtime hash table (a\n"
+     "    runtime call at every path end)\n",
+     ParseStorage},
+    {"early-termination", "on|off|undo",
+     "path profiling: count the paths cut short by exit(), longjmp or an\n"
+     "exception at the call that did not return (default on: one counter\n"
+     "update before each call that may not return, which\n"
+     "ballarus-reconstruct settles; undo: also one after it returns,\n"
+     "undoing it; off saves the update and loses those paths)\n",
+     ParseEarlyTermination},
+    {"dump", nullptr,
+     "write the pass dump (<output>.NNNi.ballarus), which explains each\n"
+     "function's counter placement (GCC 12 parses -fdump-ipa-* before\n"
+     "plugins load, so -fdump-ipa-ballarus itself is refused;\n"
+     "-fdump-ipa-all includes ballarus' dump)\n",
+     ParseDump},
+    {"help", nullptr, "print this text\n", PrintUserHelp},
+    {"tune-help", nullptr,
+     "list the tuning switches, tune-NAME=VALUE: the mechanisms behind the\n"
+     "defaults, kept for measuring\n",
+     PrintTuneHelp},
+};
+
+// The tuning switches: each default is the mechanism that measured best
+// (docs/DESIGN.md, "Tuning switches", gives the figures).
+const OptionSpec kTuneOptions[] = {
+    {"tune-path-hoist", "on|off",
+     "path ends counted on the edges into a returning block (default on)\n",
+     ParseOnOff, &Options::path_hoist},
+    {"tune-path-returns", "on|off",
+     "no pre-count before calls to functions of the TU that always return\n"
+     "(default on)\n",
+     ParseOnOff, &Options::path_returns},
+    {"tune-path-signed", "on|off",
+     "a signed numeric path register where the numbers allow (default on)\n",
+     ParseOnOff, &Options::path_signed},
+    {"tune-path-register", "pointer|number",
+     "the path register holds the address of the path's counter (default\n"
+     "pointer) or the path number (range-checked counts)\n",
+     ParsePathRegister},
+    {"tune-path-loops", "profile|on|off",
+     "one-path loops counted in locals: where an earlier profile shows 8+\n"
+     "iterations per entry (default profile), on static estimates, never\n",
+     ParsePathLoops},
+    {"tune-path-loop-cuts", "auto|on|off",
+     "a one-path loop's entry edges end the path entering it (default\n"
+     "auto: mode=path, and edge,path unless tune-path-derive=off)\n",
+     ParseAutoOnOff, nullptr, &Options::path_loop_cuts},
+    {"tune-path-call-cuts", "auto|on|off",
+     "a call that may not return, reached by several path prefixes, has\n"
+     "its block cut (default auto: mode=path with early termination)\n",
+     ParseAutoOnOff, nullptr, &Options::path_call_cuts},
+    {"tune-path-goto-targets", "auto|on|off",
+     "computed-goto targets set the path register, not the goto (default\n"
+     "auto: unless weights=profile=)\n",
+     ParseAutoOnOff, nullptr, &Options::path_goto_targets},
+    {"tune-path-from-edges", "auto|on|off",
+     "a function whose edge counts determine its paths gets edge counters\n"
+     "instead of the path register (default auto: unless tables are\n"
+     "hashed)\n",
+     ParseAutoOnOff, nullptr, &Options::path_from_edges},
+    {"tune-path-derive", "auto|on|off",
+     "edge,path: a path count the edge counters give is not made (default\n"
+     "auto: on)\n",
+     ParseAutoOnOff, nullptr, &Options::path_derive},
+    {"tune-path-balance", "on|off",
+     "mode=path: one pre-count per loop header or cut block taken from the\n"
+     "balance of the paths starting there (default on)\n",
+     ParseOnOff, &Options::path_balance},
+    {"tune-path-cut-hoist", "on|off",
+     "a cut block's path end counted on the edges into it (default on)\n",
+     ParseOnOff, &Options::path_cut_hoist},
+    {"tune-path-precount-hoist", "on|off",
+     "a pre-count several prefixes reach counted on the edges into the\n"
+     "call's block (default on)\n",
+     ParseOnOff, &Options::path_precount_hoist},
+    {"tune-path-entry-balance", "on|off",
+     "mode=path: a static function's entry pre-count taken from the\n"
+     "balance of its calls (default on)\n",
+     ParseOnOff, &Options::path_entry_balance},
+    {"tune-path-keep-tails", "on|off",
+     "no cross-jumping in a function whose path ends were hoisted onto the\n"
+     "edges into a computed goto or cut block (default on)\n",
+     ParseOnOff, &Options::path_keep_tails},
+    {"tune-loop-barrier", "on|off",
+     "an empty asm after a counter update in a loop that may touch counter\n"
+     "memory, so GCC's PRE cannot keep the counter in a register (default\n"
+     "on)\n",
+     ParseOnOff, &Options::loop_barrier},
+    {"tune-loop-registers", "auto|on|off",
+     "counted call-free loops count in locals, added to the counters on\n"
+     "their exits (default auto: with path profiling, update=single, -O1+)\n",
+     ParseAutoOnOff, nullptr, &Options::loop_registers},
+};
+
+// "  KEY=VALUES" and the option's help lines, indented.
+void AppendHelp(const OptionSpec& spec, std::string* out) {
+  out->append("  ").append(spec.key);
+  if (spec.values) out->append("=").append(spec.values);
+  out->append("\n");
+  for (const char* p = spec.help; *p != '\0';) {
+    const char* nl = strchr(p, '\n');
+    const size_t len = nl ? size_t(nl - p) : strlen(p);
+    out->append("      ").append(p, len).append("\n");
+    p += len + (nl ? 1 : 0);
+  }
+}
+
+template <size_t N>
+std::string MakeHelp(const char* intro, const OptionSpec (&table)[N]) {
+  std::string text = intro;
+  for (const OptionSpec& spec : table) AppendHelp(spec, &text);
+  return text;
+}
+
+const std::string& UserHelp() {
+  static const std::string text = MakeHelp(
+      "ballarus: exact edge and path profiles inside GCC (Knuth; Ball &\n"
+      "Larus).  Options, -fplugin-arg-ballarus-KEY=VALUE (when a key is\n"
+      "given several times, the last one wins):\n",
+      kUserOptions);
+  return text;
+}
+
+bool PrintUserHelp(const OptionSpec&, const char*) {
+  fputs(UserHelp().c_str(), stderr);
+  return true;
+}
+
+bool PrintTuneHelp(const OptionSpec&, const char*) {
+  static const std::string text = MakeHelp(
+      "ballarus tuning switches, -fplugin-arg-ballarus-tune-NAME=VALUE: the\n"
+      "mechanisms behind the defaults, kept so that the benchmarks can\n"
+      "compare them.  Every default is the mechanism that measured best\n"
+      "(docs/DESIGN.md, \"Tuning switches\").\n",
+      kTuneOptions);
+  fputs(text.c_str(), stderr);
+  return true;
+}
+
+template <size_t N>
+const OptionSpec* Find(const OptionSpec (&table)[N], const std::string& key) {
+  for (const OptionSpec& spec : table)
+    if (key == spec.key) return &spec;
+  return nullptr;
+}
+
+// An unknown key: the error names it, and a tuning switch given under its
+// former name without tune- is told its name.
+void ReportUnknown(const std::string& key) {
+  if (Find(kTuneOptions, "tune-" + key) != nullptr) {
+    error("ballarus: unknown option %<-fplugin-arg-ballarus-%s%>; the "
+          "tuning switch is %<-fplugin-arg-ballarus-tune-%s%> "
+          "(-fplugin-arg-ballarus-tune-help lists the tuning switches)",
+          key.c_str(), key.c_str());
+    return;
+  }
+  error("ballarus: unknown option %<-fplugin-arg-ballarus-%s%>; "
+        "-fplugin-arg-ballarus-help lists the options",
+        key.c_str());
 }
 
 }  // namespace
 
+const char* const kHelp = UserHelp().c_str();
+
 bool ParseOptions(const plugin_name_args* info) {
   bool ok = true;
   for (int i = 0; i < info->argc; ++i) {
-    const char* key = info->argv[i].key;
-    const char* value = info->argv[i].value;
-    std::string k = key;
-    if (k == "help") {
-      fputs(kHelp, stderr);
+    const std::string key = info->argv[i].key;
+    const OptionSpec* spec = Find(kUserOptions, key);
+    if (spec == nullptr) spec = Find(kTuneOptions, key);
+    if (spec == nullptr) {
+      ReportUnknown(key);
+      ok = false;
       continue;
     }
-    if (k == "dump") {
-      g_options.dump = value == nullptr || std::string(value) != "0";
-      continue;
-    }
-    if (k == "mode") {
-      if (value == nullptr) {
-        error("ballarus: option %<-fplugin-arg-ballarus-mode%> needs a value "
-              "(edge, naive, path or edge,path)");
-        ok = false;
-      } else {
-        std::string v = value;
-        if (v == "naive") {
-          g_options.mode = Mode::kNaive;
-          g_options.paths = false;
-        } else if (v == "edge") {
-          g_options.mode = Mode::kEdge;
-          g_options.paths = false;
-        } else if (v == "path") {
-          g_options.mode = Mode::kNone;
-          g_options.paths = true;
-        } else if (v == "edge,path" || v == "path,edge") {
-          g_options.mode = Mode::kEdge;
-          g_options.paths = true;
-        } else if (v == "naive,path" || v == "path,naive") {
-          g_options.mode = Mode::kNaive;
-          g_options.paths = true;
-        } else {
-          error("ballarus: unknown value %qs for "
-                "%<-fplugin-arg-ballarus-mode%> (expected edge, naive, path "
-                "or edge,path)",
-                value);
-          ok = false;
-        }
-      }
-      continue;
-    }
-    if (k == "path-table-max") {
-      std::string v = value ? value : "";
-      char* end = nullptr;
-      errno = 0;
-      unsigned long long n = v.empty() ? 0 : strtoull(v.c_str(), &end, 10);
-      if (v.empty() || errno != 0 || *end != '\0' || v[0] == '-' ||
-          n > (1ull << 40)) {
-        error("ballarus: %<-fplugin-arg-ballarus-path-table-max%> needs a "
-              "number of paths between 0 and 2^40, not %qs",
-              v.c_str());
-        ok = false;
-      } else {
-        g_options.path_table_max = n;
-      }
-      continue;
-    }
-    if (k == "path-hoist" || k == "path-signed" || k == "path-returns" ||
-        k == "path-balance" || k == "path-cut-hoist" ||
-        k == "path-precount-hoist" || k == "path-entry-balance" ||
-        k == "loop-barrier" || k == "path-keep-tails") {
-      ok &= ParseOnOff(k, value,
-                       k == "path-hoist"       ? &g_options.path_hoist
-                       : k == "loop-barrier"   ? &g_options.loop_barrier
-                       : k == "path-keep-tails" ? &g_options.path_keep_tails
-                       : k == "path-signed"    ? &g_options.path_signed
-                       : k == "path-returns"   ? &g_options.path_returns
-                       : k == "path-balance"   ? &g_options.path_balance
-                       : k == "path-cut-hoist" ? &g_options.path_cut_hoist
-                       : k == "path-entry-balance"
-                           ? &g_options.path_entry_balance
-                           : &g_options.path_precount_hoist);
-      continue;
-    }
-    if (k == "path-loops") {
-      std::string v = value ? value : "";
-      if (v == "on" || v == "off" || v == "profile") {
-        g_options.path_loops = v == "on"    ? Options::PathLoops::kOn
-                               : v == "off" ? Options::PathLoops::kOff
-                                            : Options::PathLoops::kProfile;
-      } else {
-        error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-path-loops%> (expected profile, on or "
-              "off)",
-              v.c_str());
-        ok = false;
-      }
-      continue;
-    }
-    if (k == "path-loop-cuts" || k == "path-call-cuts" ||
-        k == "path-goto-targets" || k == "loop-registers" ||
-        k == "path-from-edges" || k == "path-derive") {
-      ok &= ParseAutoOnOff(k, value,
-                           k == "path-loop-cuts"    ? &g_options.path_loop_cuts
-                           : k == "path-call-cuts"  ? &g_options.path_call_cuts
-                           : k == "path-goto-targets" ? &g_options.path_goto_targets
-                           : k == "loop-registers" ? &g_options.loop_registers
-                           : k == "path-from-edges" ? &g_options.path_from_edges
-                                                    : &g_options.path_derive);
-      continue;
-    }
-    if (k == "path-register") {
-      std::string v = value ? value : "";
-      if (v == "pointer" || v == "number") {
-        g_options.path_pointer = v == "pointer";
-      } else {
-        error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-path-register%> (expected pointer or "
-              "number)",
-              v.c_str());
-        ok = false;
-      }
-      continue;
-    }
-    if (k == "path-storage") {
-      std::string v = value ? value : "";
-      if (v == "dense" || v == "hash") {
-        g_options.path_storage_hash = v == "hash";
-      } else {
-        error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-path-storage%> (expected dense or "
-              "hash)",
-              v.c_str());
-        ok = false;
-      }
-      continue;
-    }
-    if (k == "early-termination") {
-      std::string v = value ? value : "on";
-      if (v == "on" || v == "1") {
-        g_options.early_termination = true;
-        g_options.early_termination_undo = false;
-      } else if (v == "undo") {
-        g_options.early_termination = true;
-        g_options.early_termination_undo = true;
-      } else if (v == "off" || v == "0") {
-        g_options.early_termination = false;
-        g_options.early_termination_undo = false;
-      } else {
-        error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-early-termination%> (expected on, off "
-              "or undo)",
-              v.c_str());
-        ok = false;
-      }
-      continue;
-    }
-    if (k == "weights") {
-      std::string v = value ? value : "";
-      if (v == "heuristic") {
-        g_options.weights = WeightKind::kHeuristic;
-      } else if (v == "gcc") {
-        g_options.weights = WeightKind::kGcc;
-      } else if (v == "uniform") {
-        g_options.weights = WeightKind::kUniform;
-      } else if (v.rfind("profile=", 0) == 0 && v.size() > 8) {
-        g_options.weights = WeightKind::kProfile;
-        g_options.profile_path = RawWeightsProfile(v.substr(8));
-      } else {
-        error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-weights%> (expected heuristic, gcc, "
-              "uniform or profile=FILE)",
-              v.c_str());
-        ok = false;
-      }
-      continue;
-    }
-    if (k == "update") {
-      std::string v = value ? value : "";
-      if (v == "single") {
-        g_options.update = Update::kSingle;
-      } else if (v == "atomic") {
-        g_options.update = Update::kAtomic;
-      } else if (v == "thread") {
-        g_options.update = Update::kThread;
-      } else {
-        error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-update%> (expected single, thread or "
-              "atomic)",
-              value ? value : "");
-        ok = false;
-      }
-      continue;
-    }
-    error("ballarus: unknown option %<-fplugin-arg-ballarus-%s%>; "
-          "-fplugin-arg-ballarus-help lists the options",
-          key);
-    ok = false;
+    ok &= spec->parse(*spec, info->argv[i].value);
   }
   return ok;
 }

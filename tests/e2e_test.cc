@@ -1108,7 +1108,7 @@ TEST(PathEarlyTermination, NoPreCountBeforeCallsThatAlwaysReturn) {
             " -fplugin-arg-ballarus-mode=edge,path"
             // Every pre-count made, so that the dump lists each one (with
             // path-derive they are all taken from the edge counters).
-            " -fplugin-arg-ballarus-path-derive=off"
+            " -fplugin-arg-ballarus-tune-path-derive=off"
             " -fplugin-arg-ballarus-dump " + opt + " pr.c -o pr",
         dir);
     ASSERT_EQ(c.status, 0) << ctx << ": " << c.err;
@@ -1160,7 +1160,7 @@ TEST(PathEarlyTermination, NoPreCountBeforeCallsThatAlwaysReturn) {
 // Loops whose iterations take one path, counted in locals (core
 // FindCountedLoops): while, for with a break (some runs never find the
 // key), do-while; each runs 8 or more times per entry on average.
-// With path-loops=on on static estimates, and by default (path-loops=
+// With tune-path-loops=on on static estimates, and by default (tune-path-loops=
 // profile) with weights from an earlier edge profile of the same program:
 // the dump shows counted loops, and verify finds the path-derived edges
 // equal to the edge counters.
@@ -1212,7 +1212,7 @@ TEST(PathCountedLoops, ExactOnEstimatesAndOnAProfile) {
     ASSERT_EQ(r.status, 0) << ctx;
     const std::string expected = r.out;
     for (const std::string how :
-         {std::string("-fplugin-arg-ballarus-path-loops=on"),
+         {std::string("-fplugin-arg-ballarus-tune-path-loops=on"),
           "-fplugin-arg-ballarus-weights=profile=" + dir + "/edge.profile"}) {
       const std::string hctx = ctx + " " + how;
       harness::Run("rm -f paths.profile *.ballarus", dir);
@@ -1241,7 +1241,7 @@ TEST(PathCountedLoops, ExactOnEstimatesAndOnAProfile) {
 
 // ---------------------------------------------------------------------------
 // Loop entry cuts and computed-goto targets (path-loop-cuts: by default in
-// mode=path, and in mode=edge,path unless path-derive=off;
+// mode=path, and in mode=edge,path unless tune-path-derive=off;
 // path-goto-targets: by default unless
 // the weights are an earlier profile's), on
 // programs/goto_loops.c: the corpus test checks the defaults against gcov,
@@ -1278,9 +1278,9 @@ TEST(PathLoopCutsAndGotoTargets, ShownInTheDumpAndExactEachWay) {
     bool cuts, targets;
   };
   const std::string m = "-fplugin-arg-ballarus-mode=";
-  const std::string lc = " -fplugin-arg-ballarus-path-loop-cuts=";
-  const std::string gt = " -fplugin-arg-ballarus-path-goto-targets=";
-  const std::string dv = " -fplugin-arg-ballarus-path-derive=";
+  const std::string lc = " -fplugin-arg-ballarus-tune-path-loop-cuts=";
+  const std::string gt = " -fplugin-arg-ballarus-tune-path-goto-targets=";
+  const std::string dv = " -fplugin-arg-ballarus-tune-path-derive=";
   // An edge profile of the program (at each -O), for weights=profile=
   // (goto targets off by default there; every cut loop iterates at least
   // once per entry).
@@ -1528,7 +1528,7 @@ PathTally TallyPaths(const json& function) {
 // function whose paths its edge counts determine gets edge counters, no
 // path register, and reconstruct solves its path counts.  The oracle is
 // the same program built with the register everywhere
-// (path-from-edges=off): path numbers are the same, so every function's
+// (tune-path-from-edges=off): path numbers are the same, so every function's
 // path counts must be equal, in programs that leave by exit(), longjmp,
 // exceptions and switches; and each program has such functions.
 TEST(PathsFromEdges, SamePathCountsAsTheRegister) {
@@ -1548,7 +1548,7 @@ TEST(PathsFromEdges, SamePathCountsAsTheRegister) {
       const std::string m = "-fplugin-arg-ballarus-mode=path";
       const PathBuild fe = BuildRunPaths(dir, prog, opt, m, "fe");
       const PathBuild reg = BuildRunPaths(
-          dir, prog, opt, m + " -fplugin-arg-ballarus-path-from-edges=off",
+          dir, prog, opt, m + " -fplugin-arg-ballarus-tune-path-from-edges=off",
           "reg");
       ExpectSamePaths(fe, reg, ctx);
       if (std::string(opt) == "-O0") EXPECT_GE(from_edges(fe), 1) << ctx;
@@ -1566,7 +1566,7 @@ TEST(PathsFromEdges, SamePathCountsAsTheRegister) {
 // mode=edge,path): where one path prefix reaches a path end, a pre-count or
 // a cut, the count is not made and reconstruct reads it off the edge
 // profile.  The oracle is the same build with every count made
-// (path-derive=off, with the loop entry cuts path-derive brings by default
+// (tune-path-derive=off, with the loop entry cuts path-derive brings by default
 // kept, so that the paths are the same): equal path counts in every
 // function, the same output
 // and exit status, and both verify (path-derived edges equal the edge
@@ -1586,8 +1586,8 @@ TEST(PathDerive, SamePathCountsAsEveryCountMade) {
       const std::string ctx = std::string(prog) + " " + opt;
       const PathBuild derived = BuildWithAndWithout(
           dir, prog, opt, "-fplugin-arg-ballarus-mode=edge,path",
-          "-fplugin-arg-ballarus-path-derive=off"
-          " -fplugin-arg-ballarus-path-loop-cuts=on",
+          "-fplugin-arg-ballarus-tune-path-derive=off"
+          " -fplugin-arg-ballarus-tune-path-loop-cuts=on",
           "derived_paths", ctx);
       total_derived += derived.Sum("derived_paths");
     }
@@ -1605,7 +1605,7 @@ TEST(PathDerive, SamePathCountsAsEveryCountMade) {
 // times, cut short in leave() twice, returns 8 times for odd i, 4 for i a
 // multiple of 4 and 5 for the other even i.  The oracle for every program
 // is also the same build with every pre-count made
-// (path-entry-balance=off).
+// (tune-path-entry-balance=off).
 
 TEST(PathEntryBalance, TruncationsByTheBalanceOfTheCalls) {
   ASSERT_FALSE(InstallPrefix().empty());
@@ -1622,7 +1622,7 @@ TEST(PathEntryBalance, TruncationsByTheBalanceOfTheCalls) {
       std::string dump;
       const PathBuild balanced = BuildWithAndWithout(
           dir, prog, opt, "-fplugin-arg-ballarus-mode=path",
-          "-fplugin-arg-ballarus-path-entry-balance=off",
+          "-fplugin-arg-ballarus-tune-path-entry-balance=off",
           "entry_balanced_paths", ctx, &dump);
       total_balanced += balanced.Sum("entry_balanced_paths");
       if (std::string(prog) != "entry_balance.c") continue;
@@ -1655,7 +1655,7 @@ TEST(PathEntryBalance, TruncationsByTheBalanceOfTheCalls) {
 // cut), goes round 7 + 4 + 5 = 16 times, is cut short in its call twice
 // (longjmp at i == 7, exit at i == 20) and returns once.  The oracle for
 // the other programs is the same build with every pre-count made
-// (path-balance=off).
+// (tune-path-balance=off).
 
 TEST(PathBalance, TruncationsByTheBalanceOfTheirStart) {
   ASSERT_FALSE(InstallPrefix().empty());
@@ -1671,7 +1671,7 @@ TEST(PathBalance, TruncationsByTheBalanceOfTheirStart) {
       std::string dump;
       const PathBuild balanced = BuildWithAndWithout(
           dir, prog, opt, "-fplugin-arg-ballarus-mode=path",
-          "-fplugin-arg-ballarus-path-balance=off", "balanced_paths", ctx,
+          "-fplugin-arg-ballarus-tune-path-balance=off", "balanced_paths", ctx,
           &dump);
       total_balanced += balanced.Sum("balanced_paths");
       if (std::string(prog) != "balance_loop.c") continue;
@@ -1697,7 +1697,7 @@ TEST(PathBalance, TruncationsByTheBalanceOfTheirStart) {
 // Pre-counts made on the edges into the call's block where several path
 // prefixes reach the call (path-precount-hoist, on by default): the oracle
 // is the same build counting in the call's block
-// (path-precount-hoist=off), in both path modes, with programs that leave
+// (tune-path-precount-hoist=off), in both path modes, with programs that leave
 // by exit(), longjmp and exceptions; multi_loops.c and exceptions.cc have
 // such calls, and the dump must show their counts moved.
 
@@ -1719,9 +1719,9 @@ TEST(PathPrecountHoist, SamePathCountsAsCountedInTheCallBlock) {
             dir, prog, opt,
             std::string("-fplugin-arg-ballarus-mode=") + mode +
                 (std::string(mode) == "path"
-                     ? " -fplugin-arg-ballarus-path-call-cuts=off"
+                     ? " -fplugin-arg-ballarus-tune-path-call-cuts=off"
                      : ""),
-            "-fplugin-arg-ballarus-path-precount-hoist=off", nullptr, ctx,
+            "-fplugin-arg-ballarus-tune-path-precount-hoist=off", nullptr, ctx,
             &dump);
         const std::string p = prog;
         if (p == "multi_loops.c" || p == "exceptions.cc")
@@ -1738,20 +1738,20 @@ TEST(PathPrecountHoist, SamePathCountsAsCountedInTheCallBlock) {
 // several path prefixes reach has its block cut, so the paths through it
 // are counted as two (to the call, and from it): the path numbers change,
 // but not what the paths add up to.  The oracle is the build without the
-// cuts (path-call-cuts=off): per function, as many paths from the entry,
+// cuts (tune-path-call-cuts=off): per function, as many paths from the entry,
 // as many returns and as many executions cut short at a call (exit,
 // longjmp, exceptions, abort-free programs that leave early).  In
-// mode=edge,path (path-call-cuts=on) the edge profile the cut paths give
+// mode=edge,path (tune-path-call-cuts=on) the edge profile the cut paths give
 // must equal the edge counters (`verify`).  And a loop entry cut's count
 // left to its header's balance gives what counting it gives
-// (path-balance=off).
+// (tune-path-balance=off).
 
 TEST(PathCallCuts, SameEntriesReturnsAndTruncationsAsWithout) {
   ASSERT_FALSE(InstallPrefix().empty());
   const std::string dir = harness::TempRoot() + "/path_call_cuts";
   harness::MakeFreshDir(dir);
   const std::string m = "-fplugin-arg-ballarus-mode=";
-  const std::string cc = " -fplugin-arg-ballarus-path-call-cuts=";
+  const std::string cc = " -fplugin-arg-ballarus-tune-path-call-cuts=";
   size_t cut = 0, entry_ends = 0;
   for (const char* prog :
        {"multi_loops.c", "exceptions.cc", "exit_deep.c", "setjmp_longjmp.c",
@@ -1798,8 +1798,8 @@ TEST(PathCallCuts, SameEntriesReturnsAndTruncationsAsWithout) {
       }
       // Every count made: the same paths.
       BuildWithAndWithout(dir, prog, opt, m + "path",
-                          "-fplugin-arg-ballarus-path-balance=off", nullptr,
-                          ctx + " balance");
+                          "-fplugin-arg-ballarus-tune-path-balance=off",
+                          nullptr, ctx + " balance");
       // The cut paths' edge profile is the edge counters'.
       const PathBuild ep =
           BuildRunPaths(dir, prog, opt, m + "edge,path" + cc + "on", "ep");
@@ -1823,10 +1823,10 @@ TEST(PathCallCuts, SameEntriesReturnsAndTruncationsAsWithout) {
 // is the same build with both off, in both path modes and edge mode, at
 // -O0 and -O2.  And they do what they are for, read off the -O2 assembly:
 // every one of run()'s eight `goto *` sites keeps its own indirect jump
-// (the dispatch duplicated into each handler; with path-keep-tails=off
+// (the dispatch duplicated into each handler; with tune-path-keep-tails=off
 // GCC folds the handlers' tails together and fewer remain), and no counter
 // in main (where the hash loop is inlined) is written by a plain store of
-// a value carried in a register (with loop-barrier=off GCC's PRE and
+// a value carried in a register (with tune-loop-barrier=off GCC's PRE and
 // IVOPTs make the hash loop's count one).
 
 namespace {
@@ -1852,8 +1852,8 @@ TEST(LoopBarrierKeepTails, SameCountsAndTheCodeGccWouldHaveSpoilt) {
   const std::string dir = harness::TempRoot() + "/loop_barrier_keep_tails";
   harness::MakeFreshDir(dir);
   const std::string off =
-      "-fplugin-arg-ballarus-loop-barrier=off "
-      "-fplugin-arg-ballarus-path-keep-tails=off";
+      "-fplugin-arg-ballarus-tune-loop-barrier=off "
+      "-fplugin-arg-ballarus-tune-path-keep-tails=off";
   for (const char* mode : {"path", "edge,path"}) {
     for (const char* opt : {"-O0", "-O2"}) {
       const std::string ctx = std::string("interp_hash.c ") + mode + " " + opt;
@@ -1902,12 +1902,12 @@ TEST(LoopBarrierKeepTails, SameCountsAndTheCodeGccWouldHaveSpoilt) {
     const std::string m = std::string("-fplugin-arg-ballarus-mode=") + mode;
     const std::string on = assembly(m);
     const std::string tails_off =
-        assembly(m + " -fplugin-arg-ballarus-path-keep-tails=off");
+        assembly(m + " -fplugin-arg-ballarus-tune-path-keep-tails=off");
     // (Loop registers would keep the hash loop's counter out of memory
     // altogether: see LoopRegisters below.)
     const std::string barrier_off =
-        assembly(m + " -fplugin-arg-ballarus-loop-barrier=off "
-                     "-fplugin-arg-ballarus-loop-registers=off");
+        assembly(m + " -fplugin-arg-ballarus-tune-loop-barrier=off "
+                     "-fplugin-arg-ballarus-tune-loop-registers=off");
     const size_t jumps = CountMatches(AsmFunction(on, "run"), indirect_jump);
     EXPECT_GE(jumps, 8u) << mode << "\n" << AsmFunction(on, "run");
     EXPECT_LT(CountMatches(AsmFunction(tails_off, "run"), indirect_jump),
@@ -1928,7 +1928,7 @@ TEST(LoopBarrierKeepTails, SameCountsAndTheCodeGccWouldHaveSpoilt) {
 // Loop registers (loop-registers, counter_emit.cc): in call-free counted
 // loops, fixed-address counts are made in locals added to the counters on
 // each exit.  The oracle is the same program with every count made in
-// memory (loop-registers=off): the path numbers are the same, so every
+// memory (tune-loop-registers=off): the path numbers are the same, so every
 // path count must be equal, with the programs' output, at -O1 to -O3, in
 // path and edge,path modes, on programs whose loops are left by breaks,
 // returns, exit(), longjmp and exceptions.  The dumps must show counts
@@ -1942,7 +1942,7 @@ TEST(LoopRegisters, SamePathsAsCountedInMemory) {
   ASSERT_FALSE(InstallPrefix().empty());
   const std::string dir = harness::TempRoot() + "/loop_registers";
   harness::MakeFreshDir(dir);
-  const std::string off = "-fplugin-arg-ballarus-loop-registers=off";
+  const std::string off = "-fplugin-arg-ballarus-tune-loop-registers=off";
   const std::regex in_local("path known, counted in a local");
   const std::regex in_pair("one of a few paths, counted in locals");
   const std::regex loop_taken("counters with a fixed address in locals");
@@ -2001,7 +2001,7 @@ TEST(LoopRegisters, SamePathsAsCountedInMemory) {
 // (programs/tail_call.c): in mode=path, pick()'s `return leaf(a)` stays the
 // tail call the plain -O2 build makes (`jmp leaf`), where counting after
 // the call made it `call leaf; addq; ret`.  The counts are those of the
-// same build with every return counted in its own block (path-hoist=off:
+// same build with every return counted in its own block (tune-path-hoist=off:
 // the same path numbers), and the checksum is the plain build's.
 
 TEST(PathReturnBeforeCall, TailCallKeptAndSamePaths) {
@@ -2032,7 +2032,7 @@ TEST(PathReturnBeforeCall, TailCallKeptAndSamePaths) {
       const PathBuild with = BuildWithAndWithout(
           dir, "tail_call.c", opt,
           std::string("-fplugin-arg-ballarus-mode=") + mode,
-          "-fplugin-arg-ballarus-path-hoist=off", nullptr, ctx);
+          "-fplugin-arg-ballarus-tune-path-hoist=off", nullptr, ctx);
       EXPECT_EQ(with.out, r.out) << ctx;
       const json* pick = with.Function("pick");
       ASSERT_NE(pick, nullptr) << ctx;
@@ -2047,7 +2047,7 @@ TEST(PathReturnBeforeCall, TailCallKeptAndSamePaths) {
 // ---------------------------------------------------------------------------
 // A cut block's count made on the edges into it (path-cut-hoist, on by
 // default): the oracle is the same build counting at the block's start
-// (path-cut-hoist=off), in both path modes; big_function.c's functions
+// (tune-path-cut-hoist=off), in both path modes; big_function.c's functions
 // have more paths than a dense table holds, so they are cut at blocks, and
 // the dump must show counts moved.
 
@@ -2068,7 +2068,7 @@ TEST(PathCutHoist, SamePathCountsAsCountedAtTheBlock) {
           << ctx << "\n" << dump.out.substr(0, 4000);
       const PathBuild at_block = BuildRunPaths(
           dir, "big_function.c", opt,
-          m + " -fplugin-arg-ballarus-path-cut-hoist=off", "at_block");
+          m + " -fplugin-arg-ballarus-tune-path-cut-hoist=off", "at_block");
       ExpectSamePaths(hoisted, at_block, ctx);
     }
   }
@@ -2076,7 +2076,7 @@ TEST(PathCutHoist, SamePathCountsAsCountedAtTheBlock) {
 
 // ---------------------------------------------------------------------------
 // Multi-path loop entry cuts (path-loop-cuts: by default, but not in
-// mode=edge,path with path-derive=off)
+// mode=edge,path with tune-path-derive=off)
 // and path ends hoisted onto the edges into their block (path-hoist: back
 // edges' onto the latch's in-edges, returns' onto chords from branches too),
 // on programs/multi_loops.c: the corpus test checks the defaults against
@@ -2112,9 +2112,9 @@ TEST(PathMultiLoopCutsAndHoists, ShownInTheDumpAndExactEachWay) {
     bool cuts, hoists;
   };
   const std::string m = "-fplugin-arg-ballarus-mode=";
-  const std::string lc = " -fplugin-arg-ballarus-path-loop-cuts=";
-  const std::string ho = " -fplugin-arg-ballarus-path-hoist=";
-  const std::string dv = " -fplugin-arg-ballarus-path-derive=";
+  const std::string lc = " -fplugin-arg-ballarus-tune-path-loop-cuts=";
+  const std::string ho = " -fplugin-arg-ballarus-tune-path-hoist=";
+  const std::string dv = " -fplugin-arg-ballarus-tune-path-derive=";
   const std::vector<Config> configs = {
       {m + "path", true, true},
       {m + "edge,path", true, true},

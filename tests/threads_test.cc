@@ -28,9 +28,9 @@
 // Path mode runs in every variant of its counting, because each reaches
 // the thread's copy differently: path (the default pointer register,
 // started from the thread's copy: CounterAddress), path-number
-// (path-register=number: counts indexed into the copy by
+// (tune-path-register=number: counts indexed into the copy by
 // AppendCounterAdd), path-hashed (path-table-max=0: every function's paths
-// in the runtime's lock-free hash tables) and path-loops (path-loops=on:
+// in the runtime's lock-free hash tables) and path-loops (tune-path-loops=on:
 // counted loops, whose iteration counts are added at the loop exits).  The
 // last three run the scenarios with 8 threads counting at once (paths,
 // exit_around_main, dump_while_counting) and (but path-hashed) dlopen
@@ -103,10 +103,11 @@ struct Config {
 std::string ModeOptions(const std::string& mode) {
   if (mode == "edge") return " -fplugin-arg-ballarus-mode=edge";
   std::string o = " -fplugin-arg-ballarus-mode=path";
-  if (mode == "path-number") o += " -fplugin-arg-ballarus-path-register=number";
+  if (mode == "path-number")
+    o += " -fplugin-arg-ballarus-tune-path-register=number";
   if (mode == "path-hashed") o += " -fplugin-arg-ballarus-path-table-max=0";
   if (mode == "path-loops")
-    o += " -fplugin-arg-ballarus-path-loops=on -fplugin-arg-ballarus-dump";
+    o += " -fplugin-arg-ballarus-tune-path-loops=on -fplugin-arg-ballarus-dump";
   return o;
 }
 

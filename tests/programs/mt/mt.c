@@ -466,7 +466,7 @@ static int running_at_exit(void) {
    pointer or number register, counted loops) is updated by 8 threads at
    the same time.  classify: 8 x N_WORK, each of its 4 paths 2 x N_WORK;
    loop_sum: 8000 calls of 100 iterations (its entry edge cut, every
-   iteration on one path, 8000 x 100; with path-loops=on counted in a
+   iteration on one path, 8000 x 100; with tune-path-loops=on counted in a
    local).  */
 
 #define N_PATHS_THREADS 8
