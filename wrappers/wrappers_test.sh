@@ -322,6 +322,17 @@ else
   fail "C++ build through ballarus-g++ failed"
 fi
 
+# Plugin options through the wrapper: a tuning switch is passed on and
+# accepted; its former spelling without tune- fails, naming the new one.
+"$rgcc" -O1 -fplugin-arg-ballarus-mode=path -fplugin-arg-ballarus-tune-path-hoist=off \
+  -c "$R/src/steps.c" -o "$R/out/tuned.o" || fail "a tune- switch through the wrapper failed"
+out=$(LC_ALL=C "$rgcc" -O1 -fplugin-arg-ballarus-path-hoist=off -c "$R/src/steps.c" \
+  -o "$R/out/old.o" 2>&1) && fail "the former spelling path-hoist=off was accepted"
+case "$out" in
+  *"'-fplugin-arg-ballarus-tune-path-hoist'"*) ;;
+  *) fail "the former spelling's error does not name tune-path-hoist: $out" ;;
+esac
+
 # Compile-only commands link nothing and leave no executable behind.
 "$rgcc" -fsyntax-only "$R/src/main.c" || fail "-fsyntax-only through the wrapper failed"
 "$rgcc" -E "$R/src/parity.c" -o "$R/out/parity.i" || fail "-E through the wrapper failed"
