@@ -404,8 +404,8 @@ const OptionSpec* Find(const OptionSpec (&table)[N], const std::string& key) {
   return nullptr;
 }
 
-// An unknown key: the error names it, and a tuning switch given under its
-// former name without tune- is told its name.
+// An unknown key: the error names it; a tuning switch's name given without
+// tune- is told the tune- spelling.
 void ReportUnknown(const std::string& key) {
   if (Find(kTuneOptions, "tune-" + key) != nullptr) {
     error("ballarus: unknown option %<-fplugin-arg-ballarus-%s%>; the "

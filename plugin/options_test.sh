@@ -7,7 +7,7 @@
 #     same object as no switch at all, in mode=path and mode=edge,path at
 #     -O2, and a switch set otherwise does change it (so the switch reaches
 #     the code it tunes);
-#   * a tuning switch under its former name without tune- fails the compile
+#   * a tuning switch named without tune- fails the compile
 #     with an error that names the tune- spelling; an unknown option names
 #     itself and points to -fplugin-arg-ballarus-help; a bad value is refused.
 
@@ -160,7 +160,7 @@ for mkv in path:path-hoist=off path:path-register=number path:path-loops=on \
   fi
 done
 
-# --- former spellings, unknown options, bad values
+# --- names without tune-, unknown options, bad values
 for kv in $tune_defaults; do
   name=${kv%%=*}
   if compile old.o -fplugin-arg-ballarus-mode=path "-fplugin-arg-ballarus-$kv"; then

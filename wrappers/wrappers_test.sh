@@ -323,14 +323,14 @@ else
 fi
 
 # Plugin options through the wrapper: a tuning switch is passed on and
-# accepted; its former spelling without tune- fails, naming the new one.
+# accepted; its name without tune- fails, naming the tune- spelling.
 "$rgcc" -O1 -fplugin-arg-ballarus-mode=path -fplugin-arg-ballarus-tune-path-hoist=off \
   -c "$R/src/steps.c" -o "$R/out/tuned.o" || fail "a tune- switch through the wrapper failed"
 out=$(LC_ALL=C "$rgcc" -O1 -fplugin-arg-ballarus-path-hoist=off -c "$R/src/steps.c" \
-  -o "$R/out/old.o" 2>&1) && fail "the former spelling path-hoist=off was accepted"
+  -o "$R/out/old.o" 2>&1) && fail "path-hoist=off (without tune-) was accepted"
 case "$out" in
   *"'-fplugin-arg-ballarus-tune-path-hoist'"*) ;;
-  *) fail "the former spelling's error does not name tune-path-hoist: $out" ;;
+  *) fail "the error for path-hoist=off does not name tune-path-hoist: $out" ;;
 esac
 
 # Compile-only commands link nothing and leave no executable behind.
