@@ -1,20 +1,17 @@
 // cmd_gcda.cc — the `gcda` subcommand; see cmd_gcda.h.
 #include "reconstruct/cmd_gcda.h"
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/gcda.h"
 #include "core/profile_reader.h"
 #include "reconstruct/commands.h"
 #include "reconstruct/gcda_export.h"
+#include "reconstruct/output_file.h"
 
 namespace ballarus {
 namespace {
@@ -23,37 +20,6 @@ int Error(const std::string& line) {
   std::fflush(stdout);
   std::fprintf(stderr, "%s: %s\n", kProg, Printable(line).c_str());
   return 2;
-}
-
-// Writes `bytes` to `path` atomically: PATH.tmp.PID, then rename.
-bool WriteAtomically(const std::string& path, const std::vector<uint8_t>& bytes,
-                     std::string* error) {
-  std::error_code ec;
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  if (ec) {
-    *error = path + ": cannot create directory " + parent.string() + ": " +
-             ec.message();
-    return false;
-  }
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) {
-    *error = path + ": cannot write: " + std::strerror(errno);
-    return false;
-  }
-  const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  if (std::fclose(f) != 0 || !ok) {
-    *error = path + ": cannot write: " + std::strerror(errno);
-    std::remove(tmp.c_str());
-    return false;
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    *error = path + ": cannot rename into place: " + std::strerror(errno);
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -113,8 +79,18 @@ int RunGcda(const GcdaArgs& args) {
   if (!BuildGcdaFiles(profiles, options, &result, &err)) return Error(err);
   for (const std::string& note : result.notes)
     std::fprintf(stderr, "%s: note: %s\n", kProg, Printable(note).c_str());
+  // Missing directories created (gcc -fprofile-use=DIR reads a tree),
+  // without following another user's links (output_file.h).
+  OutputFile::Options mkdir;
+  mkdir.mkdir = true;
   for (const GcdaOutput& o : result.outputs) {
-    if (!WriteAtomically(o.path, EncodeGcda(o.file), &err)) return Error(err);
+    const std::vector<uint8_t> bytes = EncodeGcda(o.file);
+    if (!WriteOutputFile(o.path,
+                         std::string_view(
+                             reinterpret_cast<const char*>(bytes.data()),
+                             bytes.size()),
+                         mkdir, &err))
+      return Error(o.path + ": " + err);
     std::printf("%s: %zu functions, runs %u, sum_max %llu\n", o.path.c_str(),
                 o.file.functions.size(), o.file.runs,
                 static_cast<unsigned long long>(o.file.sum_max));

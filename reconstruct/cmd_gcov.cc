@@ -12,17 +12,20 @@
 // Where gcov names its notes and data files (Graph:, Data:,
 // "data_file"), the profile is named: it holds both.
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "reconstruct/commands.h"
 #include "reconstruct/gcov_view.h"
 #include "reconstruct/gcov_writer.h"
+#include "reconstruct/output_file.h"
 #include "reconstruct/report_filter.h"
 
 namespace ballarus {
@@ -85,18 +88,25 @@ std::vector<uint32_t> SelectTus(const report::Report& r,
 }
 
 void WriteFileOrFail(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-  out.close();
-  if (!out) Fail(path, "cannot write");
+  WriteOutputFileOrFail(path, bytes);
 }
 
-// gcov's gzopen(name, "w") + gzputs.
+// gcov's gzopen(name, "w") + gzputs, through a file made as every output
+// is (reconstruct/output_file.h).
 void WriteGzOrFail(const std::string& path, const std::string& text) {
-  gzFile gz = gzopen(path.c_str(), "w");
-  if (gz == nullptr) Fail(path, "cannot write");
+  OutputFile file;
+  std::string error;
+  if (!file.Open(path, {}, &error)) Fail(path, error);
+  const int fd = dup(file.fd());  // gzclose closes its own
+  gzFile gz = fd < 0 ? nullptr : gzdopen(fd, "w");
+  if (gz == nullptr) {
+    if (fd >= 0) close(fd);
+    Fail(path, std::string("cannot write: ") + std::strerror(errno));
+  }
   const bool ok = text.empty() || gzputs(gz, text.c_str()) != -1;
-  if (gzclose(gz) != Z_OK || !ok) Fail(path, "cannot write");
+  if (gzclose(gz) != Z_OK || !ok)  // a write failed: errno says why
+    Fail(path, std::string("cannot write: ") + std::strerror(errno));
+  if (!file.Commit(&error)) Fail(path, error);
 }
 
 std::string GccVersion(const std::string& compiler) {

@@ -7,12 +7,12 @@
 
 #include <cctype>
 #include <cstdio>
-#include <fstream>
 #include <string>
 
 #include "reconstruct/commands.h"
 #include "reconstruct/coverage_summary.h"
 #include "reconstruct/lcov_writer.h"
+#include "reconstruct/output_file.h"
 
 namespace ballarus {
 namespace {
@@ -23,10 +23,7 @@ void Emit(const std::string& out_path, const std::string& text) {
     std::fflush(stdout);
     return;
   }
-  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) Fail(out_path, "cannot write");
+  WriteOutputFileOrFail(out_path, text);
 }
 
 }  // namespace

@@ -21,9 +21,12 @@ using report::Report;
 
 void PrintFunctionText(const Report& r, const FunctionReport& f) {
   std::string tus;
-  for (uint32_t t : f.tus) tus += (tus.empty() ? "" : ", ") + r.tus[t].source;
+  for (uint32_t t : f.tus)
+    tus += (tus.empty() ? "" : ", ") + Printable(r.tus[t].source);
+  // Names and file names escaped as error lines are (commands.h Printable).
   fmt::print("{} ({}:{}): executed {} times, checksum 0x{:08x}, TU {}\n",
-             f.display_name(), r.file_name(f.file), f.line,
+             Printable(f.display_name()), Printable(r.file_name(f.file)),
+             f.line,
              CountText(f.execution_count), f.checksum, tus);
   if (f.paths)
     fmt::print("  paths: {} of {} executed{}\n", f.paths->executed.size(),
@@ -37,7 +40,7 @@ void PrintFunctionText(const Report& r, const FunctionReport& f) {
     for (const report::SourceLine& l : f.blocks[b].lines) {
       if (!lines.empty()) lines += ' ';
       lines += l.file == f.file ? std::to_string(l.line)
-                                : r.file_name(l.file) + ":" +
+                                : Printable(r.file_name(l.file)) + ":" +
                                       std::to_string(l.line);
     }
     const char* tag =
@@ -61,7 +64,7 @@ void PrintFunctionText(const Report& r, const FunctionReport& f) {
                                             (l.unexecuted_block ? "*" : "")
                           : l.exceptional ? "====="
                                           : "#####";
-    fmt::print("  {:>20}: {}:{}\n", c, r.file_name(l.where.file),
+    fmt::print("  {:>20}: {}:{}\n", c, Printable(r.file_name(l.where.file)),
                l.where.line);
   }
   fmt::print("\n");
@@ -96,7 +99,7 @@ int RunShow(const ProfileInputs& in, bool json, const std::string& regex) {
     return 0;
   } else {
     fmt::print("profile {}: {} runs, {} translation units, {} functions\n\n",
-               r.profile, r.runs, r.tus.size(), r.functions.size());
+               Printable(r.profile), r.runs, r.tus.size(), r.functions.size());
     for (const FunctionReport* f : fs) PrintFunctionText(r, *f);
     // Each file as shown above, its absolute path, and every spelling the
     // TUs compiled it by.

@@ -44,12 +44,16 @@ struct VerifyTally {
 struct Problems {
   std::string who;
   std::vector<std::string> errors, warnings;
+  std::vector<std::string> saturated;  // warnings of their own reason
 
   void Add(bool warning, const std::string& what) {
     (warning ? warnings : errors).push_back(what);
   }
   void Print(VerifyTally* t) const {
     for (const std::string& e : errors) fmt::print("{}: {}\n", who, e);
+    for (const std::string& s : saturated)
+      fmt::print("{}: warning: {}\n", who, s);
+    t->warnings += saturated.size();
     if (!warnings.empty())
       fmt::print(
           "{}: warning: this build does not count paths cut short by "
@@ -66,8 +70,8 @@ struct Problems {
 };
 
 std::string Who(const Report& r, const FunctionReport& f) {
-  return fmt::format("{}: {} ({}:{})", r.profile, f.display_name(),
-                     r.file_name(f.file), f.line);
+  return fmt::format("{}: {} ({}:{})", Printable(r.profile), Printable(f.display_name()),
+                     Printable(r.file_name(f.file)), f.line);
 }
 
 // Path-derived edge counts of `paths_side` against the solved edge counts
@@ -121,6 +125,47 @@ void CheckPathCounts(const report::PathProfileReport& pp, Problems* problems) {
                               number, count, static_cast<int64_t>(count)));
 }
 
+// A FlowIssue sum, which saturates at 2^64 - 1.
+std::string SumText(uint64_t sum) {
+  return sum == UINT64_MAX ? std::string("2^64 - 1 or more (saturated)")
+                           : std::to_string(sum);
+}
+
+// Block b's in and out sums modulo 2^64 (the virtual EXIT->ENTRY edge
+// included, ignored edges not), as the counters add up.
+std::pair<uint64_t, uint64_t> WrappedSums(const FunctionReport& f, uint32_t b) {
+  uint64_t in = 0, out = 0;
+  for (const report::EdgeReport& e : f.edges) {
+    if (e.ignored() || !e.count) continue;
+    if (e.dst == b) in += *e.count;
+    if (e.src == b) out += *e.count;
+  }
+  const uint64_t virt = f.exit_to_entry.value_or(0);
+  if (b == kEntryBlock) in += virt;
+  if (b == kExitBlock) out += virt;
+  return {in, out};
+}
+
+// An imbalance whose sums passed 2^64 - 1 (FlowIssue clamps them): counts
+// wrap modulo 2^64 when profiles are merged, so the block is checked
+// modulo 2^64.  Equal: a warning that it cannot be checked further; not
+// equal: an error.
+void AddSaturatedImbalance(const FunctionReport& f, const FlowIssue& is,
+                           bool warning, Problems* problems) {
+  const auto [in, out] = WrappedSums(f, is.block);
+  const std::string what = fmt::format(
+      "block {}: counts saturated (a sum of its edge counts passes 2^64 - 1)",
+      is.block);
+  if (in == out)
+    problems->saturated.push_back(
+        what + fmt::format(": in and out agree modulo 2^64 ({}), as counts "
+                           "wrap when merged; not checked further",
+                           in));
+  else
+    problems->Add(warning,
+                  what + fmt::format(": in {} != out {} modulo 2^64", in, out));
+}
+
 void CheckFlow(const FunctionReport& f, Problems* problems) {
   const bool lossy = f.paths && !f.paths->early_termination;
   for (const FlowIssue& is : f.flow_issues) {
@@ -132,6 +177,10 @@ void CheckFlow(const FunctionReport& f, Problems* problems) {
     const bool warning = f.edges_from_paths && lossy;
     switch (is.kind) {
       case FlowIssue::kImbalance:
+        if (is.in_sum == UINT64_MAX || is.out_sum == UINT64_MAX) {
+          AddSaturatedImbalance(f, is, warning, problems);
+          break;
+        }
         problems->Add(warning, fmt::format("block {}: in {} != out {}",
                                            is.block, is.in_sum, is.out_sum));
         break;
@@ -139,8 +188,8 @@ void CheckFlow(const FunctionReport& f, Problems* problems) {
         problems->Add(warning,
                       fmt::format("block {}: edge {} would need a negative "
                                   "count (in {}, out {})",
-                                  is.block, EdgeText(f, is.edge), is.in_sum,
-                                  is.out_sum));
+                                  is.block, EdgeText(f, is.edge),
+                                  SumText(is.in_sum), SumText(is.out_sum)));
         break;
       case FlowIssue::kUnknown:
         problems->Add(warning,

@@ -9,6 +9,7 @@
 #include "reconstruct/gcov_writer.h"
 
 #include "core/gcov_lines.h"
+#include "reconstruct/commands.h"
 
 #include <algorithm>
 #include <cinttypes>
@@ -44,8 +45,12 @@ void Pad9(std::string* s) {
   if (s->size() < 9) s->insert(0, 9 - s->size(), ' ');
 }
 
-const std::string& NameOf(const Function& fn, bool demangle) {
-  return demangle ? fn.demangled : fn.name;
+// A function's name as the text report prints it: control bytes escaped
+// \xNN as in error lines (commands.h Printable), so a name cannot move the
+// terminal's cursor or split a line of the .gcov file.  Names GCC gives
+// are printable UTF-8 and come out unchanged, as gcov prints them.
+std::string NameOf(const Function& fn, bool demangle) {
+  return Printable(demangle ? fn.demangled : fn.name);
 }
 
 std::string LineBeginning(bool exists, bool unexceptional,

@@ -182,6 +182,29 @@ TEST(Hardening, NonUtf8NamesGiveValidJson) {
   EXPECT_NE(index.find("caf\\xe9.c"), std::string::npos);
 }
 
+// A function name holding ESC (a terminal escape) never reaches stdout
+// raw: `show`, gcov's text and the lcov tracefile write it \x1b, the
+// escaping of error lines (commands.h Printable), which lcov and gcov's
+// readers take as ordinary name characters.
+TEST(Hardening, ControlBytesInNamesAreEscapedOnStdout) {
+  const std::string name = "f\x1b[2Jg\tx";
+  const std::string p =
+      WriteTestProfile("escname.profile", {Diamond("esc.c", name, kSmall)});
+  {
+    std::ofstream src(TmpDir() + "/esc.c");
+    for (int i = 1; i <= 10; ++i) src << "line " << i << "\n";
+  }
+  for (const char* sub :
+       {"show", "gcov -t -b --all-files", "lcov --all-files"}) {
+    Result r = Tool(std::string(sub) + " " + Q(p));
+    ASSERT_EQ(r.status, 0) << sub << ": " << r.err;
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << sub << ": " << r.out;
+    EXPECT_EQ(r.out.find('\t'), std::string::npos) << sub << ": " << r.out;
+    EXPECT_NE(r.out.find("f\\x1b[2Jg\\x09x"), std::string::npos)
+        << sub << ": " << r.out;
+  }
+}
+
 TEST(Hardening, HugeCountsSaturateInsteadOfOverflowing) {
   // Counts near 2^63 and past it, as merges of many runs leave them: the
   // diamond's lines would sum past INT64_MAX.
@@ -224,6 +247,52 @@ TEST(Hardening, HugeCountsSaturateInsteadOfOverflowing) {
   ASSERT_EQ(r.status, 0) << r.err;
   for (const json& l : json::parse(r.out).at("lines"))
     EXPECT_GE(l.at("count").get<int64_t>(), 0) << l;
+}
+
+// Sums of counts past 2^64 - 1 (counts wrap modulo 2^64 when merged, the
+// format's rule): verify says the block's counts saturated rather than
+// print two clamped sums; a block whose sums agree modulo 2^64 is only a
+// warning, one whose sums differ modulo 2^64 stays an error.
+TEST(Hardening, VerifyNamesSaturatedSums) {
+  const uint64_t big = (uint64_t{1} << 63) + 5;
+  // Block 2's arms sum to 2^64 + 10: equal to its entry count 10 modulo 2^64.
+  const std::vector<uint64_t> wrapped = {10, big, big, big, big, 10, 10};
+  Result r = Tool("verify " + Q(WriteTestProfile(
+                                  "wrapped.profile",
+                                  {Diamond("a.c", "f", wrapped)})));
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.out.find("18446744073709551615"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("warning: block 2: counts saturated"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("warning: block 5: counts saturated"), std::string::npos)
+      << r.out;
+  // Block 5 gets 2^64 + 10 in and gives 11 out: wrong modulo 2^64 too.
+  const std::vector<uint64_t> damaged = {10, big, big, big, big, 11, 11};
+  r = Tool("verify " + Q(WriteTestProfile("wrapped-bad.profile",
+                                          {Diamond("a.c", "f", damaged)})));
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_EQ(r.out.find("18446744073709551615"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("f (a.c:3): block 5: counts saturated"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("in 10 != out 11 modulo 2^64"), std::string::npos)
+      << r.out;
+}
+
+// A report that cannot be written says why.
+TEST(Hardening, CannotWriteGivesTheReason) {
+  const std::string p =
+      WriteTestProfile("reason.profile", {Diamond("a.c", "f", kSmall)});
+  Result r = Tool("gcov --all-files -o no/such/dir " + Q(p));
+  EXPECT_EQ(r.status, 2);
+  ExpectOnePrintableLine(r.err);
+  EXPECT_NE(r.err.find("No such file or directory"), std::string::npos)
+      << r.err;
+  r = Tool("lcov --all-files -o no/such/dir/x.info " + Q(p));
+  EXPECT_EQ(r.status, 2);
+  ExpectOnePrintableLine(r.err);
+  EXPECT_NE(r.err.find("No such file or directory"), std::string::npos)
+      << r.err;
 }
 
 }  // namespace

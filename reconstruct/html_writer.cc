@@ -2,18 +2,18 @@
 #include "reconstruct/html_writer.h"
 
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +22,7 @@
 
 #include "reconstruct/commands.h"
 #include "reconstruct/coverage_summary.h"
+#include "reconstruct/output_file.h"
 #include "reconstruct/source_text.h"
 #include "reconstruct/text_writer.h"
 
@@ -159,12 +160,9 @@ std::string RateHeader(const char* what) {
   return fmt::format("<th></th><th>{}</th><th>hit / total</th>", what);
 }
 
-// Writes `path` whole; Fail names it otherwise.
+// Writes `path` whole (reconstruct/output_file.h); Fail names it otherwise.
 void WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) Fail(path, "cannot write");
+  WriteOutputFileOrFail(path, text);
 }
 
 std::string Dirname(const std::string& p) {
@@ -312,41 +310,55 @@ std::string Dot(const Report& r, const FunctionReport& f, size_t index) {
   return d + "}\n";
 }
 
+// The whole content of the file open as `fd`, from its start.
+std::string ReadFromStart(int fd) {
+  std::string all;
+  char buf[65536];
+  ssize_t n;
+  lseek(fd, 0, SEEK_SET);
+  while ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0) all.append(buf, static_cast<size_t>(n));
+  return all;
+}
+
 // Runs dot on all graphs at once; returns one SVG element per graph (the
-// <svg>...</svg> part), or an empty vector if dot cannot run.
+// <svg>...</svg> part), or an empty vector if dot cannot run.  Its input
+// and output are anonymous memory files (memfd_create): no name in any
+// directory that another user could plant a link at or swap.
 std::vector<std::string> RunDot(const std::string& dot,
-                                const std::string& graphs,
-                                const std::string& work_dir, size_t expect) {
-  const std::string in = work_dir + "/.ballarus-cfg.gv";
-  const std::string out = work_dir + "/.ballarus-cfg.svg";
-  WriteFile(in, graphs);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  std::vector<char*> argv = {const_cast<char*>(dot.c_str()),
-                             const_cast<char*>("-Tsvg"),
-                             const_cast<char*>(in.c_str()), nullptr};
+                                const std::string& graphs, size_t expect) {
+  const int in = memfd_create("ballarus-cfg.gv", MFD_CLOEXEC);
+  const int out = memfd_create("ballarus-cfg.svg", MFD_CLOEXEC);
+  int err = in < 0 || out < 0 ? errno : 0;
+  if (err == 0 && (write(in, graphs.data(), graphs.size()) !=
+                       static_cast<ssize_t>(graphs.size()) ||
+                   lseek(in, 0, SEEK_SET) != 0))
+    err = errno ? errno : EIO;
   pid_t pid;
   int status = -1;
-  const int err =
-      posix_spawnp(&pid, dot.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (err == 0) waitpid(pid, &status, 0);
-  std::remove(in.c_str());
+  if (err == 0) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, in, 0);
+    posix_spawn_file_actions_adddup2(&actions, out, 1);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    std::vector<char*> argv = {const_cast<char*>(dot.c_str()),
+                               const_cast<char*>("-Tsvg"), nullptr};
+    err = posix_spawnp(&pid, dot.c_str(), &actions, nullptr, argv.data(),
+                       environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (err == 0) waitpid(pid, &status, 0);
+  }
+  const std::string all = err == 0 ? ReadFromStart(out) : std::string();
+  if (in >= 0) close(in);
+  if (out >= 0) close(out);
   std::vector<std::string> svgs;
-  std::ifstream svg_in(out, std::ios::binary);
-  std::stringstream ss;
-  ss << svg_in.rdbuf();
-  std::remove(out.c_str());
   if (err != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::fprintf(stderr, "%s: %s: cannot run it; the report has no CFG "
                          "pictures\n",
                  kProg, Printable(dot).c_str());
     return svgs;
   }
-  const std::string all = ss.str();
   size_t at = 0;
   while ((at = all.find("<svg", at)) != std::string::npos) {
     const size_t end = all.find("</svg>", at);
@@ -452,7 +464,7 @@ size_t WriteHtmlReport(const Report& r, const FileFilter& filter,
     for (size_t k = 0; k < cfg_functions.size(); ++k)
       graphs += Dot(r, r.functions[cfg_functions[k]], cfg_functions[k]);
     const std::vector<std::string> svgs =
-        RunDot(o.dot, graphs, o.out_dir, cfg_functions.size());
+        RunDot(o.dot, graphs, cfg_functions.size());
     for (size_t k = 0; k < svgs.size(); ++k) svg_of[cfg_functions[k]] = svgs[k];
   }
 

@@ -24,9 +24,13 @@ std::string LcovTracefile(const coverage::Summary& s,
     std::stable_sort(fns.begin(), fns.end(), [](const auto* a, const auto* b) {
       return a->line < b->line;
     });
-    for (const auto* fc : fns) out += fmt::format("FN:{},{}\n", fc->line, fc->name);
+    // Names escaped as error lines are (commands.h Printable): lcov reads
+    // \xNN as name characters; a raw newline would end the record.
     for (const auto* fc : fns)
-      out += fmt::format("FNDA:{},{}\n", fc->count < 0 ? 0 : fc->count, fc->name);
+      out += fmt::format("FN:{},{}\n", fc->line, Printable(fc->name));
+    for (const auto* fc : fns)
+      out += fmt::format("FNDA:{},{}\n", fc->count < 0 ? 0 : fc->count,
+                         Printable(fc->name));
     out += fmt::format("FNF:{}\nFNH:{}\n", f.totals.functions,
                        f.totals.functions_hit);
     for (const auto& [line, brs] : f.branches)

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "reconstruct/commands.h"
+
 namespace ballarus {
 
 using report::PathReport;
@@ -53,8 +55,8 @@ std::string LinesText(const report::Report& r,
                       const std::vector<report::SourceLine>& lines) {
   std::string s;
   for (const report::SourceLine& l : lines)
-    s += fmt::format("{}{}:{}", s.empty() ? "" : " ", r.file_name(l.file),
-                     l.line);
+    s += fmt::format("{}{}:{}", s.empty() ? "" : " ",
+                     Printable(r.file_name(l.file)), l.line);
   return s;
 }
 
