@@ -113,12 +113,108 @@ bool PlanPaths(const Function& fn, const std::vector<bool>& may_cut_block,
     // many: ask every block for fewer.
     limit /= 2;
   }
-  *error = "cannot cut the function's paths below " +
-           std::to_string(max_paths);
+  *error = "cannot cut the function's paths below " + std::to_string(max_paths);
   return false;
 }
 
 namespace {
+
+// The cuts so far: the back edges (minus those into cut blocks), the cut
+// blocks.
+PathCuts CutsOf(const Function& fn, const std::vector<uint32_t>& back,
+                const std::vector<bool>& cut) {
+  PathCuts c;
+  for (uint32_t i : back)
+    if (!cut[fn.edges[i].dst]) c.edges.push_back(i);
+  for (uint32_t b = 0; b < cut.size(); ++b)
+    if (cut[b]) c.blocks.push_back(b);
+  return c;
+}
+
+// What a cut at each block costs: the estimated frequency of what enters
+// it along path edges, except (headers_free) its back edges -- their paths
+// end there already (a counted back edge), and a cut block ends them
+// instead.  So a loop header costs only its entries from outside the loop.
+std::vector<long double> CutCosts(const Function& fn,
+                                  const std::vector<uint32_t>& back,
+                                  const std::vector<uint64_t>& cfg_weights,
+                                  bool headers_free) {
+  const uint32_t nb = static_cast<uint32_t>(fn.blocks.size());
+  std::vector<bool> is_back(fn.edges.size(), false);
+  for (uint32_t i : back) is_back[i] = true;
+  std::vector<long double> freq(nb, 0);
+  for (size_t i = 0; i < fn.edges.size(); ++i) {
+    const Edge& e = fn.edges[i];
+    if (e.dst < nb && IsPathEdge(e) && !(headers_free && is_back[i]))
+      freq[e.dst] += i < cfg_weights.size() ? cfg_weights[i] : 1;
+  }
+  return freq;
+}
+
+// The block whose cut reduces the number of paths most (in log scale) per
+// unit of cost, among the blocks not cut yet that may be; UINT32_MAX if no
+// single cut helps.
+uint32_t BestCut(const PathDag& dag, const std::vector<bool>& cut,
+                 const std::vector<bool>& cuttable,
+                 const std::vector<long double>& freq) {
+  // Paths from every start to each vertex (in) and from it to an end
+  // (out), in floating point: only to rank the candidates.
+  std::vector<long double> in(dag.n_vertices, 0), out(dag.n_vertices, 0);
+  in[kEntryBlock] = 1;
+  for (uint32_t v : dag.topo)
+    for (uint32_t e : dag.out[v]) in[dag.edges[e].dst] += in[v];
+  out[kExitBlock] = 1;
+  for (size_t k = dag.topo.size(); k-- > 0;) {
+    const uint32_t v = dag.topo[k];
+    for (uint32_t e : dag.out[v]) out[v] += out[dag.edges[e].dst];
+  }
+  const long double t = out[kEntryBlock];
+  uint32_t best = UINT32_MAX;
+  long double best_score = 0;
+  for (uint32_t w = 2; w < cut.size(); ++w) {
+    if (cut[w] || !cuttable[w]) continue;
+    const long double i = in[w], o = out[w];
+    const long double starts = dag.start_edge[w] >= 0 ? 1 : 0;
+    // Paths through w become prefixes ending at w and suffixes from it.
+    const long double after = t - i * o + (i - starts) + o;
+    if (!(after < t) || after < 1) continue;
+    const long double score = (logl(t) - logl(after)) / (freq[w] + 1);
+    if (score > best_score) {
+      best_score = score;
+      best = w;
+    }
+  }
+  return best;
+}
+
+// Greedy adds cuts that later ones make unnecessary: takes back every cut
+// the function still fits without, the costliest first (reverse delete);
+// *total follows.
+void ReverseDelete(const Function& fn, const std::vector<uint32_t>& back,
+                   const std::vector<long double>& freq, uint64_t max_paths,
+                   std::vector<bool>* cut, u128* total, std::string* error) {
+  std::vector<uint32_t> taken;
+  for (uint32_t b = 0; b < cut->size(); ++b)
+    if ((*cut)[b]) taken.push_back(b);
+  std::stable_sort(taken.begin(), taken.end(),
+                   [&](uint32_t a, uint32_t b) { return freq[a] > freq[b]; });
+  // One pass.  Not monotone (a cut where one prefix arrives, or whence one
+  // suffix leaves, adds a path), so a cut kept early could sometimes go
+  // after later ones; repeating the pass until nothing changes takes back
+  // more cuts but runs slower (cold cuts make the register a known constant
+  // downstream; docs/performance.md, "Reverse delete").
+  for (uint32_t b : taken) {
+    (*cut)[b] = false;
+    PathDag without;
+    u128 n = 0;
+    if (BuildPathDag(fn, CutsOf(fn, back, *cut), &without, error) &&
+        (n = CountPaths128(without)[kEntryBlock]) <= max_paths) {
+      *total = n;
+    } else {
+      (*cut)[b] = true;
+    }
+  }
+}
 
 // PlanPathsWeighted's greedy.  headers_free: a block's cost leaves out its
 // back edges; reverse_delete: then take back the cuts not needed.
@@ -128,24 +224,15 @@ bool GreedyPlan(const Function& fn, const std::vector<bool>& may_cut_block,
                 std::string* error) {
   const uint32_t nb = static_cast<uint32_t>(fn.blocks.size());
   if (max_paths == 0) max_paths = 1;
-  auto may_cut = [&](uint32_t b) {
-    if (b == kEntryBlock || b == kExitBlock || b >= nb) return false;
-    return may_cut_block.empty() || (b < may_cut_block.size() &&
-                                     may_cut_block[b]);
-  };
+  std::vector<bool> cuttable(nb, false);
+  for (uint32_t b = 0; b < nb; ++b)
+    cuttable[b] = b != kEntryBlock && b != kExitBlock &&
+                  (may_cut_block.empty() ||
+                   (b < may_cut_block.size() && may_cut_block[b]));
   const std::vector<uint32_t> back = FindBackEdges(fn);
-  // The cuts so far: back edges (minus those into cut blocks), blocks.
   std::vector<bool> cut(nb, false);
-  auto cuts_of = [&]() {
-    PathCuts c;
-    for (uint32_t i : back)
-      if (!cut[fn.edges[i].dst]) c.edges.push_back(i);
-    for (uint32_t b = 0; b < nb; ++b)
-      if (cut[b]) c.blocks.push_back(b);
-    return c;
-  };
   PathDag dag;
-  if (!BuildPathDag(fn, cuts_of(), &dag, error)) return false;
+  if (!BuildPathDag(fn, CutsOf(fn, back, cut), &dag, error)) return false;
   u128 total = CountPaths128(dag)[kEntryBlock];
   if (total > (static_cast<u128>(1) << 120)) {
     // Beyond what the estimates below handle well: coarse cuts first.
@@ -153,49 +240,13 @@ bool GreedyPlan(const Function& fn, const std::vector<bool>& may_cut_block,
     if (!PlanPaths(fn, may_cut_block, kMaxInstrumentedPaths, &coarse, error))
       return false;
     for (uint32_t b : coarse.cuts.blocks) cut[b] = true;
-    if (!BuildPathDag(fn, cuts_of(), &dag, error)) return false;
+    if (!BuildPathDag(fn, CutsOf(fn, back, cut), &dag, error)) return false;
     total = CountPaths128(dag)[kEntryBlock];
   }
-  // What a cut at each block costs: the estimated frequency of what enters
-  // it along path edges, except its back edges -- their paths end there
-  // already (a counted back edge), and a cut block ends them instead.  So
-  // a loop header costs only its entries from outside the loop.
-  std::vector<bool> is_back(fn.edges.size(), false);
-  for (uint32_t i : back) is_back[i] = true;
-  std::vector<long double> freq(nb, 0);
-  for (size_t i = 0; i < fn.edges.size(); ++i) {
-    const Edge& e = fn.edges[i];
-    if (e.dst < nb && IsPathEdge(e) && !(headers_free && is_back[i]))
-      freq[e.dst] += i < cfg_weights.size() ? cfg_weights[i] : 1;
-  }
+  const std::vector<long double> freq =
+      CutCosts(fn, back, cfg_weights, headers_free);
   while (total > max_paths) {
-    // Paths from every start to each vertex (in) and from it to an end
-    // (out), in floating point: only to rank the candidates.
-    std::vector<long double> in(dag.n_vertices, 0), out(dag.n_vertices, 0);
-    in[kEntryBlock] = 1;
-    for (uint32_t v : dag.topo)
-      for (uint32_t e : dag.out[v]) in[dag.edges[e].dst] += in[v];
-    out[kExitBlock] = 1;
-    for (size_t k = dag.topo.size(); k-- > 0;) {
-      const uint32_t v = dag.topo[k];
-      for (uint32_t e : dag.out[v]) out[v] += out[dag.edges[e].dst];
-    }
-    const long double t = out[kEntryBlock];
-    uint32_t best = UINT32_MAX;
-    long double best_score = 0;
-    for (uint32_t w = 2; w < nb; ++w) {
-      if (cut[w] || !may_cut(w)) continue;
-      const long double i = in[w], o = out[w];
-      const long double starts = dag.start_edge[w] >= 0 ? 1 : 0;
-      // Paths through w become prefixes ending at w and suffixes from it.
-      const long double after = t - i * o + (i - starts) + o;
-      if (!(after < t) || after < 1) continue;
-      const long double score = (logl(t) - logl(after)) / (freq[w] + 1);
-      if (score > best_score) {
-        best_score = score;
-        best = w;
-      }
-    }
+    const uint32_t best = BestCut(dag, cut, cuttable, freq);
     if (best == UINT32_MAX) {
       // No single cut helps: take the coarse planner's cuts (then trimmed
       // below like the greedy's).
@@ -208,37 +259,13 @@ bool GreedyPlan(const Function& fn, const std::vector<bool>& may_cut_block,
       break;
     }
     cut[best] = true;
-    if (!BuildPathDag(fn, cuts_of(), &dag, error)) return false;
+    if (!BuildPathDag(fn, CutsOf(fn, back, cut), &dag, error)) return false;
     total = CountPaths128(dag)[kEntryBlock];
   }
-  // Greedy adds cuts that later ones make unnecessary: take back every cut
-  // the function still fits without, the costliest first (reverse delete).
-  // On sqlite3VdbeExec (1681 blocks, path-table-max 4096) it takes back
-  // 187 of 259 cuts.
-  std::vector<uint32_t> taken;
-  for (uint32_t b = 0; b < nb && reverse_delete; ++b)
-    if (cut[b]) taken.push_back(b);
-  std::stable_sort(taken.begin(), taken.end(), [&](uint32_t a, uint32_t b) {
-    return freq[a] > freq[b];
-  });
-  // One pass.  Not monotone (a cut where one prefix arrives, or whence one
-  // suffix leaves, adds a path), so a cut kept early could sometimes go
-  // after later ones; repeating the pass until nothing changes takes back
-  // more cuts on sqlite3VdbeExec but executes 76 M instructions more
-  // (cold cuts make the register a known constant downstream).
-  for (uint32_t b : taken) {
-    cut[b] = false;
-    PathDag without;
-    u128 n = 0;
-    if (BuildPathDag(fn, cuts_of(), &without, error) &&
-        (n = CountPaths128(without)[kEntryBlock]) <= max_paths) {
-      total = n;
-    } else {
-      cut[b] = true;
-    }
-  }
+  if (reverse_delete)
+    ReverseDelete(fn, back, freq, max_paths, &cut, &total, error);
   error->clear();
-  plan->cuts = cuts_of();
+  plan->cuts = CutsOf(fn, back, cut);
   plan->n_paths = static_cast<uint64_t>(total);
   return true;
 }
@@ -294,8 +321,7 @@ long double EstimatePlanCost(const Function& fn, const PathCuts& cuts,
 bool PlanPathsWeighted(const Function& fn,
                        const std::vector<bool>& may_cut_block,
                        const std::vector<uint64_t>& cfg_weights,
-                       uint64_t max_paths, PathPlan* plan,
-                       std::string* error) {
+                       uint64_t max_paths, PathPlan* plan, std::string* error) {
   // Two plans, the cheaper by EstimatePlanCost: the greedy pricing a cut
   // by everything entering its block, and the greedy pricing loop headers
   // by their entries only, then trimmed (reverse delete).
