@@ -17,35 +17,11 @@ namespace ballarus {
 namespace path_testing {
 namespace {
 
-// PlaceIncrements with `weights`: values, tree shape, chord count, maximality
-// and, on every path given (or on sampled paths), sum of Inc == number.
-void CheckIncrements(const Function& f, const PathDag& dag,
-                     const PathNumbering& num,
-                     const std::vector<uint64_t>& weights,
-                     const std::vector<Path>& paths, bool enumerated,
-                     gmp_randclass* rnd) {
-  PathIncrements inc;
-  std::string err;
-  ASSERT_TRUE(PlaceIncrements(f, dag, weights, &inc, &err)) << err;
+// The tree: a spanning forest of the DAG plus the virtual EXIT->ENTRY
+// edge, with the chord count of TOPLAS'94.
+void CheckTreeShape(const PathDag& dag, const PathIncrements& inc) {
   const size_t ne = dag.edges.size();
-  ASSERT_EQ(inc.val.size(), ne);
-  ASSERT_EQ(inc.inc.size(), ne);
-  ASSERT_EQ(inc.in_tree.size(), ne);
-  EXPECT_EQ(Z(inc.n_paths), num.total());
-  for (size_t e = 0; e < ne; ++e) {
-    EXPECT_EQ(Z(inc.val[e]), num.val[e]) << "Val of DAG edge " << e;
-    if (inc.in_tree[e]) {
-      EXPECT_EQ(inc.inc[e], 0u) << "tree edge " << e;
-    }
-    // An abnormal re-entry starts with r = 0: its fake ENTRY edge must carry
-    // no increment.
-    if (IsFakeEntry(f, dag.edges[e])) {
-      EXPECT_TRUE(inc.in_tree[e]) << "fake ENTRY edge " << e;
-      EXPECT_EQ(inc.inc[e], 0u);
-    }
-  }
-
-  // Tree shape.  A spanning forest of a graph with |V| vertices and c
+  // A spanning forest of a graph with |V| vertices and c
   // components has |V| - c edges.  The forest spans the DAG's edges plus the
   // virtual EXIT->ENTRY edge, which always joins it (first), so it holds
   // |V| - c - 1 DAG edges and the chords (DAG edges not in it) number
@@ -67,7 +43,14 @@ void CheckIncrements(const Function& f, const PathDag& dag,
   if (c == 1) {
     EXPECT_EQ(ne - tree + dag.n_vertices, ne + 2);
   }
+}
 
+// The tree is maximal (cycle property) for the weights PlaceIncrements
+// documents.
+void CheckMaximality(const Function& f, const PathDag& dag,
+                     const PathIncrements& inc,
+                     const std::vector<uint64_t>& weights) {
+  const size_t ne = dag.edges.size();
   // Maximality (cycle property): every tree edge on the tree path between a
   // chord's ends weighs at least the chord, unless it is forced (the
   // virtual edge, a fake ENTRY edge).
@@ -102,7 +85,12 @@ void CheckIncrements(const Function& f, const PathDag& dag,
                              << e;
     }
   }
+}
 
+// On every path given (or on 200 sampled ones), sum of Inc == number.
+void CheckPathSums(const PathDag& dag, const PathNumbering& num,
+                   const PathIncrements& inc, const std::vector<Path>& paths,
+                   bool enumerated, gmp_randclass* rnd) {
   // Sum of Inc along a path, modulo 2^64, is its number.
   auto check_path = [&](const Path& p, const mpz_class& id) {
     uint64_t r = 0;
@@ -119,6 +107,40 @@ void CheckIncrements(const Function& f, const PathDag& dag,
       check_path(p, id);
     }
   }
+}
+
+// PlaceIncrements with `weights`: values, tree shape, chord count, maximality
+// and, on every path given (or on sampled paths), sum of Inc == number.
+void CheckIncrements(const Function& f, const PathDag& dag,
+                     const PathNumbering& num,
+                     const std::vector<uint64_t>& weights,
+                     const std::vector<Path>& paths, bool enumerated,
+                     gmp_randclass* rnd) {
+  PathIncrements inc;
+  std::string err;
+  ASSERT_TRUE(PlaceIncrements(f, dag, weights, &inc, &err)) << err;
+  const size_t ne = dag.edges.size();
+  ASSERT_EQ(inc.val.size(), ne);
+  ASSERT_EQ(inc.inc.size(), ne);
+  ASSERT_EQ(inc.in_tree.size(), ne);
+  EXPECT_EQ(Z(inc.n_paths), num.total());
+  for (size_t e = 0; e < ne; ++e) {
+    EXPECT_EQ(Z(inc.val[e]), num.val[e]) << "Val of DAG edge " << e;
+    if (inc.in_tree[e]) {
+      EXPECT_EQ(inc.inc[e], 0u) << "tree edge " << e;
+    }
+    // An abnormal re-entry starts with r = 0: its fake ENTRY edge must carry
+    // no increment.
+    if (IsFakeEntry(f, dag.edges[e])) {
+      EXPECT_TRUE(inc.in_tree[e]) << "fake ENTRY edge " << e;
+      EXPECT_EQ(inc.inc[e], 0u);
+    }
+  }
+  CheckTreeShape(dag, inc);
+  if (::testing::Test::HasFatalFailure()) return;
+  CheckMaximality(f, dag, inc, weights);
+  if (::testing::Test::HasFatalFailure()) return;
+  CheckPathSums(dag, num, inc, paths, enumerated, rnd);
 }
 
 // The DAG's vertices and edges: every path edge of f as its kCfg edge (or
