@@ -14,6 +14,7 @@
 // is followed by an empty asm on that counter (AppendCounterAdd,
 // JudgeLoops).
 
+#include <cstdio>
 #include <cstring>
 #include <set>
 
@@ -137,7 +138,14 @@ void JudgeLoops() {
       continue;
     for (class loop* L = bb->loop_father; loop_depth(L) > 0;
          L = loop_outer(L))
-      g_loops.touching.insert(L->num);
+      if (g_loops.touching.insert(L->num).second && dump_file)
+        fprintf(dump_file,
+                "  loop at block %d may touch counter memory (block %d): "
+                "%s\n",
+                L->header->index, bb->index,
+                g_options.loop_barrier
+                    ? "an update on each iteration is followed by a barrier"
+                    : "no barrier (loop-barrier=off)");
   }
 }
 

@@ -81,9 +81,16 @@ std::vector<bool> ChooseCountedEdges(const ballarus::Function& fn,
   std::vector<bool> counted(fn.edges.size(), false);
   if (g_options.mode == Mode::kNone && !spanning_tree) {
     // Path mode alone: no edge counters.
+    if (dump_file) fprintf(dump_file, "  edge counters: none (mode=path)\n");
   } else if (g_options.mode == Mode::kNaive) {
+    size_t n = 0;
     for (size_t i = 0; i < fn.edges.size(); ++i)
-      counted[i] = CanHoldCounter(fn.edges[i].flags);
+      n += counted[i] = CanHoldCounter(fn.edges[i].flags);
+    if (dump_file)
+      fprintf(dump_file,
+              "  naive: %zu of %zu edges get counters (every edge that can "
+              "hold one)\n",
+              n, fn.edges.size());
   } else {
     ballarus::SpanningTree tree = ballarus::MaximumSpanningTree(fn, weights);
     for (size_t i : tree.chords) counted[i] = true;
@@ -156,6 +163,11 @@ void EmitEdgeCounters(const EdgeCounters& work, ballarus::Function* fn,
          e->dest != EXIT_BLOCK_PTR_FOR_FN(cfun))
             ? "in target block"
             : "in source block";
+    // How the increment is made, for the dump (before e may be split).
+    const int reg_loop = RegisterLoopOf(e);
+    const bool barrier =
+        reg_loop < 0 && !atomic && g_options.loop_barrier &&
+        RunsPerIteration(e);
     basic_block new_bb = NULL;
     gsi_commit_one_edge_insert(e, &new_bb);
     ballarus::Edge& me = fn->edges[work.counted_model_edge[i]];
@@ -166,6 +178,17 @@ void EmitEdgeCounters(const EdgeCounters& work, ballarus::Function* fn,
     if (dump_file)
       fprintf(dump_file, "  edge %d->%d counter #%llu (%s)\n", src, dst,
               (unsigned long long)work.counted[i].second, where);
+    if (dump_file && reg_loop >= 0)
+      fprintf(dump_file,
+              "  edge %d->%d counter #%llu: added to a local of the loop at "
+              "block %d (loop registers)\n",
+              src, dst, (unsigned long long)work.counted[i].second,
+              reg_loop);
+    else if (dump_file && barrier)
+      fprintf(dump_file,
+              "  edge %d->%d counter #%llu: followed by a barrier (a loop "
+              "that may touch counter memory)\n",
+              src, dst, (unsigned long long)work.counted[i].second);
   }
 }
 

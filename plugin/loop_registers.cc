@@ -338,6 +338,19 @@ void FlushRegisterPairs(gimple_seq* init) {
   }
 }
 
+// Dumps, per loop whose locals were used, how many counters and pairs of
+// locals it flushes on how many exits.
+void DumpFlushes() {
+  std::map<int, std::pair<size_t, size_t>> used;  // header -> locals, pairs
+  for (const auto& entry : g_registers.local) ++used[entry.first.first].first;
+  for (const auto& pair : g_registers.pairs) ++used[pair.loop].second;
+  for (const auto& [h, n] : used)
+    fprintf(dump_file,
+            "  loop at block %d: counters in locals %zu, pairs of locals "
+            "%zu, flushed on exits %zu\n",
+            h, n.first, n.second, g_registers.loops.exits.at(h).size());
+}
+
 }  // namespace
 
 bool LoopRegistersWanted(bool atomic, bool per_thread) {
@@ -422,6 +435,7 @@ RegisterPair NewRegisterPair(
 void EndLoopRegisters(tree counters) {
   gcc_assert(g_registers.fn == cfun);
   if (g_registers.local.empty() && g_registers.pairs.empty()) return;
+  if (dump_file) DumpFlushes();
   gimple_seq init = NULL;
   FlushCounterLocals(counters, &init);
   FlushRegisterPairs(&init);

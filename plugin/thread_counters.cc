@@ -202,6 +202,13 @@ void PrepareThreadCounters(tree counters) {
   MakeRuntimeDecl(fn);
   TREE_NOTHROW(fn) = 1;
   g_thread.register_fn = fn;
+  if (dump_file)
+    fprintf(dump_file,
+            "ballarus: per-thread counters: array in section %s, thread "
+            "pointer __ballarus_tc (%s), table entry in %s\n",
+            BALLARUS_THREAD_SECTION,
+            flag_shlib ? "TLS descriptors" : "GCC's TLS model",
+            BALLARUS_TC_TABLE_SECTION);
 }
 
 void BeginThreadCounters() {
@@ -215,7 +222,14 @@ bool ThreadCountersActive() { return g_thread.active; }
 void EndThreadCounters() {
   g_thread.active = false;
   std::string why;
-  if (!g_thread.used || !ThreadEntryCheck(&why)) return;
+  if (!g_thread.used) return;
+  if (!ThreadEntryCheck(&why)) {
+    if (dump_file)
+      fprintf(dump_file,
+              "  per-thread counters: no registration check (no entry from "
+              "uninstrumented code)\n");
+    return;
+  }
   const auto [cond_bb, slow_bb] = SplitEntryForCheck();
 
   tree type = TREE_TYPE(g_thread.tc);
