@@ -1,0 +1,284 @@
+// thread_counters.cc — update=thread: per-thread counters (docs/DESIGN.md
+// has the measurements behind them).  A counter update is the same plain
+// add as update=single, into the running thread's own copy of the TU's
+// counters.  Each TU gets a thread-local pointer to its counters, __ballarus_tc, which starts out pointing at the shared
+// array itself and which the runtime points at the thread's copy when the
+// thread registers (runtime/thread_counters.c).  Every instrumented
+// function loads it once:
+//
+//   <bb 2>:                                  <bb 7>:
+//   ...                                      BLRS_tc_1 = __ballarus_tc;
+//                                            <bb 2>:
+//                                            ...
+//
+// and a counter update is then `(*BLRS_tc_1)[7] += 1`: on x86-64 one
+// `movq %fs:__ballarus_tc@tpoff, %rax` per activation, then `addq $1,
+// 56(%rax)` per update, where update=single has `addq $1,
+// __ballarus_counters+56(%rip)`.  A thread registers in the functions
+// through which it can enter the TU's code from code that is not
+// instrumented (ThreadEntryCheck: main, functions whose address is taken
+// (thread start routines, callbacks, virtual functions), constructors and
+// destructors, and in -fPIC code the functions other modules can call):
+//
+//   <bb 7>:
+//   BLRS_tc_1 = __ballarus_tc;
+//   if (BLRS_tc_1 == &__ballarus_counters) goto <bb 8>; else goto <bb 9>;
+//   <bb 8>:  [very unlikely]
+//   BLRS_tc_2 = __ballarus_tc_register (&__ballarus_counters, &__ballarus_tc);
+//   <bb 9>:
+//   # BLRS_tc_3 = PHI <BLRS_tc_1(7), BLRS_tc_2(8)>
+//
+// Registration points every TU pointer of the module at the thread's copy
+// (the runtime finds them through the table below), so the other
+// functions need no check.  A thread that reaches a TU's code before any
+// check (constructors that run before main, code called by name from
+// uninstrumented code) counts into the shared array, unsynchronised, like
+// update=single, until it passes one; so does a thread whose copy cannot be
+// mapped.
+//
+// The table: each TU adds {&__ballarus_counters, offset of __ballarus_tc
+// in the module's TLS block} to section BALLARUS_TC_TABLE_SECTION (top-level
+// asm: an R_X86_64_DTPOFF64 offset, which C cannot spell).  The pointer's
+// TLS model is GCC's default: local-exec in code for executables (the
+// `movq %fs:` above), and in -fPIC code a dynamic model through TLS
+// descriptors (-mtls-dialect=gnu2), which stays correct when the library
+// is dlopen'ed: initial-exec would move the library's whole TLS segment
+// (its own thread-locals too) into glibc's static TLS surplus, about
+// 1.6 KB, and dlopen fails once that is used up.
+
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include "runtime/ballarus_format.h"
+// GCC's headers come last: see gcc_compat.h.
+#include "plugin/gcc_compat.h"
+#include "plugin/thread_counters.h"
+
+namespace ballarus::plugin {
+
+namespace {
+
+// update=thread: the TU's declarations, and the function being
+// instrumented.
+struct ThreadCounters {
+  tree counters = NULL_TREE;     // the TU's counter array
+  tree tc = NULL_TREE;           // static __thread uint64_t (*__ballarus_tc)[N]
+  tree register_fn = NULL_TREE;  // __ballarus_tc_register
+  bool active = false;           // cfun: updates go to the thread's copy
+  bool used = false;             // cfun: some update did
+};
+ThreadCounters g_thread;
+
+// -mtls-dialect=gnu2 for this TU (x86-64): TLS descriptors for every
+// dynamic-model TLS access, ours and the TU's own (same semantics).  The
+// dialect is a target option saved per function, so the default node that
+// functions without a target attribute restore is updated too.
+void UseTlsDescriptors() {
+  ix86_tls_dialect = TLS_DIALECT_GNU2;
+  if (target_option_default_node != NULL_TREE)
+    TREE_TARGET_OPTION(target_option_default_node)->x_ix86_tls_dialect =
+        TLS_DIALECT_GNU2;
+  if (target_option_current_node != NULL_TREE)
+    TREE_TARGET_OPTION(target_option_current_node)->x_ix86_tls_dialect =
+        TLS_DIALECT_GNU2;
+}
+
+// Whether a thread can enter cfun's TU here from code that is not
+// instrumented, so that cfun must make sure the thread is registered.
+bool ThreadEntryCheck(std::string* why) {
+  tree decl = current_function_decl;
+  cgraph_node* node = cgraph_node::get(decl);
+  if (MAIN_NAME_P(DECL_NAME(decl)) && DECL_FILE_SCOPE_P(decl)) {
+    *why = "main";
+    return true;
+  }
+  if (node != nullptr && node->address_taken) {
+    *why = "address taken";
+    return true;
+  }
+  if (DECL_STATIC_CONSTRUCTOR(decl) || DECL_STATIC_DESTRUCTOR(decl)) {
+    *why = "constructor or destructor";
+    return true;
+  }
+  if (DECL_PRESERVE_P(decl)) {
+    *why = "used attribute";
+    return true;
+  }
+  if (flag_shlib && TREE_PUBLIC(decl) &&
+      (DECL_VISIBILITY(decl) == VISIBILITY_DEFAULT ||
+       DECL_VISIBILITY(decl) == VISIBILITY_PROTECTED)) {
+    *why = "exported from a shared library";
+    return true;
+  }
+  return false;
+}
+
+// A hidden, external declaration of the runtime's (every module links its
+// own copy of the runtime, so the reference resolves inside the module).
+void MakeRuntimeDecl(tree decl) {
+  DECL_EXTERNAL(decl) = 1;
+  TREE_PUBLIC(decl) = 1;
+  DECL_ARTIFICIAL(decl) = 1;
+  DECL_VISIBILITY(decl) = VISIBILITY_HIDDEN;
+  DECL_VISIBILITY_SPECIFIED(decl) = 1;
+}
+
+// Puts the TU's counter array into the section of all thread-mode arrays
+// of a module, so that a thread's copy of them is one mapping.  GCC would
+// give a named section PROGBITS (file space for the zeros); declaring it
+// BSS first, with SECTION_OVERRIDE, makes get_named_section return this
+// one for the array (varasm.cc get_section), emitted as @nobits.
+void MoveToThreadSection(tree counters) {
+  // The pointer's initial value takes the array's address.
+  DECL_NONALIASED(counters) = 0;
+  get_section(BALLARUS_THREAD_SECTION,
+              SECTION_WRITE | SECTION_BSS | SECTION_OVERRIDE, NULL);
+  set_decl_section_name(counters, BALLARUS_THREAD_SECTION);
+}
+
+// static __thread uint64_t (*__ballarus_tc)[N] = &__ballarus_counters;
+tree DefineThreadPointer(tree counters) {
+  tree ptr_type = build_pointer_type(TREE_TYPE(counters));
+  tree tc = build_decl(BUILTINS_LOCATION, VAR_DECL,
+                       get_identifier("__ballarus_tc"), ptr_type);
+  TREE_STATIC(tc) = 1;
+  TREE_PUBLIC(tc) = 0;
+  DECL_ARTIFICIAL(tc) = 1;
+  DECL_IGNORED_P(tc) = 1;
+  TREE_USED(tc) = 1;
+  // The runtime writes it: it must be neither found read-only (and folded
+  // to its initial value) nor dropped.
+  TREE_ADDRESSABLE(tc) = 1;
+  DECL_PRESERVE_P(tc) = 1;
+  DECL_INITIAL(tc) = build_fold_addr_expr(counters);
+  set_decl_tls_model(tc, decl_default_tls_model(tc));
+  varpool_node::finalize_decl(tc);
+  if (flag_shlib) UseTlsDescriptors();
+  return tc;
+}
+
+// The TU's entry in the module's table of thread pointers.
+void AddThreadTableEntry(tree counters, tree tc) {
+  const char* ctr_name = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(counters));
+  const char* tc_name = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(tc));
+  std::string table = std::string("\t.pushsection\t") +
+                      BALLARUS_TC_TABLE_SECTION +
+                      ",\"aw\"\n\t.balign\t8\n\t.quad\t" + ctr_name +
+                      "\n\t.quad\t" + tc_name + "@dtpoff\n\t.popsection";
+  symtab->finalize_toplevel_asm(
+      build_string(table.size(), table.c_str()));
+}
+
+// Splits cfun's entry edge into ENTRY -> cond -> slow -> (the old first
+// block) and cond -> old first block, slow very unlikely; returns cond and
+// slow.
+std::pair<basic_block, basic_block> SplitEntryForCheck() {
+  basic_block cond_bb =
+      split_edge(single_succ_edge(ENTRY_BLOCK_PTR_FOR_FN(cfun)));
+  basic_block slow_bb = split_edge(single_succ_edge(cond_bb));
+  edge to_slow = single_succ_edge(cond_bb);
+  basic_block join_bb = single_succ(slow_bb);
+  to_slow->flags &= ~EDGE_FALLTHRU;
+  to_slow->flags |= EDGE_TRUE_VALUE;
+  to_slow->probability = profile_probability::very_unlikely();
+  edge to_join = make_edge(cond_bb, join_bb, EDGE_FALSE_VALUE);
+  to_join->probability = to_slow->probability.invert();
+  slow_bb->count = cond_bb->count.apply_probability(to_slow->probability);
+  return {cond_bb, slow_bb};
+}
+
+}  // namespace
+
+void PrepareThreadCounters(tree counters) {
+  g_thread.counters = counters;
+  MoveToThreadSection(counters);
+  g_thread.tc = DefineThreadPointer(counters);
+  AddThreadTableEntry(counters, g_thread.tc);
+
+  tree fntype = build_function_type_list(ptr_type_node, ptr_type_node,
+                                         ptr_type_node, NULL_TREE);
+  tree fn = build_fn_decl("__ballarus_tc_register", fntype);
+  MakeRuntimeDecl(fn);
+  TREE_NOTHROW(fn) = 1;
+  g_thread.register_fn = fn;
+  if (dump_file)
+    fprintf(dump_file,
+            "ballarus: per-thread counters: array in section %s, thread "
+            "pointer __ballarus_tc (%s), table entry in %s\n",
+            BALLARUS_THREAD_SECTION,
+            flag_shlib ? "TLS descriptors" : "GCC's TLS model",
+            BALLARUS_TC_TABLE_SECTION);
+}
+
+void BeginThreadCounters() {
+  gcc_assert(g_thread.counters != NULL_TREE && !g_thread.active);
+  g_thread.active = true;
+  g_thread.used = false;
+}
+
+bool ThreadCountersActive() { return g_thread.active; }
+
+void EndThreadCounters() {
+  g_thread.active = false;
+  std::string why;
+  if (!g_thread.used) return;
+  if (!ThreadEntryCheck(&why)) {
+    if (dump_file)
+      fprintf(dump_file,
+              "  per-thread counters: no registration check (no entry from "
+              "uninstrumented code)\n");
+    return;
+  }
+  const auto [cond_bb, slow_bb] = SplitEntryForCheck();
+
+  tree type = TREE_TYPE(g_thread.tc);
+  tree shared = build_fold_addr_expr(g_thread.counters);
+  tree p1 = make_temp_ssa_name(type, NULL, "BLRS_tc");
+  gimple_stmt_iterator gsi = gsi_start_bb(cond_bb);
+  gsi_insert_after(&gsi, gimple_build_assign(p1, g_thread.tc), GSI_NEW_STMT);
+  gsi_insert_after(
+      &gsi, gimple_build_cond(EQ_EXPR, p1, shared, NULL_TREE, NULL_TREE),
+      GSI_NEW_STMT);
+
+  // &__ballarus_tc is per thread, not a GIMPLE invariant: computed apart.
+  tree tc_addr = make_temp_ssa_name(ptr_type_node, NULL, "BLRS_tc");
+  gcall* call = gimple_build_call(
+      g_thread.register_fn, 2,
+      build_fold_addr_expr_with_type(g_thread.counters, ptr_type_node),
+      tc_addr);
+  gsi = gsi_start_bb(slow_bb);
+  gsi_insert_after(
+      &gsi,
+      gimple_build_assign(
+          tc_addr, build_fold_addr_expr_with_type(g_thread.tc, ptr_type_node)),
+      GSI_NEW_STMT);
+  gsi_insert_after(&gsi, call, GSI_NEW_STMT);
+  if (dump_file)
+    fprintf(dump_file,
+            "  per-thread counters: registration check (%s) in new entry "
+            "blocks %d, %d\n",
+            why.c_str(), cond_bb->index, slow_bb->index);
+}
+
+bool RedirectToThreadCopy(gimple_seq* seq, tree* ref) {
+  if (!g_thread.active || TREE_CODE(*ref) != ARRAY_REF ||
+      TREE_OPERAND(*ref, 0) != g_thread.counters)
+    return false;
+  // BLRS_tc = __ballarus_tc; (*BLRS_tc)[index].  The pointer is loaded
+  // here rather than once per activation: GCC merges the loads between
+  // calls (a counter, unsigned long long, cannot alias the pointer under
+  // strict aliasing) and reloads after a call instead of keeping it in a
+  // callee-saved register across it.
+  tree u64 = TREE_TYPE(*ref);
+  tree t = make_temp_ssa_name(TREE_TYPE(g_thread.tc), NULL, "BLRS_tc");
+  gimple_seq_add_stmt(seq, gimple_build_assign(t, g_thread.tc));
+  tree copy = build2(MEM_REF, TREE_TYPE(g_thread.counters), t,
+                     build_int_cst(TREE_TYPE(t), 0));
+  *ref = build4(ARRAY_REF, u64, copy, TREE_OPERAND(*ref, 1), NULL_TREE,
+                NULL_TREE);
+  g_thread.used = true;
+  return true;
+}
+
+}  // namespace ballarus::plugin

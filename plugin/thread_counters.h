@@ -1,0 +1,38 @@
+// thread_counters.h — update=thread: each thread counts into its own copy
+// of the TU's counters, through a thread-local pointer that every
+// instrumented function loads.  See thread_counters.cc.
+#ifndef BALLARUS_PLUGIN_THREAD_COUNTERS_H_
+#define BALLARUS_PLUGIN_THREAD_COUNTERS_H_
+
+// GCC's headers come last: see gcc_compat.h.
+#include "plugin/gcc_compat.h"
+
+namespace ballarus::plugin {
+
+// Once per TU before any function is instrumented: moves the TU's counter
+// array into section BALLARUS_THREAD_SECTION (zero-filled, no file space),
+// defines the TU's thread pointer __ballarus_tc and its entry in the
+// module's table (BALLARUS_TC_TABLE_SECTION), and declares the runtime's
+// __ballarus_tc_register.
+void PrepareThreadCounters(tree counters);
+
+// Per function (cfun): from Begin on, AppendCounterAdd addresses the
+// thread's copy of the counters through the TU's thread pointer, which End
+// loads at the function's entry (with a registration check where a thread
+// can enter the TU from uninstrumented code).  End emits nothing when no
+// counter was updated.  Call End after every counter update is committed.
+void BeginThreadCounters();
+void EndThreadCounters();
+// Between BeginThreadCounters and EndThreadCounters: counter updates go to
+// the thread's copy.
+bool ThreadCountersActive();
+
+// Between Begin and End, when *ref is an element of the TU's counter array:
+// appends to seq the load of the thread pointer, points *ref at the same
+// element of the thread's copy and returns true (AppendCounterAdd then adds
+// plainly: only its thread writes it).  Otherwise returns false.
+bool RedirectToThreadCopy(gimple_seq* seq, tree* ref);
+
+}  // namespace ballarus::plugin
+
+#endif  // BALLARUS_PLUGIN_THREAD_COUNTERS_H_
