@@ -4,10 +4,12 @@
 #   1. scripts/setup.sh (apt packages; nothing when already installed)
 #   2. bazel build //:install, and install into PREFIX (default ./_install)
 #   3. compile the bundled example (examples/calc: a tiny calculator) with
-#      PREFIX/bin/ballarus-gcc, in ./_demo
+#      PREFIX/bin/ballarus-gcc in mode edge,path (edge counts and Ball–Larus
+#      path counts in one build), in ./_demo
 #   4. run it twice (its input, then a short second input) — each run merges
 #      its counts into one profile
-#   5. print `ballarus-reconstruct show` of the profile, then `verify` it
+#   5. `verify` the profile, print the program's hottest paths, and write an
+#      HTML report of it
 #
 # usage: bash scripts/demo.sh [PREFIX]
 # BAZEL_STARTUP_OPTS (e.g. --output_base=DIR) is passed to bazel as startup
@@ -24,15 +26,18 @@ case "$prefix" in /*) ;; *) prefix=$repo/$prefix ;; esac
 work=$repo/_demo
 read -r -a startup <<<"${BAZEL_STARTUP_OPTS:-}"
 bazel=(bazel "${startup[@]+"${startup[@]}"}")
+# Bazel's progress and INFO lines are not the demo's business; warnings and
+# errors still show.
+quiet=(--noshow_progress --ui_event_filters=-info --show_result=0)
 
 step "setting up the machine (scripts/setup.sh)"
 bash scripts/setup.sh
 
-step "building ballarus (bazel build //:install)"
-"${bazel[@]}" build //:install
+step "building ballarus (bazel build //:install; minutes on a fresh machine)"
+"${bazel[@]}" build "${quiet[@]}" //:install
 
 step "installing into $prefix"
-"${bazel[@]}" run //:install -- "$prefix"
+"${bazel[@]}" run "${quiet[@]}" //:install -- "$prefix"
 
 step "compiling examples/calc with ballarus-gcc"
 rm -rf "$work"
@@ -41,8 +46,8 @@ cp examples/calc/calc.c examples/calc/calc.h examples/calc/main.c \
    examples/calc/input.calc "$work/"
 cd "$work"
 set -x
-"$prefix/bin/ballarus-gcc" -O2 -Wall -c calc.c -o calc.o
-"$prefix/bin/ballarus-gcc" -O2 -Wall -c main.c -o main.o
+"$prefix/bin/ballarus-gcc" -O2 -Wall -fplugin-arg-ballarus-mode=edge,path -c calc.c -o calc.o
+"$prefix/bin/ballarus-gcc" -O2 -Wall -fplugin-arg-ballarus-mode=edge,path -c main.c -o main.o
 "$prefix/bin/ballarus-gcc" -o calc main.o calc.o
 { set +x; } 2>/dev/null
 
@@ -62,16 +67,23 @@ step "running it again on another input; the counts merge into the same profile"
 printf 'let x = 6\nprint fact(x) / fib(x)\nquit\n' >second.calc
 ./calc second.calc
 
-step "ballarus-reconstruct show $BALLARUS_PROFILE"
-"$prefix/bin/ballarus-reconstruct" show "$BALLARUS_PROFILE"
+rc=$prefix/bin/ballarus-reconstruct
 
-step "ballarus-reconstruct verify $BALLARUS_PROFILE"
-"$prefix/bin/ballarus-reconstruct" verify "$BALLARUS_PROFILE"
+step "ballarus-reconstruct verify calc.profile"
+"$rc" verify "$BALLARUS_PROFILE"
+
+step "the hottest paths of the program (ballarus-reconstruct paths --program --top 5)"
+"$rc" paths --program --top 5 "$BALLARUS_PROFILE"
+
+step "an HTML report (ballarus-reconstruct html -o report calc.profile)"
+"$rc" html -o "$work/report" --title calc "$BALLARUS_PROFILE"
 
 step "done"
 cat <<EOF
 Installed:     $prefix
 Example build: $work (calc, calc.profile)
-Try:           $prefix/bin/ballarus-reconstruct show --json $work/calc.profile
+HTML report:   $work/report/index.html
+Try:           $rc show $work/calc.profile
+               $rc gcov -b $work/calc.profile
                $prefix/bin/ballarus-gcc --ballarus-help
 EOF
