@@ -3,8 +3,8 @@
 // function's paths itself (reconstruct/path_test_fixtures.h), assigns
 // counts to chosen paths, and checks `paths`, the edge counts `show`
 // derives from them against counts it adds up by walking each path's
-// blocks by hand, `stats`, `--decode`, and COMDAT copies summed by path
-// number.
+// blocks by hand, `stats`, `--decode`, COMDAT copies summed by path
+// number, and the legend of what a path's start and end mean.
 #include <string>
 #include <vector>
 
@@ -156,6 +156,65 @@ TEST(Paths, ListsExactlyTheCountedPaths) {
   EXPECT_EQ(r.out.find("loopif"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("latchexit"), std::string::npos) << r.out;
   EXPECT_EQ(RunTool("paths --exclude '.' '" + path + "'").status, 2);
+}
+
+// The legend of `paths` and of the HTML report's hottest paths says what
+// each start and end of a path means for the program, in the words of the
+// README's "Which paths a profile holds", and names no plugin mechanism.
+TEST(Paths, LegendSaysWhatEachPathEndMeans) {
+  const PathProfile pp = PathOnly();
+  const std::string path = WriteProfile("legend.profile", Profile(pp.Recs()));
+  Result r = RunTool("paths '" + path + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const size_t at = r.out.find("Legend: ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const size_t end = r.out.find("\n\n", at);
+  ASSERT_NE(end, std::string::npos) << r.out;
+  // One paragraph: each line after the first indented by two spaces.
+  std::string text = r.out.substr(at, end - at);
+  for (size_t nl; (nl = text.find("\n  ")) != std::string::npos;)
+    text.replace(nl, 3, " ");
+  EXPECT_EQ(text.find('\n'), std::string::npos) << text;
+  const std::vector<std::string> meanings = {
+      "a path is one run through a function's blocks that never goes "
+      "round a loop.",
+      "It starts at ENTRY (a call) or, marked \"^\", at the block listed "
+      "first: a loop's next iteration, a loop entered, or a cut block.",
+      "It ends at EXIT (a return);",
+      "\"-> back edge to B\": the iteration ended, going back to the loop's "
+      "header B;",
+      "\"-> loop entry to B\": the program entered the loop at B",
+      "\"-> cut at B\": the program entered block B, where paths are cut (a "
+      "call that may not return, or a function with more paths than its "
+      "table holds), and the next path starts there;",
+      "\"(did not return)\": a call there never returned (exit, abort, "
+      "longjmp or an exception);",
+      "\"(abnormal jump)\": a computed goto, a nonlocal goto or a longjmp "
+      "back to a setjmp left it, and the next path starts at ENTRY, then the "
+      "block jumped to.",
+      "\"% fn\": share of the function's path executions;",
+      "README: \"Which paths a profile holds\"."};
+  for (const std::string& m : meanings)
+    EXPECT_NE(text.find(m), std::string::npos) << m << "\nin: " << text;
+  for (const char* mechanism : {"path-loop-cuts", "path-call-cuts",
+                                "entry edges are cut", "cut loop entry"})
+    EXPECT_EQ(text.find(mechanism), std::string::npos) << mechanism;
+
+  // The HTML index says the same, "->" escaped.
+  const std::string dir = TmpDir() + "/legend-html";
+  r = RunTool("html --cfg-functions 0 -o '" + dir + "' '" + path + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string index = ReadFile(dir + "/index.html");
+  for (std::string m : meanings) {
+    if (m.rfind("README", 0) == 0 || m.rfind("\"% fn\"", 0) == 0) continue;
+    for (size_t arrow; (arrow = m.find("->")) != std::string::npos;)
+      m.replace(arrow, 2, "-&gt;");
+    if (m.rfind("a path", 0) == 0) m[0] = 'A';
+    EXPECT_NE(index.find(m), std::string::npos) << m << "\nin: " << index;
+  }
+  for (const char* mechanism : {"path-loop-cuts", "path-call-cuts",
+                                "entry edges are cut", "cut loop entry"})
+    EXPECT_EQ(index.find(mechanism), std::string::npos) << mechanism;
 }
 
 TEST(Paths, ShowDerivesEdgeCountsFromPaths) {
