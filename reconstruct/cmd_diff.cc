@@ -110,26 +110,45 @@ ojson FunctionId(const Report& r, const FunctionReport& f) {
                {"line", f.line}};
 }
 
-}  // namespace
+// One loaded side's filter, and the sums its shares are of.
+void PrepareSide(const FilterOptions& filter_options, Side* s) {
+  s->filter = std::make_unique<FileFilter>(s->r(), filter_options);
+  for (const FunctionReport& f : s->r().functions)
+    if (s->filter->KeepFunction(f)) s->calls += CountOr0(f.execution_count);
+  for (size_t file = 0; file < s->r().by_file.size(); ++file)
+    if (s->filter->Keep(static_cast<uint32_t>(file)))
+      for (const report::FileLine& l : s->r().by_file[file].lines)
+        if (l.count && *l.count > 0) s->line_executions += *l.count;
+}
 
-int RunDiff(const ProfileInputs& inputs_a, const ProfileInputs& inputs_b, bool json,
-            uint64_t top, const FilterOptions& filter_options) {
-  Side A, B;
-  LoadReport(inputs_a, &A.loaded);
-  LoadReport(inputs_b, &B.loaded);
-  const std::string& path_a = A.r().profile;
-  const std::string& path_b = B.r().profile;
-  for (Side* s : {&A, &B}) {
-    s->filter = std::make_unique<FileFilter>(s->r(), filter_options);
-    for (const FunctionReport& f : s->r().functions)
-      if (s->filter->KeepFunction(f)) s->calls += CountOr0(f.execution_count);
-    for (size_t file = 0; file < s->r().by_file.size(); ++file)
-      if (s->filter->Keep(static_cast<uint32_t>(file)))
-        for (const report::FileLine& l : s->r().by_file[file].lines)
-          if (l.count && *l.count > 0) s->line_executions += *l.count;
+// The copies of one function in A and B paired: copies with an identical
+// CFG first, then the rest in order; the unpaired of B last.
+std::vector<FunctionPair> PairCopies(const std::vector<const FunctionReport*>& fa,
+                                     std::vector<const FunctionReport*> fb) {
+  std::vector<FunctionPair> here;
+  for (const FunctionReport* a : fa) {
+    FunctionPair p;
+    p.a = a;
+    for (auto it = fb.begin(); it != fb.end(); ++it)
+      if (SameCfg(*a, **it)) {
+        p.b = *it;
+        p.same_cfg = true;
+        fb.erase(it);
+        break;
+      }
+    here.push_back(p);
   }
+  for (FunctionPair& p : here)
+    if (!p.b && !fb.empty()) {
+      p.b = fb.front();
+      fb.erase(fb.begin());
+    }
+  for (const FunctionReport* b : fb) here.push_back(FunctionPair{nullptr, b, false});
+  return here;
+}
 
-  // Functions, matched by (name, file name).
+// Functions, matched by (name, file name).
+std::vector<FunctionPair> PairFunctions(const Side& A, const Side& B) {
   using Key = std::pair<std::string, std::string>;
   std::map<Key, std::vector<const FunctionReport*>> in_a, in_b;
   for (const FunctionReport& f : A.r().functions)
@@ -140,266 +159,304 @@ int RunDiff(const ProfileInputs& inputs_a, const ProfileInputs& inputs_b, bool j
       in_b[{f.name, B.r().file_name(f.file)}].push_back(&f);
   std::vector<FunctionPair> pairs;
   for (const auto& [key, fa] : in_a) {
-    std::vector<const FunctionReport*> fb = in_b[key];
-    std::vector<FunctionPair> here;
-    // Copies with an identical CFG pair first, then the rest in order.
-    for (const FunctionReport* a : fa) {
-      FunctionPair p;
-      p.a = a;
-      for (auto it = fb.begin(); it != fb.end(); ++it)
-        if (SameCfg(*a, **it)) {
-          p.b = *it;
-          p.same_cfg = true;
-          fb.erase(it);
-          break;
-        }
-      here.push_back(p);
-    }
-    for (FunctionPair& p : here)
-      if (!p.b && !fb.empty()) {
-        p.b = fb.front();
-        fb.erase(fb.begin());
-      }
-    for (const FunctionReport* b : fb) here.push_back(FunctionPair{nullptr, b, false});
+    const std::vector<FunctionPair> here = PairCopies(fa, in_b[key]);
     pairs.insert(pairs.end(), here.begin(), here.end());
   }
   for (const auto& [key, fb] : in_b)
     if (!in_a.count(key))
       for (const FunctionReport* b : fb) pairs.push_back(FunctionPair{nullptr, b, false});
+  return pairs;
+}
 
+// Everything the diff prints, before sorting and cutting.
+struct Diff {
   size_t n_both = 0, n_same = 0, n_only_a = 0, n_only_b = 0;
   std::vector<std::string> only_a, only_b, changed;
   ojson only_a_json = ojson::array(), only_b_json = ojson::array(),
         changed_json = ojson::array();
-  std::vector<Entry> functions, branches, paths;
-  for (const FunctionPair& p : pairs) {
+  std::vector<Entry> functions, lines, branches, paths;
+};
+
+using EntryKey = std::tuple<std::string, uint32_t, std::string>;
+
+// The function's execution count, when it or its share changed.
+void AddFunctionEntry(const Side& A, const Side& B, const FunctionPair& p,
+                      const EntryKey& key, std::vector<Entry>* out) {
+  const FunctionReport &a = *p.a, &b = *p.b;
+  Entry e;
+  const long double ca = CountOr0(a.execution_count),
+                    cb = CountOr0(b.execution_count);
+  const double sa = ShareOf(ca, A.calls), sb = ShareOf(cb, B.calls);
+  e.change = std::fabs(sb - sa);
+  e.delta = cb - ca;
+  e.key = key;
+  e.text = fmt::format("{:>14} {:>14} {:>12} {:>7} {:>7}  {}",
+                       static_cast<double>(ca), static_cast<double>(cb),
+                       Signed(e.delta), Pct(sa), Pct(sb), Where(B.r(), b));
+  e.json = FunctionId(B.r(), b);
+  e.json["same_cfg"] = p.same_cfg;
+  e.json["a"] = CountJson(a.execution_count);
+  e.json["b"] = CountJson(b.execution_count);
+  e.json["share_a"] = sa;
+  e.json["share_b"] = sb;
+  if (ca != cb || sa != sb) out->push_back(std::move(e));
+}
+
+// Branches: the conditional edges (true, false, switch) of both copies
+// (same CFG) whose counts changed.
+void AddBranchEntries(const Side& B, const FunctionReport& a,
+                      const FunctionReport& b, std::vector<Entry>* out) {
+  for (size_t i = 0; i < b.edges.size(); ++i) {
+    const report::EdgeReport& eb = b.edges[i];
+    if (eb.kind != report::EdgeKind::kTrue &&
+        eb.kind != report::EdgeKind::kFalse &&
+        eb.kind != report::EdgeKind::kSwitch)
+      continue;
+    const report::EdgeReport& ea = a.edges[i];
+    const long double ta = CountOr0(ea.count), tb = CountOr0(eb.count);
+    const long double na = CountOr0(a.blocks[ea.src].count),
+                      nb = CountOr0(b.blocks[eb.src].count);
+    const double ra = ShareOf(ta, na), rb = ShareOf(tb, nb);
+    if (ta == tb && na == nb) continue;
+    uint32_t line = 0;
+    for (const report::SourceLine& l : b.blocks[eb.src].lines) line = l.line;
+    Entry e;
+    e.change = std::fabs(rb - ra);
+    e.delta = tb - ta;
+    e.key = std::make_tuple(B.r().file_name(b.file), line, b.name);
+    e.text = fmt::format(
+        "{:>22} {:>22}  {}:{} {} edge {}->{} ({})",
+        fmt::format("{} ({:.0f}/{:.0f})", Pct(ra), static_cast<double>(ta),
+                    static_cast<double>(na)),
+        fmt::format("{} ({:.0f}/{:.0f})", Pct(rb), static_cast<double>(tb),
+                    static_cast<double>(nb)),
+        Printable(B.r().file_name(b.file)), line, Printable(b.display_name()),
+        eb.src, eb.dst, report::EdgeKindName(eb.kind));
+    e.json = FunctionId(B.r(), b);
+    e.json["branch_line"] = line;
+    e.json["src"] = eb.src;
+    e.json["dst"] = eb.dst;
+    e.json["kind"] = report::EdgeKindName(eb.kind);
+    e.json["a"] = ojson{{"taken", CountJson(ea.count)},
+                        {"of", CountJson(a.blocks[ea.src].count)},
+                        {"ratio", ra}};
+    e.json["b"] = ojson{{"taken", CountJson(eb.count)},
+                        {"of", CountJson(b.blocks[eb.src].count)},
+                        {"ratio", rb}};
+    out->push_back(std::move(e));
+  }
+}
+
+// Paths: those whose count or share changed, when both copies number
+// their paths alike (n_paths, cuts).
+void AddPathEntries(const Side& B, const FunctionReport& a,
+                    const FunctionReport& b, const EntryKey& key,
+                    std::vector<Entry>* out) {
+  if (!(a.paths && b.paths && a.paths->n_paths == b.paths->n_paths &&
+        a.paths->cut_edges == b.paths->cut_edges &&
+        a.paths->cut_blocks == b.paths->cut_blocks))
+    return;
+  const std::string where = Where(B.r(), b);
+  std::map<uint64_t, std::pair<const report::PathReport*,
+                               const report::PathReport*>> by_number;
+  for (const report::PathReport& x : a.paths->executed)
+    by_number[x.number].first = &x;
+  for (const report::PathReport& x : b.paths->executed)
+    by_number[x.number].second = &x;
+  const long double fa = static_cast<long double>(a.paths->total),
+                    fb = static_cast<long double>(b.paths->total);
+  for (const auto& [number, px] : by_number) {
+    const long double ca = px.first ? px.first->count : 0,
+                      cb = px.second ? px.second->count : 0;
+    const double sa = ShareOf(ca, fa), sb = ShareOf(cb, fb);
+    if (ca == cb && sa == sb) continue;
+    const report::PathReport& shown = px.second ? *px.second : *px.first;
+    Entry e;
+    e.change = std::fabs(sb - sa);
+    e.delta = cb - ca;
+    e.key = key;
+    e.text = fmt::format("{:>14} {:>14} {:>7} {:>7}  {} path {}: {}",
+                         static_cast<double>(ca), static_cast<double>(cb),
+                         Pct(sa), Pct(sb), where, number, PathText(shown));
+    e.json = FunctionId(B.r(), b);
+    e.json["id"] = std::to_string(number);
+    e.json["path"] = PathText(shown);
+    e.json["a"] = static_cast<double>(ca);
+    e.json["b"] = static_cast<double>(cb);
+    e.json["share_a"] = sa;
+    e.json["share_b"] = sb;
+    out->push_back(std::move(e));
+  }
+}
+
+// Functions only on one side, CFG changes, and the function, branch and
+// path entries of the pairs.
+void CompareFunctions(const Side& A, const Side& B, Diff* d) {
+  for (const FunctionPair& p : PairFunctions(A, B)) {
     if (!p.b) {
-      ++n_only_a;
-      only_a.push_back(Where(A.r(), *p.a));
-      only_a_json.push_back(FunctionId(A.r(), *p.a));
+      ++d->n_only_a;
+      d->only_a.push_back(Where(A.r(), *p.a));
+      d->only_a_json.push_back(FunctionId(A.r(), *p.a));
       continue;
     }
     if (!p.a) {
-      ++n_only_b;
-      only_b.push_back(Where(B.r(), *p.b));
-      only_b_json.push_back(FunctionId(B.r(), *p.b));
+      ++d->n_only_b;
+      d->only_b.push_back(Where(B.r(), *p.b));
+      d->only_b_json.push_back(FunctionId(B.r(), *p.b));
       continue;
     }
-    ++n_both;
+    ++d->n_both;
     if (p.same_cfg) {
-      ++n_same;
+      ++d->n_same;
     } else {
-      changed.push_back(Where(B.r(), *p.b));
-      changed_json.push_back(FunctionId(B.r(), *p.b));
+      d->changed.push_back(Where(B.r(), *p.b));
+      d->changed_json.push_back(FunctionId(B.r(), *p.b));
     }
-    const FunctionReport &a = *p.a, &b = *p.b;
-    const std::string where = Where(B.r(), b);
-    const auto key = std::make_tuple(B.r().file_name(b.file), b.line, b.name);
-    {
-      Entry e;
-      const long double ca = CountOr0(a.execution_count),
-                        cb = CountOr0(b.execution_count);
-      const double sa = ShareOf(ca, A.calls), sb = ShareOf(cb, B.calls);
-      e.change = std::fabs(sb - sa);
-      e.delta = cb - ca;
-      e.key = key;
-      e.text = fmt::format("{:>14} {:>14} {:>12} {:>7} {:>7}  {}",
-                           static_cast<double>(ca), static_cast<double>(cb),
-                           Signed(e.delta), Pct(sa), Pct(sb), where);
-      e.json = FunctionId(B.r(), b);
-      e.json["same_cfg"] = p.same_cfg;
-      e.json["a"] = CountJson(a.execution_count);
-      e.json["b"] = CountJson(b.execution_count);
-      e.json["share_a"] = sa;
-      e.json["share_b"] = sb;
-      if (ca != cb || sa != sb) functions.push_back(std::move(e));
-    }
+    const FunctionReport& b = *p.b;
+    const EntryKey key = std::make_tuple(B.r().file_name(b.file), b.line, b.name);
+    AddFunctionEntry(A, B, p, key, &d->functions);
     if (!p.same_cfg) continue;
-    // Branches: the conditional edges (true, false, switch) of both.
-    for (size_t i = 0; i < b.edges.size(); ++i) {
-      const report::EdgeReport& eb = b.edges[i];
-      if (eb.kind != report::EdgeKind::kTrue &&
-          eb.kind != report::EdgeKind::kFalse &&
-          eb.kind != report::EdgeKind::kSwitch)
-        continue;
-      const report::EdgeReport& ea = a.edges[i];
-      const long double ta = CountOr0(ea.count), tb = CountOr0(eb.count);
-      const long double na = CountOr0(a.blocks[ea.src].count),
-                        nb = CountOr0(b.blocks[eb.src].count);
-      const double ra = ShareOf(ta, na), rb = ShareOf(tb, nb);
-      if (ta == tb && na == nb) continue;
-      uint32_t line = 0;
-      for (const report::SourceLine& l : b.blocks[eb.src].lines) line = l.line;
-      Entry e;
-      e.change = std::fabs(rb - ra);
-      e.delta = tb - ta;
-      e.key = std::make_tuple(B.r().file_name(b.file), line, b.name);
-      e.text = fmt::format(
-          "{:>22} {:>22}  {}:{} {} edge {}->{} ({})",
-          fmt::format("{} ({:.0f}/{:.0f})", Pct(ra), static_cast<double>(ta),
-                      static_cast<double>(na)),
-          fmt::format("{} ({:.0f}/{:.0f})", Pct(rb), static_cast<double>(tb),
-                      static_cast<double>(nb)),
-          Printable(B.r().file_name(b.file)), line,
-          Printable(b.display_name()), eb.src, eb.dst,
-          report::EdgeKindName(eb.kind));
-      e.json = FunctionId(B.r(), b);
-      e.json["branch_line"] = line;
-      e.json["src"] = eb.src;
-      e.json["dst"] = eb.dst;
-      e.json["kind"] = report::EdgeKindName(eb.kind);
-      e.json["a"] = ojson{{"taken", CountJson(ea.count)},
-                          {"of", CountJson(a.blocks[ea.src].count)},
-                          {"ratio", ra}};
-      e.json["b"] = ojson{{"taken", CountJson(eb.count)},
-                          {"of", CountJson(b.blocks[eb.src].count)},
-                          {"ratio", rb}};
-      branches.push_back(std::move(e));
-    }
-    // Paths: same numbering (n_paths, cuts) on both sides.
-    if (a.paths && b.paths && a.paths->n_paths == b.paths->n_paths &&
-        a.paths->cut_edges == b.paths->cut_edges &&
-        a.paths->cut_blocks == b.paths->cut_blocks) {
-      std::map<uint64_t, std::pair<const report::PathReport*,
-                                   const report::PathReport*>> by_number;
-      for (const report::PathReport& x : a.paths->executed)
-        by_number[x.number].first = &x;
-      for (const report::PathReport& x : b.paths->executed)
-        by_number[x.number].second = &x;
-      const long double fa = static_cast<long double>(a.paths->total),
-                        fb = static_cast<long double>(b.paths->total);
-      for (const auto& [number, px] : by_number) {
-        const long double ca = px.first ? px.first->count : 0,
-                          cb = px.second ? px.second->count : 0;
-        const double sa = ShareOf(ca, fa), sb = ShareOf(cb, fb);
-        if (ca == cb && sa == sb) continue;
-        const report::PathReport& shown = px.second ? *px.second : *px.first;
-        Entry e;
-        e.change = std::fabs(sb - sa);
-        e.delta = cb - ca;
-        e.key = key;
-        e.text = fmt::format("{:>14} {:>14} {:>7} {:>7}  {} path {}: {}",
-                             static_cast<double>(ca), static_cast<double>(cb),
-                             Pct(sa), Pct(sb), where, number, PathText(shown));
-        e.json = FunctionId(B.r(), b);
-        e.json["id"] = std::to_string(number);
-        e.json["path"] = PathText(shown);
-        e.json["a"] = static_cast<double>(ca);
-        e.json["b"] = static_cast<double>(cb);
-        e.json["share_a"] = sa;
-        e.json["share_b"] = sb;
-        paths.push_back(std::move(e));
+    AddBranchEntries(B, *p.a, b, &d->branches);
+    AddPathEntries(B, *p.a, b, key, &d->paths);
+  }
+}
+
+// Lines: by (file name, line) across the two reports; a line with no code
+// in one of them is absent there (null in JSON, "-" in text).
+std::vector<Entry> CompareLines(const Side& A, const Side& B) {
+  struct Counts {
+    int64_t a = 0, b = 0;
+    bool in_a = false, in_b = false;
+  };
+  std::map<std::pair<std::string, uint32_t>, Counts> by;
+  auto collect = [&](const Side& s, bool second) {
+    for (size_t file = 0; file < s.r().by_file.size(); ++file) {
+      if (!s.filter->Keep(static_cast<uint32_t>(file))) continue;
+      for (const report::FileLine& l : s.r().by_file[file].lines) {
+        if (!l.count) continue;
+        Counts& v = by[{s.r().files[file], l.line}];
+        (second ? v.b : v.a) += *l.count;
+        (second ? v.in_b : v.in_a) = true;
       }
     }
-  }
-
-  // Lines: by (file name, line) across the two reports.
+  };
+  collect(A, false);
+  collect(B, true);
   std::vector<Entry> lines;
-  {
-    // (file, line) -> counts in A and B; a line with no code in one of
-    // them is absent there (null in JSON, "-" in text).
-    struct Counts {
-      int64_t a = 0, b = 0;
-      bool in_a = false, in_b = false;
-    };
-    std::map<std::pair<std::string, uint32_t>, Counts> by;
-    auto collect = [&](const Side& s, bool second) {
-      for (size_t file = 0; file < s.r().by_file.size(); ++file) {
-        if (!s.filter->Keep(static_cast<uint32_t>(file))) continue;
-        for (const report::FileLine& l : s.r().by_file[file].lines) {
-          if (!l.count) continue;
-          Counts& v = by[{s.r().files[file], l.line}];
-          (second ? v.b : v.a) += *l.count;
-          (second ? v.in_b : v.in_a) = true;
-        }
-      }
-    };
-    collect(A, false);
-    collect(B, true);
-    for (const auto& [where, c] : by) {
-      const double sa = ShareOf(c.a, A.line_executions),
-                   sb = ShareOf(c.b, B.line_executions);
-      if (c.a == c.b && sa == sb && c.in_a == c.in_b) continue;
-      Entry e;
-      e.change = std::fabs(sb - sa);
-      e.delta = static_cast<long double>(c.b) - c.a;
-      e.key = std::make_tuple(where.first, where.second, std::string());
-      e.text = fmt::format(
-          "{:>14} {:>14} {:>12} {:>7} {:>7}  {}:{}",
-          c.in_a ? std::to_string(c.a) : "-", c.in_b ? std::to_string(c.b) : "-",
-          Signed(e.delta), c.in_a ? Pct(sa) : "-", c.in_b ? Pct(sb) : "-",
-          Printable(where.first), where.second);
-      e.json = ojson{{"file", where.first},
-                     {"line", where.second},
-                     {"a", c.in_a ? ojson(c.a) : ojson(nullptr)},
-                     {"b", c.in_b ? ojson(c.b) : ojson(nullptr)},
-                     {"share_a", sa},
-                     {"share_b", sb}};
-      lines.push_back(std::move(e));
-    }
+  for (const auto& [where, c] : by) {
+    const double sa = ShareOf(c.a, A.line_executions),
+                 sb = ShareOf(c.b, B.line_executions);
+    if (c.a == c.b && sa == sb && c.in_a == c.in_b) continue;
+    Entry e;
+    e.change = std::fabs(sb - sa);
+    e.delta = static_cast<long double>(c.b) - c.a;
+    e.key = std::make_tuple(where.first, where.second, std::string());
+    e.text = fmt::format(
+        "{:>14} {:>14} {:>12} {:>7} {:>7}  {}:{}",
+        c.in_a ? std::to_string(c.a) : "-", c.in_b ? std::to_string(c.b) : "-",
+        Signed(e.delta), c.in_a ? Pct(sa) : "-", c.in_b ? Pct(sb) : "-",
+        Printable(where.first), where.second);
+    e.json = ojson{{"file", where.first},
+                   {"line", where.second},
+                   {"a", c.in_a ? ojson(c.a) : ojson(nullptr)},
+                   {"b", c.in_b ? ojson(c.b) : ojson(nullptr)},
+                   {"share_a", sa},
+                   {"share_b", sb}};
+    lines.push_back(std::move(e));
   }
-  const size_t n_functions = functions.size(), n_lines = lines.size(),
-               n_branches = branches.size(), n_paths = paths.size();
-  SortAndCut(&functions, top);
-  SortAndCut(&lines, top);
-  SortAndCut(&branches, top);
-  SortAndCut(&paths, top);
+  return lines;
+}
 
-  if (json) {
-    ojson root;
-    root["a"] = ojson{{"profile", path_a}, {"runs", A.r().runs}};
-    root["b"] = ojson{{"profile", path_b}, {"runs", B.r().runs}};
-    root["matched_functions"] = n_both;
-    root["unchanged_cfgs"] = n_same;
-    root["only_in_a"] = only_a_json;
-    root["only_in_b"] = only_b_json;
-    root["cfg_changed"] = changed_json;
-    auto list = [](const std::vector<Entry>& v) {
-      ojson a = ojson::array();
-      for (const Entry& e : v) a.push_back(e.json);
-      return a;
-    };
-    root["functions"] = list(functions);
-    root["lines"] = list(lines);
-    root["branches"] = list(branches);
-    root["paths"] = list(paths);
-    std::cout << JsonDump(root) << "\n";
-    std::cout.flush();
-    return 0;
-  }
-  fmt::print("diff A {} ({} runs) -> B {} ({} runs)\n", Printable(path_a),
-             A.r().runs, Printable(path_b), B.r().runs);
+// Each section's number of changed entries, before --top cuts it.
+struct SectionTotals {
+  size_t functions, lines, branches, paths;
+};
+
+void PrintJson(const Side& A, const Side& B, const Diff& d) {
+  ojson root;
+  root["a"] = ojson{{"profile", A.r().profile}, {"runs", A.r().runs}};
+  root["b"] = ojson{{"profile", B.r().profile}, {"runs", B.r().runs}};
+  root["matched_functions"] = d.n_both;
+  root["unchanged_cfgs"] = d.n_same;
+  root["only_in_a"] = d.only_a_json;
+  root["only_in_b"] = d.only_b_json;
+  root["cfg_changed"] = d.changed_json;
+  auto list = [](const std::vector<Entry>& v) {
+    ojson a = ojson::array();
+    for (const Entry& e : v) a.push_back(e.json);
+    return a;
+  };
+  root["functions"] = list(d.functions);
+  root["lines"] = list(d.lines);
+  root["branches"] = list(d.branches);
+  root["paths"] = list(d.paths);
+  std::cout << JsonDump(root) << "\n";
+  std::cout.flush();
+}
+
+void PrintSection(const char* title, const std::string& header,
+                  const std::vector<Entry>& v, size_t total) {
+  fmt::print("\n{} ({} changed{}):\n", title, total,
+             v.size() < total ? fmt::format(", {} shown; --top 0 lists all",
+                                            v.size())
+                              : std::string());
+  if (v.empty()) return;
+  fmt::print("{}\n", header);
+  for (const Entry& e : v) fmt::print("{}\n", e.text);
+}
+
+void PrintText(const Side& A, const Side& B, const Diff& d,
+               const SectionTotals& n) {
+  fmt::print("diff A {} ({} runs) -> B {} ({} runs)\n",
+             Printable(A.r().profile), A.r().runs, Printable(B.r().profile),
+             B.r().runs);
   fmt::print("functions: {} in both ({} with the same CFG), {} only in A, {} "
              "only in B\n",
-             n_both, n_same, n_only_a, n_only_b);
-  for (const std::string& s : only_a) fmt::print("  only in A: {}\n", s);
-  for (const std::string& s : only_b) fmt::print("  only in B: {}\n", s);
-  for (const std::string& s : changed)
+             d.n_both, d.n_same, d.n_only_a, d.n_only_b);
+  for (const std::string& s : d.only_a) fmt::print("  only in A: {}\n", s);
+  for (const std::string& s : d.only_b) fmt::print("  only in B: {}\n", s);
+  for (const std::string& s : d.changed)
     fmt::print("  CFG changed (edges, branches and paths not compared): {}\n", s);
-  auto section = [&](const char* title, const std::string& header,
-                     const std::vector<Entry>& v, size_t total) {
-    fmt::print("\n{} ({} changed{}):\n", title, total,
-               v.size() < total ? fmt::format(", {} shown; --top 0 lists all",
-                                              v.size())
-                                : std::string());
-    if (v.empty()) return;
-    fmt::print("{}\n", header);
-    for (const Entry& e : v) fmt::print("{}\n", e.text);
-  };
-  section("Functions: execution counts, share of all calls",
-          fmt::format("{:>14} {:>14} {:>12} {:>7} {:>7}  function", "A", "B",
-                      "change", "A", "B"),
-          functions, n_functions);
-  section("Lines: gcov's line counts, share of all line executions",
-          fmt::format("{:>14} {:>14} {:>12} {:>7} {:>7}  line", "A", "B",
-                      "change", "A", "B"),
-          lines, n_lines);
-  section("Branches: taken, of the times their block ran",
-          fmt::format("{:>22} {:>22}  branch", "A", "B"), branches, n_branches);
-  section("Paths: counts, share of the function's path executions",
-          fmt::format("{:>14} {:>14} {:>7} {:>7}  path", "A", "B", "A", "B"),
-          paths, n_paths);
+  PrintSection("Functions: execution counts, share of all calls",
+               fmt::format("{:>14} {:>14} {:>12} {:>7} {:>7}  function", "A",
+                           "B", "change", "A", "B"),
+               d.functions, n.functions);
+  PrintSection("Lines: gcov's line counts, share of all line executions",
+               fmt::format("{:>14} {:>14} {:>12} {:>7} {:>7}  line", "A", "B",
+                           "change", "A", "B"),
+               d.lines, n.lines);
+  PrintSection("Branches: taken, of the times their block ran",
+               fmt::format("{:>22} {:>22}  branch", "A", "B"), d.branches,
+               n.branches);
+  PrintSection("Paths: counts, share of the function's path executions",
+               fmt::format("{:>14} {:>14} {:>7} {:>7}  path", "A", "B", "A",
+                           "B"),
+               d.paths, n.paths);
   std::cout.flush();
+}
+
+}  // namespace
+
+int RunDiff(const ProfileInputs& inputs_a, const ProfileInputs& inputs_b, bool json,
+            uint64_t top, const FilterOptions& filter_options) {
+  Side A, B;
+  LoadReport(inputs_a, &A.loaded);
+  LoadReport(inputs_b, &B.loaded);
+  PrepareSide(filter_options, &A);
+  PrepareSide(filter_options, &B);
+  Diff d;
+  CompareFunctions(A, B, &d);
+  d.lines = CompareLines(A, B);
+  const SectionTotals n{d.functions.size(), d.lines.size(), d.branches.size(),
+                        d.paths.size()};
+  SortAndCut(&d.functions, top);
+  SortAndCut(&d.lines, top);
+  SortAndCut(&d.branches, top);
+  SortAndCut(&d.paths, top);
+  if (json)
+    PrintJson(A, B, d);
+  else
+    PrintText(A, B, d, n);
   return 0;
 }
 

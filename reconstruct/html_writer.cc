@@ -23,6 +23,7 @@
 #include "reconstruct/commands.h"
 #include "reconstruct/coverage_summary.h"
 #include "reconstruct/output_file.h"
+#include "reconstruct/html_assets.h"
 #include "reconstruct/source_text.h"
 #include "reconstruct/text_writer.h"
 
@@ -63,67 +64,6 @@ namespace {
 using report::FunctionReport;
 using report::PathReport;
 using report::Report;
-
-constexpr const char* kCss = R"(body{font-family:sans-serif;margin:1.5em;color:#222}
-h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
-table{border-collapse:collapse;margin:.4em 0}
-th,td{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}
-th{background:#eef;cursor:pointer;user-select:none}
-td.l,th.l{text-align:left}
-.hi{background:#cfc}.mid{background:#ffc}.lo{background:#fcc}
-.bar{display:block;height:100%;background:#6a6}
-.barbg{display:inline-block;width:60px;height:.7em;background:#e66;vertical-align:middle}
-table.src{font-family:monospace;font-size:13px;border:none}
-table.src td{border:none;padding:0 6px;white-space:pre;vertical-align:top}
-table.src td.ln{color:#888;text-align:right}
-table.src td.code{text-align:left}
-table.src td.cnt{text-align:right;min-width:5em}
-table.src tr.hit td.cnt{background:#cfc}
-table.src tr.miss td.cnt,table.src tr.miss td.code{background:#fdd}
-table.src tr.onpath td.code{background:#fe9;outline:1px solid #e90}
-td.br span{display:inline-block;min-width:1.2em;margin-right:2px;font-size:11px}
-.bt{color:#070}.bn{color:#c00}.bx{color:#999}
-button.path{display:block;font-family:monospace;font-size:12px;margin:1px;text-align:left}
-[hidden]{display:none!important}
-button.path.on{background:#fe9}
-.svg{overflow:auto;border:1px solid #ccc;max-height:700px}
-.note{color:#666;font-size:.9em}
-code{font-family:monospace}
-)";
-
-constexpr const char* kJs = R"(// report.js: sortable tables, hot path highlighting.
-function sortTable(th){
-  var table=th.closest('table'),tb=table.tBodies[0],i=th.cellIndex;
-  var dir=th.dataset.dir==='desc'?'asc':'desc';
-  for(var h of table.tHead.rows[0].cells)delete h.dataset.dir;
-  th.dataset.dir=dir;
-  var rows=Array.from(tb.rows);
-  rows.sort(function(a,b){
-    var x=a.cells[i].dataset.v,y=b.cells[i].dataset.v,c;
-    if(x!==undefined&&y!==undefined)c=parseFloat(x)-parseFloat(y);
-    else c=a.cells[i].textContent.localeCompare(b.cells[i].textContent);
-    return dir==='asc'?c:-c;});
-  for(var r of rows)tb.appendChild(r);
-}
-function showPath(id,scroll){
-  document.querySelectorAll('tr.onpath').forEach(function(r){r.classList.remove('onpath');});
-  document.querySelectorAll('button.path.on').forEach(function(b){b.classList.remove('on');});
-  var b=document.getElementById(id);if(!b)return;
-  b.classList.add('on');
-  var first=null;
-  b.dataset.lines.split(' ').forEach(function(n){
-    var r=document.getElementById('L'+n);
-    if(r){r.classList.add('onpath');if(!first)first=r;}});
-  if(first&&scroll)first.scrollIntoView({block:'center'});
-}
-document.addEventListener('DOMContentLoaded',function(){
-  document.querySelectorAll('table.sortable th').forEach(function(th){
-    th.addEventListener('click',function(){sortTable(th);});});
-  document.querySelectorAll('button.path').forEach(function(b){
-    b.addEventListener('click',function(){history.replaceState(null,'','#'+b.id);showPath(b.id,true);});});
-  if(location.hash.length>1)showPath(location.hash.substring(1),false);
-});
-)";
 
 std::string Head(const std::string& title) {
   return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -386,6 +326,424 @@ std::string PathId(size_t function, size_t rank) {
   return fmt::format("path-{}-{}", function, rank);
 }
 
+// A hot path of the program: (function, rank within the function).
+struct Hot {
+  size_t function, rank;
+};
+
+// What the pages share: the report and the choices, which page shows
+// which file, the functions and paths shown, the CFG pictures.
+struct Site {
+  Site(const Report& report, const FileFilter& file_filter,
+       const HtmlOptions& options)
+      : r(report), filter(file_filter), o(options) {}
+
+  const Report& r;
+  const FileFilter& filter;
+  const HtmlOptions& o;
+  coverage::Summary summary;
+  std::string title;
+  std::string root;                   // the files' common directory
+  std::vector<int64_t> page_of_file;  // Report file -> page, or -1
+  std::vector<size_t> shown;          // functions shown, report order
+  std::vector<size_t> hottest;        // the same, most calls first
+  long double program_paths = 0;      // the program's path executions
+  std::vector<Hot> hot_paths;         // the index's, hottest first
+  std::map<size_t, std::string> svg_of;  // function -> its CFG picture
+
+  std::string PageName(size_t page) const {
+    return fmt::format("f{}.html", page);
+  }
+  std::string FunctionLink(size_t fi) const {
+    const FunctionReport& f = r.functions[fi];
+    return fmt::format("<a href=\"{}#fn{}\">{}</a>",
+                       PageName(page_of_file[f.file]), fi,
+                       HtmlEscape(f.display_name()));
+  }
+  std::string Where(const FunctionReport& f) const {
+    return fmt::format(
+        "<a href=\"{}#L{}\">{}:{}</a>", PageName(page_of_file[f.file]), f.line,
+        HtmlEscape(Relative(summary.files[page_of_file[f.file]].path, root)),
+        f.line);
+  }
+  // Paths listed per function: the page's own, and those the index links.
+  uint64_t PathsKept() const {
+    return std::max<uint64_t>(o.paths_per_function, o.top_paths);
+  }
+};
+
+// Pages: one per file of the summary; their common directory.
+void PlanPages(Site* s) {
+  std::vector<std::string> paths;
+  for (const coverage::FileCoverage& f : s->summary.files)
+    paths.push_back(f.path);
+  s->root = CommonDir(paths);
+  std::map<std::string, size_t> page_of_path;
+  for (size_t i = 0; i < s->summary.files.size(); ++i)
+    page_of_path[s->summary.files[i].path] = i;
+  s->page_of_file.assign(s->r.files.size(), -1);
+  for (size_t f = 0; f < s->r.files.size(); ++f) {
+    if (!s->filter.Keep(static_cast<uint32_t>(f))) continue;
+    auto it = page_of_path.find(s->filter.AbsolutePath(static_cast<uint32_t>(f)));
+    if (it != page_of_path.end())
+      s->page_of_file[f] = static_cast<int64_t>(it->second);
+  }
+}
+
+// Functions shown, hottest first; the program's hottest paths among them.
+void ChooseFunctionsAndPaths(Site* s) {
+  const Report& r = s->r;
+  for (size_t i = 0; i < r.functions.size(); ++i)
+    if (s->filter.KeepFunction(r.functions[i]) &&
+        s->page_of_file[r.functions[i].file] >= 0)
+      s->shown.push_back(i);
+  s->hottest = s->shown;
+  std::stable_sort(s->hottest.begin(), s->hottest.end(), [&](size_t a, size_t b) {
+    return CountOf(r.functions[a].execution_count) >
+           CountOf(r.functions[b].execution_count);
+  });
+  for (const FunctionReport& f : r.functions)
+    if (f.paths) s->program_paths += static_cast<long double>(f.paths->total);
+  for (size_t fi : s->shown)
+    if (r.functions[fi].paths)
+      for (size_t k = 0;
+           k < r.functions[fi].paths->executed.size() && k < s->PathsKept(); ++k)
+        s->hot_paths.push_back({fi, k});
+  std::stable_sort(s->hot_paths.begin(), s->hot_paths.end(),
+                   [&](const Hot& a, const Hot& b) {
+                     return r.functions[a.function].paths->executed[a.rank].count >
+                            r.functions[b.function].paths->executed[b.rank].count;
+                   });
+  if (s->hot_paths.size() > s->o.top_paths) s->hot_paths.resize(s->o.top_paths);
+}
+
+// CFG pictures: the hottest functions, and those of the hottest paths.
+void DrawCfgs(Site* s) {
+  std::vector<size_t> cfg_functions;
+  {
+    std::set<size_t> chosen;
+    for (size_t k = 0; k < s->hottest.size() && chosen.size() < s->o.cfg_functions;
+         ++k)
+      if (CountOf(s->r.functions[s->hottest[k]].execution_count) > 0)
+        chosen.insert(s->hottest[k]);
+    if (s->o.cfg_functions > 0)
+      for (const Hot& h : s->hot_paths) chosen.insert(h.function);
+    cfg_functions.assign(chosen.begin(), chosen.end());
+  }
+  if (cfg_functions.empty()) return;
+  std::string graphs;
+  for (size_t k = 0; k < cfg_functions.size(); ++k)
+    graphs += Dot(s->r, s->r.functions[cfg_functions[k]], cfg_functions[k]);
+  const std::vector<std::string> svgs =
+      RunDot(s->o.dot, graphs, cfg_functions.size());
+  for (size_t k = 0; k < svgs.size(); ++k) s->svg_of[cfg_functions[k]] = svgs[k];
+}
+
+// The lines, functions and branches rows of a totals table.
+std::string TotalsRows(const coverage::Totals& t) {
+  std::string h;
+  for (auto [name, hit, total] :
+       {std::make_tuple("Lines", t.lines_hit, t.lines),
+        std::make_tuple("Functions", t.functions_hit, t.functions),
+        std::make_tuple("Branches", t.branches_hit, t.branches)})
+    h += fmt::format("<tr><td class=\"l\">{}</td>{}</tr>\n", name,
+                     RateCells(hit, total));
+  return h;
+}
+
+// One row of a directory or file table: lines, functions, branches.
+std::string RateRow(const std::string& first_cell, const coverage::Totals& t) {
+  return fmt::format("<tr><td class=\"l\">{}</td>{}{}{}</tr>\n", first_cell,
+                     RateCells(t.lines_hit, t.lines),
+                     RateCells(t.functions_hit, t.functions),
+                     RateCells(t.branches_hit, t.branches));
+}
+
+std::string DirectoriesAndFiles(const Site& s) {
+  std::map<std::string, coverage::Totals> dirs;
+  for (const coverage::FileCoverage& f : s.summary.files)
+    dirs[Dirname(Relative(f.path, s.root))].Add(f.totals);
+  std::string h =
+      "<h2>Directories</h2>\n<table class=\"sortable\" id=\"dirs\"><thead>"
+      "<tr><th class=\"l\">directory</th>" +
+      RateHeader("lines") + RateHeader("functions") + RateHeader("branches") +
+      "</tr></thead><tbody>\n";
+  for (const auto& [dir, t] : dirs) h += RateRow(HtmlEscape(dir), t);
+  h += "</tbody></table>\n";
+  h += "<h2>Files</h2>\n<table class=\"sortable\" id=\"files\"><thead><tr>"
+       "<th class=\"l\">file</th>" +
+       RateHeader("lines") + RateHeader("functions") + RateHeader("branches") +
+       "</tr></thead><tbody>\n";
+  for (size_t i = 0; i < s.summary.files.size(); ++i) {
+    const coverage::FileCoverage& f = s.summary.files[i];
+    h += RateRow(fmt::format("<a href=\"{}\">{}</a>", s.PageName(i),
+                             HtmlEscape(Relative(f.path, s.root))),
+                 f.totals);
+  }
+  return h + "</tbody></table>\n";
+}
+
+std::string HottestFunctions(const Site& s) {
+  const Report& r = s.r;
+  std::string h = fmt::format(
+      "<h2>Hottest functions</h2>\n<p class=\"note\">By calls; "
+      "<a href=\"functions.html\">all {} functions</a>.</p>\n",
+      s.shown.size());
+  h += "<table class=\"sortable\" id=\"hot-functions\"><thead><tr><th>#</th>"
+       "<th class=\"l\">function</th><th class=\"l\">where</th><th>calls</th>"
+       "<th>% of calls</th></tr></thead><tbody>\n";
+  long double calls = 0;
+  for (size_t fi : s.shown) calls += CountOf(r.functions[fi].execution_count);
+  for (size_t k = 0; k < s.hottest.size() && k < s.o.top_functions; ++k) {
+    const FunctionReport& f = r.functions[s.hottest[k]];
+    const long double c = CountOf(f.execution_count);
+    h += fmt::format(
+        "<tr><td data-v=\"{}\">{}</td><td class=\"l\">{}</td><td "
+        "class=\"l\">{}</td><td data-v=\"{}\">{}</td><td>{}</td></tr>\n",
+        k + 1, k + 1, s.FunctionLink(s.hottest[k]), s.Where(f), CountText(c),
+        CountText(c),
+        calls > 0 ? fmt::format("{:.1f}%", static_cast<double>(100 * c / calls))
+                  : "-");
+  }
+  return h + "</tbody></table>\n";
+}
+
+std::string HottestPaths(const Site& s) {
+  if (s.hot_paths.empty()) return "";
+  std::string h = fmt::format(
+      "<h2>Hottest paths</h2>\n<p class=\"note\">Ball–Larus paths by count, "
+      "across functions; % fn: share of the function's path executions, % "
+      "all: of the program's ({} path executions).  A path is one run "
+      "through a function's blocks that never goes round a loop.  It starts "
+      "at ENTRY (a call) or, marked \"^\", at the block listed first: a "
+      "loop's next iteration, a loop entered, or a cut block.  It ends at "
+      "EXIT (a return); \"-&gt; back edge to B\": the iteration ended, "
+      "going back to the loop's header B; \"-&gt; loop entry to B\": the "
+      "program entered the loop at B (the loop's iterations are counted "
+      "apart from the code before it); \"-&gt; cut at B\": the program "
+      "entered block B, where paths are cut (a call that may not return, or "
+      "a function with more paths than its table holds), and the next path "
+      "starts there; \"(did not return)\": a call there never returned "
+      "(exit, abort, longjmp or an exception); \"(abnormal jump)\": a "
+      "computed goto, a nonlocal goto or a longjmp back to a setjmp left it, "
+      "and the next path starts at ENTRY, then the block jumped to.  "
+      "The link highlights the path on its source.</p>\n",
+      CountText(s.program_paths));
+  h += "<table class=\"sortable\" id=\"hot-paths\"><thead><tr><th>#</th>"
+       "<th>count</th><th>% fn</th><th>% all</th><th class=\"l\">function"
+       "</th><th class=\"l\">path</th></tr></thead><tbody>\n";
+  for (size_t k = 0; k < s.hot_paths.size(); ++k) {
+    const FunctionReport& f = s.r.functions[s.hot_paths[k].function];
+    const PathReport& p = f.paths->executed[s.hot_paths[k].rank];
+    const long double ft = static_cast<long double>(f.paths->total);
+    h += fmt::format(
+        "<tr><td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td><td>{}</td>"
+        "<td>{}</td><td class=\"l\">{}</td><td class=\"l\"><a "
+        "href=\"{}#{}\"><code>path {}: {}</code></a></td></tr>\n",
+        k + 1, k + 1, p.count, p.count,
+        ft > 0 ? fmt::format("{:.1f}%", static_cast<double>(100 * p.count / ft)) : "-",
+        s.program_paths > 0
+            ? fmt::format("{:.1f}%",
+                          static_cast<double>(100 * p.count / s.program_paths))
+            : "-",
+        s.FunctionLink(s.hot_paths[k].function), s.PageName(s.page_of_file[f.file]),
+        PathId(s.hot_paths[k].function, s.hot_paths[k].rank), p.number,
+        HtmlEscape(PathText(p)));
+  }
+  return h + "</tbody></table>\n";
+}
+
+// index.html: totals, directories, files, hottest functions and paths.
+std::string IndexPage(const Site& s) {
+  const Report& r = s.r;
+  std::string h = Head(s.title);
+  h += "<h1>" + HtmlEscape(s.title) + "</h1>\n";
+  h += fmt::format(
+      "<p class=\"note\">Profile <code>{}</code>: {} runs, {} translation "
+      "units, {} functions shown{}.  Root: <code>{}</code>.</p>\n",
+      HtmlEscape(r.profile), r.runs, r.tus.size(), s.shown.size(),
+      r.has_paths ? ", with Ball–Larus path profiles" : "", HtmlEscape(s.root));
+  h += "<h2>Summary</h2>\n<table id=\"totals\"><thead><tr><th class=\"l\">"
+       "</th>" + RateHeader("%") + "</tr></thead><tbody>\n";
+  h += TotalsRows(s.summary.totals);
+  h += "</tbody></table>\n";
+  h += DirectoriesAndFiles(s);
+  h += HottestFunctions(s);
+  h += HottestPaths(s);
+  h += "<p class=\"note\">Line, function and branch figures are lcov's for "
+       "the same counts (gcov's line counts).  Written by "
+       "ballarus-reconstruct html.</p>\n</body></html>\n";
+  return h;
+}
+
+// functions.html: every function shown, sortable.
+std::string FunctionsPage(const Site& s) {
+  std::string h = Head("functions — " + s.title);
+  h += "<p><a href=\"index.html\">index</a></p><h1>Functions</h1>\n"
+       "<table class=\"sortable\" id=\"functions\"><thead><tr><th "
+       "class=\"l\">function</th><th class=\"l\">where</th><th>calls</th>"
+       "<th>blocks executed</th><th>paths executed</th></tr></thead><tbody>\n";
+  for (size_t fi : s.shown) {
+    const FunctionReport& f = s.r.functions[fi];
+    size_t executed = 0;
+    for (size_t b = 2; b < f.blocks.size(); ++b)
+      executed += f.blocks[b].count && *f.blocks[b].count > 0;
+    const size_t nb = f.blocks.size() > 2 ? f.blocks.size() - 2 : 0;
+    h += fmt::format(
+        "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td "
+        "data-v=\"{}\">{}</td><td data-v=\"{}\">{} / {}</td><td>{}</td></tr>\n",
+        s.FunctionLink(fi), s.Where(f), CountText(CountOf(f.execution_count)),
+        f.execution_count ? CountText(CountOf(f.execution_count)) : "?",
+        executed, executed, nb,
+        f.paths ? fmt::format("{} of {}", f.paths->executed.size(), f.paths->n_paths)
+                : "-");
+  }
+  h += "</tbody></table>\n</body></html>\n";
+  return h;
+}
+
+// A function's hottest paths on file page `page`, as buttons that
+// highlight their lines.
+std::string PathButtons(const Site& s, size_t fi, size_t page) {
+  const FunctionReport& f = s.r.functions[fi];
+  std::string buttons;
+  if (!f.paths) return buttons;
+  const long double ft = static_cast<long double>(f.paths->total);
+  for (size_t k = 0; k < f.paths->executed.size() && k < s.PathsKept(); ++k) {
+    const PathReport& p = f.paths->executed[k];
+    // Paths beyond the per-function limit are there for the index's
+    // links only.
+    const bool hidden = k >= s.o.paths_per_function;
+    buttons += fmt::format(
+        "<button class=\"path\" id=\"{}\" data-lines=\"{}\"{}>{} × "
+        "({:.1f}% fn{}) path {}: {}</button>",
+        PathId(fi, k), PathLines(p, static_cast<uint32_t>(page), s.page_of_file),
+        hidden ? " hidden" : "", p.count,
+        ft > 0 ? static_cast<double>(100 * p.count / ft) : 0.0,
+        s.program_paths > 0
+            ? fmt::format(", {:.1f}% all",
+                          static_cast<double>(100 * p.count / s.program_paths))
+            : "",
+        p.number, HtmlEscape(PathText(p)));
+  }
+  return buttons;
+}
+
+// The functions of a file page, with their hottest paths (a click
+// highlights the path's lines in the source below).
+std::string FileFunctions(const Site& s, size_t page,
+                          const std::vector<size_t>& fns) {
+  if (fns.empty()) return "";
+  std::string h =
+      "<h2>Functions</h2>\n<table class=\"sortable\" id=\"file-functions\">"
+      "<thead><tr><th class=\"l\">function</th><th>line</th><th>calls</th>"
+      "<th>paths executed</th><th class=\"l\">hottest paths (click: "
+      "highlight)</th></tr></thead><tbody>\n";
+  for (size_t fi : fns) {
+    const FunctionReport& f = s.r.functions[fi];
+    h += fmt::format(
+        "<tr id=\"fn{}\"><td class=\"l\">{}{}</td><td data-v=\"{}\"><a "
+        "href=\"#L{}\">{}</a></td><td data-v=\"{}\">{}</td><td>{}</td><td "
+        "class=\"l\">{}</td></tr>\n",
+        fi, HtmlEscape(f.display_name()),
+        s.svg_of.count(fi) ? fmt::format(" <a href=\"#cfg{}\">(CFG)</a>", fi)
+                           : std::string(),
+        f.line, f.line, f.line, CountText(CountOf(f.execution_count)),
+        f.execution_count ? CountText(CountOf(f.execution_count)) : "?",
+        f.paths ? fmt::format("{} of {}", f.paths->executed.size(),
+                              f.paths->n_paths)
+                : "-",
+        PathButtons(s, fi, page));
+  }
+  return h + "</tbody></table>\n";
+}
+
+// A source line's branches: taken (count), never taken (0), not executed.
+std::string BranchCells(const std::vector<coverage::Branch>& branches) {
+  std::string out;
+  for (size_t k = 0; k < branches.size(); ++k) {
+    const coverage::Branch& br = branches[k];
+    if (!br.executed)
+      out += fmt::format(
+          "<span class=\"bx\" title=\"branch {} not executed\">-</span>", k);
+    else if (br.count > 0)
+      out += fmt::format(
+          "<span class=\"bt\" title=\"branch {} taken {} times\">{}</span>", k,
+          br.count, br.count);
+    else
+      out += fmt::format(
+          "<span class=\"bn\" title=\"branch {} never taken\">0</span>", k);
+  }
+  return out;
+}
+
+// The annotated source: count, hit or miss, branches, text per line.
+std::string SourceTable(const coverage::FileCoverage& fc,
+                        const std::vector<std::string>* text) {
+  std::string h = "<h2>Source</h2>\n<table class=\"src\" id=\"source\"><tbody>\n";
+  size_t n_lines = text ? text->size() : 0;
+  if (!fc.lines.empty()) n_lines = std::max<size_t>(n_lines, fc.lines.rbegin()->first);
+  for (uint32_t ln = 1; ln <= n_lines; ++ln) {
+    auto it = fc.lines.find(ln);
+    std::string cls, count;
+    if (it != fc.lines.end()) {
+      cls = it->second > 0 ? "hit" : "miss";
+      count = it->second > 0 ? std::to_string(it->second) : "#####";
+    }
+    auto b = fc.branches.find(ln);
+    const std::string branches =
+        b != fc.branches.end() ? BranchCells(b->second) : std::string();
+    const std::string code =
+        text && ln <= text->size() ? HtmlEscape((*text)[ln - 1]) : "";
+    h += fmt::format(
+        "<tr id=\"L{}\"{}><td class=\"ln\">{}</td><td class=\"cnt\">{}</td>"
+        "<td class=\"br\">{}</td><td class=\"code\">{}</td></tr>\n",
+        ln, cls.empty() ? "" : " class=\"" + cls + "\"", ln, count, branches,
+        code);
+  }
+  if (!text)
+    h += "<tr><td></td><td></td><td></td><td class=\"code\">(source not "
+         "found)</td></tr>\n";
+  return h + "</tbody></table>\n";
+}
+
+// The CFG pictures of the page's functions that have one.
+std::string CfgSections(const Site& s, const std::vector<size_t>& fns) {
+  std::string h;
+  for (size_t fi : fns) {
+    auto svg = s.svg_of.find(fi);
+    if (svg == s.svg_of.end()) continue;
+    const FunctionReport& f = s.r.functions[fi];
+    h += fmt::format(
+        "<h2 id=\"cfg{}\">CFG of {} <span class=\"note\">line {}, {} calls; "
+        "blocks coloured by count, edges as wide as their count, the "
+        "hottest path in red</span></h2>\n<div class=\"svg\">{}</div>\n",
+        fi, HtmlEscape(f.display_name()), f.line,
+        f.execution_count ? CountText(CountOf(f.execution_count)) : "?",
+        svg->second);
+  }
+  return h;
+}
+
+// f<page>.html: the file's totals, functions, source and CFG pictures.
+std::string SourcePage(const Site& s, size_t page, const std::vector<size_t>& fns,
+                       SourceCache* sources) {
+  const coverage::FileCoverage& fc = s.summary.files[page];
+  const std::string rel = Relative(fc.path, s.root);
+  std::string h = Head(rel + " — " + s.title);
+  h += "<p><a href=\"index.html\">index</a></p>\n<h1>" + HtmlEscape(rel) +
+       "</h1>\n";
+  h += "<table id=\"file-totals\"><thead><tr><th class=\"l\"></th>" +
+       RateHeader("%") + "</tr></thead><tbody>\n";
+  h += TotalsRows(fc.totals);
+  h += "</tbody></table>\n";
+  h += FileFunctions(s, page, fns);
+  h += SourceTable(fc, sources->Lines(fc.file));
+  h += CfgSections(s, fns);
+  h += "</body></html>\n";
+  return h;
+}
+
 }  // namespace
 
 size_t WriteHtmlReport(const Report& r, const FileFilter& filter,
@@ -395,369 +753,27 @@ size_t WriteHtmlReport(const Report& r, const FileFilter& filter,
   struct stat st;
   if (stat(o.out_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     Fail(o.out_dir, "not a directory");
-  const coverage::Summary summary = coverage::Summarize(r, filter);
+  Site s(r, filter, o);
+  s.summary = coverage::Summarize(r, filter);
   SourceCache sources(r, filter);
-  const std::string title =
-      o.title.empty() ? "ballarus report: " + r.profile : o.title;
-
-  // Pages: one per file of the summary.
-  std::vector<std::string> paths;
-  for (const coverage::FileCoverage& f : summary.files) paths.push_back(f.path);
-  const std::string root = CommonDir(paths);
-  std::map<std::string, size_t> page_of_path;
-  for (size_t i = 0; i < summary.files.size(); ++i)
-    page_of_path[summary.files[i].path] = i;
-  std::vector<int64_t> page_of_file(r.files.size(), -1);
-  for (size_t f = 0; f < r.files.size(); ++f) {
-    if (!filter.Keep(static_cast<uint32_t>(f))) continue;
-    auto it = page_of_path.find(filter.AbsolutePath(static_cast<uint32_t>(f)));
-    if (it != page_of_path.end()) page_of_file[f] = static_cast<int64_t>(it->second);
-  }
-  auto page_name = [&](size_t page) { return fmt::format("f{}.html", page); };
-
-  // Functions shown, hottest first.
-  std::vector<size_t> shown;
-  for (size_t i = 0; i < r.functions.size(); ++i)
-    if (filter.KeepFunction(r.functions[i]) &&
-        page_of_file[r.functions[i].file] >= 0)
-      shown.push_back(i);
-  std::vector<size_t> hottest = shown;
-  std::stable_sort(hottest.begin(), hottest.end(), [&](size_t a, size_t b) {
-    return CountOf(r.functions[a].execution_count) >
-           CountOf(r.functions[b].execution_count);
-  });
-  long double program_paths = 0;
-  for (const FunctionReport& f : r.functions)
-    if (f.paths) program_paths += static_cast<long double>(f.paths->total);
-  // The program's hottest paths: (function, rank within the function).
-  struct Hot {
-    size_t function, rank;
-  };
-  std::vector<Hot> hot_paths;
-  for (size_t fi : shown)
-    if (r.functions[fi].paths)
-      for (size_t k = 0; k < r.functions[fi].paths->executed.size() &&
-                         k < std::max<uint64_t>(o.paths_per_function, o.top_paths);
-           ++k)
-        hot_paths.push_back({fi, k});
-  std::stable_sort(hot_paths.begin(), hot_paths.end(),
-                   [&](const Hot& a, const Hot& b) {
-                     return r.functions[a.function].paths->executed[a.rank].count >
-                            r.functions[b.function].paths->executed[b.rank].count;
-                   });
-  if (hot_paths.size() > o.top_paths) hot_paths.resize(o.top_paths);
-
-  // CFG pictures: the hottest functions, and those of the hottest paths.
-  std::vector<size_t> cfg_functions;
-  {
-    std::set<size_t> chosen;
-    for (size_t k = 0; k < hottest.size() && chosen.size() < o.cfg_functions; ++k)
-      if (CountOf(r.functions[hottest[k]].execution_count) > 0)
-        chosen.insert(hottest[k]);
-    if (o.cfg_functions > 0)
-      for (const Hot& h : hot_paths) chosen.insert(h.function);
-    cfg_functions.assign(chosen.begin(), chosen.end());
-  }
-  std::map<size_t, std::string> svg_of;
-  if (!cfg_functions.empty()) {
-    std::string graphs;
-    for (size_t k = 0; k < cfg_functions.size(); ++k)
-      graphs += Dot(r, r.functions[cfg_functions[k]], cfg_functions[k]);
-    const std::vector<std::string> svgs =
-        RunDot(o.dot, graphs, cfg_functions.size());
-    for (size_t k = 0; k < svgs.size(); ++k) svg_of[cfg_functions[k]] = svgs[k];
-  }
-
-  auto function_link = [&](size_t fi) {
-    const FunctionReport& f = r.functions[fi];
-    return fmt::format("<a href=\"{}#fn{}\">{}</a>",
-                       page_name(page_of_file[f.file]), fi,
-                       HtmlEscape(f.display_name()));
-  };
-  auto where = [&](const FunctionReport& f) {
-    return fmt::format("<a href=\"{}#L{}\">{}:{}</a>",
-                       page_name(page_of_file[f.file]), f.line,
-                       HtmlEscape(Relative(summary.files[page_of_file[f.file]].path, root)),
-                       f.line);
-  };
+  s.title = o.title.empty() ? "ballarus report: " + r.profile : o.title;
+  PlanPages(&s);
+  ChooseFunctionsAndPaths(&s);
+  DrawCfgs(&s);
 
   size_t pages = 0;
-  WriteFile(o.out_dir + "/report.css", kCss);
-  WriteFile(o.out_dir + "/report.js", kJs);
-
-  // ---------------------------------------------------------------- index
-  {
-    std::string h = Head(title);
-    h += "<h1>" + HtmlEscape(title) + "</h1>\n";
-    h += fmt::format(
-        "<p class=\"note\">Profile <code>{}</code>: {} runs, {} translation "
-        "units, {} functions shown{}.  Root: <code>{}</code>.</p>\n",
-        HtmlEscape(r.profile), r.runs, r.tus.size(), shown.size(),
-        r.has_paths ? ", with Ball–Larus path profiles" : "", HtmlEscape(root));
-    h += "<h2>Summary</h2>\n<table id=\"totals\"><thead><tr><th class=\"l\">"
-         "</th>" + RateHeader("%") + "</tr></thead><tbody>\n";
-    for (auto [name, hit, total] :
-         {std::make_tuple("Lines", summary.totals.lines_hit, summary.totals.lines),
-          std::make_tuple("Functions", summary.totals.functions_hit,
-                          summary.totals.functions),
-          std::make_tuple("Branches", summary.totals.branches_hit,
-                          summary.totals.branches)})
-      h += fmt::format("<tr><td class=\"l\">{}</td>{}</tr>\n", name,
-                       RateCells(hit, total));
-    h += "</tbody></table>\n";
-
-    // Directories.
-    std::map<std::string, coverage::Totals> dirs;
-    for (const coverage::FileCoverage& f : summary.files)
-      dirs[Dirname(Relative(f.path, root))].Add(f.totals);
-    h += "<h2>Directories</h2>\n<table class=\"sortable\" id=\"dirs\"><thead>"
-         "<tr><th class=\"l\">directory</th>" +
-         RateHeader("lines") + RateHeader("functions") +
-         RateHeader("branches") + "</tr></thead><tbody>\n";
-    for (const auto& [dir, t] : dirs)
-      h += fmt::format("<tr><td class=\"l\">{}</td>{}{}{}</tr>\n", HtmlEscape(dir),
-                       RateCells(t.lines_hit, t.lines),
-                       RateCells(t.functions_hit, t.functions),
-                       RateCells(t.branches_hit, t.branches));
-    h += "</tbody></table>\n";
-
-    // Files.
-    h += "<h2>Files</h2>\n<table class=\"sortable\" id=\"files\"><thead><tr>"
-         "<th class=\"l\">file</th>" +
-         RateHeader("lines") + RateHeader("functions") +
-         RateHeader("branches") + "</tr></thead><tbody>\n";
-    for (size_t i = 0; i < summary.files.size(); ++i) {
-      const coverage::FileCoverage& f = summary.files[i];
-      h += fmt::format(
-          "<tr><td class=\"l\"><a href=\"{}\">{}</a></td>{}{}{}</tr>\n",
-          page_name(i), HtmlEscape(Relative(f.path, root)),
-          RateCells(f.totals.lines_hit, f.totals.lines),
-          RateCells(f.totals.functions_hit, f.totals.functions),
-          RateCells(f.totals.branches_hit, f.totals.branches));
-    }
-    h += "</tbody></table>\n";
-
-    // Hottest functions.
-    h += fmt::format(
-        "<h2>Hottest functions</h2>\n<p class=\"note\">By calls; "
-        "<a href=\"functions.html\">all {} functions</a>.</p>\n",
-        shown.size());
-    h += "<table class=\"sortable\" id=\"hot-functions\"><thead><tr><th>#</th>"
-         "<th class=\"l\">function</th><th class=\"l\">where</th><th>calls</th>"
-         "<th>% of calls</th></tr></thead><tbody>\n";
-    long double calls = 0;
-    for (size_t fi : shown) calls += CountOf(r.functions[fi].execution_count);
-    for (size_t k = 0; k < hottest.size() && k < o.top_functions; ++k) {
-      const FunctionReport& f = r.functions[hottest[k]];
-      const long double c = CountOf(f.execution_count);
-      h += fmt::format(
-          "<tr><td data-v=\"{}\">{}</td><td class=\"l\">{}</td><td "
-          "class=\"l\">{}</td><td data-v=\"{}\">{}</td><td>{}</td></tr>\n",
-          k + 1, k + 1, function_link(hottest[k]), where(f), CountText(c),
-          CountText(c),
-          calls > 0 ? fmt::format("{:.1f}%", static_cast<double>(100 * c / calls))
-                    : "-");
-    }
-    h += "</tbody></table>\n";
-
-    // Hottest paths.
-    if (!hot_paths.empty()) {
-      h += fmt::format(
-          "<h2>Hottest paths</h2>\n<p class=\"note\">Ball–Larus paths by count, "
-          "across functions; % fn: share of the function's path executions, % "
-          "all: of the program's ({} path executions).  \"^\": began after a "
-          "back edge, a cut loop entry or at a cut block; \"-&gt; back edge "
-          "to B\": ended by a loop's back edge; \"-&gt; loop entry to B\": "
-          "ended entering the loop at B (its entry edges are cut too); \"-&gt; "
-          "cut at B\": ended entering cut block B; "
-          "\"(did not return)\": exit(), longjmp or an exception left there; "
-          "\"(abnormal jump)\": left by a computed or nonlocal goto (the "
-          "next path starts ENTRY, then its target).  "
-          "The link highlights the path on its source.</p>\n",
-          CountText(program_paths));
-      h += "<table class=\"sortable\" id=\"hot-paths\"><thead><tr><th>#</th>"
-           "<th>count</th><th>% fn</th><th>% all</th><th class=\"l\">function"
-           "</th><th class=\"l\">path</th></tr></thead><tbody>\n";
-      for (size_t k = 0; k < hot_paths.size(); ++k) {
-        const FunctionReport& f = r.functions[hot_paths[k].function];
-        const PathReport& p = f.paths->executed[hot_paths[k].rank];
-        const long double ft = static_cast<long double>(f.paths->total);
-        h += fmt::format(
-            "<tr><td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td><td>{}</td>"
-            "<td>{}</td><td class=\"l\">{}</td><td class=\"l\"><a "
-            "href=\"{}#{}\"><code>path {}: {}</code></a></td></tr>\n",
-            k + 1, k + 1, p.count, p.count,
-            ft > 0 ? fmt::format("{:.1f}%", static_cast<double>(100 * p.count / ft)) : "-",
-            program_paths > 0
-                ? fmt::format("{:.1f}%", static_cast<double>(100 * p.count / program_paths))
-                : "-",
-            function_link(hot_paths[k].function), page_name(page_of_file[f.file]),
-            PathId(hot_paths[k].function, hot_paths[k].rank), p.number,
-            HtmlEscape(PathText(p)));
-      }
-      h += "</tbody></table>\n";
-    }
-    h += "<p class=\"note\">Line, function and branch figures are lcov's for "
-         "the same counts (gcov's line counts).  Written by "
-         "ballarus-reconstruct html.</p>\n</body></html>\n";
-    WriteFile(o.out_dir + "/index.html", h);
-    ++pages;
-  }
-
-  // ---------------------------------------------------------- functions
-  {
-    std::string h = Head("functions — " + title);
-    h += "<p><a href=\"index.html\">index</a></p><h1>Functions</h1>\n"
-         "<table class=\"sortable\" id=\"functions\"><thead><tr><th "
-         "class=\"l\">function</th><th class=\"l\">where</th><th>calls</th>"
-         "<th>blocks executed</th><th>paths executed</th></tr></thead><tbody>\n";
-    for (size_t fi : shown) {
-      const FunctionReport& f = r.functions[fi];
-      size_t executed = 0;
-      for (size_t b = 2; b < f.blocks.size(); ++b)
-        executed += f.blocks[b].count && *f.blocks[b].count > 0;
-      const size_t nb = f.blocks.size() > 2 ? f.blocks.size() - 2 : 0;
-      h += fmt::format(
-          "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td "
-          "data-v=\"{}\">{}</td><td data-v=\"{}\">{} / {}</td><td>{}</td></tr>\n",
-          function_link(fi), where(f), CountText(CountOf(f.execution_count)),
-          f.execution_count ? CountText(CountOf(f.execution_count)) : "?",
-          executed, executed, nb,
-          f.paths ? fmt::format("{} of {}", f.paths->executed.size(), f.paths->n_paths)
-                  : "-");
-    }
-    h += "</tbody></table>\n</body></html>\n";
-    WriteFile(o.out_dir + "/functions.html", h);
-    ++pages;
-  }
-
-  // ------------------------------------------------------------ sources
-  std::vector<std::vector<size_t>> functions_of_page(summary.files.size());
-  for (size_t fi : shown)
-    functions_of_page[page_of_file[r.functions[fi].file]].push_back(fi);
-  for (size_t page = 0; page < summary.files.size(); ++page) {
-    const coverage::FileCoverage& fc = summary.files[page];
-    const std::string rel = Relative(fc.path, root);
-    std::string h = Head(rel + " — " + title);
-    h += "<p><a href=\"index.html\">index</a></p>\n<h1>" + HtmlEscape(rel) +
-         "</h1>\n";
-    h += "<table id=\"file-totals\"><thead><tr><th class=\"l\"></th>" +
-         RateHeader("%") + "</tr></thead><tbody>\n";
-    for (auto [name, hit, total] :
-         {std::make_tuple("Lines", fc.totals.lines_hit, fc.totals.lines),
-          std::make_tuple("Functions", fc.totals.functions_hit, fc.totals.functions),
-          std::make_tuple("Branches", fc.totals.branches_hit, fc.totals.branches)})
-      h += fmt::format("<tr><td class=\"l\">{}</td>{}</tr>\n", name,
-                       RateCells(hit, total));
-    h += "</tbody></table>\n";
-
-    // Functions of the file, with their hottest paths (a click
-    // highlights the path's lines in the source below).
-    const std::vector<size_t>& fns = functions_of_page[page];
-    if (!fns.empty()) {
-      h += "<h2>Functions</h2>\n<table class=\"sortable\" id=\"file-functions\">"
-           "<thead><tr><th class=\"l\">function</th><th>line</th><th>calls</th>"
-           "<th>paths executed</th><th class=\"l\">hottest paths (click: "
-           "highlight)</th></tr></thead><tbody>\n";
-      for (size_t fi : fns) {
-        const FunctionReport& f = r.functions[fi];
-        std::string buttons;
-        if (f.paths) {
-          const long double ft = static_cast<long double>(f.paths->total);
-          for (size_t k = 0; k < f.paths->executed.size() &&
-                             k < std::max<uint64_t>(o.paths_per_function, o.top_paths);
-               ++k) {
-            const PathReport& p = f.paths->executed[k];
-            // Paths beyond the per-function limit are there for the
-            // index's links only.
-            const bool hidden = k >= o.paths_per_function;
-            buttons += fmt::format(
-                "<button class=\"path\" id=\"{}\" data-lines=\"{}\"{}>{} × "
-                "({:.1f}% fn{}) path {}: {}</button>",
-                PathId(fi, k),
-                PathLines(p, static_cast<uint32_t>(page), page_of_file),
-                hidden ? " hidden" : "", p.count,
-                ft > 0 ? static_cast<double>(100 * p.count / ft) : 0.0,
-                program_paths > 0
-                    ? fmt::format(", {:.1f}% all",
-                                  static_cast<double>(100 * p.count / program_paths))
-                    : "",
-                p.number, HtmlEscape(PathText(p)));
-          }
-        }
-        h += fmt::format(
-            "<tr id=\"fn{}\"><td class=\"l\">{}{}</td><td data-v=\"{}\"><a "
-            "href=\"#L{}\">{}</a></td><td data-v=\"{}\">{}</td><td>{}</td><td "
-            "class=\"l\">{}</td></tr>\n",
-            fi, HtmlEscape(f.display_name()),
-            svg_of.count(fi) ? fmt::format(" <a href=\"#cfg{}\">(CFG)</a>", fi)
-                             : std::string(),
-            f.line, f.line, f.line, CountText(CountOf(f.execution_count)),
-            f.execution_count ? CountText(CountOf(f.execution_count)) : "?",
-            f.paths ? fmt::format("{} of {}", f.paths->executed.size(),
-                                  f.paths->n_paths)
-                    : "-",
-            buttons);
-      }
-      h += "</tbody></table>\n";
-    }
-
-    // The annotated source.
-    h += "<h2>Source</h2>\n<table class=\"src\" id=\"source\"><tbody>\n";
-    // Lines of this page's path: every Report file that is this page.
-    const std::vector<std::string>* text = sources.Lines(fc.file);
-    size_t n_lines = text ? text->size() : 0;
-    if (!fc.lines.empty()) n_lines = std::max<size_t>(n_lines, fc.lines.rbegin()->first);
-    for (uint32_t ln = 1; ln <= n_lines; ++ln) {
-      auto it = fc.lines.find(ln);
-      std::string cls, count;
-      if (it != fc.lines.end()) {
-        cls = it->second > 0 ? "hit" : "miss";
-        count = it->second > 0 ? std::to_string(it->second) : "#####";
-      }
-      std::string branches;
-      auto b = fc.branches.find(ln);
-      if (b != fc.branches.end())
-        for (size_t k = 0; k < b->second.size(); ++k) {
-          const coverage::Branch& br = b->second[k];
-          if (!br.executed)
-            branches += fmt::format(
-                "<span class=\"bx\" title=\"branch {} not executed\">-</span>", k);
-          else if (br.count > 0)
-            branches += fmt::format(
-                "<span class=\"bt\" title=\"branch {} taken {} times\">{}</span>",
-                k, br.count, br.count);
-          else
-            branches += fmt::format(
-                "<span class=\"bn\" title=\"branch {} never taken\">0</span>", k);
-        }
-      const std::string code =
-          text && ln <= text->size() ? HtmlEscape((*text)[ln - 1]) : "";
-      h += fmt::format(
-          "<tr id=\"L{}\"{}><td class=\"ln\">{}</td><td class=\"cnt\">{}</td>"
-          "<td class=\"br\">{}</td><td class=\"code\">{}</td></tr>\n",
-          ln, cls.empty() ? "" : " class=\"" + cls + "\"", ln, count, branches,
-          code);
-    }
-    if (!text)
-      h += "<tr><td></td><td></td><td></td><td class=\"code\">(source not "
-           "found)</td></tr>\n";
-    h += "</tbody></table>\n";
-    // CFG pictures.
-    for (size_t fi : fns) {
-      auto svg = svg_of.find(fi);
-      if (svg == svg_of.end()) continue;
-      const FunctionReport& f = r.functions[fi];
-      h += fmt::format(
-          "<h2 id=\"cfg{}\">CFG of {} <span class=\"note\">line {}, {} calls; "
-          "blocks coloured by count, edges as wide as their count, the "
-          "hottest path in red</span></h2>\n<div class=\"svg\">{}</div>\n",
-          fi, HtmlEscape(f.display_name()), f.line,
-          f.execution_count ? CountText(CountOf(f.execution_count)) : "?",
-          svg->second);
-    }
-    h += "</body></html>\n";
-    WriteFile(o.out_dir + "/" + page_name(page), h);
+  WriteFile(o.out_dir + "/report.css", kReportCss);
+  WriteFile(o.out_dir + "/report.js", kReportJs);
+  WriteFile(o.out_dir + "/index.html", IndexPage(s));
+  ++pages;
+  WriteFile(o.out_dir + "/functions.html", FunctionsPage(s));
+  ++pages;
+  std::vector<std::vector<size_t>> functions_of_page(s.summary.files.size());
+  for (size_t fi : s.shown)
+    functions_of_page[s.page_of_file[r.functions[fi].file]].push_back(fi);
+  for (size_t page = 0; page < s.summary.files.size(); ++page) {
+    WriteFile(o.out_dir + "/" + s.PageName(page),
+              SourcePage(s, page, functions_of_page[page], &sources));
     ++pages;
   }
   return pages;

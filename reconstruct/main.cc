@@ -11,14 +11,17 @@
 //
 // This file only wires the command line (CLI11) to the subcommands, one
 // file each (cmd_show.cc, cmd_verify.cc, cmd_merge.cc, cmd_stats.cc,
-// cmd_paths.cc; reconstruct/commands.h).  A new subcommand is one more
-// add_subcommand here and one more cmd_*.cc.
+// cmd_paths.cc, ...; reconstruct/commands.h).  Each subcommand is a class
+// here that registers its options and calls its Run* function; a new
+// subcommand is one more class in AllSubcommands' table and one more
+// cmd_*.cc.
 //
 // Exit codes (docs/DESIGN.md): 0 success, 1 `verify` found violations,
 // 2 bad usage or bad input, reported as ONE line
 // `ballarus-reconstruct: FILE: offset N: problem`.  No exception escapes.
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -66,237 +69,373 @@ void AddInputs(CLI::App* app, ProfileInputs* in) {
                 "(default: stop at the first)");
 }
 
-int Main(int argc, char** argv) {
-  CLI::App app{"Reconstruct and check ballarus profiles.", kProg};
-  app.set_version_flag("--version", std::string(kProg) + " " + kVersion);
-  app.require_subcommand(1);
+// One subcommand: Register adds it and its options to the command line
+// (the options are stored in the object); Run runs it once it was chosen.
+// Main holds them in a table, in the order --help lists them.
+class Subcommand {
+ public:
+  virtual ~Subcommand() = default;
+  virtual CLI::App* Register(CLI::App* app) = 0;
+  virtual int Run() = 0;
+};
 
-  ProfileInputs show_in;
-  std::string show_regex;
-  bool show_json = false;
-  CLI::App* show =
-      app.add_subcommand("show", "Print every function's block, edge and "
-                                 "line counts.");
-  AddInputs(show, &show_in);
-  show->add_flag("--json", show_json, "print JSON (see docs/DESIGN.md)");
-  show->add_option("--function", show_regex,
-                   "only functions whose name or demangled name matches "
-                   "this regular expression");
+class ShowCommand : public Subcommand {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* show = app->add_subcommand(
+        "show", "Print every function's block, edge and line counts.");
+    AddInputs(show, &in_);
+    show->add_flag("--json", json_, "print JSON (see docs/DESIGN.md)");
+    show->add_option("--function", regex_,
+                     "only functions whose name or demangled name matches "
+                     "this regular expression");
+    return show;
+  }
+  int Run() override { return RunShow(in_, json_, regex_); }
 
-  ProfileInputs verify_in, verify_against;
-  std::string verify_against_path;
-  CLI::App* verify = app.add_subcommand(
-      "verify",
-      "Check flow conservation at every block, path counts, and "
-      "path-derived edge counts against edge counts; exit 1 on "
-      "violations.");
-  AddInputs(verify, &verify_in);
-  verify
-      ->add_option("--against", verify_against_path,
-                   "another profile of the same build: compare the "
-                   "path-derived edge counts of whichever side has paths "
-                   "with the other side's edge counts")
-      ->type_name("OTHER");
+ private:
+  ProfileInputs in_;
+  std::string regex_;
+  bool json_ = false;
+};
 
-  std::string merge_out;
-  ProfileInputs merge_in;
-  CLI::App* merge = app.add_subcommand(
-      "merge", "Merge profiles (counters of equal builds are added).");
-  merge->add_option("-o,--output", merge_out, "output profile (written "
-                                              "atomically)")
-      ->required();
-  AddInputs(merge, &merge_in);
+class VerifyCommand : public Subcommand {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* verify = app->add_subcommand(
+        "verify",
+        "Check flow conservation at every block, path counts, and "
+        "path-derived edge counts against edge counts; exit 1 on "
+        "violations.");
+    AddInputs(verify, &in_);
+    verify
+        ->add_option("--against", against_path_,
+                     "another profile of the same build: compare the "
+                     "path-derived edge counts of whichever side has paths "
+                     "with the other side's edge counts")
+        ->type_name("OTHER");
+    return verify;
+  }
+  int Run() override {
+    if (!against_path_.empty()) against_.args = {against_path_};
+    against_.skip_bad = in_.skip_bad;
+    return RunVerify(in_, against_);
+  }
 
-  ProfileInputs stats_in;
-  bool stats_json = false;
-  std::vector<std::string> stats_gcov;
-  CLI::App* stats = app.add_subcommand(
-      "stats", "Counter work per function: blocks, edges, static counters, "
-               "dynamic increments; with --gcov, gcov's for comparison.");
-  AddInputs(stats, &stats_in);
-  stats->add_flag("--json", stats_json, "print JSON");
-  stats->add_option("--gcov", stats_gcov,
-                    "gcov .gcda files of the same program and workload (the "
-                    ".gcno must lie beside each)");
+ private:
+  ProfileInputs in_, against_;
+  std::string against_path_;
+};
 
-  ProfileInputs paths_in;
-  PathsOptions paths_options;
-  FilterOptions paths_filter;
-  std::string& paths_regex = paths_options.regex;
-  std::string& paths_decode = paths_options.decode;
-  bool& paths_json = paths_options.json;
-  uint64_t& paths_top = paths_options.top;
-  CLI::App* paths = app.add_subcommand(
-      "paths",
-      "Ball-Larus path profile: each function's executed paths by "
-      "count, with their blocks and source lines.");
-  AddInputs(paths, &paths_in);
-  paths
-      ->add_option("--top", paths_top,
-                   "paths listed per function (with --program: in all), most "
-                   "executed first (0 = all; default 10)")
-      ->check(CLI::NonNegativeNumber)
-      ->type_name("N");
-  paths->add_option("--function", paths_regex,
-                    "only functions whose name or demangled name matches "
-                    "this regular expression");
-  paths->add_flag("--json", paths_json,
-                  "print the JSON of show --json with path fields (see "
-                  "docs/DESIGN.md)");
-  CLI::Option* decode_opt = paths->add_option(
-      "--decode", paths_decode,
-      "print path number ID (decimal, any size) of the --function "
-      "function(s), executed or not");
-  decode_opt->type_name("ID");
-  paths->add_flag("--program", paths_options.program,
-                  "one ranking of the hottest paths across all functions");
-  paths->add_flag("--source", paths_options.source,
-                  "the source text of each path's lines");
-  AddFilterOptions(paths, &paths_filter, false);
-  paths->add_option("--exclude-function", paths_filter.exclude_functions,
-                    "leave out functions whose name or demangled name "
-                    "matches (repeatable)")
-      ->type_name("REGEX");
+class MergeCommand : public Subcommand {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* merge = app->add_subcommand(
+        "merge", "Merge profiles (counters of equal builds are added).");
+    merge->add_option("-o,--output", out_, "output profile (written "
+                                           "atomically)")
+        ->required();
+    AddInputs(merge, &in_);
+    return merge;
+  }
+  int Run() override { return RunMerge(out_, in_); }
 
-  GcdaArgs gcda_args;
-  CLI::App* gcda = AddGcdaCommand(&app, &gcda_args);
+ private:
+  std::string out_;
+  ProfileInputs in_;
+};
 
-  ProfileInputs gcov_in;
-  GcovOptions gcov_options;
-  FilterOptions gcov_filter;
-  CLI::App* gcov = app.add_subcommand(
-      "gcov",
-      "Write .gcov annotated sources (or gcov's JSON with -j) exactly as "
-      "gcov 12 writes them, from the profile.");
-  AddInputs(gcov, &gcov_in);
-  gcov->add_flag("-b,--branch-probabilities", gcov_options.branches,
-                 "branch and call lines, function summaries");
-  gcov->add_flag("-c,--branch-counts", gcov_options.counts,
-                 "branch counts instead of percentages");
-  gcov->add_flag("-u,--unconditional-branches", gcov_options.unconditional,
-                 "unconditional branches too");
-  gcov->add_flag("-m,--demangled-names", gcov_options.demangle,
-                 "demangled function names");
-  gcov->add_flag("-H,--human-readable", gcov_options.human,
-                 "1.2k instead of 1234");
-  gcov->add_flag("-f,--function-summaries", gcov_options.function_summaries,
-                 "per-function summaries on stdout");
-  gcov->add_flag("-j,--json-format", gcov_options.json,
-                 "gcov's JSON intermediate format, one NAME.gcov.json.gz per "
-                 "translation unit");
-  gcov->add_flag("-t,--stdout", gcov_options.to_stdout,
-                 "write to stdout instead of files");
-  gcov->add_flag("-n,--no-output", gcov_options.no_output,
-                 "write no files, only the summaries");
-  gcov->add_flag("-l,--long-file-names", gcov_options.long_names,
-                 "prefix included files' .gcov names with the main source's");
-  gcov->add_flag("-p,--preserve-paths", gcov_options.preserve_paths,
-                 "whole paths in .gcov names ('/' as '#', '..' as '^')");
-  gcov->add_flag("-r,--relative-only", gcov_options.relative_only,
-                 "only sources named by relative paths");
-  gcov->add_option("-s,--source-prefix", gcov_options.source_prefix,
-                   "prefix to remove from source names")
-      ->type_name("DIR");
-  gcov->add_option("-o,--output-dir", gcov_options.output_dir,
-                   "where to write (default: the working directory)")
-      ->type_name("DIR");
-  gcov->add_option("--tu", gcov_options.tus,
-                   "read only this translation unit (its source as compiled, "
-                   "or its base name; repeatable; default: all)")
-      ->type_name("SOURCE");
-  AddFilterOptions(gcov, &gcov_filter, false);
+class StatsCommand : public Subcommand {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* stats = app->add_subcommand(
+        "stats", "Counter work per function: blocks, edges, static counters, "
+                 "dynamic increments; with --gcov, gcov's for comparison.");
+    AddInputs(stats, &in_);
+    stats->add_flag("--json", json_, "print JSON");
+    stats->add_option("--gcov", gcov_,
+                      "gcov .gcda files of the same program and workload (the "
+                      ".gcno must lie beside each)");
+    return stats;
+  }
+  int Run() override { return RunStats(in_, json_, gcov_); }
 
-  ProfileInputs lcov_in;
-  std::string lcov_out, lcov_test;
-  FilterOptions lcov_filter;
-  CLI::App* lcov = app.add_subcommand(
-      "lcov", "Write an lcov tracefile (for genhtml, lcov, CI services).");
-  AddInputs(lcov, &lcov_in);
-  lcov->add_option("-o,--output", lcov_out, "output file (default: stdout)")
-      ->type_name("FILE");
-  lcov->add_option("-t,--test-name", lcov_test,
-                   "the TN: name (letters, digits, '_')")
-      ->type_name("NAME");
-  AddFilterOptions(lcov, &lcov_filter, true);
+ private:
+  ProfileInputs in_;
+  bool json_ = false;
+  std::vector<std::string> gcov_;
+};
 
-  ProfileInputs cob_in;
-  std::string cob_out, cob_root;
-  FilterOptions cob_filter;
-  CLI::App* cobertura = app.add_subcommand(
-      "cobertura", "Write Cobertura XML (for CI services).");
-  AddInputs(cobertura, &cob_in);
-  cobertura->add_option("-o,--output", cob_out, "output file (default: stdout)")
-      ->type_name("FILE");
-  cobertura
-      ->add_option("--root", cob_root,
-                   "directory file names are made relative to (default: the "
-                   "first project root)")
-      ->type_name("DIR");
-  AddFilterOptions(cobertura, &cob_filter, true);
+class PathsCommand : public Subcommand {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* paths = app->add_subcommand(
+        "paths",
+        "Ball-Larus path profile: each function's executed paths by "
+        "count, with their blocks and source lines.");
+    AddInputs(paths, &in_);
+    paths
+        ->add_option("--top", options_.top,
+                     "paths listed per function (with --program: in all), "
+                     "most executed first (0 = all; default 10)")
+        ->check(CLI::NonNegativeNumber)
+        ->type_name("N");
+    paths->add_option("--function", options_.regex,
+                      "only functions whose name or demangled name matches "
+                      "this regular expression");
+    paths->add_flag("--json", options_.json,
+                    "print the JSON of show --json with path fields (see "
+                    "docs/DESIGN.md)");
+    decode_ = paths->add_option(
+        "--decode", options_.decode,
+        "print path number ID (decimal, any size) of the --function "
+        "function(s), executed or not");
+    decode_->type_name("ID");
+    paths->add_flag("--program", options_.program,
+                    "one ranking of the hottest paths across all functions");
+    paths->add_flag("--source", options_.source,
+                    "the source text of each path's lines");
+    AddFilterOptions(paths, &filter_, false);
+    paths->add_option("--exclude-function", filter_.exclude_functions,
+                      "leave out functions whose name or demangled name "
+                      "matches (repeatable)")
+        ->type_name("REGEX");
+    return paths;
+  }
+  int Run() override {
+    options_.decode_given = decode_->count() > 0;
+    return RunPaths(in_, options_, filter_);
+  }
 
-  ProfileInputs diff_a, diff_b;
-  std::string diff_a_path, diff_b_path;
-  bool diff_json = false;
-  uint64_t diff_top = 20;
-  FilterOptions diff_filter;
-  CLI::App* diff = app.add_subcommand(
-      "diff",
-      "What changed between two profiles: functions, lines, branches, "
-      "paths, as counts and shares.");
-  diff->add_option("A", diff_a_path,
-                   "the first profile (a file, or a directory of *.bprof)")
-      ->required();
-  diff->add_option("B", diff_b_path,
-                   "the second profile (a file, or a directory of *.bprof)")
-      ->required();
-  diff->add_flag("--skip-bad", diff_a.skip_bad,
-                 "name unusable profiles on stderr and go on without them");
-  diff->add_flag("--json", diff_json, "print JSON");
-  diff->add_option("--top", diff_top,
-                   "entries listed per section, largest change of share "
-                   "first (0 = all; default 20)")
-      ->check(CLI::NonNegativeNumber)
-      ->type_name("N");
-  AddFilterOptions(diff, &diff_filter, true);
+ private:
+  ProfileInputs in_;
+  PathsOptions options_;
+  FilterOptions filter_;
+  CLI::Option* decode_ = nullptr;
+};
 
-  ProfileInputs html_in;
-  HtmlOptions html_options;
-  FilterOptions html_filter;
-  CLI::App* html = app.add_subcommand(
-      "html",
-      "Write a self-contained HTML report: summaries, annotated source, "
-      "hottest functions and paths, CFG pictures.");
-  AddInputs(html, &html_in);
-  html->add_option("-o,--output", html_options.out_dir,
-                   "the report's directory (created)")
-      ->required()
-      ->type_name("DIR");
-  html->add_option("--title", html_options.title, "the report's title");
-  html->add_option("--top-functions", html_options.top_functions,
-                   "hottest functions on the index (default 20)")
-      ->check(CLI::NonNegativeNumber)
-      ->type_name("N");
-  html->add_option("--top-paths", html_options.top_paths,
-                   "hottest paths on the index (default 20)")
-      ->check(CLI::NonNegativeNumber)
-      ->type_name("N");
-  html->add_option("--paths-per-function", html_options.paths_per_function,
-                   "hottest paths listed per function (default 5)")
-      ->check(CLI::NonNegativeNumber)
-      ->type_name("N");
-  html->add_option("--cfg-functions", html_options.cfg_functions,
-                   "CFG pictures of the N hottest functions (default 50; 0 = "
-                   "none)")
-      ->check(CLI::NonNegativeNumber)
-      ->type_name("N");
-  html->add_option("--dot", html_options.dot,
-                   "the Graphviz dot command (default: dot)")
-      ->type_name("CMD");
-  AddFilterOptions(html, &html_filter, true);
+class GcdaCommand : public Subcommand {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    return AddGcdaCommand(app, &args_);
+  }
+  int Run() override { return RunGcda(args_); }
 
+ private:
+  GcdaArgs args_;
+};
+
+class GcovCommand : public Subcommand {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* gcov = app->add_subcommand(
+        "gcov",
+        "Write .gcov annotated sources (or gcov's JSON with -j) exactly as "
+        "gcov 12 writes them, from the profile.");
+    AddInputs(gcov, &in_);
+    AddGcovFlags(gcov);
+    gcov->add_option("-s,--source-prefix", o_.source_prefix,
+                     "prefix to remove from source names")
+        ->type_name("DIR");
+    gcov->add_option("-o,--output-dir", o_.output_dir,
+                     "where to write (default: the working directory)")
+        ->type_name("DIR");
+    gcov->add_option("--tu", o_.tus,
+                     "read only this translation unit (its source as "
+                     "compiled, or its base name; repeatable; default: all)")
+        ->type_name("SOURCE");
+    AddFilterOptions(gcov, &filter_, false);
+    return gcov;
+  }
+  int Run() override { return RunGcov(in_, o_, filter_); }
+
+ private:
+  // gcov's own one-letter flags.
+  void AddGcovFlags(CLI::App* gcov) {
+    gcov->add_flag("-b,--branch-probabilities", o_.branches,
+                   "branch and call lines, function summaries");
+    gcov->add_flag("-c,--branch-counts", o_.counts,
+                   "branch counts instead of percentages");
+    gcov->add_flag("-u,--unconditional-branches", o_.unconditional,
+                   "unconditional branches too");
+    gcov->add_flag("-m,--demangled-names", o_.demangle,
+                   "demangled function names");
+    gcov->add_flag("-H,--human-readable", o_.human, "1.2k instead of 1234");
+    gcov->add_flag("-f,--function-summaries", o_.function_summaries,
+                   "per-function summaries on stdout");
+    gcov->add_flag("-j,--json-format", o_.json,
+                   "gcov's JSON intermediate format, one NAME.gcov.json.gz "
+                   "per translation unit");
+    gcov->add_flag("-t,--stdout", o_.to_stdout,
+                   "write to stdout instead of files");
+    gcov->add_flag("-n,--no-output", o_.no_output,
+                   "write no files, only the summaries");
+    gcov->add_flag("-l,--long-file-names", o_.long_names,
+                   "prefix included files' .gcov names with the main "
+                   "source's");
+    gcov->add_flag("-p,--preserve-paths", o_.preserve_paths,
+                   "whole paths in .gcov names ('/' as '#', '..' as '^')");
+    gcov->add_flag("-r,--relative-only", o_.relative_only,
+                   "only sources named by relative paths");
+  }
+
+  ProfileInputs in_;
+  GcovOptions o_;
+  FilterOptions filter_;
+};
+
+class LcovCommand : public Subcommand {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* lcov = app->add_subcommand(
+        "lcov", "Write an lcov tracefile (for genhtml, lcov, CI services).");
+    AddInputs(lcov, &in_);
+    lcov->add_option("-o,--output", out_, "output file (default: stdout)")
+        ->type_name("FILE");
+    lcov->add_option("-t,--test-name", test_,
+                     "the TN: name (letters, digits, '_')")
+        ->type_name("NAME");
+    AddFilterOptions(lcov, &filter_, true);
+    return lcov;
+  }
+  int Run() override { return RunLcov(in_, out_, test_, filter_); }
+
+ private:
+  ProfileInputs in_;
+  std::string out_, test_;
+  FilterOptions filter_;
+};
+
+class CoberturaCommand : public Subcommand {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* cobertura = app->add_subcommand(
+        "cobertura", "Write Cobertura XML (for CI services).");
+    AddInputs(cobertura, &in_);
+    cobertura->add_option("-o,--output", out_, "output file (default: stdout)")
+        ->type_name("FILE");
+    cobertura
+        ->add_option("--root", root_,
+                     "directory file names are made relative to (default: "
+                     "the first project root)")
+        ->type_name("DIR");
+    AddFilterOptions(cobertura, &filter_, true);
+    return cobertura;
+  }
+  int Run() override { return RunCobertura(in_, out_, root_, filter_); }
+
+ private:
+  ProfileInputs in_;
+  std::string out_, root_;
+  FilterOptions filter_;
+};
+
+class DiffCommand : public Subcommand {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* diff = app->add_subcommand(
+        "diff",
+        "What changed between two profiles: functions, lines, branches, "
+        "paths, as counts and shares.");
+    diff->add_option("A", a_path_,
+                     "the first profile (a file, or a directory of *.bprof)")
+        ->required();
+    diff->add_option("B", b_path_,
+                     "the second profile (a file, or a directory of *.bprof)")
+        ->required();
+    diff->add_flag("--skip-bad", a_.skip_bad,
+                   "name unusable profiles on stderr and go on without them");
+    diff->add_flag("--json", json_, "print JSON");
+    diff->add_option("--top", top_,
+                     "entries listed per section, largest change of share "
+                     "first (0 = all; default 20)")
+        ->check(CLI::NonNegativeNumber)
+        ->type_name("N");
+    AddFilterOptions(diff, &filter_, true);
+    return diff;
+  }
+  int Run() override {
+    a_.args = {a_path_};
+    b_.args = {b_path_};
+    b_.skip_bad = a_.skip_bad;
+    return RunDiff(a_, b_, json_, top_, filter_);
+  }
+
+ private:
+  ProfileInputs a_, b_;
+  std::string a_path_, b_path_;
+  bool json_ = false;
+  uint64_t top_ = 20;
+  FilterOptions filter_;
+};
+
+class HtmlCommand : public Subcommand {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* html = app->add_subcommand(
+        "html",
+        "Write a self-contained HTML report: summaries, annotated source, "
+        "hottest functions and paths, CFG pictures.");
+    AddInputs(html, &in_);
+    html->add_option("-o,--output", o_.out_dir,
+                     "the report's directory (created)")
+        ->required()
+        ->type_name("DIR");
+    html->add_option("--title", o_.title, "the report's title");
+    AddCount(html, "--top-functions", &o_.top_functions,
+             "hottest functions on the index (default 20)");
+    AddCount(html, "--top-paths", &o_.top_paths,
+             "hottest paths on the index (default 20)");
+    AddCount(html, "--paths-per-function", &o_.paths_per_function,
+             "hottest paths listed per function (default 5)");
+    AddCount(html, "--cfg-functions", &o_.cfg_functions,
+             "CFG pictures of the N hottest functions (default 50; 0 = "
+             "none)");
+    html->add_option("--dot", o_.dot, "the Graphviz dot command (default: dot)")
+        ->type_name("CMD");
+    AddFilterOptions(html, &filter_, true);
+    return html;
+  }
+  int Run() override { return RunHtml(in_, o_, filter_); }
+
+ private:
+  template <typename T>
+  static void AddCount(CLI::App* html, const char* name, T* value,
+                       const char* help) {
+    html->add_option(name, *value, help)
+        ->check(CLI::NonNegativeNumber)
+        ->type_name("N");
+  }
+
+  ProfileInputs in_;
+  HtmlOptions o_;
+  FilterOptions filter_;
+};
+
+// The subcommands, in the order --help lists them.
+std::vector<std::unique_ptr<Subcommand>> AllSubcommands() {
+  std::vector<std::unique_ptr<Subcommand>> all;
+  all.push_back(std::make_unique<ShowCommand>());
+  all.push_back(std::make_unique<VerifyCommand>());
+  all.push_back(std::make_unique<MergeCommand>());
+  all.push_back(std::make_unique<StatsCommand>());
+  all.push_back(std::make_unique<PathsCommand>());
+  all.push_back(std::make_unique<GcdaCommand>());
+  all.push_back(std::make_unique<GcovCommand>());
+  all.push_back(std::make_unique<LcovCommand>());
+  all.push_back(std::make_unique<CoberturaCommand>());
+  all.push_back(std::make_unique<DiffCommand>());
+  all.push_back(std::make_unique<HtmlCommand>());
+  return all;
+}
+
+// Parses the command line; returns -1 when a subcommand is to run, else
+// the exit status (help, version, or a usage error named on stderr).
+int Parse(CLI::App* app, int argc, char** argv) {
   // CLI11 reports a stray word as "a subcommand is required"; name it.
   bool known = false;
-  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+  for (const CLI::App* sub :
+       app->get_subcommands([](CLI::App*) { return true; }))
     known |= argc > 1 && sub->check_name(argv[1]);
   if (argc > 1 && argv[1][0] != '-' && !known) {
     std::fprintf(stderr, "%s: unknown subcommand '%s' (try --help)\n", kProg,
@@ -304,13 +443,13 @@ int Main(int argc, char** argv) {
     return 2;
   }
   try {
-    app.parse(argc, argv);
+    app->parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return app->exit(e);
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return app->exit(e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return app->exit(e);
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
     if (what.empty()) what = e.get_name();
@@ -318,31 +457,21 @@ int Main(int argc, char** argv) {
                  Printable(what).c_str());
     return 2;
   }
+  return -1;
+}
 
-  if (*show) return RunShow(show_in, show_json, show_regex);
-  if (*gcov) return RunGcov(gcov_in, gcov_options, gcov_filter);
-  if (*diff) {
-    diff_a.args = {diff_a_path};
-    diff_b.args = {diff_b_path};
-    diff_b.skip_bad = diff_a.skip_bad;
-    return RunDiff(diff_a, diff_b, diff_json, diff_top, diff_filter);
-  }
-  if (*html) return RunHtml(html_in, html_options, html_filter);
-  if (*lcov) return RunLcov(lcov_in, lcov_out, lcov_test, lcov_filter);
-  if (*cobertura) return RunCobertura(cob_in, cob_out, cob_root, cob_filter);
-  if (*verify) {
-    if (!verify_against_path.empty())
-      verify_against.args = {verify_against_path};
-    verify_against.skip_bad = verify_in.skip_bad;
-    return RunVerify(verify_in, verify_against);
-  }
-  if (*merge) return RunMerge(merge_out, merge_in);
-  if (*stats) return RunStats(stats_in, stats_json, stats_gcov);
-  if (*paths) {
-    paths_options.decode_given = decode_opt->count() > 0;
-    return RunPaths(paths_in, paths_options, paths_filter);
-  }
-  if (*gcda) return RunGcda(gcda_args);
+int Main(int argc, char** argv) {
+  CLI::App app{"Reconstruct and check ballarus profiles.", kProg};
+  app.set_version_flag("--version", std::string(kProg) + " " + kVersion);
+  app.require_subcommand(1);
+  const std::vector<std::unique_ptr<Subcommand>> subcommands =
+      AllSubcommands();
+  std::vector<CLI::App*> apps;
+  for (const auto& s : subcommands) apps.push_back(s->Register(&app));
+  const int status = Parse(&app, argc, argv);
+  if (status >= 0) return status;
+  for (size_t i = 0; i < subcommands.size(); ++i)
+    if (*apps[i]) return subcommands[i]->Run();
   return 2;
 }
 

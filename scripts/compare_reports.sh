@@ -7,12 +7,18 @@
 #
 # Per profile, with each binary: show, show --json, paths, paths --json,
 # paths --top 0 --json, paths --function . --decode 0 (text and --json),
-# stats, stats --json, verify, verify --against the profile itself, and
-# merge -o (the written file); stdout, stderr and the exit status must be
-# equal (a subcommand that refuses a profile, e.g. paths without path data,
-# must refuse it alike).  Prints one line per difference (with the first
-# lines of the diff) and a summary; exit status 0 when everything is equal,
-# 1 when something differs, 2 on bad usage.
+# paths --program --source, stats, stats --json, verify, verify --against
+# the profile itself, lcov, cobertura, gcov -t (plain, -b -c, -j), gcov -b
+# -o DIR and html -o DIR (every file written, byte for byte), diff against
+# the previous profile of the list (text and --json), and merge -o (the
+# written file); stdout, stderr and the exit status must be equal (a
+# subcommand that refuses a profile, e.g. paths without path data, must
+# refuse it alike).  A subcommand that writes a directory writes it at the
+# same place with both binaries, so names of it in its output compare
+# equal.  html draws its CFG pictures with Graphviz's dot when it is on
+# PATH.  Prints one line per difference (with the first lines of the diff)
+# and a summary; exit status 0 when everything is equal, 1 when something
+# differs, 2 on bad usage.
 #
 # Typical use: build the old binary from a throwaway worktree, e.g.
 #   git worktree add /tmp/old c079a28 && (cd /tmp/old && bazel build
@@ -43,38 +49,55 @@ commands=(
   "paths --top 0 --json"
   "paths --function . --decode 0"
   "paths --function . --decode 0 --json"
+  "paths --program --source"
   "stats"
   "stats --json"
   "verify"
   "verify --against @PROFILE@"
+  "lcov"
+  "cobertura"
+  "gcov -t"
+  "gcov -b -c -t"
+  "gcov -j -t"
+  "gcov -b -o @OUT@"
+  "html -o @OUT@ --title T"
+  "diff @PREVIOUS@"
+  "diff @PREVIOUS@ --json --top 0"
 )
 
-# run BIN TAG PROFILE ARGS...: stdout, stderr and status into $work/TAG.*
+# run BIN TAG PROFILE ARGS...: stdout, stderr and status into $work/TAG.*;
+# what it wrote into $work/dir (@OUT@; made empty first) into $work/TAG.dir.
 run() {
   local bin=$1 tag=$2 profile=$3
   shift 3
+  rm -rf "$work/dir" "$work/$tag.dir"
+  mkdir "$work/dir"
   "$bin" "$@" >"$work/$tag.out" 2>"$work/$tag.err"
   echo "exit $?" >"$work/$tag.status"
+  mv "$work/dir" "$work/$tag.dir"
 }
 
 compared=0 differ=0
+previous=$1
 for profile in "$@"; do
   if [ ! -f "$profile" ]; then
     echo "$0: $profile: no such file" >&2
     exit 2
   fi
   for c in "${commands[@]}"; do
-    read -r -a words <<<"${c//@PROFILE@/$profile}"
+    c2=${c//@PROFILE@/$profile}
+    c2=${c2//@PREVIOUS@/$previous}
+    read -r -a words <<<"${c2//@OUT@/$work/dir}"
     sub=${words[0]}
     rest=("${words[@]:1}")
     run "$old" old "$profile" "$sub" "$profile" "${rest[@]+"${rest[@]}"}"
     run "$new" new "$profile" "$sub" "$profile" "${rest[@]+"${rest[@]}"}"
     compared=$((compared + 1))
-    for part in out err status; do
-      if ! cmp -s "$work/old.$part" "$work/new.$part"; then
+    for part in out err status dir; do
+      if ! diff -r "$work/old.$part" "$work/new.$part" >/dev/null; then
         differ=$((differ + 1))
         echo "DIFFERS: $profile: $c ($part)"
-        diff "$work/old.$part" "$work/new.$part" | head -n 10 | sed 's/^/    /'
+        diff -r "$work/old.$part" "$work/new.$part" | head -n 10 | sed 's/^/    /'
         break
       fi
     done
@@ -93,6 +116,7 @@ for profile in "$@"; do
     echo "DIFFERS: $profile: merge"
   fi
   rm -f "$work/old.merged" "$work/new.merged"
+  previous=$profile
 done
 
 echo "compare_reports: $# profiles, $compared outputs compared, $differ differ"
