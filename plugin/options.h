@@ -126,7 +126,7 @@ struct Options {
   // or statement that may throw, entered and left by ordinary edges,
   // counters with a fixed address are counted in locals -- registers --
   // and added to the counters on the loop's exits, as GCC's LIM does for
-  // gcov's counters (counter_emit.h, FindRegisterLoops).  auto: on with
+  // gcov's counters (loop_registers.h, FindRegisterLoops).  auto: on with
   // path profiling (mode=path, edge,path, naive,path), update=single, -O1
   // and up.
   AutoOnOff loop_registers = AutoOnOff::kAuto;

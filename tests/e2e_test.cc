@@ -1925,7 +1925,7 @@ TEST(LoopBarrierKeepTails, SameCountsAndTheCodeGccWouldHaveSpoilt) {
 }
 
 // ---------------------------------------------------------------------------
-// Loop registers (loop-registers, counter_emit.cc): in call-free counted
+// Loop registers (tune-loop-registers, loop_registers.cc): in call-free counted
 // loops, fixed-address counts are made in locals added to the counters on
 // each exit.  The oracle is the same program with every count made in
 // memory (tune-loop-registers=off): the path numbers are the same, so every

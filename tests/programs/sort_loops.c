@@ -7,7 +7,7 @@
    (two choices per iteration, a rare wrap then a skip: four paths, two
    prefixes on each way into the latch, each counted by a pair of locals).  Our counters escape, so GCC cannot keep
    them in registers through these loops; ballarus counts them in locals
-   added to the counters on each exit (loop-registers, counter_emit.cc).
+   added to the counters on each exit (tune-loop-registers, plugin/loop_registers.cc).
    Prints a checksum.  Counts: 20 rounds of 4096 in set_quadrant, of which
    34 per round take the branch; 50 rounds of partition and find over
    1000 values; 10 rounds of 4096 in copy_buckets, of which one per round
