@@ -46,12 +46,11 @@ const char kHelp[] =
     "  path-storage=dense|hash  hash: functions with more than path-table-max\n"
     "                      paths go to an exact, thread-safe runtime hash\n"
     "                      table instead of being cut (default dense)\n"
-    "  early-termination=on|off|undo  count paths cut short by exit(),\n"
-    "                      longjmp or an exception at the call that did not\n"
-    "                      return (default on: one counter update before each\n"
-    "                      call that may not return, which ballarus-reconstruct\n"
-    "                      settles; undo: also one after it returns, undoing\n"
-    "                      it; off loses those paths)\n"
+    "  early-termination=on|off  count paths cut short by exit(), longjmp\n"
+    "                      or an exception at the call that did not return\n"
+    "                      (default on: one counter update before each call\n"
+    "                      that may not return, which ballarus-reconstruct\n"
+    "                      settles; off loses those paths)\n"
     "  weights=heuristic   spanning-tree weights from the Ball-Larus static\n"
     "                      estimate (default): counters land on cold edges\n"
     "  weights=gcc         GCC's own guessed edge frequencies (falls back to\n"
@@ -266,17 +265,12 @@ bool ParseOptions(const plugin_name_args* info) {
       std::string v = value ? value : "on";
       if (v == "on" || v == "1") {
         g_options.early_termination = true;
-        g_options.early_termination_undo = false;
-      } else if (v == "undo") {
-        g_options.early_termination = true;
-        g_options.early_termination_undo = true;
       } else if (v == "off" || v == "0") {
         g_options.early_termination = false;
-        g_options.early_termination_undo = false;
       } else {
         error("ballarus: unknown value %qs for "
-              "%<-fplugin-arg-ballarus-early-termination%> (expected on, off "
-              "or undo)",
+              "%<-fplugin-arg-ballarus-early-termination%> (expected on or "
+              "off)",
               v.c_str());
         ok = false;
       }

@@ -122,9 +122,6 @@ struct Options {
   // on the edges into it (pass.cc KeepTailsApart).
   bool path_keep_tails = true;
   bool early_termination = true;
-  // early-termination=undo: the pre-count is undone when the call returns
-  // (the scheme before pre-counts were kept; for comparison in bench).
-  bool early_termination_undo = false;
   WeightKind weights = WeightKind::kHeuristic;
   std::string profile_path;
   Update update = Update::kDefault;

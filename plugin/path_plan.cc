@@ -86,7 +86,6 @@ int RealSuccessors(basic_block bb) {
 const char* PathActionName(PathAction::Kind k) {
   switch (k) {
     case PathAction::kCheckFlag: return "re-entry check";
-    case PathAction::kUndo: return "undo pre-count";
     case PathAction::kReentry: return "re-entry (epoch) check";
     case PathAction::kSetFlag: return "mark normal entry";
     case PathAction::kInit: return "r = a";
@@ -290,7 +289,7 @@ std::vector<uint32_t> CutCallBlocks(const ballarus::Function& fn,
   std::vector<uint32_t> cut;
   if (!Options::IsOn(g_options.path_call_cuts,
                      g_options.mode == Mode::kNone) ||
-      !g_options.early_termination || g_options.early_termination_undo ||
+      !g_options.early_termination ||
       !plan->cuts.blocks.empty())
     return cut;
   const uint32_t nb = static_cast<uint32_t>(fn.blocks.size());
@@ -737,8 +736,7 @@ void ForEachCountPaths(const ballarus::PathDag& dag,
         f(act, plus(r, act.a), e, basic_block{nullptr});
         if (act.kind == PathAction::kCountReset) r = {act.b};
       } else if (act.kind != PathAction::kSetFlag &&
-                 act.kind != PathAction::kSaveRegister &&
-                 act.kind != PathAction::kUndo) {
+                 act.kind != PathAction::kSaveRegister) {
         break;  // the register may change in a way not followed here
       }
     }
@@ -1002,9 +1000,8 @@ void PlanPathProfiling(ballarus::Function* fn,
   info.n_paths = inc.n_paths;
   info.cut_edges = plan.cuts.edges;
   info.cut_blocks = plan.cuts.blocks;
-  info.flags = !g_options.early_termination ? 0
-               : g_options.early_termination_undo
-                   ? ballarus::kPathFlagEarlyTermination
+  info.flags = !g_options.early_termination
+                   ? 0
                    : ballarus::kPathFlagEarlyTermination |
                          ballarus::kPathFlagPrecountsKept;
   if (inc.n_paths <= g_options.path_table_max) {
@@ -1025,9 +1022,7 @@ void PlanPathProfiling(ballarus::Function* fn,
                                                        : "runtime hash table",
             (unsigned long long)info.base, info.cut_edges.size(),
             info.cut_blocks.size(),
-            !g_options.early_termination       ? "off"
-            : g_options.early_termination_undo ? "counted, pre-counts undone"
-                                               : "counted, pre-counts kept");
+            !g_options.early_termination ? "off" : "counted, pre-counts kept");
     for (uint32_t i : info.cut_edges)
       fprintf(dump_file, "  %s %u->%u cut\n",
               std::binary_search(entry_cuts.begin(), entry_cuts.end(), i)
@@ -1058,8 +1053,8 @@ void PlanPathProfiling(ballarus::Function* fn,
   // return; on the way out, a changed epoch means the counts (the
   // pre-count with them) are gone and the path starts afresh at the call's
   // block, through its re-entry edge (SettlePrecounts knows such a path
-  // begins after the call); otherwise the path goes on, and the pre-count
-  // is settled by reconstruct (kept) or undone (early-termination=undo).
+  // begins after the call); otherwise the path goes on, and reconstruct
+  // settles the pre-count.
   std::vector<bool> reentry_block(nb, false);
   for (size_t c = 0; c < reentry.size(); ++c) {
     const ReentryCall& rc = reentry[c];
@@ -1075,18 +1070,15 @@ void PlanPathProfiling(ballarus::Function* fn,
           (fn->edges[i].flags & ballarus::kEdgeFake))
         fake_dag = dag.dag_edge_of_cfg[i];
     const bool pre = g_options.early_termination && fake_dag >= 0;
-    const bool undo = pre && g_options.early_termination_undo;
     const uint64_t a = pre ? inc.inc[fake_dag] : 0;
     if (pre) {
       in_block(u, PathAction::kPreCount, a, 0);
-      if (!undo)
-        info.precount_edges.push_back(
-            static_cast<uint32_t>(dag.edges[fake_dag].ref));
+      info.precount_edges.push_back(
+          static_cast<uint32_t>(dag.edges[fake_dag].ref));
     }
     for (edge n : CodeSuccessors(rc.block)) {
       PathAction act{PathAction::kReentry, a, inc.inc[re_dag]};
       act.call = static_cast<int>(c);
-      act.undo = undo;
       work->on_edges.push_back({n, act});
     }
   }
@@ -1455,7 +1447,7 @@ void PlanPathProfiling(ballarus::Function* fn,
     // splitting: a site that stays indexed keeps the register live on more
     // edges (edge,path's sqlite3VdbeExec executed 83 M more instructions
     // when 3 of 7 sites did).  In edge,path every such count is derived.
-    if (!g_options.early_termination_undo && prefixes[u] != 1) {
+    if (prefixes[u] != 1) {
       int depth = 0;
       if (hoist_path_end(u, a, &goto_sites, &depth, HoistFrom::kPreCount)) {
         size_t fixed = 0;
@@ -1473,14 +1465,10 @@ void PlanPathProfiling(ballarus::Function* fn,
         }
       }
     }
+    // Reconstruct subtracts the executions that went on past the call
+    // (SettlePrecounts, core/path_profile.h).
     in_block(u, PathAction::kPreCount, a, 0);
-    if (g_options.early_termination_undo) {
-      for (edge n : normal) on_edge(n, PathAction::kUndo, a, 0);
-    } else {
-      // Kept: reconstruct subtracts the executions that went on past the
-      // call (SettlePrecounts, core/path_profile.h).
-      info.precount_edges.push_back(static_cast<uint32_t>(i));
-    }
+    info.precount_edges.push_back(static_cast<uint32_t>(i));
   }
 
   // Fake edges out of ENTRY: abnormal re-entries (setjmp receivers,
@@ -1734,8 +1722,7 @@ void PlanPathProfiling(ballarus::Function* fn,
   // taken from the balance of its paths (path-balance), and one on the
   // entry's paths where pass.cc finds every call of the function
   // (path-entry-balance).
-  if (!derive_counts && g_options.early_termination &&
-      !g_options.early_termination_undo && work->loops.empty() &&
+  if (!derive_counts && g_options.early_termination && work->loops.empty() &&
       (g_options.path_balance || g_options.path_entry_balance)) {
     const std::map<uint32_t, FirstPreCount> first =
         FirstPreCounts(*fn, dag, prefix_reg, prefixes, weights,
