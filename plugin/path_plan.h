@@ -140,7 +140,7 @@ void ApplyEntryBalance(const std::vector<ballarus::PathInfo::Call>& calls,
                        PathWork* work);
 
 // Plans Ball-Larus path profiling for cfun (CFG prepared, fake edges
-// present): the DAG and its cuts, the increments on the chords of a
+// present), as a pipeline of steps (path_plan.cc): the DAG and its cuts, the increments on the chords of a
 // maximum spanning tree (weights), the path table, and every piece of code.
 // The function's PathInfo is added to fn's extensions; a dense path table
 // takes n_paths + 1 counters from *next_counter, a hashed one the next
