@@ -208,6 +208,10 @@ void FindEntryTruncation(
   if (it == first.end() || it->second.path >= work->info.n_paths) return;
   work->entry_block = work->in_blocks[it->second.index].first;
   work->entry_path = it->second.path;
+  if (dump_file)
+    fprintf(dump_file, "  path: path %llu (cut short at block %u's call) "
+            "may be left to the balance of the function's calls\n",
+            (unsigned long long)it->second.path, it->second.block);
 }
 
 // Applies the balances ChooseBalances picked: the pre-counts go, and each
@@ -268,12 +272,19 @@ void PlanBalances(PathPlanState* s) {
     const edge e = work->on_edges[it->second.index].first;
     size_t on_e = 0;
     for (const auto& x : work->on_edges) on_e += x.first == e;
+    if (dump_file && on_e != 1)
+      fprintf(dump_file, "  path: loop entry cut %d->%d: other actions on "
+              "the edge, its count stays\n", e->src->index, e->dest->index);
     it = on_e == 1 ? std::next(it) : s->entry_ends.erase(it);
   }
   std::optional<ballarus::BalanceChoice> choice = ballarus::ChooseBalances(
       first, s->entry_ends, *s->fn, s->dag, s->prefixes,
       work->info.precount_edges, s->nb, work->info.n_paths);
-  if (choice) ApplyStartBalances(std::move(*choice), work);
+  if (choice)
+    ApplyStartBalances(std::move(*choice), work);
+  else if (dump_file && (first.size() > first.count(ballarus::kFromEntry) ||
+                         !s->entry_ends.empty()))
+    fprintf(dump_file, "  path: no count left to a balance of paths\n");
 }
 
 void ApplyEntryBalance(const std::vector<ballarus::PathInfo::Call>& calls,
@@ -301,16 +312,23 @@ void ApplyEntryBalance(const std::vector<ballarus::PathInfo::Call>& calls,
 // can make (loop-registers, counter_emit.h): the path (known) or the
 // choices.  Run only without counted loops.
 void MarkLoopRegisterCounts(PathPlanState* s) {
+  size_t known = 0, choices = 0;
   ForEachCountPaths(s, kMaxCountChoices,
-                    [](PathAction& act, const std::vector<uint64_t>& paths,
-                       edge, basic_block) {
+                    [&](PathAction& act, const std::vector<uint64_t>& paths,
+                        edge, basic_block) {
                       if (paths.size() == 1) {
                         act.known = true;
                         act.path = paths.front();
+                        ++known;
                       } else {
                         act.choices = paths;
+                        ++choices;
                       }
                     });
+  if (dump_file)
+    fprintf(dump_file, "  path: %zu counts land on a known path, %zu on one "
+            "of two (made in locals in loops that take registers)\n", known,
+            choices);
 }
 
 }  // namespace ballarus::plugin

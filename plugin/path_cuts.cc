@@ -65,20 +65,28 @@ bool PlanPathsFromEdges(PathPlanState* s) {
                      !g_options.path_storage_hash &&
                          g_options.path_table_max > 0))
     return false;
-  if (!s->plan.cuts.blocks.empty() || !s->reentry.empty()) return false;
+  auto refuse = [](const char* why) {
+    if (dump_file)
+      fprintf(dump_file, "  path: paths not taken from the edge counts "
+              "(%s)\n", why);
+    return false;
+  };
+  if (!s->plan.cuts.blocks.empty()) return refuse("cut blocks");
+  if (!s->reentry.empty()) return refuse("re-entry calls");
   for (size_t b = 0; b < s->returns_twice.size(); ++b)
-    if (s->returns_twice[b] || s->dispatcher[b]) return false;
+    if (s->returns_twice[b] || s->dispatcher[b])
+      return refuse("abnormal receivers");
   for (const ballarus::Edge& e : s->fn->edges)
     if ((e.flags & (ballarus::kEdgeAbnormal | ballarus::kEdgeIgnored |
                     ballarus::kEdgeReentry)) ||
         ((e.flags & ballarus::kEdgeFake) && e.src == ballarus::kEntryBlock))
-      return false;
+      return refuse("abnormal edges or re-entries");
   const ballarus::PathNumbering num = ballarus::NumberPaths(s->dag);
   if (!ballarus::PathsDeterminedByEdges(s->dag, num, kFromEdgesMaxPaths))
-    return false;
+    return refuse("the edge counts do not determine them");
   if (!ballarus::MaximumSpanningTree(*s->fn, s->weights)
            .uncountable_chords.empty())
-    return false;
+    return refuse("a chord cannot hold a counter");
   ballarus::PathInfo& info = s->work->info;
   info.storage = ballarus::PathInfo::kFromEdges;
   info.base = 0;

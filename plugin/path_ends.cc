@@ -51,9 +51,15 @@ void PlanGotoEnd(PathPlanState* s, uint32_t u, uint64_t a) {
     for (edge h : hoisted)
       s->OnEdge(h, s->sources_reset ? PathAction::kCountReset
                                     : PathAction::kCount, a, 0);
+    if (dump_file)
+      fprintf(dump_file, "  path: computed goto at block %u: its path end "
+              "counted on the %zu edges into it\n", u, hoisted.size());
   } else {
     s->InBlock(u, s->sources_reset ? PathAction::kEndCountReset
                                    : PathAction::kEndCount, a, 0);
+    if (dump_file)
+      fprintf(dump_file, "  path: computed goto at block %u: its path end "
+              "counted before the goto\n", u);
   }
   s->end_reset[u] = s->sources_reset;
 }
@@ -106,6 +112,10 @@ void PlanPreCount(PathPlanState* s, size_t i, uint32_t u, uint64_t a,
   // (SettlePrecounts, core/path_profile.h).
   s->InBlock(u, PathAction::kPreCount, a, 0);
   s->work->info.precount_edges.push_back(static_cast<uint32_t>(i));
+  if (dump_file)
+    fprintf(dump_file, "  path: block %u: pre-count before its call (%s)\n",
+            u, s->prefixes[u] == 1 ? "one prefix reaches it"
+                                   : "not hoisted: several prefixes");
 }
 
 }  // namespace
@@ -185,7 +195,16 @@ void PlanCountedLoops(PathPlanState* s) {
       in_w += i < s->weights.size() ? s->weights[i] : 1;
     const uint64_t back_w =
         L.back_edge < s->weights.size() ? s->weights[L.back_edge] : 1;
-    if (back_w < min_ratio * in_w) continue;
+    if (back_w < min_ratio * in_w) {
+      if (dump_file)
+        fprintf(dump_file, "  path: loop at block %u (back edge %u->%u): one "
+                "path per iteration, not counted in a local (back edge "
+                "%llu, entries %llu: under %llu iterations per entry)\n",
+                L.header, fn.edges[L.back_edge].src, L.header,
+                (unsigned long long)back_w, (unsigned long long)in_w,
+                (unsigned long long)min_ratio);
+      continue;
+    }
     const int l = static_cast<int>(s->work->loops.size());
     s->work->loops.push_back({L.start, L.iteration, L.first_offset, cut});
     s->loop_of_back_edge[L.back_edge] = l;
@@ -246,6 +265,9 @@ void PlanHoistedReturn(PathPlanState* s, uint32_t u, size_t d,
     fprintf(dump_file, "  path: block %u: its return counted on the "
             "%zu edges into it (%zu of them chords from branches)\n",
             u, hoisted.size(), s->hoisted_onto_chords);
+  else if (dump_file)
+    fprintf(dump_file, "  path: block %u: its return counted on the "
+            "%zu edges into it\n", u, hoisted.size());
 }
 
 // A real DAG edge: r = a out of ENTRY, a return's count, a chord's add.
@@ -311,6 +333,9 @@ void PlanCutEdgeEnd(PathPlanState* s, size_t d) {
     s->OnEdge(s->gcc_edges[de.ref], PathAction::kInit, 0, 0);
   NoteEntryCutEnd(s, d);
   s->OnEdge(s->gcc_edges[de.ref], PathAction::kCountReset, s->inc.inc[d], b);
+  if (dump_file)
+    fprintf(dump_file, "  path: cut edge %u->%u: count and reset on the "
+            "edge itself\n", me.src, me.dst);
 }
 
 // A cut block's path end: its count goes back onto the edges into the
@@ -332,6 +357,9 @@ void PlanCutBlockEnd(PathPlanState* s, size_t d) {
               "edges, up to %d blocks before it\n", w, sites.size(), depth);
   } else {
     s->InBlock(w, PathAction::kStartCut, s->inc.inc[d], b);
+    if (dump_file)
+      fprintf(dump_file, "  path: cut block %u: its count made at its "
+              "start\n", w);
   }
 }
 

@@ -47,11 +47,16 @@ void PlanReentryCalls(PathPlanState* s) {
       s->work->info.precount_edges.push_back(
           static_cast<uint32_t>(s->dag.edges[fake_dag].ref));
     }
-    for (edge n : CodeSuccessors(rc.block)) {
+    const std::vector<edge> out = CodeSuccessors(rc.block);
+    for (edge n : out) {
       PathAction act{PathAction::kReentry, a, s->inc.inc[re_dag]};
       act.call = static_cast<int>(c);
       s->work->on_edges.push_back({n, act});
     }
+    if (dump_file)
+      fprintf(dump_file, "  path: block %u: its call may return as a "
+              "re-entry: %s, the epoch checked on %zu edges\n", u,
+              pre ? "pre-counted" : "no pre-count", out.size());
   }
 }
 
@@ -69,6 +74,16 @@ void AnalysePrefixes(PathPlanState* s) {
                           ChosenUpdate() == UpdateMode::kThread);
   for (size_t i = 0; i < s->gcc_edges.size(); ++i)
     if (s->gcc_edges[i] != NULL) s->model_edge_of[s->gcc_edges[i]] = i;
+  if (!dump_file) return;
+  uint32_t one = 0, two = 0;
+  for (uint32_t v = 0; v < s->dag.n_vertices; ++v) {
+    one += s->prefix_sets[v].size() == 1;
+    two += s->prefix_sets[v].size() == 2;
+  }
+  fprintf(dump_file, "  path: of %u DAG vertices %u are reached by one "
+          "prefix, %u by two; %zu chord edges; loop registers %s\n",
+          s->dag.n_vertices, one, two, s->chord_edges.size(),
+          s->loop_registers ? "on" : "off");
 }
 
 namespace {
@@ -120,6 +135,11 @@ void FindGotoTargets(PathPlanState* s) {
   for (uint32_t u = 2; u < nb; ++u) s->goto_end[u] = IsGotoEnd(*s, u);
   s->sources_reset =
       !Options::IsOn(g_options.path_goto_targets, !s->measured_weights);
+  for (uint32_t u = 2; u < nb && dump_file; ++u)
+    if (s->goto_end[u])
+      fprintf(dump_file, "  path: block %u ends with a computed goto (%s)\n",
+              u, s->sources_reset ? "it resets the register"
+                                  : "its targets set the register");
   for (uint32_t w = 2; w < nb && !s->sources_reset; ++w) {
     if (s->bbs[w] == NULL || s->returns_twice[w] || s->dispatcher[w])
       continue;
@@ -136,6 +156,9 @@ void FindGotoTargets(PathPlanState* s) {
     }
     s->self_start[w] = from_goto && only_goto;
     s->saved_start[w] = from_goto && !only_goto && !s->returns_twice[w];
+    if (dump_file && s->self_start[w])
+      fprintf(dump_file, "  path: computed goto target %u is entered by "
+              "computed gotos only: it starts its path itself\n", w);
     if (dump_file && from_goto && !only_goto)
       fprintf(dump_file, "  path: computed goto target %u is entered "
               "otherwise too: its normal entries set the re-entry flag\n",
@@ -201,7 +224,17 @@ void PlanAbnormalEntries(PathPlanState* s) {
       s->InBlock(w, PathAction::kStartCheckSaved, a, 0);
       continue;
     }
-    if (AllSourcesReset(*s, w) && a == 0) continue;
+    if (AllSourcesReset(*s, w) && a == 0) {
+      if (dump_file)
+        fprintf(dump_file, "  path: block %u is entered abnormally only from "
+                "computed gotos that reset the register: no check\n", w);
+      continue;
+    }
+    if (dump_file)
+      fprintf(dump_file, "  path: block %u is entered abnormally: re-entry "
+              "flag set on its normal entries, checked %s\n", w,
+              s->returns_twice[w] ? "after its returns-twice call"
+                                  : "at its start");
     s->work->uses_flag = true;
     OnNormalInEdges(s, w, PathAction::kSetFlag, /*save=*/false);
     if (s->returns_twice[w]) {

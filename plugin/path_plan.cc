@@ -116,6 +116,10 @@ void ClassifyBlocks(PathPlanState* s) {
     s->returns_twice[i] = IsReturnsTwiceBlock(s->bbs[i]);
     s->dispatcher[i] = IsDispatcherBlock(s->bbs[i]);
     s->may_cut[i] = !s->returns_twice[i] && !s->dispatcher[i];
+    if (dump_file && !s->may_cut[i])
+      fprintf(dump_file, "  path: block %u may not be cut (%s)\n", i,
+              s->returns_twice[i] ? "a returns-twice call first"
+                                  : "the abnormal dispatcher");
   }
   s->derive_counts = g_options.mode != Mode::kNone &&
                      Options::IsOn(g_options.path_derive, true);
@@ -155,6 +159,10 @@ void FitPathTable(PathPlanState* s) {
     internal_error("ballarus: path plan for %s: %s", s->fn->name.c_str(),
                    err.c_str());
   }
+  if (dump_file)
+    fprintf(dump_file, "  path: %llu paths with %zu blocks cut to fit %s\n",
+            (unsigned long long)s->plan.n_paths, s->plan.cuts.blocks.size(),
+            planned ? "the dense table" : "a 64-bit register");
   Number(s);
 }
 
@@ -191,6 +199,9 @@ void ReserveStorage(PathPlanState* s, uint64_t* next_counter,
           (unsigned long long)info.base, info.cut_edges.size(),
           info.cut_blocks.size(),
           !g_options.early_termination ? "off" : "counted, pre-counts kept");
+  fprintf(dump_file, "  path: register %s\n",
+          s->work->signed_register ? "signed (no value can overflow)"
+                                   : "unsigned (modulo 2^64)");
   for (uint32_t i : info.cut_edges)
     fprintf(dump_file, "  %s %u->%u cut\n",
             std::binary_search(s->entry_cuts.begin(), s->entry_cuts.end(), i)
