@@ -43,7 +43,7 @@
 // numbers out of range.  update=thread with the pointer register: r is the
 // counter's index base + p and the count (*__ballarus_tc)[r], the running
 // thread's copy -- see idx_.)  Path ends whose block has no other way out can be
-// counted on the edges into it (path_plan.cc, "count hoisting"); not here,
+// counted on the edges into it (path_hoist.cc); not here,
 // where edge 2->5 would need a split.
 //
 // The register BLRS_path is an addressable local until GCC's
@@ -531,9 +531,9 @@ class PathEmitter {
   // instead, counted at (*__ballarus_tc)[r].  A pointer into the thread's
   // copy would be a value GCC keeps live across the whole function (in
   // small hot functions with many exits, callee-saved registers pushed
-  // and popped per call: bzip2's mainGtU +39 % instructions), where an
-  // index is a constant wherever the path so far is known, like
-  // update=single's constant addresses.
+  // and popped per call: docs/performance.md, "Thread counters' index
+  // register"), where an index is a constant wherever the path so far is
+  // known, like update=single's constant addresses.
   bool idx_;
   bool in_loop_ = false;  // Emit's in_loop, for the counts it makes
   bool ptr_;    // the register is a pointer into the dense table
