@@ -108,7 +108,6 @@ path                | plain       | ballarus | mode=path update=single | ballaru
 path-atomic         | plain       | ballarus | mode=path update=atomic | ballarus path, atomic
 path-thread         | plain       | ballarus | mode=path update=thread | ballarus path, per-thread counters (update=thread, the default under -pthread)
 path-et-off         | plain       | ballarus | mode=path update=single early-termination=off | ballarus path, no early-termination pre-count (breakdown)
-path-et-undo        | plain       | ballarus | mode=path update=single early-termination=undo | ballarus path, pre-count undone after every call that returns (the former scheme) (breakdown)
 path-hash           | plain       | ballarus | mode=path update=single path-storage=hash | ballarus path, functions above path-table-max hashed instead of cut (the former storage) (breakdown)
 path-no-hoist       | plain       | ballarus | mode=path update=single tune-path-hoist=off | ballarus path, path ends not hoisted onto the edges into their block (breakdown)
 path-no-returns     | plain       | ballarus | mode=path update=single tune-path-returns=off | ballarus path, pre-count before calls to always-returning functions too (breakdown)
@@ -142,8 +141,8 @@ edge-path-no-derive | plain       | ballarus | mode=edge,path update=single tune
 QUICK_VARIANTS=plain,gcov,naive,edge,edge-atomic,path
 # Breakdown variants: selected by name, a pattern naming them (path*), or
 # --path-breakdown; not by "all" (they are for one question only).
-EXTRA_VARIANTS='path-et-off path-et-undo path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed edge-path-number path-max64k path-no-fe edge-path-no-derive edge-path-cuts path-no-balance path-no-cut-hoist path-no-pc-hoist path-no-entry-bal path-no-barrier path-no-keep-tails edge-no-barrier path-no-call-cuts path-no-loop-regs'
-BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-et-undo,path-hash,path-no-hoist,path-no-returns,path-number,path-loops,path-dense,path-hashed,path-max64k,path-no-fe,edge-path,edge-path-number,edge-path-no-derive,edge-path-cuts,path-no-balance,path-no-cut-hoist,path-no-pc-hoist,path-no-entry-bal,path-no-barrier,path-no-keep-tails,edge-no-barrier,path-no-call-cuts,path-no-loop-regs
+EXTRA_VARIANTS='path-et-off path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed edge-path-number path-max64k path-no-fe edge-path-no-derive edge-path-cuts path-no-balance path-no-cut-hoist path-no-pc-hoist path-no-entry-bal path-no-barrier path-no-keep-tails edge-no-barrier path-no-call-cuts path-no-loop-regs'
+BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-hash,path-no-hoist,path-no-returns,path-number,path-loops,path-dense,path-hashed,path-max64k,path-no-fe,edge-path,edge-path-number,edge-path-no-derive,edge-path-cuts,path-no-balance,path-no-cut-hoist,path-no-pc-hoist,path-no-entry-bal,path-no-barrier,path-no-keep-tails,edge-no-barrier,path-no-call-cuts,path-no-loop-regs
 BREAKDOWN_PROGRAMS=lua,sqlite3,bzip2
 THREADS_ACCEPTANCE_VARIANTS=plain,gcov,gcov-atomic,clang-plain,clang,clang-atomic,edge,edge-atomic,edge-thread,path,path-atomic,path-thread
 THREADS_ACCEPTANCE_PROGRAMS=lua,sqlite3,bzip2,threads,threads-loop

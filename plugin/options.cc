@@ -178,13 +178,8 @@ bool ParseEarlyTermination(const OptionSpec& spec, const char* value) {
   const std::string v = value ? value : "on";
   if (v == "on" || v == "1") {
     g_options.early_termination = true;
-    g_options.early_termination_undo = false;
-  } else if (v == "undo") {
-    g_options.early_termination = true;
-    g_options.early_termination_undo = true;
   } else if (v == "off" || v == "0") {
     g_options.early_termination = false;
-    g_options.early_termination_undo = false;
   } else {
     return BadValue(spec, value);
   }
@@ -260,12 +255,12 @@ const OptionSpec kUserOptions[] = {
      "  hash: every path exact, in a thread-safe runtime hash table (a\n"
      "    runtime call at every path end)\n",
      ParseStorage},
-    {"early-termination", "on|off|undo",
+    {"early-termination", "on|off",
      "path profiling: count the paths cut short by exit(), longjmp or an\n"
      "exception at the call that did not return (default on: one counter\n"
      "update before each call that may not return, which\n"
-     "ballarus-reconstruct settles; undo: also one after it returns,\n"
-     "undoing it; off saves the update and loses those paths)\n",
+     "ballarus-reconstruct settles; off saves the update and loses those\n"
+     "paths)\n",
      ParseEarlyTermination},
     {"dump", nullptr,
      "write the pass dump (<output>.NNNi.ballarus), which explains each\n"

@@ -136,9 +136,6 @@ struct Options {
   bool path_keep_tails = true;
   // The user options again: early-termination, weights, update, dump.
   bool early_termination = true;
-  // early-termination=undo: the pre-count is undone when the call returns
-  // (the scheme before pre-counts were kept; for comparison in bench).
-  bool early_termination_undo = false;
   WeightKind weights = WeightKind::kHeuristic;
   std::string profile_path;
   Update update = Update::kDefault;

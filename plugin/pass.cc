@@ -300,8 +300,8 @@ void ChooseEntryBalances(std::vector<FunctionWork>* work,
 // that the computed goto can no longer be duplicated into
 // (pass_duplicate_computed_gotos).  gcov's own counts sit in those tails
 // and keep them apart.  Cross-jumping only shares code: without it the
-// function executes no more instructions (lua's luaV_execute: 39 M
-// fewer, bench/README.md).
+// function executes no more instructions, rather fewer
+// (docs/performance.md, "Keeping tails apart").
 void KeepTailsApart() {
   if (!global_options.x_flag_crossjumping) return;
   gcc_options opts = global_options;
@@ -315,25 +315,22 @@ std::string GetCwd() {
   return pwd ? pwd : "";
 }
 
-unsigned int ExecuteBallarus() {
-  ballarus::GcovExpandThunks();  // as -fprofile-arcs does, to count them
-  const UpdateMode update = ChosenUpdate();
-  const bool atomic = update == UpdateMode::kAtomic;
-  const bool per_thread = update == UpdateMode::kThread;
-  ballarus::TranslationUnit tu;
-  tu.source = main_input_filename ? main_input_filename : "";
-  tu.cwd = GetCwd();
-  ballarus_plugin::SetProfileLocation(&tu);
-  tu.compiler = std::string("gcc ") + version_string;
-  tu.flags = (g_options.mode == Mode::kNaive  ? BALLARUS_META_F_NAIVE
-              : g_options.mode == Mode::kEdge ? BALLARUS_META_F_EDGE
-                                              : 0u) |
-             (g_options.paths ? BALLARUS_META_F_PATH : 0u) |
-             // Exact under threads (atomic or per-thread counters): the
-             // counts, their layout and their meaning are the same.
-             (atomic || per_thread ? BALLARUS_META_F_ATOMIC : 0u);
-  FileTable files(&tu.files);
-
+// The TU's record before its functions: its source, directory, profile
+// location, compiler and flags.
+void DescribeUnit(UpdateMode update, ballarus::TranslationUnit* tu) {
+  const bool exact_under_threads =
+      update == UpdateMode::kAtomic || update == UpdateMode::kThread;
+  tu->source = main_input_filename ? main_input_filename : "";
+  tu->cwd = GetCwd();
+  ballarus_plugin::SetProfileLocation(tu);
+  tu->compiler = std::string("gcc ") + version_string;
+  tu->flags = (g_options.mode == Mode::kNaive  ? BALLARUS_META_F_NAIVE
+               : g_options.mode == Mode::kEdge ? BALLARUS_META_F_EDGE
+                                               : 0u) |
+              (g_options.paths ? BALLARUS_META_F_PATH : 0u) |
+              // Exact under threads (atomic or per-thread counters): the
+              // counts, their layout and their meaning are the same.
+              (exact_under_threads ? BALLARUS_META_F_ATOMIC : 0u);
   if (dump_file)
     fprintf(dump_file, "ballarus: mode %s%s, update %s\n",
             g_options.mode == Mode::kNaive  ? "naive"
@@ -342,12 +339,16 @@ unsigned int ExecuteBallarus() {
             g_options.paths ? (g_options.mode == Mode::kNone ? "path" : ",path")
                             : "",
             UpdateName(update));
+}
 
-  // Phase 1: analyse every function; choose counters.
+// Phase 1: analyse every function to instrument; choose its counters,
+// numbered across the TU (*n_counters; *n_hashes hashed path tables).
+std::vector<FunctionWork> AnalyseFunctions(ballarus::TranslationUnit* tu,
+                                           FileTable* files,
+                                           uint64_t* n_counters,
+                                           uint64_t* n_hashes) {
   std::vector<FunctionWork> work;
-  uint64_t n_counters = 0;
-  uint64_t n_hashes = 0;  // functions with hashed path tables
-  const uint64_t tu_identity = ballarus::TuIdentity(tu);
+  const uint64_t tu_identity = ballarus::TuIdentity(*tu);
   ReentryCallees callees;
   callees.Compute();
   // Path mode's early termination: the TU's functions that always return
@@ -366,80 +367,86 @@ unsigned int ExecuteBallarus() {
     push_cfun(DECL_STRUCT_FUNCTION(node->decl));
     FunctionWork w;
     w.node = node;
-    w.model_index = tu.functions.size();
-    tu.functions.emplace_back();
-    AnalyseFunction(&tu.functions.back(), &files, callees, tu_identity,
-                    returning,
-                    &n_counters, &n_hashes, &w);
+    w.model_index = tu->functions.size();
+    tu->functions.emplace_back();
+    AnalyseFunction(&tu->functions.back(), files, callees, tu_identity,
+                    returning, n_counters, n_hashes, &w);
     work.push_back(std::move(w));
     free_dominance_info(CDI_DOMINATORS);
     free_dominance_info(CDI_POST_DOMINATORS);
     pop_cfun();
   }
-  if (work.empty()) return 0;
-  if (g_options.paths) ChooseEntryBalances(&work, &tu.functions);
-  tu.n_counters = n_counters;
-  ballarus::GcovRecordUnit(&tu);  // where the .gcda goes, for -fprofile-use
+  return work;
+}
 
-  // The TU's counter array and hashed path tables, which the
-  // instrumentation refers to.  The array is never DECL_NONALIASED: dense
-  // path tables addressed through a pointer register (path_emit.cc) are
-  // indirect accesses, which would break that promise; and without them
-  // the promise costs more than it saves (GCC moves loops' counter updates
-  // into registers): edge mode executed lua +26 M, sqlite3 +106 M, bzip2
-  // +120 M more instructions with it; edge,path with the path tables
-  // apart, bzip2 +282 M (bench/README.md, "Where path profiling's cost
-  // goes").
-  tree counters = EmitCounterArray(n_counters, /*nonaliased=*/false);
-  if (per_thread) PrepareThreadCounters(counters);
+// The TU's declarations the instrumentation refers to.
+struct UnitDecls {
+  tree counters = NULL_TREE;  // the counter array
+  PathHashDecls hashes;       // hashed path tables
+  tree arrived = NULL_TREE;   // the re-entry flag, where a function uses it
+  tree epoch = NULL_TREE;     // the fork epoch, where a function reads it
+};
+
+// The TU's counter array and hashed path tables.  The array is never
+// DECL_NONALIASED: dense path tables addressed through a pointer register
+// (path_emit.cc) are indirect accesses, which would break that promise;
+// and without them the promise costs more than it saves, since GCC moves
+// loops' counter updates into registers anyway (docs/performance.md,
+// "Non-aliased counter array").
+UnitDecls EmitUnitDecls(const std::vector<FunctionWork>& work,
+                        uint64_t n_counters, uint64_t n_hashes,
+                        bool per_thread) {
+  UnitDecls d;
+  d.counters = EmitCounterArray(n_counters, /*nonaliased=*/false);
+  if (per_thread) PrepareThreadCounters(d.counters);
   std::vector<HashedPathTable> hashed;
   for (const FunctionWork& w : work)
     if (w.path.enabled && w.path.info.storage == ballarus::PathInfo::kHashed)
       hashed.push_back({w.path.info.base, w.model_index});
   gcc_assert(hashed.size() == n_hashes);
-  const PathHashDecls hashes = EmitPathHashTables(hashed);
-
-  tree arrived = NULL_TREE;
+  d.hashes = EmitPathHashTables(hashed);
   for (const FunctionWork& w : work)
-    if (w.path.uses_flag && arrived == NULL_TREE) arrived = MakeArrivedFlag();
-  tree epoch = NULL_TREE;
+    if (w.path.uses_flag && d.arrived == NULL_TREE)
+      d.arrived = MakeArrivedFlag();
   for (const FunctionWork& w : work)
-    if (!w.reentry.empty() && epoch == NULL_TREE) epoch = EpochDecl();
+    if (!w.reentry.empty() && d.epoch == NULL_TREE) d.epoch = EpochDecl();
+  return d;
+}
 
-  // Phase 2: instrument.  One commit per function; an edge is split only
-  // where neither end can hold its code.
-  for (FunctionWork& w : work) {
-    push_cfun(DECL_STRUCT_FUNCTION(w.node->decl));
-    ballarus::Function& fn = tu.functions[w.model_index];
-    if (dump_file)
-      fprintf(dump_file, "ballarus: function %s: %zu counters\n",
-              fn.demangled.c_str(), w.counters.counted.size());
-    if (per_thread) BeginThreadCounters();
-    JudgeLoops();
-    BeginLoopRegisters(LoopRegistersWanted(atomic, per_thread));
-    EmitEpochReads(fn, w.path.enabled, epoch, &w.reentry);
-    if (w.path.enabled)
-      EmitPathProfiling(w.path, counters, hashes.tables, hashes.add_fn,
-                        arrived, w.reentry, epoch, atomic);
-    if (w.path.enabled && w.path.goto_end_hoisted &&
-        g_options.path_keep_tails)
-      KeepTailsApart();
-    EmitEdgeCounters(w.counters, &fn, counters, atomic);
-    QueueReentryCounts(w.reentry, fn, counters, epoch, atomic);
-    EndLoopRegisters(counters);
-    gsi_commit_edge_inserts();
-    if (per_thread) EndThreadCounters();
-    pop_cfun();
-  }
+// Phase 2, one function (cfun): its path code and edge counters, with one
+// commit of the edge insertions; an edge is split only where neither end
+// can hold its code.
+void InstrumentFunction(FunctionWork* w, ballarus::Function* fn,
+                        const UnitDecls& d, bool atomic, bool per_thread) {
+  if (dump_file)
+    fprintf(dump_file, "ballarus: function %s: %zu counters\n",
+            fn->demangled.c_str(), w->counters.counted.size());
+  if (per_thread) BeginThreadCounters();
+  JudgeLoops();
+  BeginLoopRegisters(LoopRegistersWanted(atomic, per_thread));
+  EmitEpochReads(*fn, w->path.enabled, d.epoch, &w->reentry);
+  if (w->path.enabled)
+    EmitPathProfiling(w->path, d.counters, d.hashes.tables, d.hashes.add_fn,
+                      d.arrived, w->reentry, d.epoch, atomic);
+  if (w->path.enabled && w->path.goto_end_hoisted &&
+      g_options.path_keep_tails)
+    KeepTailsApart();
+  EmitEdgeCounters(w->counters, fn, d.counters, atomic);
+  QueueReentryCounts(w->reentry, *fn, d.counters, d.epoch, atomic);
+  EndLoopRegisters(d.counters);
+  gsi_commit_edge_inserts();
+  if (per_thread) EndThreadCounters();
+}
 
-  // Instrumented functions write memory now: they are no longer const/pure
-  // (as tree_profiling does for gcov), and their call statements and the
-  // call graph need refreshing.
-  for (FunctionWork& w : work) {
+// Instrumented functions write memory now: they are no longer const/pure
+// (as tree_profiling does for gcov), and their call statements and the
+// call graph need refreshing.
+void RefreshInstrumented(const std::vector<FunctionWork>& work) {
+  for (const FunctionWork& w : work) {
     w.node->set_const_flag(false, false);
     w.node->set_pure_flag(false, false);
   }
-  for (FunctionWork& w : work) {
+  for (const FunctionWork& w : work) {
     push_cfun(DECL_STRUCT_FUNCTION(w.node->decl));
     basic_block bb;
     FOR_EACH_BB_FN(bb, cfun) {
@@ -455,10 +462,36 @@ unsigned int ExecuteBallarus() {
     cgraph_edge::rebuild_edges();
     pop_cfun();
   }
+}
 
+unsigned int ExecuteBallarus() {
+  ballarus::GcovExpandThunks();  // as -fprofile-arcs does, to count them
+  const UpdateMode update = ChosenUpdate();
+  const bool atomic = update == UpdateMode::kAtomic;
+  const bool per_thread = update == UpdateMode::kThread;
+  ballarus::TranslationUnit tu;
+  DescribeUnit(update, &tu);
+  FileTable files(&tu.files);
+  uint64_t n_counters = 0;
+  uint64_t n_hashes = 0;
+  std::vector<FunctionWork> work =
+      AnalyseFunctions(&tu, &files, &n_counters, &n_hashes);
+  if (work.empty()) return 0;
+  if (g_options.paths) ChooseEntryBalances(&work, &tu.functions);
+  tu.n_counters = n_counters;
+  ballarus::GcovRecordUnit(&tu);  // where the .gcda goes, for -fprofile-use
+  const UnitDecls decls = EmitUnitDecls(work, n_counters, n_hashes,
+                                        per_thread);
+  for (FunctionWork& w : work) {
+    push_cfun(DECL_STRUCT_FUNCTION(w.node->decl));
+    InstrumentFunction(&w, &tu.functions[w.model_index], decls, atomic,
+                       per_thread);
+    pop_cfun();
+  }
+  RefreshInstrumented(work);
   // The metadata blob and the descriptor the runtime walks.
-  const size_t blob_size =
-      EmitMetadataAndDescriptor(tu, counters, hashes.tables, n_hashes);
+  const size_t blob_size = EmitMetadataAndDescriptor(
+      tu, decls.counters, decls.hashes.tables, n_hashes);
   if (dump_file)
     fprintf(dump_file,
             "ballarus: %zu functions, %llu counters, metadata %zu bytes\n",

@@ -43,7 +43,7 @@
 // numbers out of range.  update=thread with the pointer register: r is the
 // counter's index base + p and the count (*__ballarus_tc)[r], the running
 // thread's copy -- see idx_.)  Path ends whose block has no other way out can be
-// counted on the edges into it (path_plan.cc, "count hoisting"); not here,
+// counted on the edges into it (path_hoist.cc); not here,
 // where edge 2->5 would need a split.
 //
 // The register BLRS_path is an addressable local until GCC's
@@ -153,9 +153,6 @@ class PathEmitter {
       case PathAction::kStartCheckFlag:
         CheckFlag(seq, act.a);
         break;
-      case PathAction::kUndo:
-        Count(seq, act.a, /*undo=*/true);
-        break;
       case PathAction::kReentry:
         Reentry(seq, act);
         break;
@@ -182,15 +179,15 @@ class PathEmitter {
       case PathAction::kCount:
       case PathAction::kPreCount:
       case PathAction::kEndCount:
-        if (!act.derived) Count(seq, act.a, false);
+        if (!act.derived) Count(seq, act.a);
         break;
       case PathAction::kCountReset:
       case PathAction::kStartCut:
-        if (!act.derived) Count(seq, act.a, false);
+        if (!act.derived) Count(seq, act.a);
         Add(seq, gimple_build_assign(r_, Const(act.b, seq)));
         break;
       case PathAction::kEndCountReset:
-        if (!act.derived) Count(seq, act.a, false);
+        if (!act.derived) Count(seq, act.a);
         Add(seq, gimple_build_assign(r_, Const(0, seq)));
         break;
       case PathAction::kLoopEnter:
@@ -304,17 +301,9 @@ class PathEmitter {
   }
 
   // After a call that may return as a re-entry: changed = the epoch moved
-  // during the call; count[r + a] += changed ? 0 : -1 (undo, the pre-count
-  // is still there only if nothing was reset); r = changed ? b : r.
+  // during the call; r = changed ? b : r.
   void Reentry(gimple_seq* seq, const PathAction& act) {
     tree changed = AppendEpochChanged(seq, reentry_.at(act.call), epoch_);
-    if (act.undo) {
-      tree d = make_temp_ssa_name(u64_, NULL, "BLRS_d");
-      Add(seq, gimple_build_assign(d, COND_EXPR, changed,
-                                   build_int_cst(u64_, 0),
-                                   wide_int_to_tree(u64_, wi::uhwi(~0ull, 64))));
-      CountBy(seq, act.a, d);
-    }
     tree r0 = LoadR(seq);
     tree r1 = make_temp_ssa_name(rtype_, NULL, "BLRS_r");
     Add(seq, gimple_build_assign(r1, COND_EXPR, changed, Const(act.b, seq),
@@ -470,15 +459,10 @@ class PathEmitter {
            PairShift(act) <= kPairMaxShift;
   }
 
-  // count[r + c] += 1 (or -= 1).
-  void Count(gimple_seq* seq, uint64_t c, bool undo) {
+  // count[r + c] += 1.
+  void Count(gimple_seq* seq, uint64_t c) {
     CountAt(seq, Plus(seq, LoadR(seq), c),
-            wide_int_to_tree(u64_, wi::uhwi(undo ? ~0ull : 1ull, 64)));
-  }
-
-  // count[r + c] += delta (modulo 2^64).
-  void CountBy(gimple_seq* seq, uint64_t c, tree delta) {
-    CountAt(seq, Plus(seq, LoadR(seq), c), delta);
+            wide_int_to_tree(u64_, wi::uhwi(1ull, 64)));
   }
 
   // count[key] += delta (modulo 2^64); key in the register's type or u64.
@@ -547,9 +531,9 @@ class PathEmitter {
   // instead, counted at (*__ballarus_tc)[r].  A pointer into the thread's
   // copy would be a value GCC keeps live across the whole function (in
   // small hot functions with many exits, callee-saved registers pushed
-  // and popped per call: bzip2's mainGtU +39 % instructions), where an
-  // index is a constant wherever the path so far is known, like
-  // update=single's constant addresses.
+  // and popped per call: docs/performance.md, "Thread counters' index
+  // register"), where an index is a constant wherever the path so far is
+  // known, like update=single's constant addresses.
   bool idx_;
   bool in_loop_ = false;  // Emit's in_loop, for the counts it makes
   bool ptr_;    // the register is a pointer into the dense table

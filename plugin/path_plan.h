@@ -26,11 +26,9 @@ struct PathAction {
   enum Kind {
     // On an edge, in this order when several meet on one edge:
     kCheckFlag,   // r = arrived ? r : a; arrived = 0   (abnormal re-entry)
-    kUndo,        // count[r + a] -= 1   (the call before it returned)
     kReentry,     // after a call that may return as a re-entry (fork,
                   // reset: reentry.h): if the epoch changed, r = b (a new
-                  // path starts; the pre-count went with the old counts),
-                  // else count[r + a] -= 1 when `undo`
+                  // path starts; the pre-count went with the old counts)
     kSetFlag,     // arrived = 1         (a normal entry into a re-entry block)
     kLoopExit,    // counted loop `loop` (core/path_profile.h CountedLoop)
                   // left: count[s + d] += (n != 0); count[K] += n - (n != 0);
@@ -49,7 +47,8 @@ struct PathAction {
     kStartCheckFlag,  // at its start: as kCheckFlag
     kStartCut,        // at its start: count[r + a] += 1; r = b (cut block)
     kPreCount,        // before its last statement (a call that may not
-                      // return): count[r + a] += 1, undone on return
+                      // return): count[r + a] += 1, settled by
+                      // reconstruct (SettlePrecounts)
     kEndCountReset,   // before its last statement (computed goto): the path
                       // ends here, the abnormal target starts one with r = 0
     kEndCount,        // before its last statement (computed goto whose
@@ -64,7 +63,6 @@ struct PathAction {
   uint64_t a = 0;
   uint64_t b = 0;
   int call = -1;      // kReentry: index into the function's ReentryCalls
-  bool undo = false;  // kReentry: undo a pre-count
   int loop = -1;      // kLoop*: index into PathWork::loops
   // kCount, kCountReset, kStartCut, kPreCount, kEndCount, kEndCountReset:
   // the count is not made (only the reset, if any): reconstruct derives it
@@ -142,7 +140,7 @@ void ApplyEntryBalance(const std::vector<ballarus::PathInfo::Call>& calls,
                        PathWork* work);
 
 // Plans Ball-Larus path profiling for cfun (CFG prepared, fake edges
-// present): the DAG and its cuts, the increments on the chords of a
+// present), as a pipeline of steps (path_plan.cc): the DAG and its cuts, the increments on the chords of a
 // maximum spanning tree (weights), the path table, and every piece of code.
 // The function's PathInfo is added to fn's extensions; a dense path table
 // takes n_paths + 1 counters from *next_counter, a hashed one the next

@@ -35,7 +35,7 @@
 //     each other) count their callers' re-entries the same way, so a child
 //     returning through them stays a circulation all the way up to the
 //     first frame outside the TU.  Path profiling starts a new path there
-//     (path_plan.cc).
+//     (path_entries.cc, PlanReentryCalls).
 //
 // Both edges are flagged kEdgeReentry and listed after ENTRY's real
 // successors; gcov's line counts leave them out (core/gcov_lines.cc), the

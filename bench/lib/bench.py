@@ -203,7 +203,7 @@ def read_tsv(path, optional=False):
 # The ballarus runtime's functions (runtime/*.c) that show up in profiles.
 RUNTIME_FUNCTIONS = ("path_add_slow", "grow", "rt_init", "dump_chain", "dump_group",
                      "snapshot", "write_all", "merge_sparse", "merge_into")
-BREAKDOWN = ("edge", "path", "path-et-off", "path-et-undo", "path-hash",
+BREAKDOWN = ("edge", "path", "path-et-off", "path-hash",
              "path-no-hoist", "path-no-returns", "path-number", "path-loops",
              "path-dense", "path-hashed", "edge-path")
 
@@ -276,9 +276,7 @@ def breakdown_section(programs, vnames, ir, functions, counters):
          "Instructions executed over the plain build's (as above) for edge "
          "profiling, path profiling, and path profiling with one mechanism "
          "changed: `path-et-off` without the early-termination pre-count "
-         "(`early-termination=off`), `path-et-undo` undoing the pre-count "
-         "after every call that returns (`early-termination=undo`, the former "
-         "scheme), `path-hash` with functions above `path-table-max` in the "
+         "(`early-termination=off`), `path-hash` with functions above `path-table-max` in the "
          "runtime hash table instead of cut (`path-storage=hash`, the former "
          "storage), `path-no-hoist` with path ends where they are "
          "(`tune-path-hoist=off`), `path-no-returns` with a pre-count before calls "
