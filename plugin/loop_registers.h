@@ -39,7 +39,7 @@ namespace ballarus::plugin {
 // committed with the other edge code.
 //
 // FindRegisterLoops is the analysis alone (path planning asks it where a
-// path end may go onto edges that need splitting: path_plan.cc), its
+// path end may go onto edges that need splitting: path_hoist.cc), its
 // exits valid until the CFG changes; LoopRegistersWanted, whether this
 // compilation uses loop registers at all.
 struct RegisterLoops {

@@ -64,7 +64,7 @@ struct Options {
   // tune-path-loop-cuts: a loop whose iterations take one path ends the path
   // that enters it on each entry edge (a cut edge, as its back edge is),
   // so every iteration ends the same path at a constant counter
-  // (path_plan.cc) -- kAuto (default): in mode=path, and in mode=edge,path
+  // (path_cuts.cc) -- kAuto (default): in mode=path, and in mode=edge,path
   // unless tune-path-derive=off (the cut's counts then cost more than they
   // save); kOff: only back edges are cut.
   // The value of an option taking auto, on or off.
@@ -77,10 +77,10 @@ struct Options {
   // tune-path-call-cuts: a block whose call may not return and which several
   // path prefixes reach is cut (paths end on entering it and start afresh
   // there), so the register need not live across the call
-  // (path_plan.cc) -- kAuto (default): in mode=path; kOff: never.
+  // (path_cuts.cc) -- kAuto (default): in mode=path; kOff: never.
   AutoOnOff path_call_cuts = AutoOnOff::kAuto;
   // tune-path-goto-targets: a computed goto's targets set the path register at
-  // their start instead of the goto (path_plan.cc) -- kAuto (default):
+  // their start instead of the goto (path_entries.cc) -- kAuto (default):
   // unless the weights are an earlier profile's counts; kOff: the goto
   // resets it.
   AutoOnOff path_goto_targets = AutoOnOff::kAuto;
@@ -100,21 +100,21 @@ struct Options {
   AutoOnOff path_derive = AutoOnOff::kAuto;
   // tune-path-balance=off: in mode=path, every pre-count is made; by default
   // one per loop header or cut block is taken from the balance of the
-  // paths that start there (path_plan.cc BalanceStartTruncations).
+  // paths that start there (path_counts.cc PlanBalances).
   bool path_balance = true;
   // tune-path-cut-hoist=off: a cut block counts the path ending at it at its
   // start; by default the count goes back onto the edges into it, where
-  // the register is a constant (path_plan.cc).
+  // the register is a constant (path_hoist.cc).
   bool path_cut_hoist = true;
   // tune-path-precount-hoist=off: an early-termination pre-count is made in the
   // call's block; by default, where several path prefixes reach the block,
   // it goes back onto the edges into it, where the register is a constant
-  // (path_plan.cc).
+  // (path_ends.cc HoistPreCount).
   bool path_precount_hoist = true;
   // tune-path-entry-balance=off: in mode=path, the pre-counts on a function's
   // way in are all made; by default one is taken from the balance of the
   // function's calls where all of them are direct calls from
-  // path-profiled functions of the TU (path_plan.cc FindEntryTruncation).
+  // path-profiled functions of the TU (path_counts.cc FindEntryTruncation).
   bool path_entry_balance = true;
   // tune-loop-barrier=off: a counter updated on every iteration of a loop is a
   // plain update; by default, in a loop that may read or write memory a

@@ -13,7 +13,7 @@ namespace {
 
 // Which cut edges are loop entries rather than back edges: the plugin cuts
 // the retreating edges of FindBackEdges' depth-first search, and with
-// path-loop-cuts also the entry edges of some loops (plugin/path_plan.cc).
+// tune-path-loop-cuts also the entry edges of some loops (plugin/path_cuts.cc).
 // Per model edge: a cut edge that is not a retreating edge.  Block b is a
 // loop header with cut entries: some cut entry edge ends at b.
 struct CutKinds {

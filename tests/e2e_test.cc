@@ -1340,7 +1340,7 @@ TEST(PathLoopCutsAndGotoTargets, ShownInTheDumpAndExactEachWay) {
       // is dead at the computed gotos; and their path ends are counted
       // further back than the dispatcher's in-edges, where handlers merge
       // paths (1 block back at -O0, 2 at -O2: "computed-goto path ends
-      // hoisted deep", path_plan.cc).
+      // hoisted deep", path_hoist.cc HoistPathEnd).
       EXPECT_EQ(occurrences(d.out, "s = r (normal entry)"),
                 cf.targets ? 1u : 0u)
           << ctx << "\n" << d.out;
