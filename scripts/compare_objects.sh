@@ -30,7 +30,9 @@
 # are identical, 1 on any difference or failed compile, 2 on bad usage.
 # Environment: JOBS (configurations compiled in parallel, default 2),
 # CC / CXX (default gcc / g++), KEEP=1 keeps the work directory (its path is
-# printed).
+# printed), DUMPS=added accepts a pass dump of the new plugin that only adds
+# lines to the base's (a change that makes the dump say more; objects must
+# still be identical).
 set -euo pipefail
 
 usage() {
@@ -111,7 +113,7 @@ done >"$configs"
 run_config() {
   local n=$1 dir=$work/c$1
   local line opt args a side name cxx cflags srcs pic s cc obj f log
-  local objects=0 dumps=0 diffs=0 failures=0 rel
+  local objects=0 dumps=0 diffs=0 failures=0 extended=0 rel
   line=$(sed -n "${n}p" "$configs")
   opt=${line%% *}
   args=()
@@ -178,12 +180,17 @@ run_config() {
       *) dumps=$((dumps + 1)) ;;
     esac
     if ! cmp -s "$dir/base/$rel" "$dir/new/$rel"; then
-      diffs=$((diffs + 1))
-      echo "DIFFERENT: ${rel#./} ($line)" >>"$dir/problems"
+      if [ "${DUMPS:-same}" = added ] && [ "${rel%.o}" = "$rel" ] &&
+         ! diff "$dir/base/$rel" "$dir/new/$rel" | grep -q '^<'; then
+        extended=$((extended + 1))
+      else
+        diffs=$((diffs + 1))
+        echo "DIFFERENT: ${rel#./} ($line)" >>"$dir/problems"
+      fi
     fi
   done < <(cd "$dir/base" && find . -type f | sort)
   [ "${KEEP:-0}" = 1 ] || rm -rf "$dir/base" "$dir/new"
-  echo "$objects $dumps $diffs $failures" >"$dir/result"
+  echo "$objects $dumps $diffs $failures $extended" >"$dir/result"
 }
 export -f run_config
 export work configs corpus programs base_plugin new_plugin
@@ -191,7 +198,7 @@ export work configs corpus programs base_plugin new_plugin
 n_configs=$(wc -l <"$configs")
 seq 1 "$n_configs" | xargs -P "$jobs" -I{} bash -c 'run_config "$@"' _ {}
 
-objects=0 dumps=0 diffs=0 failures=0
+objects=0 dumps=0 diffs=0 failures=0 extended=0
 for n in $(seq 1 "$n_configs"); do
   if [ ! -f "$work/c$n/result" ]; then
     echo "FAILED: configuration $n ($(sed -n "${n}p" "$configs"))" \
@@ -199,13 +206,15 @@ for n in $(seq 1 "$n_configs"); do
     failures=$((failures + 1))
     continue
   fi
-  read -r o d x f <"$work/c$n/result"
-  objects=$((objects + o)) dumps=$((dumps + d))
+  read -r o d x f e <"$work/c$n/result"
+  objects=$((objects + o)) dumps=$((dumps + d)) extended=$((extended + e))
   diffs=$((diffs + x)) failures=$((failures + f))
   [ ! -s "$work/c$n/problems" ] || cat "$work/c$n/problems" >&2
 done
 echo "compare_objects: $n_configs configurations:" \
   "$objects objects and $dumps dumps compared, $diffs different," \
   "$failures failures"
+[ "${DUMPS:-same}" != added ] ||
+  echo "compare_objects: $extended dumps differ by added lines only (DUMPS=added)"
 [ "$diffs" -eq 0 ] && [ "$failures" -eq 0 ] && [ "$objects" -gt 0 ] || exit 1
 echo "compare_objects: all identical"
