@@ -40,6 +40,8 @@
 
 #include "runtime/profile_io.h"
 
+#include "runtime/safe_file.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -237,12 +239,10 @@ static int check_meta(const unsigned char *m, uint64_t meta_size, uint64_t at,
   return 0;
 }
 
-/* `borrow`: records' metadata point into `data` (which must outlive the
-   profile) instead of being copied.  */
-static int parse(const unsigned char *data, uint64_t size,
-                 const unsigned char *const *known, size_t n_known,
-                 int borrow, ballarus_profile *out, char *err, size_t errlen) {
-  memset(out, 0, sizeof *out);
+int ballarus_profile_check_header(const unsigned char *data,
+                                  uint64_t file_size, char *err,
+                                  size_t errlen) {
+  const uint64_t size = file_size;
   if (size >= 8 && memcmp(data, BALLARUS_PROFILE_MAGIC, 8) != 0)
     return fail(err, errlen, "offset 0: bad magic (not a ballarus profile)");
   if (size >= 12 && rd32(data + 8) != BALLARUS_PROFILE_VERSION) {
@@ -271,6 +271,17 @@ static int parse(const unsigned char *data, uint64_t size,
                 "hold at most %llu records",
                 n_records, (ull)(size - BALLARUS_PROFILE_HEADER_SIZE),
                 (ull)room);
+  return 0;
+}
+
+/* `borrow`: records' metadata point into `data` (which must outlive the
+   profile) instead of being copied.  */
+static int parse(const unsigned char *data, uint64_t size,
+                 const unsigned char *const *known, size_t n_known,
+                 int borrow, ballarus_profile *out, char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  if (ballarus_profile_check_header(data, size, err, errlen) != 0) return -1;
+  const uint32_t n_records = rd32(data + 12);
 
   ballarus_profile p;
   memset(&p, 0, sizeof p);
@@ -454,36 +465,67 @@ int ballarus_profile_parse(const unsigned char *data, uint64_t size,
   return parse(data, size, NULL, 0, 0, out, err, errlen);
 }
 
-/* Reads the regular file open as fd into a malloc'd buffer.  (Not mmap:
-   a file truncated meanwhile by another process would make the program
-   die of SIGBUS; the runtime must never kill the program.)  */
+/* Reads the regular file open as fd into a malloc'd buffer, its header
+   first: a file that is not a profile costs 40 bytes, and the buffer is
+   the file's size only once the header allows it.  Returns 0, -1 (not a
+   profile: the header's error) or BALLARUS_PROFILE_UNREAD (cannot stat,
+   read or allocate: the file is not known to be damaged).  (Not mmap: a
+   file truncated meanwhile by another process would make the program die
+   of SIGBUS; the runtime must never kill the program.)  */
 static int load_fd(int fd, unsigned char **buf, uint64_t *size, char *err,
                    size_t errlen) {
   *buf = NULL;
   *size = 0;
   struct stat st;
-  if (fstat(fd, &st) != 0)
-    return fail(err, errlen, "cannot stat: %s", strerror(errno));
-  if (!S_ISREG(st.st_mode)) return fail(err, errlen, "not a regular file");
+  if (fstat(fd, &st) != 0) {
+    fail(err, errlen, "cannot stat: %s", strerror(errno));
+    return BALLARUS_PROFILE_UNREAD;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    fail(err, errlen, "not a regular file");
+    return BALLARUS_PROFILE_UNREAD;
+  }
+  unsigned char head[BALLARUS_PROFILE_HEADER_SIZE];
   uint64_t n = (uint64_t)st.st_size;
-  unsigned char *b = xmalloc(n);
-  if (b == NULL)
-    return fail(err, errlen, "out of memory reading %llu bytes", (ull)n);
   uint64_t got = 0;
-  while (got < n) {
-    ssize_t r = read(fd, b + got, (size_t)(n - got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      int e = errno;
-      free(b);
-      return fail(err, errlen, "read error at offset %llu: %s", (ull)got,
-                  strerror(e));
-    }
-    if (r == 0) break; /* shrank while reading: parse what we have */
-    got += (uint64_t)r;
+  if (ballarus_profile_read_bounded(fd, head, sizeof head, &got, err,
+                                    errlen) != 0)
+    return BALLARUS_PROFILE_UNREAD;
+  if (ballarus_profile_check_header(head, got < sizeof head ? got : n, err,
+                                    errlen) != 0)
+    return -1;
+  unsigned char *b = xmalloc(n);
+  if (b == NULL) {
+    fail(err, errlen, "out of memory reading %llu bytes", (ull)n);
+    return BALLARUS_PROFILE_UNREAD;
+  }
+  memcpy(b, head, sizeof head);
+  uint64_t rest = 0;
+  if (n > sizeof head &&
+      ballarus_profile_read_bounded(fd, b + sizeof head, n - sizeof head,
+                                    &rest, err, errlen) != 0) {
+    free(b);
+    return BALLARUS_PROFILE_UNREAD;
   }
   *buf = b;
-  *size = got;
+  *size = sizeof head + rest; /* shrank while reading: parse what we have */
+  return 0;
+}
+
+int ballarus_profile_read_bounded(int fd, unsigned char *buf, uint64_t n,
+                                  uint64_t *got, char *err, size_t errlen) {
+  *got = 0;
+  while (*got < n) {
+    uint64_t want = n - *got;
+    ssize_t r = read(fd, buf + *got, want > (1u << 30) ? (1u << 30)
+                                                        : (size_t)want);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0)
+      return fail(err, errlen, "read error at offset %llu: %s", (ull)*got,
+                  strerror(errno));
+    if (r == 0) break;
+    *got += (uint64_t)r;
+  }
   return 0;
 }
 
@@ -493,7 +535,8 @@ int ballarus_profile_read_fd_known(int fd, const unsigned char *const *known,
   memset(out, 0, sizeof *out);
   unsigned char *buf;
   uint64_t size;
-  if (load_fd(fd, &buf, &size, err, errlen) != 0) return -1;
+  int loaded = load_fd(fd, &buf, &size, err, errlen);
+  if (loaded != 0) return loaded;
   /* The records' metadata stay in the buffer (borrowed, never copied
      again): the runtime rewrites the profiles of the TUs it ran at every
      exit, and they are mostly metadata.  */
@@ -519,7 +562,8 @@ int ballarus_profile_read_fd(int fd, ballarus_profile *out, char *err,
   memset(out, 0, sizeof *out);
   unsigned char *buf;
   uint64_t size;
-  if (load_fd(fd, &buf, &size, err, errlen) != 0) return -1;
+  int loaded = load_fd(fd, &buf, &size, err, errlen);
+  if (loaded != 0) return loaded;
   int rc = parse(buf, size, NULL, 0, 0, out, err, errlen);
   free(buf);
   return rc;
@@ -762,63 +806,35 @@ int ballarus_profile_write_at(int dirfd, const char *name,
   layout L;
   if (plan(p, (flags & BALLARUS_WRITE_TRUSTED) != 0, &L, err, errlen) != 0)
     return -1;
-
-  /* The temporary name is unique per process and call, in the target's
-     directory so the rename stays within one file system.  O_EXCL and
-     O_NOFOLLOW: an existing name (a planted symlink, a leftover of a
-     recycled pid) is never opened, we take the next serial.  */
-  static unsigned long serial;
+  /* The temporary file has its final mode from its creation (safe_file.h):
+     nobody can open it before the profile is complete and renamed.  */
+  unsigned sf = (flags & BALLARUS_WRITE_EXCHANGE) ? BALLARUS_SF_EXCHANGE : 0;
+  unsigned create = mode >= 0 ? BALLARUS_SF_EXACT_MODE : 0;
   size_t len = strlen(name) + 64;
   char *tmp = malloc(len);
   if (tmp == NULL) {
     layout_free(&L);
     return fail(err, errlen, "out of memory");
   }
-  int fd = -1, e = 0;
-  for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
-    unsigned long n = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
-    snprintf(tmp, len, "%s" BALLARUS_TMP_INFIX "%ld.%lu", name, (long)getpid(),
-             n);
-    fd = openat(dirfd, tmp,
-                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    e = errno;
-    if (fd < 0 && e != EEXIST) break;
-  }
+  int fd = ballarus_sf_create_unique(dirfd, name, 1,
+                                     mode >= 0 ? (unsigned)mode : 0666u,
+                                     create, tmp, len, err, errlen);
   if (fd < 0) {
-    fail(err, errlen, "cannot create temporary file %s: %s", tmp, strerror(e));
     free(tmp);
     layout_free(&L);
     return -1;
   }
   int rc = 0;
-  if (mode >= 0 && fchmod(fd, (mode_t)mode & 07777) != 0) {
-    rc = fail(err, errlen, "cannot set the mode of %s: %s", tmp,
-              strerror(errno));
-  } else if (write_chunks(fd, &L) != 0) {
+  if (write_chunks(fd, &L) != 0)
     rc = fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-  } else if ((flags & BALLARUS_WRITE_FSYNC) && fsync(fd) != 0) {
+  else if ((flags & BALLARUS_WRITE_FSYNC) && fsync(fd) != 0)
     rc = fail(err, errlen, "cannot fsync %s: %s", tmp, strerror(errno));
-  }
   if (close(fd) != 0 && rc == 0)
     rc = fail(err, errlen, "cannot close %s: %s", tmp, strerror(errno));
-  int exchanged = 0;
-  if (rc == 0 && (flags & BALLARUS_WRITE_EXCHANGE)) {
-    /* Swap the two names atomically, then remove the old content, now
-       under the temporary name.  On ext4, rename() over an existing file
-       makes the kernel start writing the new file out first
-       (auto_da_alloc), which cost 0.2 to 3 ms per profile here; an
-       exchange does not.  Not possible when `name` does not exist yet
-       (ENOENT) or the file system lacks it (EINVAL): plain rename.  */
-    if (renameat2(dirfd, tmp, dirfd, name, RENAME_EXCHANGE) == 0)
-      exchanged = 1;
-    else if (errno != ENOENT && errno != EINVAL && errno != ENOSYS)
-      rc = fail(err, errlen, "cannot rename %s to %s: %s", tmp, name,
-                strerror(errno));
-  }
-  if (rc == 0 && !exchanged && renameat(dirfd, tmp, dirfd, name) != 0)
-    rc = fail(err, errlen, "cannot rename %s to %s: %s", tmp, name,
-              strerror(errno));
-  if (rc != 0 || exchanged) unlinkat(dirfd, tmp, 0);
+  if (rc == 0)
+    rc = ballarus_sf_commit(dirfd, tmp, name, sf, err, errlen);
+  else
+    unlinkat(dirfd, tmp, 0);
   free(tmp);
   layout_free(&L);
   return rc;
@@ -826,33 +842,15 @@ int ballarus_profile_write_at(int dirfd, const char *name,
 
 int ballarus_profile_write_file(const char *path, const ballarus_profile *p,
                                 char *err, size_t errlen) {
-  char *dir = strdup(path);
-  if (dir == NULL) return fail(err, errlen, "out of memory");
-  char *slash = strrchr(dir, '/');
-  const char *d = ".", *name = path;
-  if (slash != NULL) {
-    name = path + (slash - dir) + 1;
-    if (slash == dir)
-      d = "/";
-    else {
-      *slash = '\0';
-      d = dir;
-    }
-  }
-  int dfd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) {
-    int e = errno;
-    fail(err, errlen, "cannot open directory %s: %s", d, strerror(e));
-    free(dir);
-    return -1;
-  }
+  const char *name;
+  int dfd = ballarus_sf_open_parent(path, 0, 0, &name, err, errlen);
+  if (dfd < 0) return -1;
   int rc = ballarus_profile_write_at(dfd, name, p, -1, BALLARUS_WRITE_FSYNC,
                                      err, errlen);
   /* Make the rename itself durable.  Best effort: some file systems refuse
      fsync on directories.  */
   if (rc == 0) (void)fsync(dfd);
   close(dfd);
-  free(dir);
   return rc;
 }
 

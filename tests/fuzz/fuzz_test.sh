@@ -24,7 +24,7 @@ command -v clang++-14 >/dev/null || { echo "fuzz_test: clang++-14 not installed 
 flags=(-O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
        -fno-omit-frame-pointer -I"$rf")
 sources=()
-for f in "$rf"/core/*.cc "$rf"/reconstruct/*.cc "$rf"/runtime/profile_io.c \
+for f in "$rf"/core/*.cc "$rf"/reconstruct/*.cc "$rf"/runtime/profile_io.c "$rf"/runtime/safe_file.c \
          "$rf"/tests/fuzz/profile_fuzzer.cc; do
   case "$f" in
     *_test.cc|*/test_*|*/main.cc) continue ;;
