@@ -64,7 +64,7 @@
    of a file we do not own is ever copied into a file of ours); it is
    validated by the same parser ballarus-reconstruct uses, whole-file check
    included (a damaged one is renamed FILE.corrupt, untouched, and a new
-   profile started); this dump is merged in (profile_io.c's
+   profile started); this dump is merged in (profile_merge.c's
    ballarus_profile_update: equal builds added, an earlier build of the same
    object replaced — silently, or one line with BALLARUS_VERBOSE); the result
    is written to a temporary file (safe_file.h: O_CREAT|O_EXCL|O_NOFOLLOW
