@@ -47,7 +47,8 @@
    ran), unless its profile does not list it yet: then it goes as a *zero
    record* (runs 0), once, so that a never-executed TU still appears in
    reports (gcov writes every object's .gcda too).  The TUs are grouped by
-   destination directory, then by file.  The directory is opened by
+   destination directory, then by file (the files it creates: rt_store.c).
+   The directory is opened by
    safe_file.h's walk (missing directories created, mode 0755 less the
    umask; a symbolic link of another user on the way is not followed, and
    the run's counts are reported lost in one line).  Per directory,
@@ -747,63 +748,6 @@ static int build_profile(fgroup *g, ballarus_profile *mine) {
   return 0;
 }
 
-/* The mode of `name` in dfd when it is a regular file of this user (a
-   file written in its stead gets it), else -1.  */
-static int own_mode(int dfd, const char *name) {
-  struct stat st;
-  if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-      !S_ISREG(st.st_mode) || st.st_uid != geteuid())
-    return -1;
-  return (int)(st.st_mode & 07777);
-}
-
-/* Writes `mine` as a new file NAME.<pid> (or NAME.<pid>.<k>) beside NAME,
-   created by safe_file.h (nothing existing is opened) with NAME's mode
-   when NAME is a file of ours, else gcov's 0666 & ~umask.  On success
-   *out is its malloc'd absolute path.  */
-static int write_beside(int dfd, const char *path, const char *name,
-                        const ballarus_profile *mine, char **out, char *err,
-                        size_t errlen) {
-  unsigned char *buf;
-  uint64_t size;
-  *out = NULL;
-  if (ballarus_profile_serialize(mine, &buf, &size, err, errlen) != 0)
-    return -1;
-  const int mode = own_mode(dfd, name);
-  size_t nlen = strlen(name) + 48, plen = strlen(path) + 48;
-  char *bn = malloc(nlen), *bp = malloc(plen);
-  char sub[512];
-  int fd = -1;
-  if (bn == NULL || bp == NULL)
-    snprintf(sub, sizeof sub, "out of memory");
-  else
-    fd = ballarus_sf_create_unique(
-        dfd, name, 0, mode >= 0 ? (unsigned)mode : 0666u,
-        mode >= 0 ? BALLARUS_SF_EXACT_MODE : 0, bn, nlen, sub, sizeof sub);
-  int rc = -1;
-  if (fd < 0) {
-    snprintf(err, errlen, "cannot create a file beside it: %s", sub);
-  } else {
-    snprintf(bp, plen, "%.*s%s", (int)(strlen(path) - strlen(name)), path, bn);
-    if (ballarus_sf_write_all(fd, buf, (size_t)size) != 0) {
-      snprintf(err, errlen, "cannot write %s: %s", bp, strerror(errno));
-      close(fd);
-      unlinkat(dfd, bn, 0);
-    } else if (close(fd) != 0) {
-      snprintf(err, errlen, "cannot close %s: %s", bp, strerror(errno));
-      unlinkat(dfd, bn, 0);
-    } else {
-      rc = 0;
-      *out = bp;
-      bp = NULL;
-    }
-  }
-  free(bn);
-  free(bp);
-  free(buf);
-  return rc;
-}
-
 typedef struct {
   const char *path;
 } replace_ctx;
@@ -856,7 +800,7 @@ static void dump_beside(int dfd, fgroup *g, const char *why, int at_exit) {
     ballarus_profile_free(&mine);
     return;
   }
-  if (write_beside(dfd, g->path, g->name, &mine, &written, err, sizeof err) !=
+  if (ballarus_rt_write_beside(dfd, g->path, g->name, &mine, &written, err, sizeof err) !=
       0) {
     char reason[1536];
     snprintf(reason, sizeof reason, "%s; %s", why, err);
@@ -917,35 +861,17 @@ static int read_profile(int fd, const struct stat *st,
    counts; one line says why (`problem`).  Returns 0, or -1 when it could
    not be renamed: this run's counts then went beside it.  */
 static int set_aside(int dfd, fgroup *g, const char *problem, int at_exit) {
-  size_t len = strlen(g->name) + 64;
-  char *kept = malloc(len);
-  int moved = -1, e = ENOMEM;
-  for (int k = 0; kept != NULL && k < 100 && moved != 0; k++) {
-    if (k == 0)
-      snprintf(kept, len, "%s.corrupt", g->name);
-    else
-      snprintf(kept, len, "%s.corrupt.%ld.%d", g->name, (long)getpid(), k);
-    moved = renameat2(dfd, g->name, dfd, kept, RENAME_NOREPLACE);
-    e = errno;
-    if (moved != 0 && e == EINVAL) {
-      /* No RENAME_NOREPLACE here: link + unlink keeps it as safe.  */
-      moved = linkat(dfd, g->name, dfd, kept, 0);
-      e = errno;
-      if (moved == 0) unlinkat(dfd, g->name, 0);
-    }
-    if (moved != 0 && e != EEXIST) break;
-  }
-  if (moved != 0) {
+  char kept[4200];
+  int e = ballarus_rt_rename_aside(dfd, g->name, kept, sizeof kept);
+  if (e != 0) {
     char why[1400];
     snprintf(why, sizeof why, "damaged (%s) and cannot be renamed (%s)",
              problem, strerror(e));
-    free(kept);
     dump_beside(dfd, g, why, at_exit);
     return -1;
   }
   warn("%s: damaged (%s); kept as %.*s%s, a new profile started", g->path,
        problem, (int)(strlen(g->path) - strlen(g->name)), g->path, kept);
-  free(kept);
   return 0;
 }
 
@@ -1127,103 +1053,6 @@ static void remove_orphans(int dfd, fgroup *gs, size_t ng) {
   free(names);
 }
 
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* The directory's lock file of this effective user, LOCK_NAME with the
-   uid: a regular file of this user, mode 0600, so that no other user can
-   open it, hence none can hold its flock() (a flock on the directory
-   itself could be taken by anyone allowed to read it).  Its holder unlinks
-   it when the dump is done, and whoever obtains the lock checks that the
-   name still leads to the file locked, else starts over.  */
-#define LOCK_NAME ".ballarus-%u.lock"
-
-/* Opens (creating) the lock file; -1 with *why set when it cannot be
-   used.  */
-static int open_lock(int dfd, const char *name, char *why, size_t len) {
-  char sub[512];
-  int fd = ballarus_sf_create(dfd, name, 0600, 0, sub, sizeof sub);
-  if (fd < 0 && errno == EEXIST)
-    fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    snprintf(why, len, "cannot open its directory's lock file %s (%s)", name,
-             errno == ELOOP ? "a symbolic link" : strerror(errno));
-    return -1;
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
-      st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
-    snprintf(why, len,
-             "its directory's lock file %s is not a private file of this "
-             "user (uid %u, mode %o)",
-             name, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-/* Whether `fd` is still the file `name` of dfd.  */
-static int still_linked(int dfd, const char *name, int fd) {
-  struct stat a, b;
-  return fstat(fd, &a) == 0 &&
-         fstatat(dfd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
-         a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
-
-/* Takes the directory's lock, polling up to lock_timeout seconds.
-   Returns the lock file's descriptor, or -1 with *why set (timeout: a
-   holder that is stopped or very slow; or the lock file unusable).  */
-static int lock_dir(int dfd, char *name, size_t name_len, char *why,
-                    size_t len) {
-  snprintf(name, name_len, LOCK_NAME, (unsigned)geteuid());
-  const double start = now_seconds();
-  long pause_us = 200 + (long)(getpid() % 300); /* de-synchronised */
-  for (;;) {
-    int fd = open_lock(dfd, name, why, len);
-    if (fd < 0) return -1;
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-      if (still_linked(dfd, name, fd)) return fd;
-      flock(fd, LOCK_UN); /* its holder removed it meanwhile */
-      close(fd);
-      continue;
-    }
-    int e = errno;
-    close(fd);
-    if (e == EINTR) continue;
-    if (e != EWOULDBLOCK) {
-      snprintf(why, len, "cannot lock its directory (%s)", strerror(e));
-      return -1;
-    }
-    const double waited = now_seconds() - start;
-    if (waited >= lock_timeout) {
-      snprintf(why, len,
-               "its directory has been locked by another process for %g s "
-               "(stopped? BALLARUS_LOCK_TIMEOUT)",
-               lock_timeout);
-      return -1;
-    }
-    double left = lock_timeout - waited;
-    long us = pause_us;
-    if ((double)us > left * 1e6) us = (long)(left * 1e6) + 1;
-    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-    nanosleep(&ts, NULL);
-    pause_us = pause_us * 2 > 20000 ? 20000 : pause_us * 2;
-  }
-}
-
-/* Releases the lock: the name goes first, so that a process that opened
-   the file meanwhile sees it unlinked when it obtains the lock.
-   Explicitly unlocked: a forked child may share the descriptor.  */
-static void unlock_dir(int dfd, const char *name, int fd) {
-  unlinkat(dfd, name, 0);
-  flock(fd, LOCK_UN);
-  close(fd);
-}
-
 /* Dumps entries e[0, n), all in one directory.  */
 static void dump_dir(entry *e, size_t n, int at_exit) {
   size_t ng = 0;
@@ -1278,7 +1107,7 @@ static void dump_dir(entry *e, size_t n, int at_exit) {
     return;
   }
   char lock_name[64];
-  int lfd = lock_dir(dfd, lock_name, sizeof lock_name, why, sizeof why);
+  int lfd = ballarus_rt_lock_dir(dfd, lock_timeout, lock_name, sizeof lock_name, why, sizeof why);
   if (lfd < 0) {
     for (size_t i = 0; i < ng; i++)
       if (gs[i].todo) dump_beside(dfd, &gs[i], why, at_exit);
@@ -1288,7 +1117,7 @@ static void dump_dir(entry *e, size_t n, int at_exit) {
     for (size_t i = 0; i < ng; i++)
       if (gs[i].todo) dump_file(dfd, &gs[i], at_exit);
     busy_lock_fd = -1;
-    unlock_dir(dfd, lock_name, lfd);
+    ballarus_rt_unlock_dir(dfd, lock_name, lfd);
   }
   close(dfd);
   free(dirpath);
