@@ -16,14 +16,18 @@
      process into that one file instead: a relative name is made absolute
      against the working directory at start-up; `%p` expands to the process
      id at dump time (so forked children write separate files), `%%` to
-     `%`.  A destination that exists and is not a regular file turns the
-     dump off: BALLARUS_PROFILE=/dev/null creates, writes and locks
-     nothing.  (A hand-made TU without a home goes to ballarus.profile in
+     `%`.  BALLARUS_PROFILE=/dev/null turns the dump off: it creates,
+     writes and locks nothing.  Any other destination that is not a
+     regular file of this user (a FIFO, a directory, a link) is not
+     written through: this run's counts go beside it as FILE.<pid>.  (A hand-made TU without a home goes to ballarus.profile in
      the start-up directory.)
 
    How processes add to it
-     Dumps into one directory are serialised by flock() on the directory
-     (no lock file), waited for at most $BALLARUS_LOCK_TIMEOUT seconds
+     The directory is opened without following a symbolic link of another
+     user on the way (safe_file.h); missing directories are created (mode
+     0755).  Dumps of one user into one directory are serialised by flock()
+     on DIR/.ballarus-<uid>.lock (mode 0600, so no other user can hold it;
+     removed by its holder at the end of its dump), waited for at most $BALLARUS_LOCK_TIMEOUT seconds
      (default 10; a stopped holder), after which this run's counts are
      written beside the profile as FILE.<pid>.  Per file: the existing
      profile is read only if it is a regular file owned by this effective
@@ -34,8 +38,9 @@
      records of the same build, replaces the record of an earlier build of
      the same object (the object was rebuilt: silently, one line with
      BALLARUS_VERBOSE=1), and the result replaces FILE atomically (a
-     temporary FILE.tmp.<pid>.<n>, O_CREAT|O_EXCL|O_NOFOLLOW, mode
-     0666 & ~umask like gcov's or the old file's, renamed over it).
+     temporary FILE.tmp.<pid>.<n>, O_CREAT|O_EXCL|O_NOFOLLOW, created
+     with mode 0666 & ~umask like gcov's or the old file's, renamed over
+     it).
      Temporary files of writers that died are removed.  A TU none of whose
      counts changed since the previous dump is not written (a TU that has
      never run is written once as a zero record, so reports list it), so a

@@ -47,10 +47,17 @@
    ran), unless its profile does not list it yet: then it goes as a *zero
    record* (runs 0), once, so that a never-executed TU still appears in
    reports (gcov writes every object's .gcda too).  The TUs are grouped by
-   destination directory, then by file.  Per directory, processes are
-   serialised by flock() on the directory itself (no lock files; a holder's
-   lock dies with it; polled up to BALLARUS_LOCK_TIMEOUT seconds, default
-   10, after which this run's counts go beside as FILE.<pid>).  Under the
+   destination directory, then by file (the files it creates: rt_store.c).
+   The directory is opened by
+   safe_file.h's walk (missing directories created, mode 0755 less the
+   umask; a symbolic link of another user on the way is not followed, and
+   the run's counts are reported lost in one line).  Per directory,
+   processes of one user are serialised by flock() on a lock file only that
+   user can open, .ballarus-<uid>.lock (mode 0600, unlinked by its holder at
+   the end, so nothing stays behind; a flock on the directory itself could
+   be held by anyone allowed to read it), polled up to
+   BALLARUS_LOCK_TIMEOUT seconds, default 10, after which this run's counts
+   go beside as FILE.<pid>.  Under the
    lock, temporary files FILE.tmp.<pid>.<n> of dead writers are removed,
    then per file: the existing profile is opened without following a
    symbolic link and read only if it is a regular file owned by this
@@ -58,11 +65,12 @@
    of a file we do not own is ever copied into a file of ours); it is
    validated by the same parser ballarus-reconstruct uses, whole-file check
    included (a damaged one is renamed FILE.corrupt, untouched, and a new
-   profile started); this dump is merged in (profile_io.c's
+   profile started); this dump is merged in (profile_merge.c's
    ballarus_profile_update: equal builds added, an earlier build of the same
    object replaced — silently, or one line with BALLARUS_VERBOSE); the result
-   is written to a temporary file (O_CREAT|O_EXCL|O_NOFOLLOW, gcov's mode
-   0666 & ~umask, or the existing profile's mode) and exchanged with FILE
+   is written to a temporary file (safe_file.h: O_CREAT|O_EXCL|O_NOFOLLOW
+   with its final mode from the start, gcov's 0666 & ~umask or the existing
+   profile's mode; a file written beside gets that mode too) and exchanged with FILE
    (renameat2 RENAME_EXCHANGE, then the old content unlinked: atomic like a
    rename over it, without ext4's flush of the new file on such a rename).
    The counters read (one snapshot per TU) are lent to the record written
@@ -83,9 +91,11 @@
    dump wrote the +1 in between, the live counter is left at 2^64-1 and the
    next dump must add that -1 to the file; so live values are merged into
    the file with modular additions, never saturating ones
-   (ballarus_format.h).  A destination that exists and is not a regular
-   file (BALLARUS_PROFILE=/dev/null) switches dumping off: nothing is
-   created, written or locked.
+   (ballarus_format.h).  BALLARUS_PROFILE=/dev/null switches dumping
+   off: nothing is created, written or locked.  Any other destination that
+   is not a regular file of this user (a FIFO, a directory, a link planted
+   by someone else) is never read nor written through: this run's counts go
+   beside it, with one line.
 
    At exit the first module finalised that owns the master (normally the
    executable) dumps the whole chain in one pass; the other modules then
@@ -95,7 +105,7 @@
    fork().  A pthread_atfork child handler zeroes the module's counters and
    the counts of its path tables (keeping the tables), re-initialises the
    master's mutex (another thread may have held it), and closes the
-   directory descriptor of a dump that was in progress in another thread.
+   lock file descriptor of a dump that was in progress in another thread.
    flock() locks belong to the open file description, which the child
    shares: the child only closes its copy (never unlocks it), and the
    parent always unlocks explicitly (LOCK_UN) before closing, so a child
@@ -136,6 +146,7 @@
 #include "runtime/ballarus_rt_internal.h"
 #include "runtime/path_table.h"
 #include "runtime/profile_io.h"
+#include "runtime/safe_file.h"
 #include "runtime/thread_counters.h"
 
 #define PUBLIC __attribute__((visibility("default")))
@@ -221,7 +232,12 @@ static ballarus_root root;
 static int initialised;           /* under the master lock */
 static int verbose;
 static double lock_timeout = 10;  /* seconds, BALLARUS_LOCK_TIMEOUT */
-static volatile int busy_lock_fd = -1; /* directory fd of a dump in progress */
+static volatile int busy_lock_fd = -1; /* lock file fd of a dump in progress */
+
+/* BALLARUS_PROFILE=/dev/null switches profiling off.  Only this name: a
+   FIFO, a directory or a link planted at a profile's path by someone else
+   gets this run's counts beside it, with one line.  */
+#define OFF_SWITCH "/dev/null"
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---------------------------------------------------------------------- */
@@ -732,67 +748,6 @@ static int build_profile(fgroup *g, ballarus_profile *mine) {
   return 0;
 }
 
-static int write_all_fd(int fd, const unsigned char *p, uint64_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, p, n > (1u << 30) ? (1u << 30) : (size_t)n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    p += w;
-    n -= (uint64_t)w;
-  }
-  return 0;
-}
-
-/* Writes `mine` as a new file NAME.<pid> (or NAME.<pid>.<k>) beside NAME:
-   created O_EXCL|O_NOFOLLOW, so nothing existing is opened.  On success
-   *out is its malloc'd absolute path.  */
-static int write_beside(int dfd, const char *path, const char *name,
-                        const ballarus_profile *mine, char **out, char *err,
-                        size_t errlen) {
-  unsigned char *buf;
-  uint64_t size;
-  *out = NULL;
-  if (ballarus_profile_serialize(mine, &buf, &size, err, errlen) != 0)
-    return -1;
-  size_t nlen = strlen(name) + 48, plen = strlen(path) + 48;
-  char *bn = malloc(nlen), *bp = malloc(plen);
-  int fd = -1, e = ENOMEM;
-  if (bn != NULL && bp != NULL) {
-    for (int k = 0; k < 100 && fd < 0; k++) {
-      if (k == 0)
-        snprintf(bn, nlen, "%s.%ld", name, (long)getpid());
-      else
-        snprintf(bn, nlen, "%s.%ld.%d", name, (long)getpid(), k);
-      fd = openat(dfd, bn, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                  0666);
-      e = errno;
-      if (fd < 0 && e != EEXIST) break;
-    }
-  }
-  int rc = -1;
-  if (fd < 0) {
-    snprintf(err, errlen, "cannot create a file beside it: %s", strerror(e));
-  } else {
-    snprintf(bp, plen, "%.*s%s", (int)(strlen(path) - strlen(name)), path, bn);
-    if (write_all_fd(fd, buf, size) != 0) {
-      snprintf(err, errlen, "cannot write %s: %s", bp, strerror(errno));
-      close(fd);
-      unlinkat(dfd, bn, 0);
-    } else if (close(fd) != 0) {
-      snprintf(err, errlen, "cannot close %s: %s", bp, strerror(errno));
-      unlinkat(dfd, bn, 0);
-    } else {
-      rc = 0;
-      *out = bp;
-      bp = NULL;
-    }
-  }
-  free(bn);
-  free(bp);
-  free(buf);
-  return rc;
-}
-
 typedef struct {
   const char *path;
 } replace_ctx;
@@ -845,7 +800,7 @@ static void dump_beside(int dfd, fgroup *g, const char *why, int at_exit) {
     ballarus_profile_free(&mine);
     return;
   }
-  if (write_beside(dfd, g->path, g->name, &mine, &written, err, sizeof err) !=
+  if (ballarus_rt_write_beside(dfd, g->path, g->name, &mine, &written, err, sizeof err) !=
       0) {
     char reason[1536];
     snprintf(reason, sizeof reason, "%s; %s", why, err);
@@ -865,37 +820,117 @@ static void dump_beside(int dfd, fgroup *g, const char *why, int at_exit) {
 static unsigned char *read_buf;
 static uint64_t read_cap;
 
-/* Reads the regular file fd (st: its fstat) into read_buf and parses it,
-   its metadata borrowed from read_buf.  */
+/* Reads the regular file fd (st: its fstat) into read_buf, its header
+   first (profile_io.h), and parses it, its metadata borrowed from
+   read_buf.  Returns 0, -1 (damaged) or BALLARUS_PROFILE_UNREAD (a read
+   error, or out of memory: not a reason to call the file damaged).  */
 static int read_profile(int fd, const struct stat *st,
                         const unsigned char *const *known, size_t n_known,
                         ballarus_profile *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
-  uint64_t n = (uint64_t)st->st_size;
+  unsigned char head[BALLARUS_PROFILE_HEADER_SIZE];
+  uint64_t got = 0, rest = 0;
+  const uint64_t n = (uint64_t)st->st_size;
+  if (ballarus_profile_read_bounded(fd, head, sizeof head, &got, err,
+                                    errlen) != 0)
+    return BALLARUS_PROFILE_UNREAD;
+  if (ballarus_profile_check_header(head, got < sizeof head ? got : n, err,
+                                    errlen) != 0)
+    return -1;
   if (n + 1 > read_cap) {
     unsigned char *b = n + 1 > SIZE_MAX ? NULL : realloc(read_buf, (size_t)n + 1);
     if (b == NULL) {
       snprintf(err, errlen, "out of memory reading %llu bytes",
                (unsigned long long)n);
-      return -1;
+      return BALLARUS_PROFILE_UNREAD;
     }
     read_buf = b;
     read_cap = n + 1;
   }
-  uint64_t got = 0;
-  while (got < n) {
-    ssize_t r = read(fd, read_buf + got, (size_t)(n - got));
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) {
-      snprintf(err, errlen, "read error at offset %llu: %s",
-               (unsigned long long)got, strerror(errno));
+  memcpy(read_buf, head, sizeof head);
+  if (ballarus_profile_read_bounded(fd, read_buf + sizeof head,
+                                    n - sizeof head, &rest, err, errlen) != 0)
+    return BALLARUS_PROFILE_UNREAD;
+  /* A file that shrank while read is parsed as it is.  */
+  return ballarus_profile_parse_borrowing(read_buf, sizeof head + rest, known,
+                                          n_known, out, err, errlen);
+}
+
+/* Sets the damaged file g->name aside, untouched, as NAME.corrupt (or
+   NAME.corrupt.<pid>.<k>), so that a new profile starts with this run's
+   counts; one line says why (`problem`).  Returns 0, or -1 when it could
+   not be renamed: this run's counts then went beside it.  */
+static int set_aside(int dfd, fgroup *g, const char *problem, int at_exit) {
+  char kept[4200];
+  int e = ballarus_rt_rename_aside(dfd, g->name, kept, sizeof kept);
+  if (e != 0) {
+    char why[1400];
+    snprintf(why, sizeof why, "damaged (%s) and cannot be renamed (%s)",
+             problem, strerror(e));
+    dump_beside(dfd, g, why, at_exit);
+    return -1;
+  }
+  warn("%s: damaged (%s); kept as %.*s%s, a new profile started", g->path,
+       problem, (int)(strlen(g->path) - strlen(g->name)), g->path, kept);
+  return 0;
+}
+
+/* Whether function `fn` has a hashed path table in a copy of the TU
+   `stamp` among g's entries.  */
+static int hashed_in_group(const fgroup *g, uint64_t stamp, uint64_t fn) {
+  for (size_t i = 0; i < g->n; i++) {
+    const entry *e = &g->e[i];
+    if (e->rec.stamp != stamp) continue;
+    const ballarus_tu_desc *d = e->root->tus[e->t];
+    for (uint64_t k = 0; k < d->n_path_hashes; k++)
+      if (d->path_hashes[k].function == fn) return 1;
+  }
+  return 0;
+}
+
+/* The existing profile's records of the builds this program holds,
+   checked against those builds, which the runtime trusts (their metadata
+   is compiled in): the same metadata, as many counters, and sparse entries
+   only of functions with a hashed path table -- what ballarus-reconstruct
+   checks after decoding the metadata (core/profile_reader.cc), so that a
+   record it would reject is never merged into (it would refuse every
+   later merge, or carry the damage on).  Records of other builds are
+   carried over as parsed.  -1 with err naming the source.  */
+static int check_own_builds(const fgroup *g, const ballarus_profile *old,
+                            char *err, size_t errlen) {
+  for (size_t i = 0; i < g->n; i++) {
+    const ballarus_profile_record *s = &g->e[i].rec;
+    const ballarus_profile_record *r = NULL;
+    for (uint32_t k = 0; k < old->n_records && r == NULL; k++)
+      if (old->records[k].stamp == s->stamp) r = &old->records[k];
+    if (r == NULL) continue;
+    const char *src = source_of(&g->e[i]);
+    if (r->n_counters != s->n_counters) {
+      snprintf(err, errlen,
+               "the record of %s holds %llu counters, its build %llu", src,
+               (unsigned long long)r->n_counters,
+               (unsigned long long)s->n_counters);
       return -1;
     }
-    if (r == 0) break; /* shrank while reading: parse what we have */
-    got += (uint64_t)r;
+    if (r->meta_size != s->meta_size ||
+        (r->metadata != s->metadata &&
+         memcmp(r->metadata, s->metadata, s->meta_size) != 0)) {
+      snprintf(err, errlen,
+               "the record of %s has the stamp of its build, other metadata",
+               src);
+      return -1;
+    }
+    for (uint64_t k = 0; k < r->n_sparse; k++) {
+      if (!hashed_in_group(g, s->stamp, r->sparse[k].function)) {
+        snprintf(err, errlen,
+                 "the record of %s has path counts of function %llu, which "
+                 "has no hashed path table",
+                 src, (unsigned long long)r->sparse[k].function);
+        return -1;
+      }
+    }
   }
-  return ballarus_profile_parse_borrowing(read_buf, got, known, n_known, out,
-                                          err, errlen);
+  return 0;
 }
 
 /* The transaction on one file, with the directory locked.  */
@@ -944,37 +979,18 @@ static void dump_file(int dfd, fgroup *g, int at_exit) {
     int rc = read_profile(fd, &st, known, n_known, &old, err, sizeof err);
     free(known);
     close(fd);
+    if (rc == BALLARUS_PROFILE_UNREAD) {
+      /* Not known to be damaged: left alone.  */
+      snprintf(why, sizeof why, "cannot be read (%s)", err);
+      dump_beside(dfd, g, why, at_exit);
+      return;
+    }
+    if (rc == 0 && check_own_builds(g, &old, err, sizeof err) != 0) {
+      ballarus_profile_free(&old);
+      rc = -1;
+    }
     if (rc != 0) {
-      /* Damaged: preserved untouched under another name, and a new profile
-         starts with this run's counts.  */
-      size_t len = strlen(g->name) + 64;
-      char *kept = malloc(len);
-      int moved = -1, e = ENOMEM;
-      for (int k = 0; kept != NULL && k < 100 && moved != 0; k++) {
-        if (k == 0)
-          snprintf(kept, len, "%s.corrupt", g->name);
-        else
-          snprintf(kept, len, "%s.corrupt.%ld.%d", g->name, (long)getpid(), k);
-        moved = renameat2(dfd, g->name, dfd, kept, RENAME_NOREPLACE);
-        e = errno;
-        if (moved != 0 && e == EINVAL) {
-          /* No RENAME_NOREPLACE here: link + unlink keeps it as safe.  */
-          moved = linkat(dfd, g->name, dfd, kept, 0);
-          e = errno;
-          if (moved == 0) unlinkat(dfd, g->name, 0);
-        }
-        if (moved != 0 && e != EEXIST) break;
-      }
-      if (moved != 0) {
-        snprintf(why, sizeof why, "damaged (%s) and cannot be renamed (%s)",
-                 err, strerror(e));
-        free(kept);
-        dump_beside(dfd, g, why, at_exit);
-        return;
-      }
-      warn("%s: damaged (%s); kept as %.*s%s, a new profile started", g->path,
-           err, (int)(strlen(g->path) - strlen(g->name)), g->path, kept);
-      free(kept);
+      if (set_aside(dfd, g, err, at_exit) != 0) return;
       memset(&old, 0, sizeof old);
     }
   }
@@ -1010,105 +1026,31 @@ static void dump_file(int dfd, fgroup *g, int at_exit) {
   ballarus_profile_free(&old);
 }
 
+typedef struct {
+  const char *dir; /* the directory's path, dir_len bytes */
+  size_t dir_len;
+} orphan_ctx;
+
+static void on_orphan(void *ctx, const char *name, long pid) {
+  const orphan_ctx *c = ctx;
+  if (verbose)
+    warn("removed %.*s/%s, left by process %ld which died writing it",
+         (int)c->dir_len, c->dir, name, pid);
+}
+
 /* Removes temporary files NAME.tmp.<pid>.<n> of the group's files left by
    writers that died (killed mid-dump): regular files of this user whose
    pid no longer exists.  Called with the directory locked, so no live
-   ballarus runtime is writing one.  */
+   ballarus runtime of this user is writing one.  */
 static void remove_orphans(int dfd, fgroup *gs, size_t ng) {
-  int fd2 = dup(dfd);
-  if (fd2 < 0) return;
-  DIR *dir = fdopendir(fd2);
-  if (dir == NULL) {
-    close(fd2);
-    return;
-  }
-  rewinddir(dir);
-  const size_t infix = strlen(BALLARUS_TMP_INFIX);
-  struct dirent *de;
-  while ((de = readdir(dir)) != NULL) {
-    const char *n = de->d_name;
-    for (size_t i = 0; i < ng; i++) {
-      if (!gs[i].todo) continue;
-      size_t len = strlen(gs[i].name);
-      if (strncmp(n, gs[i].name, len) != 0 ||
-          strncmp(n + len, BALLARUS_TMP_INFIX, infix) != 0)
-        continue;
-      const char *p = n + len + infix;
-      char *end;
-      errno = 0;
-      long pid = strtol(p, &end, 10);
-      if (errno != 0 || end == p || *end != '.' || pid <= 0 ||
-          pid == (long)getpid())
-        break;
-      const char *q = end + 1;
-      strtoul(q, &end, 10);
-      if (end == q || *end != '\0') break;
-      if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) break;
-      struct stat st;
-      if (fstatat(dfd, n, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-          S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
-          unlinkat(dfd, n, 0) == 0 && verbose)
-        warn("removed %.*s%s, left by process %ld which died writing it",
-             (int)(strlen(gs[i].path) - strlen(gs[i].name)), gs[i].path, n,
-             pid);
-      break;
-    }
-  }
-  closedir(dir);
-}
-
-/* Opens a profile directory, creating missing directories as libgcov does
-   (mode 0755, less the umask).  */
-static int open_dir(const char *dirpath) {
-  int fd = open(dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd >= 0 || errno != ENOENT) return fd;
-  char *p = strdup(dirpath);
-  if (p == NULL) return -1;
-  for (char *s = p + 1; *s; s++) {
-    if (*s != '/') continue;
-    *s = '\0';
-    (void)mkdir(p, 0755);
-    *s = '/';
-  }
-  (void)mkdir(p, 0755);
-  free(p);
-  return open(dirpath, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-}
-
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Takes the directory's flock(), polling up to lock_timeout seconds.
-   Returns 0, or -1 with *why set (timeout: a holder that is stopped or
-   very slow; or locking unsupported).  */
-static int lock_dir(int dfd, char *why, size_t len) {
-  const double start = now_seconds();
-  long pause_us = 200 + (long)(getpid() % 300); /* de-synchronised */
-  for (;;) {
-    if (flock(dfd, LOCK_EX | LOCK_NB) == 0) return 0;
-    if (errno == EINTR) continue;
-    if (errno != EWOULDBLOCK) {
-      snprintf(why, len, "cannot lock its directory (%s)", strerror(errno));
-      return -1;
-    }
-    const double waited = now_seconds() - start;
-    if (waited >= lock_timeout) {
-      snprintf(why, len,
-               "its directory has been locked by another process for %g s "
-               "(stopped? BALLARUS_LOCK_TIMEOUT)",
-               lock_timeout);
-      return -1;
-    }
-    double left = lock_timeout - waited;
-    long us = pause_us;
-    if ((double)us > left * 1e6) us = (long)(left * 1e6) + 1;
-    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-    nanosleep(&ts, NULL);
-    pause_us = pause_us * 2 > 20000 ? 20000 : pause_us * 2;
-  }
+  const char **names = calloc(ng + 1, sizeof *names);
+  if (names == NULL) return;
+  size_t n = 0;
+  for (size_t i = 0; i < ng; i++)
+    if (gs[i].todo) names[n++] = gs[i].name;
+  orphan_ctx ctx = {gs[0].path, (size_t)(gs[0].name - gs[0].path) - 1};
+  ballarus_sf_remove_orphans(dfd, names, n, on_orphan, &ctx);
+  free(names);
 }
 
 /* Dumps entries e[0, n), all in one directory.  */
@@ -1133,11 +1075,7 @@ static void dump_dir(entry *e, size_t n, int at_exit) {
     g->name = e[i].dest + e[i].dir_len + 1;
     for (size_t x = i; x < j; x++) g->any_changed |= e[x].changed;
     struct stat st;
-    if (stat(g->path, &st) == 0 && !S_ISREG(st.st_mode)) {
-      /* The off switch: an existing destination that is not a regular
-         file (BALLARUS_PROFILE=/dev/null).  Nothing created or locked.  */
-      g->todo = 0;
-    } else if (!g->any_changed && lstat(g->path, &st) == 0) {
+    if (!g->any_changed && lstat(g->path, &st) == 0) {
       /* Only zero records, and the file exists: assume it lists them.  */
       for (size_t x = i; x < j; x++) e[x].root->listed[e[x].t] = 1;
       g->todo = 0;
@@ -1154,28 +1092,33 @@ static void dump_dir(entry *e, size_t n, int at_exit) {
 
   char *dirpath = e[0].dir_len == 0 ? strdup("/")
                                     : strndup(e[0].dest, e[0].dir_len);
-  int dfd = dirpath == NULL ? -1 : open_dir(dirpath);
-  char why[512];
+  char why[1024], sub[512] = "out of memory";
+  /* Missing directories are created as libgcov does (mode 0755, less the
+     umask), but never through a symbolic link of another user.  */
+  int dfd = dirpath == NULL ? -1
+                            : ballarus_sf_open_dir(dirpath, BALLARUS_SF_MKDIR,
+                                                   0755, sub, sizeof sub);
   if (dfd < 0) {
-    snprintf(why, sizeof why, "cannot open its directory (%s)",
-             strerror(dirpath == NULL ? ENOMEM : errno));
+    snprintf(why, sizeof why, "cannot open its directory (%s)", sub);
     for (size_t i = 0; i < ng; i++)
       if (gs[i].todo) report_failure(&gs[i], why, at_exit);
     free(dirpath);
     free(gs);
     return;
   }
-  busy_lock_fd = dfd;
-  if (lock_dir(dfd, why, sizeof why) != 0) {
+  char lock_name[64];
+  int lfd = ballarus_rt_lock_dir(dfd, lock_timeout, lock_name, sizeof lock_name, why, sizeof why);
+  if (lfd < 0) {
     for (size_t i = 0; i < ng; i++)
       if (gs[i].todo) dump_beside(dfd, &gs[i], why, at_exit);
   } else {
+    busy_lock_fd = lfd;
     remove_orphans(dfd, gs, ng);
     for (size_t i = 0; i < ng; i++)
       if (gs[i].todo) dump_file(dfd, &gs[i], at_exit);
-    flock(dfd, LOCK_UN); /* explicitly: a forked child may share dfd */
+    busy_lock_fd = -1;
+    ballarus_rt_unlock_dir(dfd, lock_name, lfd);
   }
-  busy_lock_fd = -1;
   close(dfd);
   free(dirpath);
   free(gs);
@@ -1218,9 +1161,8 @@ static void dump_roots(ballarus_root **roots, size_t n_roots, int at_exit) {
     if (rt->override != NULL) {
       expanded[r] = expand_path(rt->override);
       if (expanded[r] == NULL) goto oom;
-      struct stat st;
-      if (stat(expanded[r], &st) == 0 && !S_ISREG(st.st_mode))
-        continue; /* off (BALLARUS_PROFILE=/dev/null): not even read */
+      if (strcmp(expanded[r], OFF_SWITCH) == 0)
+        continue; /* off: nothing read, created or locked */
     }
     for (uint64_t t = 0; t < rt->n_tus; t++) {
       entry *e = &es[n];
@@ -1398,7 +1340,7 @@ __attribute__((destructor(99))) static void ballarus_rt_dtor(void) {
 
 static void atfork_child(void) {
   /* Single-threaded here.  Another thread may have held the lock or been
-     in the middle of a dump: its directory descriptor is closed, never
+     in the middle of a dump: its lock file descriptor is closed, never
      unlocked (the lock belongs to the parent's dump).  */
   pthread_mutex_init(&root.master->lock, NULL);
   pthread_mutex_init(&init_lock, NULL);

@@ -5,6 +5,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,6 +70,9 @@ struct ProcessResult {
   std::string err;   // its stderr
 };
 
+// The address space Exec's programs may use (RLIMIT_AS), when not 0.
+rlim_t g_address_space = 0;
+
 // Runs `prog args` in `dir` with the environment changed by `env`
 // (name -> value; an empty value unsets).
 ProcessResult Exec(const std::string& dir, const std::string& prog,
@@ -78,6 +83,10 @@ ProcessResult Exec(const std::string& dir, const std::string& prog,
   pid_t pid = fork();
   if (pid == 0) {
     if (chdir(dir.c_str()) != 0) _exit(120);
+    if (g_address_space != 0) {
+      struct rlimit lim = {g_address_space, g_address_space};
+      if (setrlimit(RLIMIT_AS, &lim) != 0) _exit(123);
+    }
     unsetenv("BALLARUS_PROFILE");
     unsetenv("BALLARUS_VERBOSE");
     for (const auto& kv : env) {
@@ -329,6 +338,52 @@ TEST(Runtime, GarbageProfileIsPreservedAndANewOneStarted) {
                                                     "ballarus.profile.corrupt"}));
 }
 
+// A sparse file of gigabytes at the profile path: refused after its 40-byte
+// header, never read whole (the program may use 1 GiB of address space).
+TEST(Runtime, AHugeFileIsRefusedAfterItsHeader) {
+  std::string dir = FreshDir("huge");
+  std::string path = dir + "/ballarus.profile";
+  { std::ofstream create(path); }
+  ASSERT_EQ(truncate(path.c_str(), 8ll << 30), 0);
+  g_address_space = 1ull << 30;
+  ProcessResult r = Exec(dir, "rt_prog", {"count", "3"});
+  g_address_space = 0;
+  ASSERT_EQ(r.status, 0);
+  EXPECT_EQ(r.err, "ballarus: " + path +
+                       ": damaged (offset 0: bad magic (not a ballarus "
+                       "profile)); kept as " +
+                       path + ".corrupt, a new profile started\n");
+  ExpectAlphaBeta(Read(path), 3, 1, 1);
+}
+
+// A file with a sound header but more bytes than memory allows is not
+// damaged: it stays as it is, and this run's counts go beside it.
+TEST(Runtime, AProfileTooLargeForMemoryIsNotCalledDamaged) {
+  std::string dir = FreshDir("toolarge");
+  std::string path = dir + "/ballarus.profile";
+  ASSERT_EQ(Exec(dir, "rt_prog", {"count", "1"}).status, 0);
+  const std::string head = ReadBytes(path).substr(0, BALLARUS_PROFILE_HEADER_SIZE);
+  { std::ofstream(path, std::ios::binary | std::ios::trunc) << head; }
+  ASSERT_EQ(truncate(path.c_str(), 64ll << 30), 0);
+  g_address_space = 1ull << 30;
+  ProcessResult r = Exec(dir, "rt_prog", {"count", "3"});
+  g_address_space = 0;
+  ASSERT_EQ(r.status, 0);
+  const std::string beside = path + "." + std::to_string(r.pid);
+  EXPECT_EQ(r.err, "ballarus: " + path +
+                       ": cannot be read (out of memory reading " +
+                       std::to_string(64ll << 30) +
+                       " bytes); this run's counts written to " + beside +
+                       " instead\n");
+  ExpectAlphaBeta(Read(beside), 3, 1, 1);
+  EXPECT_EQ(ListDir(dir), (std::vector<std::string>{
+                              "ballarus.profile",
+                              "ballarus.profile." + std::to_string(r.pid)}));
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 64ll << 30);
+}
+
 // A profile of another build of alpha (same identity, other body).
 void WriteOtherBuildOfAlpha(const std::string& path) {
   std::vector<unsigned char> blob =
@@ -375,6 +430,40 @@ TEST(Runtime, AnotherBuildIsNamedWhenVerbose) {
             std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("0x"), std::string::npos) << r.err;  // no hex ids
+}
+
+// A record with this program's stamp whose counter count disagrees with
+// the build (its header says so consistently, checks and all): what
+// ballarus-reconstruct rejects.  It is set aside once, not met again at
+// every run with "cannot merge".
+TEST(Runtime, ARecordDisagreeingWithItsBuildIsSetAsideOnce) {
+  std::string dir = FreshDir("disagree");
+  std::string path = dir + "/ballarus.profile";
+  std::vector<unsigned char> blob =
+      RtBlob(nullptr, "alpha", RT_ALPHA_BODY, RT_ALPHA_N + 1);
+  ballarus_meta_header h;
+  memcpy(&h, blob.data(), sizeof h);
+  ASSERT_EQ(h.stamp, kAlpha);
+  std::vector<uint64_t> counters(RT_ALPHA_N + 1, 7);
+  ballarus_profile_record rec = {h.stamp, h.identity, 1, blob.data(),
+                                 blob.size(), counters.data(), counters.size(),
+                                 nullptr, 0};
+  ballarus_profile old = {1, 1, &rec};
+  char err[256] = "";
+  ASSERT_EQ(ballarus_profile_write_file(path.c_str(), &old, err, sizeof err), 0)
+      << err;
+  const std::string bytes = ReadBytes(path);
+  ProcessResult r = Exec(dir, "rt_prog", {"count", "3"});
+  ASSERT_EQ(r.status, 0);
+  EXPECT_EQ(r.err, "ballarus: " + path +
+                       ": damaged (the record of alpha.c holds 6 counters, "
+                       "its build 5); kept as " +
+                       path + ".corrupt, a new profile started\n");
+  EXPECT_EQ(ReadBytes(path + ".corrupt"), bytes);
+  ExpectAlphaBeta(Read(path), 3, 1, 1);
+  r = Exec(dir, "rt_prog", {"count", "2"});
+  EXPECT_EQ(r.err, "");
+  ExpectAlphaBeta(Read(path), 5, 2, 2);
 }
 
 TEST(Runtime, DlclosedLibraryDumpsItsOwnTu) {
@@ -501,8 +590,9 @@ TEST(Runtime, UnwritableProfileWarnsAndNeverFailsTheProgram) {
   EXPECT_EQ(r.status, 0);
   // One line: the file, the reason, what is lost (at exit: no later dump).
   const std::string head = "ballarus: " + path +
-                           ": cannot open its directory (Not a directory); "
-                           "this run's counts of 2 translation units (";
+                           ": cannot open its directory (" + dir +
+                           "/file is not a directory); this run's counts of "
+                           "2 translation units (";
   EXPECT_TRUE(r.err == head + "alpha.c, ...) are lost\n" ||
               r.err == head + "beta.c, ...) are lost\n")
       << r.err;
@@ -597,6 +687,37 @@ TEST(RuntimePaths, ThreadsCountingAndDumpingWhileTablesGrowAreExact) {
   EXPECT_EQ(rec.counters,
             (std::vector<uint64_t>{uint64_t{kThreads} * kSteps, 0}));
   EXPECT_GT(p.runs, 20u);  // the workers' and the dumper's dumps
+}
+
+// Path counts of a function that has no hashed path table in this build
+// (ballarus-reconstruct rejects the record): set aside, never merged into.
+TEST(RuntimePaths, PathCountsOfAFunctionWithoutATableAreNotMergedInto) {
+  std::string dir = FreshDir("paths_notable");
+  std::string path = dir + "/p";
+  std::vector<unsigned char> blob =
+      RtBlob(nullptr, "paths", RT_PATHS_BODY, RT_PATHS_N);
+  ballarus_meta_header h;
+  memcpy(&h, blob.data(), sizeof h);
+  ASSERT_EQ(h.stamp, kPaths);
+  std::vector<uint64_t> counters(RT_PATHS_N, 0);
+  ballarus_sparse_entry bad = {2, 1, 5};
+  ASSERT_NE(bad.function, RT_PATHS_FN0);
+  ASSERT_NE(bad.function, RT_PATHS_FN1);
+  ballarus_profile_record rec = {h.stamp,        h.identity,      1,
+                                 blob.data(),    blob.size(),     counters.data(),
+                                 counters.size(), &bad,           1};
+  ballarus_profile old = {1, 1, &rec};
+  char err[256] = "";
+  ASSERT_EQ(ballarus_profile_write_file(path.c_str(), &old, err, sizeof err), 0)
+      << err;
+  ProcessResult r =
+      Exec(dir, "rt_path", {"ops", "p0:5:+1"}, {{"BALLARUS_PROFILE", path}});
+  ASSERT_EQ(r.status, 0);
+  EXPECT_EQ(r.err, "ballarus: " + path +
+                       ": damaged (the record of paths.c has path counts of "
+                       "function 2, which has no hashed path table); kept as " +
+                       path + ".corrupt, a new profile started\n");
+  EXPECT_EQ(PathsRecord(Read(path)).sparse, (Sparse{{{RT_PATHS_FN0, 5}, 1}}));
 }
 
 TEST(RuntimePaths, UndoAfterADumpIsSubtractedByTheNextDump) {

@@ -61,6 +61,26 @@ typedef struct ballarus_profile {
 int ballarus_profile_parse(const unsigned char *data, uint64_t size,
                            ballarus_profile *out, char *err, size_t errlen);
 
+/* Checks a file's header before the rest is read: `data` holds its first
+   min(file_size, BALLARUS_PROFILE_HEADER_SIZE) bytes.  Magic, version,
+   the header check, and that n_records records fit in file_size bytes: a
+   file that is not a profile is refused after 40 bytes, and what reading
+   the rest needs is bounded by file_size.  Part of every parse too.  */
+int ballarus_profile_check_header(const unsigned char *data,
+                                  uint64_t file_size, char *err,
+                                  size_t errlen);
+
+/* Reads up to n bytes of fd into buf (fewer at the end of the file), *got
+   bytes read.  -1 on a read error.  */
+int ballarus_profile_read_bounded(int fd, unsigned char *buf, uint64_t n,
+                                  uint64_t *got, char *err, size_t errlen);
+
+/* What the read functions below return when the file could not be read
+   (stat or read error, out of memory): it is not known to be damaged, and
+   must not be treated as such.  -1 means the bytes read are not a valid
+   profile.  */
+#define BALLARUS_PROFILE_UNREAD (-2)
+
 /* Reads and parses a file (following symbolic links: for files the user
    names).  A missing file is an error too; callers that accept absence
    check with access() first.  */
@@ -109,9 +129,9 @@ int ballarus_profile_serialize(const ballarus_profile *p, unsigned char **buf,
                                      hash the metadata again */
 
 /* Writes file `name` in the directory open as `dirfd` (or AT_FDCWD)
-   atomically: a temporary file beside it, created with O_CREAT | O_EXCL |
-   O_NOFOLLOW and mode 0666 & ~umask (gcov's), set to `mode` first when
-   mode >= 0, written, then renamed over `name` (with
+   atomically: a temporary file beside it, created by safe_file.h with its
+   final mode from the start (`mode` exactly when mode >= 0, else gcov's
+   0666 & ~umask), written, then renamed over `name` (with
    BALLARUS_WRITE_EXCHANGE: exchanged with it, and the old content
    unlinked; readers see the old file or the new one either way).  Never
    follows a symbolic link; on failure nothing is left behind and `name` is
@@ -121,7 +141,8 @@ int ballarus_profile_write_at(int dirfd, const char *name,
                               unsigned flags, char *err, size_t errlen);
 
 /* Writes to `path` atomically (write_at in its directory, fsync'd, the
-   directory fsync'd after the rename).  ballarus-reconstruct's writer.  */
+   directory fsync'd after the rename); the directories of `path` are
+   walked as safe_file.h does (no link of another user followed).  ballarus-reconstruct's writer.  */
 int ballarus_profile_write_file(const char *path, const ballarus_profile *p,
                                 char *err, size_t errlen);
 

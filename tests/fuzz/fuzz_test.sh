@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fuzz_test.sh — //tests:fuzz_test: builds tests/fuzz/profile_fuzzer.cc
 # with clang-14 and libFuzzer (-fsanitize=fuzzer,address,undefined; every
-# sanitizer report fatal) from the sources of core/, runtime/profile_io.c
+# sanitizer report fatal) from the sources of core/, runtime/profile_*.c
 # and reconstruct/ (all but main.cc), then fuzzes for a bounded time
 # (BALLARUS_FUZZ_SECONDS, default 60) from the committed corpus
 # (tests/fuzz/corpus/: naive, edge,path and hashed-path profiles, COMDAT
@@ -24,7 +24,7 @@ command -v clang++-14 >/dev/null || { echo "fuzz_test: clang++-14 not installed 
 flags=(-O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
        -fno-omit-frame-pointer -I"$rf")
 sources=()
-for f in "$rf"/core/*.cc "$rf"/reconstruct/*.cc "$rf"/runtime/profile_io.c \
+for f in "$rf"/core/*.cc "$rf"/reconstruct/*.cc "$rf"/runtime/profile_*.c "$rf"/runtime/safe_file.c \
          "$rf"/tests/fuzz/profile_fuzzer.cc; do
   case "$f" in
     *_test.cc|*/test_*|*/main.cc) continue ;;

@@ -1,0 +1,94 @@
+/* profile_io_internal.h — what the three parts of the profile codec share
+   (profile_io.c: parsing and validation; profile_write.c: serialisation and
+   safe writing; profile_merge.c: merging).  Not an API: the runtime compiles
+   these files with hidden visibility, ballarus-reconstruct links them as
+   //runtime:profile_io.  */
+
+#ifndef BALLARUS_PROFILE_IO_INTERNAL_H
+#define BALLARUS_PROFILE_IO_INTERNAL_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/profile_io.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "ballarus profiles are little-endian; big-endian hosts are unsupported"
+#endif
+
+typedef unsigned long long ull;
+
+/* Formats the one-line message into err (errlen bytes); returns -1.  */
+int ballarus_pio_fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static inline uint32_t rd32(const unsigned char *p) {
+  uint32_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static inline uint64_t rd64(const unsigned char *p) {
+  uint64_t v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static inline void wr32(unsigned char *p, uint32_t v) {
+  memcpy(p, &v, sizeof v);
+}
+static inline void wr64(unsigned char *p, uint64_t v) {
+  memcpy(p, &v, sizeof v);
+}
+
+static inline uint64_t pad8(uint64_t n) { return (n + 7u) & ~(uint64_t)7u; }
+
+/* malloc that never returns NULL for a zero size, so NULL always means
+   out of memory.  */
+static inline void *xmalloc(uint64_t n) {
+  if (n > (uint64_t)SIZE_MAX) return NULL;
+  return malloc(n == 0 ? 1 : (size_t)n);
+}
+
+static inline int sparse_less(const ballarus_sparse_entry *a,
+                              const ballarus_sparse_entry *b) {
+  return a->function < b->function ||
+         (a->function == b->function && a->key < b->key);
+}
+
+/* A record's check (ballarus_format.h): its header's first 48 bytes, the
+   metadata header, the counters, the sparse entries.  */
+static inline uint64_t record_check(const unsigned char *rec_header,
+                                    const unsigned char *meta_header,
+                                    const void *counters,
+                                    uint64_t counter_bytes,
+                                    const void *sparse,
+                                    uint64_t sparse_bytes) {
+  uint64_t h = ballarus_hash64(rec_header, 48);
+  h = ballarus_hash64_update(h, meta_header, BALLARUS_META_HEADER_SIZE);
+  h = ballarus_hash64_update(h, counters, counter_bytes);
+  return ballarus_hash64_update(h, sparse, sparse_bytes);
+}
+
+/* Folds one record into the file check.  */
+static inline uint64_t file_check_add(uint64_t h, uint64_t check,
+                                      uint64_t stamp) {
+  unsigned char b[16];
+  memcpy(b, &check, 8);
+  memcpy(b + 8, &stamp, 8);
+  return ballarus_hash64_update(h, b, 16);
+}
+
+/* Checks the metadata blob m[0, meta_size) at file offset `at` against its
+   record (profile_io.c).  `verified`: byte-identical to a blob whose stamp
+   was verified (the body is not hashed again).  */
+int ballarus_pio_check_meta(const unsigned char *m, uint64_t meta_size,
+                            uint64_t at, uint32_t index, uint64_t stamp,
+                            uint64_t n_counters, int verified, char *err,
+                            size_t errlen);
+
+/* Frees what a record owns and zeroes it.  */
+void ballarus_pio_record_free(ballarus_profile_record *r);
+
+#endif /* BALLARUS_PROFILE_IO_INTERNAL_H */

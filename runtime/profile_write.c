@@ -1,0 +1,294 @@
+/* profile_write.c — serialisation and safe writing of profile files
+   (profile_io.h): records in stamp order, so equal profiles give equal
+   bytes; every record validated before it is written, so nothing is
+   written that the parser would reject; the file written through a
+   temporary file of safe_file.h, renamed over the old one.  */
+
+#define _GNU_SOURCE /* renameat2, ... */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "runtime/profile_io.h"
+#include "runtime/profile_io_internal.h"
+#include "runtime/safe_file.h"
+
+/* ---------------------------------------------------------------------- */
+/* Serialisation.                                                           */
+
+/* Index permutation of p's records in stamp order (stable).  Parse and
+   merge keep records sorted, so this is normally the identity; otherwise
+   an insertion sort (no static comparator state: the runtime may run this
+   in several threads' dumps of unrelated modules).  */
+static uint32_t *stamp_order(const ballarus_profile *p) {
+  uint32_t *idx = xmalloc((uint64_t)p->n_records * sizeof *idx);
+  if (idx == NULL) return NULL;
+  int sorted = 1;
+  for (uint32_t i = 0; i < p->n_records; i++) {
+    idx[i] = i;
+    if (i > 0 && p->records[i - 1].stamp > p->records[i].stamp) sorted = 0;
+  }
+  if (!sorted) {
+    /* Insertion sort: stable, no static state, fine for TU counts.  */
+    for (uint32_t i = 1; i < p->n_records; i++) {
+      uint32_t v = idx[i];
+      uint32_t j = i;
+      while (j > 0 && p->records[idx[j - 1]].stamp > p->records[v].stamp) {
+        idx[j] = idx[j - 1];
+        j--;
+      }
+      idx[j] = v;
+    }
+  }
+  return idx;
+}
+
+/* Validates a record before it is written, so we never write a file the
+   parser would reject.  */
+static int check_record(const ballarus_profile_record *r, int trusted,
+                        char *err, size_t errlen) {
+  if (r->metadata == NULL || r->meta_size < BALLARUS_META_HEADER_SIZE)
+    return ballarus_pio_fail(err, errlen, "record 0x%016llx: no metadata blob",
+                (ull)r->stamp);
+  if (r->meta_size > UINT64_MAX / 2 || r->n_counters > UINT64_MAX / 16 ||
+      r->n_sparse > UINT64_MAX / 64)
+    return ballarus_pio_fail(err, errlen, "record 0x%016llx: sizes overflow",
+                (ull)r->stamp);
+  if ((r->n_counters > 0 && r->counters == NULL) ||
+      (r->n_sparse > 0 && r->sparse == NULL))
+    return ballarus_pio_fail(err, errlen, "record 0x%016llx: missing counters",
+                (ull)r->stamp);
+  char sub[200];
+  if (ballarus_pio_check_meta(r->metadata, r->meta_size, 0, 0, r->stamp, r->n_counters,
+                 trusted, sub, sizeof sub) != 0)
+    return ballarus_pio_fail(err, errlen, "record 0x%016llx: %s", (ull)r->stamp, sub);
+  for (uint64_t s = 1; s < r->n_sparse; s++)
+    if (!sparse_less(&r->sparse[s - 1], &r->sparse[s]))
+      return ballarus_pio_fail(err, errlen,
+                  "record 0x%016llx: sparse entries not sorted/unique",
+                  (ull)r->stamp);
+  return 0;
+}
+
+/* A profile laid out for writing: the file header and record headers in
+   one small buffer, every other piece pointing into the records (metadata,
+   often borrowed from a mapping or the program itself, is never copied).  */
+typedef struct {
+  const void *p;
+  uint64_t n;
+} chunk;
+
+typedef struct {
+  unsigned char *headers; /* file header, then 56 bytes per record */
+  chunk *chunks;
+  size_t n_chunks;
+  uint64_t total;
+} layout;
+
+static void layout_free(layout *L) {
+  free(L->headers);
+  free(L->chunks);
+  memset(L, 0, sizeof *L);
+}
+
+static const unsigned char zeros[8];
+
+static int plan(const ballarus_profile *p, int trusted, layout *L, char *err,
+                size_t errlen) {
+  memset(L, 0, sizeof *L);
+  uint64_t total = BALLARUS_PROFILE_HEADER_SIZE;
+  for (uint32_t i = 0; i < p->n_records; i++) {
+    const ballarus_profile_record *r = &p->records[i];
+    if (check_record(r, trusted, err, errlen) != 0) return -1;
+    if (r->runs > p->runs)
+      return ballarus_pio_fail(err, errlen, "record 0x%016llx: runs %llu exceed the "
+                  "profile's %llu", (ull)r->stamp, (ull)r->runs, (ull)p->runs);
+    uint64_t bytes = BALLARUS_RECORD_HEADER_SIZE + pad8(r->meta_size) +
+                     r->n_counters * 8 +
+                     r->n_sparse * sizeof(ballarus_sparse_entry);
+    if (bytes > UINT64_MAX - total)
+      return ballarus_pio_fail(err, errlen, "profile too large");
+    total += bytes;
+  }
+  uint32_t *idx = stamp_order(p);
+  if (idx == NULL) return ballarus_pio_fail(err, errlen, "out of memory");
+  for (uint32_t i = 1; i < p->n_records; i++) {
+    if (p->records[idx[i - 1]].stamp == p->records[idx[i]].stamp) {
+      uint64_t s = p->records[idx[i]].stamp;
+      free(idx);
+      return ballarus_pio_fail(err, errlen, "two records with stamp 0x%016llx", (ull)s);
+    }
+  }
+  L->headers = xmalloc(BALLARUS_PROFILE_HEADER_SIZE +
+                       (uint64_t)p->n_records * BALLARUS_RECORD_HEADER_SIZE);
+  L->chunks = xmalloc((1 + 5 * (uint64_t)p->n_records) * sizeof *L->chunks);
+  if (L->headers == NULL || L->chunks == NULL) {
+    free(idx);
+    layout_free(L);
+    return ballarus_pio_fail(err, errlen, "out of memory");
+  }
+  unsigned char *out = L->headers;
+  memcpy(out, BALLARUS_PROFILE_MAGIC, 8);
+  wr32(out + 8, BALLARUS_PROFILE_VERSION);
+  wr32(out + 12, p->n_records);
+  wr64(out + 16, p->runs);
+  L->chunks[L->n_chunks++] = (chunk){out, BALLARUS_PROFILE_HEADER_SIZE};
+  uint64_t file_check = BALLARUS_HASH_INIT;
+  for (uint32_t k = 0; k < p->n_records; k++) {
+    const ballarus_profile_record *r = &p->records[idx[k]];
+    unsigned char *h = out + BALLARUS_PROFILE_HEADER_SIZE +
+                       (uint64_t)k * BALLARUS_RECORD_HEADER_SIZE;
+    wr32(h, BALLARUS_RECORD_TU);
+    wr32(h + 4, 0);
+    wr64(h + 8, r->stamp);
+    wr64(h + 16, r->meta_size);
+    wr64(h + 24, r->n_counters);
+    wr64(h + 32, r->n_sparse);
+    wr64(h + 40, r->runs);
+    const uint64_t sb = r->n_sparse * sizeof(ballarus_sparse_entry);
+    const uint64_t check = record_check(h, r->metadata, r->counters,
+                                        r->n_counters * 8, r->sparse, sb);
+    wr64(h + 48, check);
+    file_check = file_check_add(file_check, check, r->stamp);
+    L->chunks[L->n_chunks++] = (chunk){h, BALLARUS_RECORD_HEADER_SIZE};
+    L->chunks[L->n_chunks++] = (chunk){r->metadata, r->meta_size};
+    if (pad8(r->meta_size) > r->meta_size)
+      L->chunks[L->n_chunks++] =
+          (chunk){zeros, pad8(r->meta_size) - r->meta_size};
+    if (r->n_counters > 0)
+      L->chunks[L->n_chunks++] = (chunk){r->counters, r->n_counters * 8};
+    if (sb > 0) L->chunks[L->n_chunks++] = (chunk){r->sparse, sb};
+  }
+  wr64(out + 24, file_check);
+  wr64(out + 32, ballarus_hash64(out, 32));
+  free(idx);
+  L->total = total;
+  return 0;
+}
+
+static int serialize(const ballarus_profile *p, int trusted,
+                     unsigned char **buf, uint64_t *size, char *err,
+                     size_t errlen) {
+  *buf = NULL;
+  *size = 0;
+  layout L;
+  if (plan(p, trusted, &L, err, errlen) != 0) return -1;
+  unsigned char *out = xmalloc(L.total);
+  if (out == NULL) {
+    uint64_t t = L.total;
+    layout_free(&L);
+    return ballarus_pio_fail(err, errlen, "out of memory (%llu bytes)", (ull)t);
+  }
+  uint64_t off = 0;
+  for (size_t i = 0; i < L.n_chunks; i++) {
+    memcpy(out + off, L.chunks[i].p, L.chunks[i].n);
+    off += L.chunks[i].n;
+  }
+  *buf = out;
+  *size = L.total;
+  layout_free(&L);
+  return 0;
+}
+
+int ballarus_profile_serialize(const ballarus_profile *p, unsigned char **buf,
+                               uint64_t *size, char *err, size_t errlen) {
+  return serialize(p, 0, buf, size, err, errlen);
+}
+
+/* Writes the laid-out chunks with writev, as many per call as allowed.  */
+static int write_chunks(int fd, const layout *L) {
+  size_t i = 0;
+  uint64_t done_in_chunk = 0;
+  struct iovec iov[64];
+  while (i < L->n_chunks) {
+    int n = 0;
+    for (size_t j = i; j < L->n_chunks && n < 64; j++, n++) {
+      uint64_t skip = j == i ? done_in_chunk : 0;
+      iov[n].iov_base = (void *)((const unsigned char *)L->chunks[j].p + skip);
+      iov[n].iov_len = (size_t)(L->chunks[j].n - skip);
+    }
+    ssize_t w = writev(fd, iov, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return -1;
+    uint64_t left = (uint64_t)w;
+    while (i < L->n_chunks && left > 0) {
+      uint64_t rest = L->chunks[i].n - done_in_chunk;
+      if (left >= rest) {
+        left -= rest;
+        i++;
+        done_in_chunk = 0;
+      } else {
+        done_in_chunk += left;
+        left = 0;
+      }
+    }
+    while (i < L->n_chunks && L->chunks[i].n == done_in_chunk) {
+      i++;
+      done_in_chunk = 0;
+    }
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Atomic write.                                                            */
+
+
+int ballarus_profile_write_at(int dirfd, const char *name,
+                              const ballarus_profile *p, int mode,
+                              unsigned flags, char *err, size_t errlen) {
+  layout L;
+  if (plan(p, (flags & BALLARUS_WRITE_TRUSTED) != 0, &L, err, errlen) != 0)
+    return -1;
+  /* The temporary file has its final mode from its creation (safe_file.h):
+     nobody can open it before the profile is complete and renamed.  */
+  unsigned sf = (flags & BALLARUS_WRITE_EXCHANGE) ? BALLARUS_SF_EXCHANGE : 0;
+  unsigned create = mode >= 0 ? BALLARUS_SF_EXACT_MODE : 0;
+  size_t len = strlen(name) + 64;
+  char *tmp = malloc(len);
+  if (tmp == NULL) {
+    layout_free(&L);
+    return ballarus_pio_fail(err, errlen, "out of memory");
+  }
+  int fd = ballarus_sf_create_unique(dirfd, name, 1,
+                                     mode >= 0 ? (unsigned)mode : 0666u,
+                                     create, tmp, len, err, errlen);
+  if (fd < 0) {
+    free(tmp);
+    layout_free(&L);
+    return -1;
+  }
+  int rc = 0;
+  if (write_chunks(fd, &L) != 0)
+    rc = ballarus_pio_fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+  else if ((flags & BALLARUS_WRITE_FSYNC) && fsync(fd) != 0)
+    rc = ballarus_pio_fail(err, errlen, "cannot fsync %s: %s", tmp, strerror(errno));
+  if (close(fd) != 0 && rc == 0)
+    rc = ballarus_pio_fail(err, errlen, "cannot close %s: %s", tmp, strerror(errno));
+  if (rc == 0)
+    rc = ballarus_sf_commit(dirfd, tmp, name, sf, err, errlen);
+  else
+    unlinkat(dirfd, tmp, 0);
+  free(tmp);
+  layout_free(&L);
+  return rc;
+}
+
+int ballarus_profile_write_file(const char *path, const ballarus_profile *p,
+                                char *err, size_t errlen) {
+  const char *name;
+  int dfd = ballarus_sf_open_parent(path, 0, 0, &name, err, errlen);
+  if (dfd < 0) return -1;
+  int rc = ballarus_profile_write_at(dfd, name, p, -1, BALLARUS_WRITE_FSYNC,
+                                     err, errlen);
+  /* Make the rename itself durable.  Best effort: some file systems refuse
+     fsync on directories.  */
+  if (rc == 0) (void)fsync(dfd);
+  close(dfd);
+  return rc;
+}
