@@ -54,6 +54,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -545,8 +546,40 @@ class PathEmitter {
   tree epoch_;
 };
 
+// A call of the exec family: when it succeeds it does not return, yet
+// gcov's CFG (flow_call_edges_add) gives GCC's nothrow built-ins among them
+// no fake EXIT edge of their own, so the block ends further on.
+bool IsExecCall(gimple* stmt) {
+  if (!is_gimple_call(stmt)) return false;
+  tree fndecl = gimple_call_fndecl(stmt);
+  if (fndecl == NULL_TREE || DECL_NAME(fndecl) == NULL_TREE) return false;
+  const char* name = IDENTIFIER_POINTER(DECL_NAME(fndecl));
+  static const char* const kNames[] = {"execl",  "execle",  "execlp",
+                                       "execv",  "execve",  "execvp",
+                                       "execvpe", "fexecve"};
+  for (const char* n : kNames)
+    if (strcmp(name, n) == 0) return true;
+  return false;
+}
+
+// A pre-count goes before the block's first exec-family call, if any: a
+// vfork child's path ends there when exec succeeds, and its edge counts,
+// made in the parent's memory, stay.  Nothing between that call and the
+// block's last statement can leave (every other call that may not return
+// ends its block), so the count is the same when exec fails.
+bool InsertBeforeExec(basic_block bb, gimple_seq seq) {
+  for (gimple_stmt_iterator gsi = gsi_after_labels(bb); !gsi_end_p(gsi);
+       gsi_next_nondebug(&gsi))
+    if (IsExecCall(gsi_stmt(gsi))) {
+      gsi_insert_seq_before(&gsi, seq, GSI_SAME_STMT);
+      return true;
+    }
+  return false;
+}
+
 // Inserts `seq` into bb for a block action: at its start (after labels and
-// a __builtin_setjmp_receiver) or before its last statement.
+// a __builtin_setjmp_receiver), before an exec-family call (a pre-count)
+// or before its last statement.
 void InsertInBlock(basic_block bb, const PathAction& act, gimple_seq seq) {
   if (act.kind == PathAction::kStartCheckFlag ||
       act.kind == PathAction::kStartCut ||
@@ -564,6 +597,7 @@ void InsertInBlock(basic_block bb, const PathAction& act, gimple_seq seq) {
     gsi_insert_seq_before(&gsi, seq, GSI_SAME_STMT);
     return;
   }
+  if (act.kind == PathAction::kPreCount && InsertBeforeExec(bb, seq)) return;
   gimple_stmt_iterator gsi = gsi_last_nondebug_bb(bb);
   if (gsi_end_p(gsi)) {  // no statements but debug ones: append
     gsi = gsi_last_bb(bb);
@@ -586,7 +620,10 @@ void InsertInBlock(basic_block bb, const PathAction& act, gimple_seq seq) {
 // so it is clear whenever a longjmp lands.  Per thread (not per
 // activation: a local would be kept in a register across setjmp by GCC's
 // RTL passes) is enough, because nothing runs between a set and its check
-// but the returns_twice call itself.
+// but the returns_twice call itself.  A vfork child, in the parent's
+// memory and thread, returns first and clears it: the child goes on with
+// the path from ENTRY, the parent's return is the re-entry (the model's
+// fake ENTRY edge, reentry.cc).
 tree MakeArrivedFlag() {
   tree type = build_qualified_type(unsigned_char_type_node,
                                    TYPE_QUAL_VOLATILE);

@@ -47,8 +47,9 @@ struct PathAction {
     kStartCheckFlag,  // at its start: as kCheckFlag
     kStartCut,        // at its start: count[r + a] += 1; r = b (cut block)
     kPreCount,        // before its last statement (a call that may not
-                      // return): count[r + a] += 1, settled by
-                      // reconstruct (SettlePrecounts)
+                      // return), or its first exec-family call:
+                      // count[r + a] += 1, settled by reconstruct
+                      // (SettlePrecounts)
     kEndCountReset,   // before its last statement (computed goto): the path
                       // ends here, the abnormal target starts one with r = 0
     kEndCount,        // before its last statement (computed goto whose

@@ -1562,6 +1562,55 @@ TEST(PathsFromEdges, SamePathCountsAsTheRegister) {
 }
 
 // ---------------------------------------------------------------------------
+// vfork then exec (programs/vfork_exec.c): each child runs in the parent's
+// memory, so its edge counts are the parent's, and its path ends where a
+// successful exec replaces it -- counted before the exec-family call.  By
+// hand: three children's paths end at exec or _exit ("no_return"), the
+// output is "total 9" (round 1's child exits 9).  mode=edge,path: verify
+// compares the path-derived edges with the edge counters; mode=path: the
+// edges derived from the paths equal a naive build's (verify --against).
+
+TEST(VforkExec, ChildPathsEndAtExec) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/vfork_exec";
+  harness::MakeFreshDir(dir);
+  const std::string prog = "vfork_exec.c";
+  for (const char* opt : {"-O0", "-O2"}) {
+    const PathBuild naive = BuildRunPaths(
+        dir, prog, opt, "-fplugin-arg-ballarus-mode=naive", "naive");
+    ASSERT_EQ(naive.status, 0) << opt << ": naive build: " << naive.err;
+    for (const char* mode : {"edge,path", "path"}) {
+      const std::string ctx = prog + " " + opt + " mode=" + mode;
+      const PathBuild b = BuildRunPaths(
+          dir, prog, opt, std::string("-fplugin-arg-ballarus-mode=") + mode,
+          "paths");
+      ASSERT_TRUE(b.error.empty()) << ctx << ": " << b.error;
+      EXPECT_EQ(b.out, "total 9\n") << ctx;
+      EXPECT_EQ(b.status, 0) << ctx << ": " << b.err;
+      EXPECT_EQ(b.verify.status, 0) << ctx << ": " << b.verify.out
+                                    << b.verify.err;
+      const json* main_paths = b.Function("main");
+      ASSERT_NE(main_paths, nullptr) << ctx << ": no paths of main()";
+      const PathTally t = TallyPaths(*main_paths);
+      EXPECT_EQ(t.ends.count("no_return") ? t.ends.at("no_return") : 0, 3u)
+          << ctx << ": the children's paths\n" << main_paths->dump();
+      EXPECT_EQ(t.ends.count("return") ? t.ends.at("return") : 0, 1u)
+          << ctx << main_paths->dump();
+      if (std::string(mode) == "edge,path") {
+        EXPECT_NE(b.verify.out.find("paths:"), std::string::npos)
+            << ctx << ": verify compared no paths:\n" << b.verify.out;
+        continue;
+      }
+      CommandResult va = harness::Run(
+          Quote(Reconstruct()) + " verify paths.profile --against naive.profile",
+          dir);
+      EXPECT_EQ(va.status, 0) << ctx << ": verify --against naive:\n"
+                              << va.out << va.err;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Path counts taken from the edge counters (path-derive, on by default in
 // mode=edge,path): where one path prefix reaches a path end, a pre-count or
 // a cut, the count is not made and reconstruct reads it off the edge
