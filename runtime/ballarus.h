@@ -89,7 +89,7 @@
 
    Executables and shared libraries each link their own copy of the runtime;
    the copies find each other through one exported symbol so that these
-   functions act on every loaded module (see ballarus_rt.c).  */
+   functions act on every loaded module (see rt_register.c).  */
 
 #ifndef BALLARUS_H
 #define BALLARUS_H

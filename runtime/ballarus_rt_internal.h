@@ -1,10 +1,15 @@
-/* ballarus_rt_internal.h — entry points of ballarus_rt.c that other files
-   of the runtime use (hidden: every module keeps its own copy).  */
+/* ballarus_rt_internal.h — what the runtime's files share: the master and
+   root structures, the dump's entries, and the functions and state one file
+   uses of another (hidden: every module keeps its own copy).  */
 #ifndef BALLARUS_RT_INTERNAL_H
 #define BALLARUS_RT_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "runtime/ballarus_format.h"
+#include "runtime/path_table.h"
 #include "runtime/profile_io.h"
 
 #define BALLARUS_HIDDEN __attribute__((visibility("hidden")))
@@ -17,6 +22,113 @@ BALLARUS_HIDDEN void ballarus_rt_gcov_dump(void);
 /* gcov's __gcov_reset(): __ballarus_reset(), and leaves the gcov-dumped
    state.  */
 BALLARUS_HIDDEN void ballarus_rt_gcov_reset(void);
+
+/* ---------------------------------------------------------------------- */
+/* Shared structures.  Their layout is a contract between copies of the
+   runtime in one process: change it only together with MASTER_VERSION.
+   Version 5: roots with the per-thread counter hook (thread_counters.h).
+   Version 4: the master's gcov-API state, roots with the epoch and
+   runs_written.  Version 3: roots with per-TU homes and `listed` flags and the override
+   path (profiles per object).  Version 2: descriptors with path tables,
+   roots with path_lost, and the path table layout of path_table.c, which
+   one copy's dump reads in another module's memory.  */
+
+#define MASTER_VERSION 5u
+
+typedef struct ballarus_root ballarus_root;
+
+typedef struct ballarus_master {
+  uint32_t version; /* MASTER_VERSION */
+  uint32_t size;    /* sizeof(ballarus_master) */
+  pthread_mutex_t lock;
+  ballarus_root *root; /* chain of registered modules */
+  int gcov_dumped;     /* __gcov_dump() ran, no __gcov_reset() since: no
+                          more dumps but __ballarus_dump() (gcov_api.c) */
+  int gcov_api;        /* __gcov_dump()/__gcov_reset() were called: like
+                          gcov, a process then adds one run, however many
+                          dumps it writes */
+} ballarus_master;
+
+struct ballarus_root {
+  ballarus_root *next, *prev;
+  ballarus_master *master; /* the master this root is chained into */
+  const ballarus_tu_desc **tus; /* validated descriptors */
+  uint64_t n_tus;
+  const char **homes;  /* per TU: its absolute profile path (in its
+                          metadata, or `fallback`) */
+  unsigned char *listed; /* per TU: its profile is known to list it */
+  char *override;      /* $BALLARUS_PROFILE, absolute (may hold %p), or NULL */
+  char *fallback;      /* <start-up cwd>/ballarus.profile, for TUs without a
+                          home (hand-made TUs), or NULL */
+  int mark;            /* scratch, under master->lock */
+  uint64_t *path_lost; /* the module's count of unrecorded path counts */
+  volatile uint64_t *epoch; /* the module's __ballarus_epoch */
+  int runs_written;    /* a dump of this process wrote a run for it */
+  /* update=thread (thread_counters.h): the module's ballarus_tc_sync, and
+     its thread-mode counter range, which only that function resets.  */
+  void (*tc_sync)(int op);
+  uint64_t *tc_lo, *tc_hi;
+};
+
+
+/* One TU's contribution to a dump.  */
+typedef struct {
+  uint64_t *live;     /* the TU's counters */
+  uint64_t *snap;     /* values read, subtracted after a successful write */
+  uint64_t n;
+  ballarus_pt_entry *pt; /* path table counts read, subtracted likewise */
+  uint64_t n_pt, cap_pt;
+} tu_snap;
+
+typedef struct {
+  ballarus_root *root;
+  uint64_t t;          /* index of the TU in root */
+  const char *dest;    /* its profile file, absolute */
+  size_t dir_len;      /* dest[0, dir_len) is the directory */
+  int changed;         /* some count changed since the previous dump */
+  ballarus_profile_record rec; /* this dump's record: metadata points into
+                                  the module, counters/sparse are owned */
+  tu_snap snap;
+} entry;
+
+/* Registration (rt_register.c).  */
+
+/* Messages: formatted into a buffer and written with one write(2), so they
+   do not depend on stdio state at exit or after fork.  */
+BALLARUS_HIDDEN void ballarus_rt_warn(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/* BALLARUS_VERBOSE.  */
+BALLARUS_HIDDEN extern int ballarus_rt_verbose;
+/* Seconds, BALLARUS_LOCK_TIMEOUT.  */
+BALLARUS_HIDDEN extern double ballarus_rt_lock_timeout;
+/* The lock file descriptor of a dump in progress, closed in a forked
+   child.  */
+BALLARUS_HIDDEN extern volatile int ballarus_rt_busy_lock_fd;
+
+/* The dump (rt_dump.c).  */
+
+/* Dumps the TUs of `roots`.  Called with the master lock held.  `at_exit`:
+   no later dump will come (exit, dlclose, abort), so what cannot be
+   written is lost, and the messages say so.  */
+BALLARUS_HIDDEN void ballarus_rt_dump_roots(ballarus_root **roots,
+                                            size_t n_roots, int at_exit);
+
+/* Dumps every root of the chain `m`.  Called with m->lock held.  */
+BALLARUS_HIDDEN void ballarus_rt_dump_chain(ballarus_master *m, int at_exit);
+
+/* Sorts e[0, n) by (function, key), sums the counts of equal keys modulo
+   2^64 and drops zero sums; returns the new count.  */
+BALLARUS_HIDDEN uint64_t ballarus_rt_normalise_sparse(ballarus_sparse_entry *e,
+                                                      uint64_t n);
+
+/* One directory of a dump (rt_dump_dir.c).  */
+
+/* Dumps entries e[0, n), all in one directory.  */
+BALLARUS_HIDDEN void ballarus_rt_dump_dir(entry *e, size_t n, int at_exit);
+
+/* Frees the buffer that the dump's reads of existing profiles reuse.  */
+BALLARUS_HIDDEN void ballarus_rt_free_read_buf(void);
 
 /* The store (rt_store.c).  */
 

@@ -15,7 +15,7 @@
    never written.  And, as gcov counts a process's run once
    (root->run_counted), once the program has used either function its later
    dumps add counts to the profile but no run.  Like gcov's, both act on every instrumented module that
-   shares this module's master (ballarus_rt.c), and are thread-safe.
+   shares this module's master (rt_register.c), and are thread-safe.
 
    ballarus' own __ballarus_dump()/__ballarus_reset() keep their semantics
    (a dump writes what was counted since the previous one, and the exit

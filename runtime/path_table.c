@@ -62,7 +62,7 @@
    time.
 
    Table layout (read by other modules' copies of the runtime at dump time:
-   change only together with MASTER_VERSION in ballarus_rt.c, version 3 now).  */
+   change only together with MASTER_VERSION in ballarus_rt_internal.h, version 3 now).  */
 
 #define _GNU_SOURCE
 

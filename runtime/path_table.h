@@ -2,11 +2,12 @@
    (internal to libballarus_rt.a, hidden like the rest of the runtime).
 
    Instrumented code only calls __ballarus_path_add (declared in
-   ballarus_format.h).  The dump, reset and fork handling of ballarus_rt.c
-   read and zero the tables through the functions below.  Another module's
-   copy of the runtime may run them on this module's tables (the dump of the
-   master chain, see ballarus_rt.c), so the table layout in path_table.c is
-   part of the inter-copy contract versioned by MASTER_VERSION there.  */
+   ballarus_format.h).  The dump (rt_dump.c), the reset and the fork
+   handling (rt_register.c) read and zero the tables through the functions
+   below.  Another module's copy of the runtime may run them on this
+   module's tables (the dump of the master chain, see rt_register.c), so the
+   table layout in path_table.c is part of the inter-copy contract
+   versioned by MASTER_VERSION (ballarus_rt_internal.h).  */
 
 #ifndef BALLARUS_RUNTIME_PATH_TABLE_H
 #define BALLARUS_RUNTIME_PATH_TABLE_H

@@ -45,7 +45,7 @@
        disturbed by threads that exit meanwhile;
      - a reset: S = 0, G = sum_t C_t (read): T = 0;
      - fork, in the child: only the forking thread's copy survives, and
-       G = C_mine, S = 0 (ballarus_rt.c zeroes it): the child starts at 0.
+       G = C_mine, S = 0 (rt_register.c zeroes it): the child starts at 0.
    Counts are residues mod 2^64, so path mode's undo (-1) folds exactly,
    and G may go "negative".  G costs one array per module, committed where
    non-zero, instead of a baseline per thread, which would double a
@@ -61,7 +61,7 @@
    up), or counts into the shared counters.
    The registry of live copies and G are protected by one mutex, tc_lock,
    shared by dumps, thread exits and new copies.  Lock order: the master
-   lock (ballarus_rt.c), then tc_lock.
+   lock (rt_register.c), then tc_lock.
 
    fork().  The child has only the forking thread: the other threads'
    copies belong to the parent (which folds them) and are unmapped in the
@@ -424,7 +424,7 @@ HIDDEN void *__ballarus_tc_register(void *counters, void *tc) {
 }
 
 /* ---------------------------------------------------------------------- */
-/* ballarus_rt.c's hooks.                                                   */
+/* The hooks of rt_register.c and rt_dump.c.                               */
 
 void ballarus_tc_sync(int op) {
   uint64_t n = tc_words();
@@ -466,7 +466,7 @@ void ballarus_tc_range(uint64_t **lo, uint64_t **hi) {
   *hi = __stop_ballarus_thread_ctrs;
 }
 
-/* At exit or dlclose, before the module's exit-time dump (ballarus_rt.c's
+/* At exit or dlclose, before the module's exit-time dump (rt_register.c's
    destructor has priority 99, so it runs after this one).  At dlclose the
    module's code is going away and no thread can be running it: the copies
    are folded into the shared counters for that dump (S = T: nothing left in

@@ -1,13 +1,14 @@
 /* thread_counters.h — the runtime's side of update=thread, per-thread
    counter copies (internal to libballarus_rt.a, hidden like the rest of the
    runtime).  Instrumented code only calls __ballarus_tc_register
-   (ballarus_format.h); ballarus_rt.c drives the rest through the functions
-   below, at dumps, resets and module exit.
+   (ballarus_format.h); rt_dump.c and rt_register.c drive the rest through
+   the functions below, at dumps, resets and module exit.
 
    Another module's copy of the runtime calls ballarus_tc_sync of this
-   module (through the root's function pointer, see ballarus_rt.c) when it
+   module (through the root's function pointer, see rt_register.c) when it
    dumps or resets the master chain, so its signature is part of the
-   inter-copy contract versioned by MASTER_VERSION there.  */
+   inter-copy contract versioned by MASTER_VERSION
+   (ballarus_rt_internal.h).  */
 
 #ifndef BALLARUS_RUNTIME_THREAD_COUNTERS_H
 #define BALLARUS_RUNTIME_THREAD_COUNTERS_H
@@ -29,7 +30,7 @@
 void ballarus_tc_sync(int op);
 
 /* This module's thread-mode counter range [*lo, *hi) (both NULL when it has
-   none).  ballarus_rt.c's reset leaves those counters to
+   none).  rt_register.c's reset leaves those counters to
    ballarus_tc_sync(BALLARUS_TC_RESET), which zeroes them under the lock
    that thread exits take.  */
 void ballarus_tc_range(uint64_t **lo, uint64_t **hi);

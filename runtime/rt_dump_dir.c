@@ -1,0 +1,500 @@
+/* rt_dump_dir.c — one directory of a dump (rt_dump.c): its lock
+   (rt_store.c), the removal of dead writers' temporary files, and per
+   file the transaction: the existing profile opened without following
+   a link, read only if it is a regular file of this user, validated,
+   merged with this run's counts and written; or this run's counts
+   written beside it, or a damaged file set aside.  */
+
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/ballarus_format.h"
+#include "runtime/ballarus_rt_internal.h"
+#include "runtime/profile_io.h"
+#include "runtime/safe_file.h"
+
+/* Subtracts what e read from the live counters: it is in a file now.  */
+static void subtract(entry *e) {
+  for (uint64_t c = 0; c < e->snap.n; c++)
+    if (e->snap.snap[c] != 0)
+      __atomic_fetch_sub(&e->snap.live[c], e->snap.snap[c], __ATOMIC_RELAXED);
+  for (uint64_t k = 0; k < e->snap.n_pt; k++)
+    __atomic_fetch_sub(e->snap.pt[k].live, e->snap.pt[k].count,
+                       __ATOMIC_RELAXED);
+}
+
+/* Names for messages.  */
+static const char *source_of(const entry *e) {
+  ballarus_meta_names n;
+  if (ballarus_meta_get_names(e->rec.metadata, e->rec.meta_size, &n) != 0)
+    return "?";
+  return n.source;
+}
+
+/* "the counts of a.c" / "the counts of 3 translation units (a.c, ...)":
+   what a group of entries holds that a failure loses.  Empty when it holds
+   no counts (only zero records).  */
+static void what_is_lost(const entry *e, size_t n, char *buf, size_t len) {
+  size_t k = 0;
+  const entry *first = NULL;
+  for (size_t i = 0; i < n; i++)
+    if (e[i].changed) {
+      if (first == NULL) first = &e[i];
+      k++;
+    }
+  if (k == 0)
+    buf[0] = '\0';
+  else if (k == 1)
+    snprintf(buf, len, "this run's counts of %s", source_of(first));
+  else
+    snprintf(buf, len, "this run's counts of %zu translation units (%s, ...)",
+             k, source_of(first));
+}
+
+/* One file of a dump: entries [a, b) of the directory group.  */
+typedef struct {
+  entry *e;
+  size_t n;
+  const char *path; /* the file, absolute */
+  const char *name; /* its last component */
+  int todo;
+  int any_changed;
+} fgroup;
+
+/* Folds the group's records into one profile (a TU linked into several
+   modules, or twice, has one stamp: its counts are summed).  The records'
+   counters and sparse entries move out of the entries; the metadata stays
+   borrowed from the modules, so ballarus_profile_free frees just what this
+   allocated.  */
+static int build_profile(fgroup *g, ballarus_profile *mine) {
+  memset(mine, 0, sizeof *mine);
+  mine->records = calloc(g->n == 0 ? 1 : g->n, sizeof *mine->records);
+  if (mine->records == NULL) return -1;
+  for (size_t i = 0; i < g->n; i++) {
+    entry *e = &g->e[i];
+    if (e->changed) mine->runs = 1;
+    ballarus_profile_record *last =
+        mine->n_records > 0 ? &mine->records[mine->n_records - 1] : NULL;
+    if (last != NULL && last->stamp == e->rec.stamp &&
+        last->n_counters == e->rec.n_counters) {
+      /* Never into another entry's snapshot, which it subtracts.  */
+      if (ballarus_profile_record_own_counters(last) != 0) return -1;
+      for (uint64_t c = 0; c < e->rec.n_counters; c++)
+        last->counters[c] =
+            ballarus_count_add(last->counters[c], e->rec.counters[c]);
+      if (e->rec.n_sparse > 0) {
+        uint64_t total = last->n_sparse + e->rec.n_sparse;
+        ballarus_sparse_entry *s =
+            total > SIZE_MAX / sizeof *s
+                ? NULL
+                : realloc(last->sparse, (size_t)total * sizeof *s);
+        if (s == NULL) return -1;
+        memcpy(s + last->n_sparse, e->rec.sparse,
+               (size_t)e->rec.n_sparse * sizeof *s);
+        last->sparse = s;
+        last->n_sparse = ballarus_rt_normalise_sparse(s, total);
+      }
+      if (e->rec.runs > last->runs) last->runs = e->rec.runs;
+      continue;
+    }
+    mine->records[mine->n_records++] = e->rec;
+    e->rec.counters = NULL;
+    e->rec.sparse = NULL;
+  }
+  return 0;
+}
+
+typedef struct {
+  const char *path;
+} replace_ctx;
+
+static void on_replace(void *ctx, const ballarus_profile_record *old_rec,
+                       const ballarus_profile_record *new_rec) {
+  (void)old_rec;
+  if (!ballarus_rt_verbose) return;
+  ballarus_meta_names n;
+  if (ballarus_meta_get_names(new_rec->metadata, new_rec->meta_size, &n) != 0)
+    return;
+  if (n.object[0] != '\0')
+    ballarus_rt_warn(
+        "%s (object %s): overwriting the profile data of an earlier build "
+        "in %s",
+        n.source, n.object, ((replace_ctx *)ctx)->path);
+  else
+    ballarus_rt_warn(
+        "%s: overwriting the profile data of an earlier build in %s", n.source,
+        ((replace_ctx *)ctx)->path);
+}
+
+/* A failed file: one line naming it, the reason, and what is lost.  */
+static void report_failure(fgroup *g, const char *reason, int at_exit) {
+  char lost[512];
+  what_is_lost(g->e, g->n, lost, sizeof lost);
+  if (lost[0] == '\0') return; /* only zero records: nothing lost */
+  ballarus_rt_warn("%s: %s; %s %s", g->path, reason, lost,
+                   at_exit ? "are lost" : "are kept for the next dump");
+}
+
+/* After a file was written (or this run's counts beside it).  */
+static void done_group(fgroup *g, int listed) {
+  for (size_t i = 0; i < g->n; i++) {
+    if (g->e[i].changed) subtract(&g->e[i]);
+    if (listed) g->e[i].root->listed[g->e[i].t] = 1;
+  }
+}
+
+/* Writes this run's counts of g beside its file; `why` says why.  */
+static void dump_beside(int dfd, fgroup *g, const char *why, int at_exit) {
+  ballarus_profile mine;
+  char err[1024];
+  char *written = NULL;
+  if (build_profile(g, &mine) != 0) {
+    ballarus_profile_free(&mine);
+    report_failure(g, "out of memory", at_exit);
+    return;
+  }
+  if (mine.runs == 0) {
+    /* Only zero records: nothing worth a stray file.  */
+    ballarus_profile_free(&mine);
+    return;
+  }
+  if (ballarus_rt_write_beside(dfd, g->path, g->name, &mine, &written, err, sizeof err) !=
+      0) {
+    char reason[1536];
+    snprintf(reason, sizeof reason, "%s; %s", why, err);
+    report_failure(g, reason, at_exit);
+  } else {
+    ballarus_rt_warn("%s: %s; this run's counts written to %s instead", g->path,
+                     why, written);
+    done_group(g, 0);
+  }
+  free(written);
+  ballarus_profile_free(&mine);
+}
+
+/* One buffer for the existing profiles a dump reads, reused from file to
+   file (fresh memory for each would cost a page fault per 4 KiB), freed at
+   the end of the dump.  Under the master lock.  */
+static unsigned char *read_buf;
+static uint64_t read_cap;
+
+void ballarus_rt_free_read_buf(void) {
+  free(read_buf);
+  read_buf = NULL;
+  read_cap = 0;
+}
+
+/* Reads the regular file fd (st: its fstat) into read_buf, its header
+   first (profile_io.h), and parses it, its metadata borrowed from
+   read_buf.  Returns 0, -1 (damaged) or BALLARUS_PROFILE_UNREAD (a read
+   error, or out of memory: not a reason to call the file damaged).  */
+static int read_profile(int fd, const struct stat *st,
+                        const unsigned char *const *known, size_t n_known,
+                        ballarus_profile *out, char *err, size_t errlen) {
+  memset(out, 0, sizeof *out);
+  unsigned char head[BALLARUS_PROFILE_HEADER_SIZE];
+  uint64_t got = 0, rest = 0;
+  const uint64_t n = (uint64_t)st->st_size;
+  if (ballarus_profile_read_bounded(fd, head, sizeof head, &got, err,
+                                    errlen) != 0)
+    return BALLARUS_PROFILE_UNREAD;
+  if (ballarus_profile_check_header(head, got < sizeof head ? got : n, err,
+                                    errlen) != 0)
+    return -1;
+  if (n + 1 > read_cap) {
+    unsigned char *b = n + 1 > SIZE_MAX ? NULL : realloc(read_buf, (size_t)n + 1);
+    if (b == NULL) {
+      snprintf(err, errlen, "out of memory reading %llu bytes",
+               (unsigned long long)n);
+      return BALLARUS_PROFILE_UNREAD;
+    }
+    read_buf = b;
+    read_cap = n + 1;
+  }
+  memcpy(read_buf, head, sizeof head);
+  if (ballarus_profile_read_bounded(fd, read_buf + sizeof head,
+                                    n - sizeof head, &rest, err, errlen) != 0)
+    return BALLARUS_PROFILE_UNREAD;
+  /* A file that shrank while read is parsed as it is.  */
+  return ballarus_profile_parse_borrowing(read_buf, sizeof head + rest, known,
+                                          n_known, out, err, errlen);
+}
+
+/* Sets the damaged file g->name aside, untouched, as NAME.corrupt (or
+   NAME.corrupt.<pid>.<k>), so that a new profile starts with this run's
+   counts; one line says why (`problem`).  Returns 0, or -1 when it could
+   not be renamed: this run's counts then went beside it.  */
+static int set_aside(int dfd, fgroup *g, const char *problem, int at_exit) {
+  char kept[4200];
+  int e = ballarus_rt_rename_aside(dfd, g->name, kept, sizeof kept);
+  if (e != 0) {
+    char why[1400];
+    snprintf(why, sizeof why, "damaged (%s) and cannot be renamed (%s)",
+             problem, strerror(e));
+    dump_beside(dfd, g, why, at_exit);
+    return -1;
+  }
+  ballarus_rt_warn("%s: damaged (%s); kept as %.*s%s, a new profile started",
+                   g->path, problem, (int)(strlen(g->path) - strlen(g->name)),
+                   g->path, kept);
+  return 0;
+}
+
+/* Whether function `fn` has a hashed path table in a copy of the TU
+   `stamp` among g's entries.  */
+static int hashed_in_group(const fgroup *g, uint64_t stamp, uint64_t fn) {
+  for (size_t i = 0; i < g->n; i++) {
+    const entry *e = &g->e[i];
+    if (e->rec.stamp != stamp) continue;
+    const ballarus_tu_desc *d = e->root->tus[e->t];
+    for (uint64_t k = 0; k < d->n_path_hashes; k++)
+      if (d->path_hashes[k].function == fn) return 1;
+  }
+  return 0;
+}
+
+/* The existing profile's records of the builds this program holds,
+   checked against those builds, which the runtime trusts (their metadata
+   is compiled in): the same metadata, as many counters, and sparse entries
+   only of functions with a hashed path table -- what ballarus-reconstruct
+   checks after decoding the metadata (core/profile_reader.cc), so that a
+   record it would reject is never merged into (it would refuse every
+   later merge, or carry the damage on).  Records of other builds are
+   carried over as parsed.  -1 with err naming the source.  */
+static int check_own_builds(const fgroup *g, const ballarus_profile *old,
+                            char *err, size_t errlen) {
+  for (size_t i = 0; i < g->n; i++) {
+    const ballarus_profile_record *s = &g->e[i].rec;
+    const ballarus_profile_record *r = NULL;
+    for (uint32_t k = 0; k < old->n_records && r == NULL; k++)
+      if (old->records[k].stamp == s->stamp) r = &old->records[k];
+    if (r == NULL) continue;
+    const char *src = source_of(&g->e[i]);
+    if (r->n_counters != s->n_counters) {
+      snprintf(err, errlen,
+               "the record of %s holds %llu counters, its build %llu", src,
+               (unsigned long long)r->n_counters,
+               (unsigned long long)s->n_counters);
+      return -1;
+    }
+    if (r->meta_size != s->meta_size ||
+        (r->metadata != s->metadata &&
+         memcmp(r->metadata, s->metadata, s->meta_size) != 0)) {
+      snprintf(err, errlen,
+               "the record of %s has the stamp of its build, other metadata",
+               src);
+      return -1;
+    }
+    for (uint64_t k = 0; k < r->n_sparse; k++) {
+      if (!hashed_in_group(g, s->stamp, r->sparse[k].function)) {
+        snprintf(err, errlen,
+                 "the record of %s has path counts of function %llu, which "
+                 "has no hashed path table",
+                 src, (unsigned long long)r->sparse[k].function);
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
+
+/* The transaction on one file, with the directory locked.  */
+static void dump_file(int dfd, fgroup *g, int at_exit) {
+  ballarus_profile old;
+  memset(&old, 0, sizeof old);
+  int mode = -1;
+  char why[1200];
+  char err[1024];
+  int fd = openat(dfd, g->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0 && errno != ENOENT) {
+    if (errno == ELOOP)
+      snprintf(why, sizeof why, "is a symbolic link, not read");
+    else
+      snprintf(why, sizeof why, "cannot be opened (%s)", strerror(errno));
+    dump_beside(dfd, g, why, at_exit);
+    return;
+  }
+  if (fd >= 0) {
+    struct stat st;
+    int problem = 0;
+    if (fstat(fd, &st) != 0) {
+      snprintf(why, sizeof why, "cannot stat (%s)", strerror(errno));
+      problem = 1;
+    } else if (!S_ISREG(st.st_mode)) {
+      snprintf(why, sizeof why, "is not a regular file, not read");
+      problem = 1;
+    } else if (st.st_uid != geteuid()) {
+      snprintf(why, sizeof why,
+               "belongs to uid %u, not to this user (uid %u): not read",
+               (unsigned)st.st_uid, (unsigned)geteuid());
+      problem = 1;
+    }
+    if (problem) {
+      close(fd);
+      dump_beside(dfd, g, why, at_exit);
+      return;
+    }
+    mode = (int)(st.st_mode & 07777);
+    /* Our own TUs' blobs need no second hashing where the file holds them
+       byte for byte.  */
+    const unsigned char **known = calloc(g->n + 1, sizeof *known);
+    size_t n_known = 0;
+    if (known != NULL)
+      for (size_t i = 0; i < g->n; i++) known[n_known++] = g->e[i].rec.metadata;
+    int rc = read_profile(fd, &st, known, n_known, &old, err, sizeof err);
+    free(known);
+    close(fd);
+    if (rc == BALLARUS_PROFILE_UNREAD) {
+      /* Not known to be damaged: left alone.  */
+      snprintf(why, sizeof why, "cannot be read (%s)", err);
+      dump_beside(dfd, g, why, at_exit);
+      return;
+    }
+    if (rc == 0 && check_own_builds(g, &old, err, sizeof err) != 0) {
+      ballarus_profile_free(&old);
+      rc = -1;
+    }
+    if (rc != 0) {
+      if (set_aside(dfd, g, err, at_exit) != 0) return;
+      memset(&old, 0, sizeof old);
+    }
+  }
+
+  ballarus_profile mine;
+  if (build_profile(g, &mine) != 0) {
+    ballarus_profile_free(&mine);
+    ballarus_profile_free(&old);
+    report_failure(g, "out of memory", at_exit);
+    return;
+  }
+  replace_ctx ctx = {g->path};
+  if (ballarus_profile_update(&old, &mine, on_replace, &ctx, err,
+                              sizeof err) != 0) {
+    ballarus_profile_free(&old);
+    snprintf(why, sizeof why, "cannot merge into it (%s)", err);
+    ballarus_profile_free(&mine); /* the live counters still hold the counts */
+    report_failure(g, why, at_exit);
+    return;
+  }
+  if (ballarus_profile_write_at(dfd, g->name, &old, mode,
+                                BALLARUS_WRITE_EXCHANGE |
+                                    BALLARUS_WRITE_TRUSTED,
+                                err, sizeof err) != 0) {
+    snprintf(why, sizeof why, "cannot write (%s)", err);
+    report_failure(g, why, at_exit);
+  } else {
+    if (ballarus_rt_verbose)
+      ballarus_rt_warn("dumped %u TU records to %s", mine.n_records, g->path);
+    done_group(g, 1);
+  }
+  ballarus_profile_free(&mine);
+  ballarus_profile_free(&old);
+}
+
+typedef struct {
+  const char *dir; /* the directory's path, dir_len bytes */
+  size_t dir_len;
+} orphan_ctx;
+
+static void on_orphan(void *ctx, const char *name, long pid) {
+  const orphan_ctx *c = ctx;
+  if (ballarus_rt_verbose)
+    ballarus_rt_warn(
+        "removed %.*s/%s, left by process %ld which died writing it",
+        (int)c->dir_len, c->dir, name, pid);
+}
+
+/* Removes temporary files NAME.tmp.<pid>.<n> of the group's files left by
+   writers that died (killed mid-dump): regular files of this user whose
+   pid no longer exists.  Called with the directory locked, so no live
+   ballarus runtime of this user is writing one.  */
+static void remove_orphans(int dfd, fgroup *gs, size_t ng) {
+  const char **names = calloc(ng + 1, sizeof *names);
+  if (names == NULL) return;
+  size_t n = 0;
+  for (size_t i = 0; i < ng; i++)
+    if (gs[i].todo) names[n++] = gs[i].name;
+  orphan_ctx ctx = {gs[0].path, (size_t)(gs[0].name - gs[0].path) - 1};
+  ballarus_sf_remove_orphans(dfd, names, n, on_orphan, &ctx);
+  free(names);
+}
+
+/* Dumps entries e[0, n), all in one directory.  */
+void ballarus_rt_dump_dir(entry *e, size_t n, int at_exit) {
+  size_t ng = 0;
+  for (size_t i = 0; i < n; i++)
+    if (i == 0 || strcmp(e[i].dest, e[i - 1].dest) != 0) ng++;
+  fgroup *gs = calloc(ng, sizeof *gs);
+  if (gs == NULL) {
+    ballarus_rt_warn("out of memory; profiles in %.*s not written",
+                     (int)e[0].dir_len, e[0].dest);
+    return;
+  }
+  size_t k = 0, todo = 0;
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && strcmp(e[j].dest, e[i].dest) == 0) j++;
+    fgroup *g = &gs[k++];
+    g->e = &e[i];
+    g->n = j - i;
+    g->path = e[i].dest;
+    g->name = e[i].dest + e[i].dir_len + 1;
+    for (size_t x = i; x < j; x++) g->any_changed |= e[x].changed;
+    struct stat st;
+    if (!g->any_changed && lstat(g->path, &st) == 0) {
+      /* Only zero records, and the file exists: assume it lists them.  */
+      for (size_t x = i; x < j; x++) e[x].root->listed[e[x].t] = 1;
+      g->todo = 0;
+    } else {
+      g->todo = 1;
+      todo++;
+    }
+    i = j;
+  }
+  if (todo == 0) {
+    free(gs);
+    return;
+  }
+
+  char *dirpath = e[0].dir_len == 0 ? strdup("/")
+                                    : strndup(e[0].dest, e[0].dir_len);
+  char why[1024], sub[512] = "out of memory";
+  /* Missing directories are created as libgcov does (mode 0755, less the
+     umask), but never through a symbolic link of another user.  */
+  int dfd = dirpath == NULL ? -1
+                            : ballarus_sf_open_dir(dirpath, BALLARUS_SF_MKDIR,
+                                                   0755, sub, sizeof sub);
+  if (dfd < 0) {
+    snprintf(why, sizeof why, "cannot open its directory (%s)", sub);
+    for (size_t i = 0; i < ng; i++)
+      if (gs[i].todo) report_failure(&gs[i], why, at_exit);
+    free(dirpath);
+    free(gs);
+    return;
+  }
+  char lock_name[64];
+  int lfd = ballarus_rt_lock_dir(dfd, ballarus_rt_lock_timeout, lock_name,
+                                 sizeof lock_name, why, sizeof why);
+  if (lfd < 0) {
+    for (size_t i = 0; i < ng; i++)
+      if (gs[i].todo) dump_beside(dfd, &gs[i], why, at_exit);
+  } else {
+    ballarus_rt_busy_lock_fd = lfd;
+    remove_orphans(dfd, gs, ng);
+    for (size_t i = 0; i < ng; i++)
+      if (gs[i].todo) dump_file(dfd, &gs[i], at_exit);
+    ballarus_rt_busy_lock_fd = -1;
+    ballarus_rt_unlock_dir(dfd, lock_name, lfd);
+  }
+  close(dfd);
+  free(dirpath);
+  free(gs);
+}
