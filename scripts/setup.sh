@@ -26,6 +26,7 @@ packages=(
   clang-14            # //tests:fuzz_test: libFuzzer target
   libclang-rt-14-dev  # ... its fuzzer and sanitizer runtimes
   valgrind            # //bench:quick_test, scale_quick_test: instruction counts
+  strace              # //tests:store_test: the modes the kernel saw files created with
   ca-certificates
 )
 
