@@ -1,13 +1,28 @@
 #!/usr/bin/env bash
 # install.sh — installs ballarus into a prefix.  Run it as
 #
-#   bazel run //:install -- PREFIX
+#   bazel run //:install -- [--gcc | --no-gcc] PREFIX
 #
 # which produces
 #
 #   PREFIX/bin/ballarus-gcc, PREFIX/bin/ballarus-g++, PREFIX/bin/ballarus-reconstruct
 #   PREFIX/lib/ballarus/ballarus.so, PREFIX/lib/ballarus/libballarus_rt.a
 #   PREFIX/include/ballarus/ballarus.h
+#   PREFIX/share/man/man1/{ballarus-gcc,ballarus-g++,ballarus-reconstruct}.1
+#   PREFIX/share/ballarus/bazel/{collect_cc_coverage.sh,run_test.sh}
+#
+# and, with --gcc (the default when PREFIX is /usr), makes the plugin and
+# the runtime known to gcc by name, so that `gcc -fplugin=ballarus ...
+# -lballarus_rt` works: symbolic links
+#
+#   $(gcc -print-file-name=plugin)/ballarus.so -> PREFIX/lib/ballarus/ballarus.so
+#   $(gcc -print-file-name=)libballarus_rt.a   -> PREFIX/lib/ballarus/libballarus_rt.a
+#
+# (GCC looks for -fplugin=NAME as NAME.so in its plugin directory, and
+# searches its own library directory for -lNAME; $CC, default gcc, names
+# the GCC.)  $DESTDIR, when set, is put in front of every path written,
+# not of the links' targets: a package is staged with
+# `DESTDIR=STAGE bazel run //:install -- /usr` (scripts/build_deb.sh).
 #
 # The top-level BUILD turns this file into the `install` sh_binary: a genrule
 # replaces the @...@ placeholders below by the runfiles paths of the built
@@ -30,6 +45,10 @@ rel_runtime='@RUNTIME@'
 rel_reconstruct='@RECONSTRUCT@'
 rel_header='@HEADER@'
 rel_wrapper='@WRAPPER@'
+rel_man_gcc='@MAN_GCC@'
+rel_man_reconstruct='@MAN_RECONSTRUCT@'
+rel_bazel_collector='@BAZEL_COLLECTOR@'
+rel_bazel_run_test='@BAZEL_RUN_TEST@'
 
 die() {
   printf '%s: error: %s\n' "$prog" "$1" >&2
@@ -38,21 +57,39 @@ die() {
 
 usage() {
   cat <<EOF
-usage: bazel run //:install -- PREFIX
+usage: bazel run //:install -- [--gcc | --no-gcc] PREFIX
 
 Installs ballarus into PREFIX:
   PREFIX/bin/{ballarus-gcc,ballarus-g++,ballarus-reconstruct}
   PREFIX/lib/ballarus/{ballarus.so,libballarus_rt.a}
   PREFIX/include/ballarus/ballarus.h
+  PREFIX/share/man/man1/{ballarus-gcc,ballarus-g++,ballarus-reconstruct}.1
+  PREFIX/share/ballarus/bazel/{collect_cc_coverage.sh,run_test.sh}
 A relative PREFIX is relative to the directory bazel was run from.
+
+  --gcc      also link the plugin into gcc's plugin directory and the
+             runtime into gcc's library directory, so that
+             'gcc -fplugin=ballarus ... -lballarus_rt' works
+             (default when PREFIX is /usr; \$CC names the gcc)
+  --no-gcc   do not (default for any other PREFIX)
+\$DESTDIR, when set, is put in front of every path written.
 EOF
 }
 
-case "${1:-}" in
-  -h|--help) usage; exit 0 ;;
-  "") usage >&2; die "missing PREFIX" ;;
-  -*) usage >&2; die "unknown option: $1" ;;
-esac
+# --- arguments -------------------------------------------------------------
+for_gcc=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -h|--help) usage; exit 0 ;;
+    --gcc) for_gcc=1 ;;
+    --no-gcc) for_gcc=0 ;;
+    --) shift; break ;;
+    -*) usage >&2; die "unknown option: $1" ;;
+    *) break ;;
+  esac
+  shift
+done
+[ $# -gt 0 ] || { usage >&2; die "missing PREFIX"; }
 [ $# -eq 1 ] || { usage >&2; die "expected exactly one PREFIX, got $#"; }
 
 # --- find the runfiles root that holds our files ---------------------------
@@ -69,19 +106,34 @@ for cand in \
 done
 [ -n "$root" ] || die "cannot find the built files (looked for $rel_plugin under \$RUNFILES_DIR, $0.runfiles, \$TEST_SRCDIR and $(dirname -- "$0")); run me with 'bazel run //:install -- PREFIX'"
 
-for rel in "$rel_plugin" "$rel_runtime" "$rel_reconstruct" "$rel_header" "$rel_wrapper"; do
+for rel in "$rel_plugin" "$rel_runtime" "$rel_reconstruct" "$rel_header" "$rel_wrapper" \
+    "$rel_man_gcc" "$rel_man_reconstruct" "$rel_bazel_collector" "$rel_bazel_run_test"; do
   [ -f "$root/$rel" ] || die "missing from the build: $root/$rel"
 done
 
-# --- the prefix ----------------------------------------------------------
-prefix=$1
-case "$prefix" in
-  /*) ;;
-  *) prefix="${BUILD_WORKING_DIRECTORY:-$PWD}/$prefix" ;;
-esac
+# --- the prefix (and $DESTDIR) ---------------------------------------------
+absolute() { # PATH: relative to where `bazel run` was started
+  case "$1" in
+    /*) printf '%s\n' "$1" ;;
+    *) printf '%s\n' "${BUILD_WORKING_DIRECTORY:-$PWD}/$1" ;;
+  esac
+}
+prefix=$(absolute "$1")
+prefix=${prefix%/}
+[ -n "$prefix" ] || die "PREFIX / is not supported (use /usr)"
+if [ -z "$for_gcc" ]; then
+  if [ "$prefix" = /usr ]; then for_gcc=1; else for_gcc=0; fi
+fi
+destdir=
+[ -z "${DESTDIR:-}" ] || destdir=$(absolute "$DESTDIR")
+destdir=${destdir%/}
+dest=$destdir$prefix
+man1=share/man/man1
+bazel_share=share/ballarus/bazel
 
-mkdir -p -- "$prefix/bin" "$prefix/lib/ballarus" "$prefix/include/ballarus" \
-  || die "cannot create directories under $prefix"
+mkdir -p -- "$dest/bin" "$dest/lib/ballarus" "$dest/include/ballarus" \
+  "$dest/$man1" "$dest/$bazel_share" \
+  || die "cannot create directories under $dest"
 
 # Each file is written beside its destination and renamed over it, so a
 # program or compiler still using the old plugin keeps its mapping, and an
@@ -95,21 +147,65 @@ put() { # MODE SRC DEST
   rm -f -- "$tmp"
   die "cannot install $3"
 }
-put 0755 "$root/$rel_wrapper"     "$prefix/bin/ballarus-gcc"
-put 0755 "$root/$rel_wrapper"     "$prefix/bin/ballarus-g++"
-put 0755 "$root/$rel_reconstruct" "$prefix/bin/ballarus-reconstruct"
-put 0755 "$root/$rel_plugin"      "$prefix/lib/ballarus/ballarus.so"
-put 0644 "$root/$rel_runtime"     "$prefix/lib/ballarus/libballarus_rt.a"
-put 0644 "$root/$rel_header"      "$prefix/include/ballarus/ballarus.h"
+put 0755 "$root/$rel_wrapper"     "$dest/bin/ballarus-gcc"
+put 0755 "$root/$rel_wrapper"     "$dest/bin/ballarus-g++"
+put 0755 "$root/$rel_reconstruct" "$dest/bin/ballarus-reconstruct"
+put 0755 "$root/$rel_plugin"      "$dest/lib/ballarus/ballarus.so"
+put 0644 "$root/$rel_runtime"     "$dest/lib/ballarus/libballarus_rt.a"
+put 0644 "$root/$rel_header"      "$dest/include/ballarus/ballarus.h"
+put 0644 "$root/$rel_man_gcc"     "$dest/$man1/ballarus-gcc.1"
+put 0644 "$root/$rel_man_reconstruct" "$dest/$man1/ballarus-reconstruct.1"
+put 0755 "$root/$rel_bazel_collector" "$dest/$bazel_share/collect_cc_coverage.sh"
+put 0755 "$root/$rel_bazel_run_test"  "$dest/$bazel_share/run_test.sh"
+# ballarus-g++(1) is ballarus-gcc(1), by a roff include.
+printf '.so man1/ballarus-gcc.1\n' >"$dest/$man1/ballarus-g++.1.src.$$" \
+  || die "cannot write under $dest/$man1"
+put 0644 "$dest/$man1/ballarus-g++.1.src.$$" "$dest/$man1/ballarus-g++.1"
+rm -f -- "$dest/$man1/ballarus-g++.1.src.$$"
 
 # The prefix must be self-contained: nothing may point back into Bazel's
 # output tree (e.g. a solib of a cc_library).
-for f in "$prefix/bin/ballarus-reconstruct" "$prefix/lib/ballarus/ballarus.so"; do
+for f in "$dest/bin/ballarus-reconstruct" "$dest/lib/ballarus/ballarus.so"; do
   if missing=$(ldd -- "$f" 2>/dev/null | grep 'not found'); then
     die "$f needs libraries that are not installed: $(echo $missing)"
   fi
 done
 
-echo "ballarus installed in $prefix"
+# --- gcc -fplugin=ballarus, -lballarus_rt ---------------------------------
+# link TARGET LINK: $DESTDIR/LINK becomes a symbolic link to TARGET (a path
+# of the installed system, without $DESTDIR), replaced atomically.
+link() {
+  local at=$destdir$2
+  local tmp="$at.tmp.$$"
+  if mkdir -p -- "$(dirname -- "$at")" && ln -sfn -- "$1" "$tmp" \
+      && mv -fT -- "$tmp" "$at"; then
+    return 0
+  fi
+  rm -f -- "$tmp"
+  die "cannot create $at (install as root, or with --no-gcc)"
+}
+
+# gcc_dir QUERY: the absolute directory `$cc -print-file-name=QUERY` names.
+gcc_dir() {
+  local d
+  d=$("$cc" -print-file-name="$1" 2>/dev/null) || d=
+  case "$d" in
+    /*) realpath -m -- "$d" ;;
+    *) die "'$cc -print-file-name=$1' names no directory (printed '$d'); is $cc GCC with plugin support (gcc-12-plugin-dev)?" ;;
+  esac
+}
+
+gcc_note=
+if [ "$for_gcc" = 1 ]; then
+  cc=${CC:-gcc}
+  plugin_dir=$(gcc_dir plugin)
+  lib_dir=$(gcc_dir "")
+  link "$prefix/lib/ballarus/ballarus.so" "$plugin_dir/ballarus.so"
+  link "$prefix/lib/ballarus/libballarus_rt.a" "$lib_dir/libballarus_rt.a"
+  gcc_note="  or plain $cc: $cc -fplugin=ballarus ... -lballarus_rt (links in $plugin_dir and $lib_dir)"
+fi
+
+echo "ballarus installed in $dest"
 echo "  compile with: $prefix/bin/ballarus-gcc (or ballarus-g++)"
+[ -z "$gcc_note" ] || echo "$gcc_note"
 echo "  programs write OBJ.bprof beside each object; read them with: $prefix/bin/ballarus-reconstruct show OBJ.bprof"
