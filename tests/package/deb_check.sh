@@ -39,34 +39,39 @@ dpkg-deb -f "$deb" Depends | grep -q 'libfmt' || fail "Depends lacks the shared 
 
 # --- contents: dpkg-deb -c lines are "MODE OWNER SIZE DATE TIME ./PATH" ----
 dpkg-deb -c "$deb" >"$T/list"
-# has MODE PATH [-> TARGET]
+dpkg-deb -x "$deb" "$T/x"
+# has MODE PATH: the package holds PATH with MODE.
 has() {
-  local want="$1 .*\\.$2"
-  [ $# -lt 3 ] || want="$want -> $3"
-  grep -qE "^$want\$" "$T/list" || fail "not in the package as $*"
+  awk -v m="$1" -v p="./${2#/}" '$1 == m && $6 == p { f = 1 } END { exit !f }' "$T/list" \
+    || fail "not in the package as $1: $2"
+}
+# links PATH TARGET: PATH is a symbolic link that resolves to TARGET.
+links() {
+  has lrwxrwxrwx "$1"
+  [ "$(realpath -m -- "$T/x$1")" = "$T/x$2" ] || fail "$1 does not resolve to $2"
 }
 plugin_dir=$(realpath -m "$(gcc -print-file-name=plugin)")
 lib_dir=$(realpath -m "$(gcc -print-file-name=)")
 has -rwxr-xr-x /usr/bin/ballarus-gcc
-has -rwxr-xr-x /usr/bin/ballarus-g\\+\\+
+has -rwxr-xr-x '/usr/bin/ballarus-g++'
 has -rwxr-xr-x /usr/bin/ballarus-reconstruct
-has -rwxr-xr-x /usr/lib/ballarus/ballarus.so
+has -rw-r--r-- /usr/lib/ballarus/ballarus.so
 has -rw-r--r-- /usr/lib/ballarus/libballarus_rt.a
 has -rw-r--r-- /usr/include/ballarus/ballarus.h
 has -rw-r--r-- /usr/share/man/man1/ballarus-gcc.1.gz
-has -rw-r--r-- /usr/share/man/man1/ballarus-g\\+\\+.1.gz
 has -rw-r--r-- /usr/share/man/man1/ballarus-reconstruct.1.gz
+links '/usr/share/man/man1/ballarus-g++.1.gz' /usr/share/man/man1/ballarus-gcc.1.gz
 has -rwxr-xr-x /usr/share/ballarus/bazel/collect_cc_coverage.sh
 has -rwxr-xr-x /usr/share/ballarus/bazel/run_test.sh
 has -rw-r--r-- /usr/share/doc/ballarus/README.md.gz
+has -rw-r--r-- /usr/share/doc/ballarus/changelog.gz
 has -rw-r--r-- /usr/share/doc/ballarus/copyright
-has lrwxrwxrwx "$plugin_dir/ballarus.so" /usr/lib/ballarus/ballarus.so
-has lrwxrwxrwx "$lib_dir/libballarus_rt.a" /usr/lib/ballarus/libballarus_rt.a
+links "$plugin_dir/ballarus.so" /usr/lib/ballarus/ballarus.so
+links "$lib_dir/libballarus_rt.a" /usr/lib/ballarus/libballarus_rt.a
 owners=$(awk '$2 != "root/root" {print $NF}' "$T/list")
 [ -z "$owners" ] || fail "not owned by root: $owners"
 
 # The binaries are complete: the extracted reconstruct runs.
-dpkg-deb -x "$deb" "$T/x"
 "$T/x/usr/bin/ballarus-reconstruct" --version >/dev/null || fail "extracted ballarus-reconstruct does not run"
 echo "contents: $(grep -c . "$T/list") entries, all expected files present"
 
