@@ -119,8 +119,7 @@ absolute() { # PATH: relative to where `bazel run` was started
   esac
 }
 prefix=$(absolute "$1")
-prefix=${prefix%/}
-[ -n "$prefix" ] || die "PREFIX / is not supported (use /usr)"
+prefix=${prefix%/}   # PREFIX / becomes "": $prefix/bin is /bin
 if [ -z "$for_gcc" ]; then
   if [ "$prefix" = /usr ]; then for_gcc=1; else for_gcc=0; fi
 fi
@@ -205,7 +204,7 @@ if [ "$for_gcc" = 1 ]; then
   gcc_note="  or plain $cc: $cc -fplugin=ballarus ... -lballarus_rt (links in $plugin_dir and $lib_dir)"
 fi
 
-echo "ballarus installed in $dest"
+echo "ballarus installed in ${dest:-/}"
 echo "  compile with: $prefix/bin/ballarus-gcc (or ballarus-g++)"
 [ -z "$gcc_note" ] || echo "$gcc_note"
 echo "  programs write OBJ.bprof beside each object; read them with: $prefix/bin/ballarus-reconstruct show OBJ.bprof"

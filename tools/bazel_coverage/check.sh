@@ -81,16 +81,19 @@ def lines(path):
     return out
 
 gcov, ball = lines(sys.argv[1]), lines(sys.argv[2])
-bad = 0
+bad = hit_bad = 0
 for src in sorted(set(gcov) | set(ball)):
     g, b = gcov.get(src, {}), ball.get(src, {})
     for n in sorted(set(g) | set(b)):
         if g.get(n) != b.get(n):
             bad += 1
+            if n not in g or n not in b or (g[n] > 0) != (b[n] > 0):
+                hit_bad += 1
             if bad <= 20:
                 print("%s:%d: gcov %s, ballarus %s" % (src, n, g.get(n, "-"), b.get(n, "-")))
 lf = sum(len(v) for v in gcov.values())
 lh = sum(1 for v in gcov.values() for c in v.values() if c > 0)
-print("%d files, %d lines, %d covered (gcov); %d lines differ" % (len(gcov), lf, lh, bad))
+print("%d files, %d lines, %d covered (gcov); %d lines differ "
+      "(%d in whether or not they are covered)" % (len(gcov), lf, lh, bad, hit_bad))
 sys.exit(1 if bad or lh == 0 else 0)
 EOF
