@@ -6,6 +6,8 @@
 # which produces
 #
 #   PREFIX/bin/ballarus-gcc, PREFIX/bin/ballarus-g++, PREFIX/bin/ballarus-reconstruct
+#   PREFIX/bin/ballarus-gcc-{ar,ranlib,nm}
+#   PREFIX/lib/cmake/Ballarus/{ballarus-toolchain,BallarusConfig,BallarusConfigVersion}.cmake
 #   PREFIX/lib/ballarus/ballarus.so, PREFIX/lib/ballarus/libballarus_rt.a
 #   PREFIX/include/ballarus/ballarus.h
 #
@@ -30,6 +32,8 @@ rel_runtime='@RUNTIME@'
 rel_reconstruct='@RECONSTRUCT@'
 rel_header='@HEADER@'
 rel_wrapper='@WRAPPER@'
+rel_ar='@AR_HELPER@'
+rel_cmake=('@CMAKE_TOOLCHAIN@' '@CMAKE_CONFIG@' '@CMAKE_VERSION@')
 
 die() {
   printf '%s: error: %s\n' "$prog" "$1" >&2
@@ -42,6 +46,8 @@ usage: bazel run //:install -- PREFIX
 
 Installs ballarus into PREFIX:
   PREFIX/bin/{ballarus-gcc,ballarus-g++,ballarus-reconstruct}
+  PREFIX/bin/{ballarus-gcc-ar,ballarus-gcc-ranlib,ballarus-gcc-nm}
+  PREFIX/lib/cmake/Ballarus/ (the CMake toolchain file and package)
   PREFIX/lib/ballarus/{ballarus.so,libballarus_rt.a}
   PREFIX/include/ballarus/ballarus.h
 A relative PREFIX is relative to the directory bazel was run from.
@@ -69,7 +75,8 @@ for cand in \
 done
 [ -n "$root" ] || die "cannot find the built files (looked for $rel_plugin under \$RUNFILES_DIR, $0.runfiles, \$TEST_SRCDIR and $(dirname -- "$0")); run me with 'bazel run //:install -- PREFIX'"
 
-for rel in "$rel_plugin" "$rel_runtime" "$rel_reconstruct" "$rel_header" "$rel_wrapper"; do
+for rel in "$rel_plugin" "$rel_runtime" "$rel_reconstruct" "$rel_header" "$rel_wrapper" \
+    "$rel_ar" "${rel_cmake[@]}"; do
   [ -f "$root/$rel" ] || die "missing from the build: $root/$rel"
 done
 
@@ -81,6 +88,7 @@ case "$prefix" in
 esac
 
 mkdir -p -- "$prefix/bin" "$prefix/lib/ballarus" "$prefix/include/ballarus" \
+  "$prefix/lib/cmake/Ballarus" \
   || die "cannot create directories under $prefix"
 
 # Each file is written beside its destination and renamed over it, so a
@@ -95,8 +103,23 @@ put() { # MODE SRC DEST
   rm -f -- "$tmp"
   die "cannot install $3"
 }
+# One wrapper script; the names it is invoked by select the compiler or tool.
+link() { # TARGET DEST: DEST becomes a symbolic link to TARGET (same directory)
+  local tmp="$2.tmp.$$"
+  if ln -s -- "$1" "$tmp" && mv -f -T -- "$tmp" "$2"; then
+    return 0
+  fi
+  rm -f -- "$tmp"
+  die "cannot install $2"
+}
 put 0755 "$root/$rel_wrapper"     "$prefix/bin/ballarus-gcc"
-put 0755 "$root/$rel_wrapper"     "$prefix/bin/ballarus-g++"
+link ballarus-gcc "$prefix/bin/ballarus-g++"
+put 0755 "$root/$rel_ar"          "$prefix/bin/ballarus-gcc-ar"
+link ballarus-gcc-ar "$prefix/bin/ballarus-gcc-ranlib"
+link ballarus-gcc-ar "$prefix/bin/ballarus-gcc-nm"
+for rel in "${rel_cmake[@]}"; do
+  put 0644 "$root/$rel" "$prefix/lib/cmake/Ballarus/${rel##*/}"
+done
 put 0755 "$root/$rel_reconstruct" "$prefix/bin/ballarus-reconstruct"
 put 0755 "$root/$rel_plugin"      "$prefix/lib/ballarus/ballarus.so"
 put 0644 "$root/$rel_runtime"     "$prefix/lib/ballarus/libballarus_rt.a"
