@@ -48,7 +48,7 @@ shows() {
 }
 
 ccache --zero-stats >/dev/null
-copy_project c_project "$tmp/a"
+copy_project cmake_project "$tmp/a"
 build "$tmp/a"
 expect_counts "first build" 0 2
 verify_profiles "$tmp/a" 2
@@ -68,7 +68,7 @@ diff -u "$tmp/miss.txt" "$tmp/hit.txt" || fail "the profile of the cached build 
 grep -q "shape_area" "$tmp/hit.txt" || fail "show names no shape_area: $(head -5 "$tmp/hit.txt")"
 
 # --- another directory: misses, and its own profiles ----------------------
-copy_project c_project "$tmp/b"
+copy_project cmake_project "$tmp/b"
 build "$tmp/b"
 expect_counts "another directory" 0 2
 verify_profiles "$tmp/b" 2
@@ -78,7 +78,7 @@ verify_profiles "$tmp/b" 2
 # ccache's masquerading link on PATH: the wrapper still adds the cache key.
 mkdir -p "$tmp/masq"
 ln -s "$(command -v ccache)" "$tmp/masq/gcc"
-copy_project c_project "$tmp/c"
+copy_project cmake_project "$tmp/c"
 (cd "$tmp/c" && PATH="$tmp/masq:$PATH" BALLARUS_CC=gcc BALLARUS_WRAPPER_VERBOSE=1 \
    "$cc" -c shapes.c -o shapes.o 2>"$tmp/c/cmd.txt") || fail "masqueraded compile failed"
 grep -q -- "-fplugin-arg-ballarus-cache-key=$tmp/c/shapes.o" "$tmp/c/cmd.txt" \
