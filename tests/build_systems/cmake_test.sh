@@ -3,8 +3,9 @@
 # a C++ program, three CTest tests) built with the installed toolchain file
 # and package:
 #   * at -O0: ctest passes, one profile per object, each verifies, and the
-#     package's report target writes an lcov tracefile whose line counts
-#     equal gcov's for the same tests (gcc --coverage, gcov --json-format);
+#     package's report targets write an HTML report and an lcov tracefile
+#     whose line counts equal gcov's for the same tests (gcc --coverage,
+#     gcov --json-format);
 #   * with INTERPROCEDURAL_OPTIMIZATION (-O3 -flto): CMake archives with
 #     ballarus-gcc-ar / ballarus-gcc-ranlib, and the LTO build passes,
 #     profiles and verifies, with gcov's line counts for its own LTO build;
@@ -46,6 +47,9 @@ if configure_build_test "$tmp/b" -DCMAKE_TOOLCHAIN_FILE="$toolchain"; then
   verify_profiles "$tmp/b" 3
   check "report target" cmake --build "$tmp/b" --target coverage-report
   [ -s "$tmp/b/coverage-report.info" ] || fail "no coverage-report.info"
+  check "html report target" cmake --build "$tmp/b" --target coverage-html
+  grep -q "shapes.c" "$tmp/b/coverage-html/index.html" \
+    || fail "the html report target's index names no shapes.c"
   configure_build_test "$tmp/g" -DDEMO_WITH_BALLARUS=OFF \
     -DCMAKE_C_FLAGS=--coverage -DCMAKE_CXX_FLAGS=--coverage \
     && same_counts "-O0" "$tmp/b/coverage-report.info" "$tmp/g"
