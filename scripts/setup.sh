@@ -27,6 +27,7 @@ packages=(
   libclang-rt-14-dev  # ... its fuzzer and sanitizer runtimes
   valgrind            # //bench:quick_test, scale_quick_test: instruction counts
   strace              # //tests:store_test: the modes the kernel saw files created with
+  cmake meson ninja-build ccache gcovr   # //tests/build_systems: the build systems driven
   ca-certificates
 )
 

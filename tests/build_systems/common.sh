@@ -13,8 +13,10 @@ fail() {
 # is a test failure that shows the log.
 check() {
   local what=$1; shift
-  if ! "$@" >"$tmp/log" 2>&1; then
-    fail "$what: $* exited $?"
+  "$@" >"$tmp/log" 2>&1
+  local rc=$?
+  if [ "$rc" -ne 0 ]; then
+    fail "$what: $* exited $rc"
     tail -n 40 "$tmp/log" >&2
     return 1
   fi
