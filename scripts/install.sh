@@ -104,7 +104,7 @@ put() { # MODE SRC DEST
   die "cannot install $3"
 }
 # One wrapper script; the names it is invoked by select the compiler or tool.
-link() { # TARGET DEST: DEST becomes a symbolic link to TARGET (same directory)
+put_link() { # TARGET DEST: DEST becomes a symbolic link to TARGET (same directory)
   local tmp="$2.tmp.$$"
   if ln -s -- "$1" "$tmp" && mv -f -T -- "$tmp" "$2"; then
     return 0
@@ -113,10 +113,10 @@ link() { # TARGET DEST: DEST becomes a symbolic link to TARGET (same directory)
   die "cannot install $2"
 }
 put 0755 "$root/$rel_wrapper"     "$prefix/bin/ballarus-gcc"
-link ballarus-gcc "$prefix/bin/ballarus-g++"
+put_link ballarus-gcc "$prefix/bin/ballarus-g++"
 put 0755 "$root/$rel_ar"          "$prefix/bin/ballarus-gcc-ar"
-link ballarus-gcc-ar "$prefix/bin/ballarus-gcc-ranlib"
-link ballarus-gcc-ar "$prefix/bin/ballarus-gcc-nm"
+put_link ballarus-gcc-ar "$prefix/bin/ballarus-gcc-ranlib"
+put_link ballarus-gcc-ar "$prefix/bin/ballarus-gcc-nm"
 for rel in "${rel_cmake[@]}"; do
   put 0644 "$root/$rel" "$prefix/lib/cmake/Ballarus/${rel##*/}"
 done
