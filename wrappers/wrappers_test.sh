@@ -191,6 +191,8 @@ BALLARUS_CC="$tmp/fakebin/ccache gcc" expect "ccache, -o" "$gcc_w" -- -c a.c -o 
   == gcc "${PRE[@]}" "$KEY=$tmp/work/obj/a.o" -c a.c -o obj/a.o
 BALLARUS_CC="$tmp/fakebin/ccache gcc" expect "ccache, -oFILE" "$gcc_w" -- -c a.c -oa.o \
   == gcc "${PRE[@]}" "$KEY=$tmp/work/a.o" -c a.c -oa.o
+BALLARUS_CC="$tmp/fakebin/ccache gcc" expect "ccache, --output=" "$gcc_w" -- -c a.c --output=o/a.o \
+  == gcc "${PRE[@]}" "$KEY=$tmp/work/o/a.o" -c a.c --output=o/a.o
 BALLARUS_CC="$tmp/fakebin/ccache gcc" expect "ccache, absolute -o" "$gcc_w" -- -c a.c -o /x/a.o \
   == gcc "${PRE[@]}" "$KEY=/x/a.o" -c a.c -o /x/a.o
 BALLARUS_CC="$tmp/fakebin/ccache gcc" expect "ccache, no -o" "$gcc_w" -- -c a.c \
