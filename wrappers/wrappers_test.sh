@@ -4,14 +4,16 @@
 # Part 1 checks the wrapper's argument handling: a fake compiler named by
 # BALLARUS_CC / BALLARUS_CXX (or found on PATH as gcc / g++) prints the argv
 # it received, one argument per line, and each case compares it with the
-# exact expected argv.  The wrapper is copied into a fake prefix whose
+# exact expected argv (a BALLARUS_CC of several words; the cache key added
+# under ccache).  The wrapper is copied into a fake prefix whose
 # lib/ballarus/ holds empty stand-ins for the plugin and runtime.
 #
 # Part 2 installs the real build (//:install) into a temporary prefix and
 # drives the real gcc / g++ through the installed wrappers: separate compile
 # and link, several sources, -fPIC -shared, a C++ program; the programs must
 # print what they print without ballarus and leave a profile that
-# ballarus-reconstruct verifies.
+# ballarus-reconstruct verifies; an LTO archive made with ballarus-gcc-ar;
+# --ballarus-help ending with the plugin's own help.
 
 set -uo pipefail
 
