@@ -192,6 +192,9 @@ bool ParseDump(const OptionSpec&, const char* value) {
   return true;
 }
 
+// cache-key=TEXT: accepted and ignored (see its help).
+bool ParseCacheKey(const OptionSpec&, const char*) { return true; }
+
 bool ParsePathRegister(const OptionSpec& spec, const char* value) {
   const int i = ValueIndex(spec, value);  // pointer|number
   if (i < 0) return BadValue(spec, value);
@@ -241,7 +244,9 @@ const OptionSpec kUserOptions[] = {
      "    added up at thread exit and at every dump: exact under threads\n"
      "    at about the cost of single (default when compiling with\n"
      "    -pthread or -fprofile-update=atomic, else single)\n"
-     "  atomic: relaxed atomic increments, exact, several times slower\n",
+     "  atomic: relaxed atomic increments, exact, several times slower\n"
+     "    (the default of -pthread and -fprofile-update=atomic under -flto,\n"
+     "    where thread does not work)\n",
      ParseUpdate},
     {"path-table-max", "N",
      "path profiling: a function counts its paths in a dense table of at\n"
@@ -268,6 +273,11 @@ const OptionSpec kUserOptions[] = {
      "plugins load, so -fdump-ipa-ballarus itself is refused;\n"
      "-fdump-ipa-all includes ballarus' dump)\n",
      ParseDump},
+    {"cache-key", "TEXT",
+     "ignored: the object records where its profile goes, so the wrappers\n"
+     "pass that place here when a compiler cache (ccache) drives the\n"
+     "compile, which then reuses an object only for the same place\n",
+     ParseCacheKey},
     {"help", nullptr, "print this text\n", PrintUserHelp},
     {"tune-help", nullptr,
      "list the tuning switches, tune-NAME=VALUE: the mechanisms behind the\n"

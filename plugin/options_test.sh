@@ -7,6 +7,7 @@
 #     same object as no switch at all, in mode=path and mode=edge,path at
 #     -O2, and a switch set otherwise does change it (so the switch reaches
 #     the code it tunes);
+#   * cache-key=TEXT changes nothing in the object;
 #   * a tuning switch named without tune- fails the compile
 #     with an error that names the tune- spelling; an unknown option names
 #     itself and points to -fplugin-arg-ballarus-help; a bad value is refused.
@@ -28,7 +29,7 @@ mkdir -p "$tmp"
 cd "$tmp" || exit 1
 
 # The user options and the tuning switches with their defaults.
-user_keys='mode weights update path-table-max path-storage early-termination dump help tune-help'
+user_keys='mode weights update path-table-max path-storage early-termination dump cache-key help tune-help'
 tune_defaults='path-hoist=on path-returns=on path-signed=on path-register=pointer
 path-loops=profile path-loop-cuts=auto path-call-cuts=auto
 path-goto-targets=auto path-from-edges=auto path-derive=auto path-balance=on
@@ -104,6 +105,12 @@ compile() {
 listed_keys() {
   sed -n 's/^  \([a-z][a-z-]*\).*/\1/p' | tr '\n' ' ' | sed 's/ $//'
 }
+
+# --- cache-key: accepted, and the object is the one without it
+compile plain.o -fplugin-arg-ballarus-mode=edge,path || fail "plain compile failed: $(cat plain.o.err)"
+compile keyed.o -fplugin-arg-ballarus-mode=edge,path -fplugin-arg-ballarus-cache-key=/some/dir/prog.o \
+  || fail "cache-key: compile failed: $(cat keyed.o.err)"
+cmp -s plain.o keyed.o || fail "cache-key changed the object"
 
 # --- help
 compile help.o -fplugin-arg-ballarus-help || fail "help: compile failed: $(cat help.o.err)"

@@ -6,6 +6,8 @@
 # which produces
 #
 #   PREFIX/bin/ballarus-gcc, PREFIX/bin/ballarus-g++, PREFIX/bin/ballarus-reconstruct
+#   PREFIX/bin/ballarus-gcc-{ar,ranlib,nm}
+#   PREFIX/lib/cmake/Ballarus/{ballarus-toolchain,BallarusConfig,BallarusConfigVersion}.cmake
 #   PREFIX/lib/ballarus/ballarus.so, PREFIX/lib/ballarus/libballarus_rt.a
 #   PREFIX/include/ballarus/ballarus.h
 #   PREFIX/share/man/man1/{ballarus-gcc,ballarus-g++,ballarus-reconstruct}.1
@@ -49,6 +51,8 @@ rel_man_gcc='@MAN_GCC@'
 rel_man_reconstruct='@MAN_RECONSTRUCT@'
 rel_bazel_collector='@BAZEL_COLLECTOR@'
 rel_bazel_run_test='@BAZEL_RUN_TEST@'
+rel_ar='@AR_HELPER@'
+rel_cmake=('@CMAKE_TOOLCHAIN@' '@CMAKE_CONFIG@' '@CMAKE_VERSION@')
 
 die() {
   printf '%s: error: %s\n' "$prog" "$1" >&2
@@ -61,6 +65,8 @@ usage: bazel run //:install -- [--gcc | --no-gcc] PREFIX
 
 Installs ballarus into PREFIX:
   PREFIX/bin/{ballarus-gcc,ballarus-g++,ballarus-reconstruct}
+  PREFIX/bin/{ballarus-gcc-ar,ballarus-gcc-ranlib,ballarus-gcc-nm}
+  PREFIX/lib/cmake/Ballarus/ (the CMake toolchain file and package)
   PREFIX/lib/ballarus/{ballarus.so,libballarus_rt.a}
   PREFIX/include/ballarus/ballarus.h
   PREFIX/share/man/man1/{ballarus-gcc,ballarus-g++,ballarus-reconstruct}.1
@@ -107,7 +113,8 @@ done
 [ -n "$root" ] || die "cannot find the built files (looked for $rel_plugin under \$RUNFILES_DIR, $0.runfiles, \$TEST_SRCDIR and $(dirname -- "$0")); run me with 'bazel run //:install -- PREFIX'"
 
 for rel in "$rel_plugin" "$rel_runtime" "$rel_reconstruct" "$rel_header" "$rel_wrapper" \
-    "$rel_man_gcc" "$rel_man_reconstruct" "$rel_bazel_collector" "$rel_bazel_run_test"; do
+    "$rel_man_gcc" "$rel_man_reconstruct" "$rel_bazel_collector" "$rel_bazel_run_test" \
+    "$rel_ar" "${rel_cmake[@]}"; do
   [ -f "$root/$rel" ] || die "missing from the build: $root/$rel"
 done
 
@@ -131,7 +138,7 @@ man1=share/man/man1
 bazel_share=share/ballarus/bazel
 
 mkdir -p -- "$dest/bin" "$dest/lib/ballarus" "$dest/include/ballarus" \
-  "$dest/$man1" "$dest/$bazel_share" \
+  "$dest/$man1" "$dest/$bazel_share" "$dest/lib/cmake/Ballarus" \
   || die "cannot create directories under $dest"
 
 # Each file is written beside its destination and renamed over it, so a
@@ -146,8 +153,23 @@ put() { # MODE SRC DEST
   rm -f -- "$tmp"
   die "cannot install $3"
 }
+# One wrapper script; the names it is invoked by select the compiler or tool.
+put_link() { # TARGET DEST: DEST becomes a symbolic link to TARGET (same directory)
+  local tmp="$2.tmp.$$"
+  if ln -s -- "$1" "$tmp" && mv -f -T -- "$tmp" "$2"; then
+    return 0
+  fi
+  rm -f -- "$tmp"
+  die "cannot install $2"
+}
 put 0755 "$root/$rel_wrapper"     "$dest/bin/ballarus-gcc"
-put 0755 "$root/$rel_wrapper"     "$dest/bin/ballarus-g++"
+put_link ballarus-gcc "$dest/bin/ballarus-g++"
+put 0755 "$root/$rel_ar"          "$dest/bin/ballarus-gcc-ar"
+put_link ballarus-gcc-ar "$dest/bin/ballarus-gcc-ranlib"
+put_link ballarus-gcc-ar "$dest/bin/ballarus-gcc-nm"
+for rel in "${rel_cmake[@]}"; do
+  put 0644 "$root/$rel" "$dest/lib/cmake/Ballarus/${rel##*/}"
+done
 put 0755 "$root/$rel_reconstruct" "$dest/bin/ballarus-reconstruct"
 put 0755 "$root/$rel_plugin"      "$dest/lib/ballarus/ballarus.so"
 put 0644 "$root/$rel_runtime"     "$dest/lib/ballarus/libballarus_rt.a"

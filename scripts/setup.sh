@@ -28,6 +28,7 @@ packages=(
   valgrind            # //bench:quick_test, scale_quick_test: instruction counts
   strace              # //tests:store_test: the modes the kernel saw files created with
   dpkg-dev debhelper  # scripts/build_deb.sh: the Debian package
+  cmake meson ninja-build ccache gcovr   # //tests/build_systems: the build systems driven
   ca-certificates
 )
 

@@ -4,14 +4,16 @@
 # Part 1 checks the wrapper's argument handling: a fake compiler named by
 # BALLARUS_CC / BALLARUS_CXX (or found on PATH as gcc / g++) prints the argv
 # it received, one argument per line, and each case compares it with the
-# exact expected argv.  The wrapper is copied into a fake prefix whose
+# exact expected argv (a BALLARUS_CC of several words; the cache key added
+# under ccache).  The wrapper is copied into a fake prefix whose
 # lib/ballarus/ holds empty stand-ins for the plugin and runtime.
 #
 # Part 2 installs the real build (//:install) into a temporary prefix and
 # drives the real gcc / g++ through the installed wrappers: separate compile
 # and link, several sources, -fPIC -shared, a C++ program; the programs must
 # print what they print without ballarus and leave a profile that
-# ballarus-reconstruct verifies.
+# ballarus-reconstruct verifies; an LTO archive made with ballarus-gcc-ar;
+# --ballarus-help ending with the plugin's own help.
 
 set -uo pipefail
 
@@ -167,16 +169,45 @@ out=$(cd "$tmp/work" && PATH="$P/bin:$PATH" ballarus-gcc -c a.c | sed -n 2p)
 rc=$?
 [ "$rc" -eq 7 ] || fail "exit status: got $rc, want 7"
 
-# --ballarus-help prints usage and does not run the compiler.
-out=$("$gcc_w" --ballarus-help 2>&1)
+# --ballarus-help prints usage, then the plugin's own help (the compiler
+# run with the plugin's help option, not with the user's arguments).
+out=$(cd "$tmp/work" && "$gcc_w" -c a.c --ballarus-help 2>&1)
 rc=$?
 [ "$rc" -eq 0 ] || fail "--ballarus-help exited $rc"
 case "$out" in
   usage:\ ballarus-gcc*) ;;
   *) fail "--ballarus-help: no usage line: $out" ;;
 esac
-case "$out" in *cc=*) fail "--ballarus-help ran the compiler" ;; esac
+case "$out" in *"[a.c]"*) fail "--ballarus-help compiled the arguments" ;; esac
+case "$out" in *"[-fplugin-arg-ballarus-help]"*) ;; *) fail "--ballarus-help did not ask the plugin: $out" ;; esac
 case "$out" in *"$PLUGIN"*) ;; *) fail "--ballarus-help does not name the plugin path" ;; esac
+
+# BALLARUS_CC is a command: its words come first.  A ccache command gets the
+# cache key naming where the object's profile goes.
+BALLARUS_CC="$fake -m64" expect "compiler with an option" "$gcc_w" -- -c a.c \
+  == -m64 "${PRE[@]}" -c a.c
+cp "$fake" "$tmp/fakebin/ccache"
+expect_cc=ccache
+KEY=-fplugin-arg-ballarus-cache-key
+BALLARUS_CC="$tmp/fakebin/ccache gcc" expect "ccache, -o" "$gcc_w" -- -c a.c -o obj/a.o \
+  == gcc "${PRE[@]}" "$KEY=$tmp/work/obj/a.o" -c a.c -o obj/a.o
+BALLARUS_CC="$tmp/fakebin/ccache gcc" expect "ccache, -oFILE" "$gcc_w" -- -c a.c -oa.o \
+  == gcc "${PRE[@]}" "$KEY=$tmp/work/a.o" -c a.c -oa.o
+BALLARUS_CC="$tmp/fakebin/ccache gcc" expect "ccache, --output=" "$gcc_w" -- -c a.c --output=o/a.o \
+  == gcc "${PRE[@]}" "$KEY=$tmp/work/o/a.o" -c a.c --output=o/a.o
+BALLARUS_CC="$tmp/fakebin/ccache gcc" expect "ccache, absolute -o" "$gcc_w" -- -c a.c -o /x/a.o \
+  == gcc "${PRE[@]}" "$KEY=/x/a.o" -c a.c -o /x/a.o
+BALLARUS_CC="$tmp/fakebin/ccache gcc" expect "ccache, no -o" "$gcc_w" -- -c a.c \
+  == gcc "${PRE[@]}" "$KEY=$tmp/work/" -c a.c
+BALLARUS_CC="$tmp/fakebin/ccache gcc" expect "ccache, query" "$gcc_w" -- --version \
+  == gcc "${PRE[@]}" --version
+# ccache's masquerading link: "gcc" on PATH resolving to ccache.
+mkdir -p "$tmp/masq"
+ln -sf "$tmp/fakebin/ccache" "$tmp/masq/gcc"
+expect_cc=gcc
+BALLARUS_CC= PATH="$tmp/masq:$PATH" expect "ccache by link" "$gcc_w" -- -c a.c -o b.o \
+  == "${PRE[@]}" "$KEY=$tmp/work/b.o" -c a.c -o b.o
+expect_cc=fakecc
 
 # BALLARUS_WRAPPER_VERBOSE=1 echoes the command on stderr.
 out=$(cd "$tmp/work" && BALLARUS_WRAPPER_VERBOSE=1 "$gcc_w" -c 'a b.c' 2>&1 >/dev/null)
@@ -203,6 +234,8 @@ expect_error "missing plugin" "ballarus plugin not found: $PLUGIN" "$gcc_w" -c a
 mv "$PLUGIN.away" "$PLUGIN"
 expect_error "missing compiler" "compiler not found: $tmp/nonexistent-cc" \
   env BALLARUS_CC="$tmp/nonexistent-cc" "$gcc_w" -c a.c
+expect_error "missing compiler of a command" "compiler not found: $tmp/nonexistent-cc" \
+  env BALLARUS_CC="$tmp/nonexistent-cc -m64" "$gcc_w" -c a.c
 
 # ---------------------------------------------------------------------------
 # Part 2: the real gcc through the installed wrappers.
@@ -213,11 +246,13 @@ mkdir -p "$R/src" "$R/out"
 "$runfiles/install" "$R/prefix" >"$R/install.log" 2>&1 \
   || { cat "$R/install.log" >&2; fail "install into $R/prefix failed"; }
 for f in bin/ballarus-gcc bin/ballarus-g++ bin/ballarus-reconstruct \
+         bin/ballarus-gcc-ar bin/ballarus-gcc-ranlib bin/ballarus-gcc-nm \
          lib/ballarus/ballarus.so lib/ballarus/libballarus_rt.a include/ballarus/ballarus.h; do
   [ -f "$R/prefix/$f" ] || fail "not installed: $f"
 done
 rgcc=$R/prefix/bin/ballarus-gcc
 rgxx=$R/prefix/bin/ballarus-g++
+[ "$(readlink "$rgxx")" = ballarus-gcc ] || fail "ballarus-g++ is not a link to ballarus-gcc"
 recon=$R/prefix/bin/ballarus-reconstruct
 
 cat >"$R/src/lib.h" <<'EOF'
@@ -339,6 +374,34 @@ esac
 grep -q lib_parity "$R/out/parity.i" || fail "-E output lacks the function"
 "$rgcc" --version >/dev/null || fail "--version through the wrapper failed"
 [ "$("$rgcc" -dumpversion)" = "$(gcc -dumpversion)" ] || fail "-dumpversion differs from gcc's"
+
+# --ballarus-help: the plugin's own help follows the wrapper's; ballarus-g++
+# says the same with its own names.
+help_c=$("$rgcc" --ballarus-help 2>&1) || fail "--ballarus-help exited $?"
+help_cxx=$("$rgxx" --ballarus-help 2>&1) || fail "ballarus-g++ --ballarus-help exited $?"
+plugin_help=$(gcc -fplugin="$R/prefix/lib/ballarus/ballarus.so" -fplugin-arg-ballarus-help \
+  -x c -c /dev/null -o /dev/null 2>&1)
+case "$help_c" in *"$plugin_help") ;; *) fail "--ballarus-help does not end with the plugin's help" ;; esac
+case "$plugin_help" in
+  *"mode=edge|naive|path|edge,path"*"update=single|thread|atomic"*"-pthread"*"-flto"*) ;;
+  *) fail "the plugin's help lacks the modes or the update defaults: $plugin_help" ;;
+esac
+[ "$(printf '%s' "$help_cxx" | sed 's/g++/gcc/g; s/BALLARUS_CXX/BALLARUS_CC/g')" = "$help_c" ] \
+  || fail "ballarus-g++ --ballarus-help differs from ballarus-gcc's beyond the names"
+
+# LTO objects archived with ballarus-gcc-ar (ar with GCC's LTO plugin) keep
+# a symbol index, and the program links, runs and profiles.
+if "$rgcc" -O2 -flto -c "$R/src/steps.c" -o "$R/out/steps.lto.o" &&
+   "$rgcc" -O2 -flto -c "$R/src/parity.c" -o "$R/out/parity.lto.o" &&
+   "$R/prefix/bin/ballarus-gcc-ar" rc "$R/out/libsteps.a" "$R/out/steps.lto.o" "$R/out/parity.lto.o" &&
+   "$R/prefix/bin/ballarus-gcc-ranlib" "$R/out/libsteps.a" &&
+   "$rgcc" -O2 -flto -o "$R/out/lto" "$R/src/main.c" "$R/out/libsteps.a"; then
+  "$R/prefix/bin/ballarus-gcc-nm" "$R/out/libsteps.a" | grep -q ' T collatz_steps$' \
+    || fail "ballarus-gcc-nm does not list collatz_steps in the LTO archive"
+  run_profiled "LTO archive" "$R/out/lto.profile" "$R/out/lto" 30
+else
+  fail "LTO build with ballarus-gcc-ar failed"
+fi
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed" >&2
