@@ -16,7 +16,8 @@
 //     so excluded lines, branches and functions are the same;
 //   * the same with --no-markers on both sides, and that differs;
 //   * cobertura's lines-valid and the HTML index's totals are those
-//     figures; `gcov` still counts the excluded lines, as gcov does.
+//     figures, the excluded function is in no HTML list; `gcov` still
+//     counts the excluded lines, as gcov does.
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -195,6 +196,14 @@ TEST_F(Markers, CoberturaHtmlAndGcov) {
                          std::to_string(Total(ours, std::string(key) + "F"))),
               std::string::npos)
         << key;
+  // The excluded function is in no list; without markers it is.
+  const std::string functions =
+      harness::ReadFileOrDie(ours_ + "/report/functions.html");
+  EXPECT_EQ(functions.find("Unused("), std::string::npos);
+  EXPECT_NE(functions.find("Classify("), std::string::npos);
+  Ours("html build -o report-all --cfg-functions 0 --no-markers");
+  EXPECT_NE(harness::ReadFileOrDie(ours_ + "/report-all/functions.html").find("Unused("),
+            std::string::npos);
 
   // gcov's format has no markers: the excluded region still counts.
   Ours("gcov build");
