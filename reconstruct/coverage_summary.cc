@@ -52,9 +52,11 @@ Summary Summarize(const report::Report& r, const FileFilter& filter) {
           c.reports.push_back(fn.function);
       }
       for (const gcov::JsonLineRef& l : v.JsonLines(si)) {
+        if (filter.ExcludedLine(src.file, l.line_number)) continue;
         // lcov clamps negative counts to 0.
         int64_t& line = fc.lines[l.line_number];
         line = GcovAdd(line, l.line->count < 0 ? 0 : l.line->count);
+        if (filter.ExcludedBranches(src.file, l.line_number)) continue;
         const bool unexecuted = l.line->has_unexecuted_block && l.line->count == 0;
         std::vector<Branch>& brs = fc.branches[l.line_number];
         size_t i = 0;

@@ -11,7 +11,9 @@
 // by line and by name, branches by (line, block, branch) with "-" giving
 // way to a count.  Summarize does the same over one gcov view per TU
 // (reconstruct/gcov_view.h, JSON mode with branches), so its totals equal
-// lcov's for the same counts.
+// lcov's for the same counts; like geninfo it leaves out the lines,
+// branches and functions the sources' exclusion markers exclude when the
+// filter honours them (reconstruct/report_filter.h).
 #ifndef BALLARUS_RECONSTRUCT_COVERAGE_SUMMARY_H_
 #define BALLARUS_RECONSTRUCT_COVERAGE_SUMMARY_H_
 

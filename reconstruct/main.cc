@@ -58,6 +58,15 @@ void AddFilterOptions(CLI::App* app, FilterOptions* f, bool functions) {
       ->type_name("REGEX");
 }
 
+// Coverage reports honour the sources' exclusion markers unless
+// --no-markers (reconstruct/exclusion_markers.h).
+void AddMarkerOption(CLI::App* app, FilterOptions* f) {
+  f->markers = true;
+  app->add_flag("!--no-markers", f->markers,
+                "ignore the exclusion markers in the sources "
+                "(LCOV_EXCL_LINE, LCOV_EXCL_START/STOP, GCOVR_EXCL_*, ...)");
+}
+
 // PROFILE... and --skip-bad (reconstruct/profile_inputs.h).
 void AddInputs(CLI::App* app, ProfileInputs* in) {
   app->add_option("PROFILE", in->args,
@@ -296,6 +305,7 @@ class LcovCommand : public Subcommand {
                      "the TN: name (letters, digits, '_')")
         ->type_name("NAME");
     AddFilterOptions(lcov, &filter_, true);
+    AddMarkerOption(lcov, &filter_);
     return lcov;
   }
   int Run() override { return RunLcov(in_, out_, test_, filter_); }
@@ -320,6 +330,7 @@ class CoberturaCommand : public Subcommand {
                      "the first project root)")
         ->type_name("DIR");
     AddFilterOptions(cobertura, &filter_, true);
+    AddMarkerOption(cobertura, &filter_);
     return cobertura;
   }
   int Run() override { return RunCobertura(in_, out_, root_, filter_); }
@@ -394,6 +405,7 @@ class HtmlCommand : public Subcommand {
     html->add_option("--dot", o_.dot, "the Graphviz dot command (default: dot)")
         ->type_name("CMD");
     AddFilterOptions(html, &filter_, true);
+    AddMarkerOption(html, &filter_);
     return html;
   }
   int Run() override { return RunHtml(in_, o_, filter_); }

@@ -4,10 +4,12 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "reconstruct/commands.h"
+#include "reconstruct/gcov_writer.h"
 
 namespace ballarus {
 namespace {
@@ -49,6 +51,20 @@ std::string Dirname(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
+// The deepest directory holding both (absolute, normalised) paths.
+std::string CommonAncestor(const std::string& a, const std::string& b) {
+  std::string c = b;
+  while (c != a && !Under(a, c) && c != "/" && c != "." && !c.empty())
+    c = Dirname(c);
+  return c;
+}
+
+// "/home" of "/home/u/p"; "/" of "/".
+std::string TopLevel(const std::string& path) {
+  const size_t slash = path.find('/', 1);
+  return slash == std::string::npos ? path : path.substr(0, slash);
+}
+
 }  // namespace
 
 std::string AbsoluteIn(const std::string& dir, const std::string& name) {
@@ -65,6 +81,27 @@ std::string ProjectRoot(const std::string& dir) {
   return NormalizePath(dir);
 }
 
+std::vector<std::string> ProjectRoots(const std::vector<std::string>& dirs) {
+  std::map<std::string, std::string> by_top;  // top-level dir -> root
+  for (const std::string& d : dirs) {
+    const std::string root = ProjectRoot(d);
+    auto [it, added] = by_top.emplace(TopLevel(root), root);
+    if (!added) it->second = CommonAncestor(root, it->second);
+  }
+  std::vector<std::string> roots;
+  for (const auto& [top, root] : by_top) roots.push_back(root);
+  std::sort(roots.begin(), roots.end());
+  return roots;
+}
+
+bool IsSystemHeader(const std::string& path) {
+  for (const char* dir : {"/usr/include", "/usr/local/include"})
+    if (Under(path, dir)) return true;
+  for (const char* part : {"/lib/gcc/", "/lib/gcc-cross/", "/include/c++/"})
+    if (path.find(part) != std::string::npos) return true;
+  return false;
+}
+
 FileFilter::FileFilter(const report::Report& r, const FilterOptions& o) {
   const std::vector<std::regex> include = Compile(o.include, "--include");
   const std::vector<std::regex> exclude = Compile(o.exclude, "--exclude");
@@ -75,13 +112,13 @@ FileFilter::FileFilter(const report::Report& r, const FilterOptions& o) {
   // that name it (LoadedProfile::paths).
   abs_ = r.paths;
 
+  std::vector<std::string> dirs;
   for (const report::TuReport& tu : r.tus) {
     const std::string cwd = NormalizePath(tu.cwd);
-    roots_.push_back(ProjectRoot(cwd));
-    roots_.push_back(ProjectRoot(Dirname(AbsoluteIn(cwd, tu.source))));
+    dirs.push_back(cwd);
+    dirs.push_back(Dirname(AbsoluteIn(cwd, tu.source)));
   }
-  std::sort(roots_.begin(), roots_.end());
-  roots_.erase(std::unique(roots_.begin(), roots_.end()), roots_.end());
+  roots_ = ProjectRoots(dirs);
 
   keep_.assign(r.files.size(), true);
   for (size_t i = 0; i < r.files.size(); ++i) {
@@ -92,15 +129,42 @@ FileFilter::FileFilter(const report::Report& r, const FilterOptions& o) {
     else if (o.all_files)
       keep = true;
     else
-      keep = std::any_of(roots_.begin(), roots_.end(),
+      keep = !IsSystemHeader(a) &&
+             std::any_of(roots_.begin(), roots_.end(),
                          [&](const std::string& root) { return Under(a, root); });
     if (keep && AnySearch(exclude, a)) keep = false;
     keep_[i] = keep;
   }
+  if (o.markers) ReadMarkers(r);
+}
+
+// Each kept file's markers, read from its absolute path, else from its
+// name as recorded (as reconstruct/source_text.h reads it); a file that
+// cannot be read has none (lcov warns and goes on).
+void FileFilter::ReadMarkers(const report::Report& r) {
+  for (uint32_t f = 0; f < r.files.size(); ++f) {
+    if (!keep_[f]) continue;
+    std::vector<std::string> lines;
+    if (!gcov::ReadSourceLines(abs_[f], &lines) &&
+        !gcov::ReadSourceLines(r.files[f], &lines))
+      continue;
+    LineExclusions x = LineExclusions::Scan(lines);
+    if (!x.empty()) exclusions_.emplace(f, std::move(x));
+  }
+}
+
+bool FileFilter::ExcludedLine(uint32_t file, uint32_t line) const {
+  auto it = exclusions_.find(file);
+  return it != exclusions_.end() && it->second.Line(line);
+}
+
+bool FileFilter::ExcludedBranches(uint32_t file, uint32_t line) const {
+  auto it = exclusions_.find(file);
+  return it != exclusions_.end() && it->second.Branches(line);
 }
 
 bool FileFilter::KeepFunction(const report::FunctionReport& f) const {
-  if (!keep_[f.file]) return false;
+  if (!keep_[f.file] || ExcludedLine(f.file, f.line)) return false;
   if (!functions_.empty() && !AnySearch(functions_, f.name) &&
       !AnySearch(functions_, f.demangled))
     return false;
