@@ -318,8 +318,12 @@ std::vector<CfgPicture> DrawCfgPictures(const std::vector<std::string>& graphs,
   if (spawn_error != 0)
     std::fprintf(stderr, "%s: %s: cannot run it (%s); %s\n", kProg,
                  Printable(o.dot).c_str(), std::strerror(spawn_error),
-                 next == 1 ? "the report has no CFG pictures"
-                           : "some CFG pictures are missing");
+                 std::any_of(pictures.begin(), pictures.end(),
+                             [](const CfgPicture& p) {
+                               return p.status == CfgPicture::kDrawn;
+                             })
+                     ? "some CFG pictures are missing"
+                     : "the report has no CFG pictures");
   return pictures;
 }
 

@@ -405,7 +405,7 @@ class HtmlCommand : public Subcommand {
                          ? std::string()
                          : "expected a count or 'all'";
             },
-            "N|all"))
+            ""))
         ->type_name("N|all");
     html->add_option("--cfg-time", o_.cfg_time,
                      "seconds for drawing the CFG pictures (default 5; 0 = "

@@ -495,6 +495,14 @@ TEST(ReportTools, HtmlCfgPicturesWithinTheTimeLimit) {
   }
   EXPECT_EQ(harness::Run(Tool() + " html a.profile -o x --cfg-functions many", dir).status,
             2);
+  // No dot at all: one line, and pages without pictures.
+  r = MustRun(Tool() + " html a.profile -o nodot --dot ./missing-dot", dir);
+  EXPECT_NE(r.err.find("./missing-dot: cannot run it (No such file or directory); "
+                       "the report has no CFG pictures\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(harness::ReadFileOrDie(dir + "/nodot/" + std::string(m[1])).find("CFG of"),
+            std::string::npos);
 }
 
 // Lua 5.4.4 (tests/reports/lua: its src/ and README, as Debian's lua5.4
