@@ -1,16 +1,10 @@
 // html_writer.cc — the HTML report (see html_writer.h).
 #include "reconstruct/html_writer.h"
 
-#include <spawn.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -22,12 +16,14 @@
 
 #include "reconstruct/commands.h"
 #include "reconstruct/coverage_summary.h"
-#include "reconstruct/output_file.h"
 #include "reconstruct/html_assets.h"
+#include "reconstruct/html_cfg.h"
+#include "reconstruct/html_functions.h"
+#include "reconstruct/output_file.h"
+#include "reconstruct/progress.h"
 #include "reconstruct/source_text.h"
 #include "reconstruct/text_writer.h"
-
-extern char** environ;
+#include "runtime/ballarus_format.h"
 
 namespace ballarus {
 
@@ -129,185 +125,12 @@ std::string Relative(const std::string& path, const std::string& root) {
   return path;
 }
 
-// Heat of count c among counts up to max: a colour from pale yellow to red
-// on a log scale; grey for 0.
-std::string Heat(long double c, long double max) {
-  if (!(c > 0)) return "#eeeeee";
-  const double t = max > 1 ? std::log1p(static_cast<double>(c)) /
-                                 std::log1p(static_cast<double>(max))
-                           : 1.0;
-  const int g = static_cast<int>(235 - 180 * t);
-  const int b = static_cast<int>(180 - 170 * t);
-  return fmt::format("#ff{:02x}{:02x}", std::max(g, 0), std::max(b, 0));
-}
-
 long double CountOf(const Count& c) {
   return c ? static_cast<long double>(*c) : 0;
 }
 
 std::string CountText(long double c) {
   return fmt::format("{:.0f}", static_cast<double>(c));
-}
-
-// The blocks of the hottest path as (src, dst) pairs of CFG edges: the
-// function's most executed Ball–Larus path, else the heaviest-edge walk
-// from ENTRY.  *from_paths says which.
-std::set<std::pair<uint32_t, uint32_t>> HottestPath(const FunctionReport& f,
-                                                    bool* from_paths) {
-  std::set<std::pair<uint32_t, uint32_t>> on;
-  *from_paths = f.paths && !f.paths->executed.empty();
-  if (*from_paths) {
-    const PathReport& p = f.paths->executed[0];
-    for (size_t i = 1; i < p.blocks.size(); ++i)
-      on.insert({p.blocks[i - 1], p.blocks[i]});
-    if ((p.end == PathReport::kBackEdge || p.end == PathReport::kLoopEntry) &&
-        !p.blocks.empty())
-      on.insert({p.blocks.back(), p.target});
-    return on;
-  }
-  std::set<uint32_t> seen;
-  uint32_t b = kEntryBlock;
-  while (b != kExitBlock && seen.insert(b).second) {
-    const report::EdgeReport* best = nullptr;
-    for (const report::EdgeReport& e : f.edges)
-      if (e.src == b && e.count && *e.count > 0 &&
-          (!best || *e.count > *best->count))
-        best = &e;
-    if (!best) break;
-    on.insert({best->src, best->dst});
-    b = best->dst;
-  }
-  return on;
-}
-
-// A dot string of `lines`, one label line each (Printable, quoted).
-std::string DotQuote(const std::vector<std::string>& lines) {
-  std::string out = "\"";
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (i) out += "\\n";
-    for (char c : Printable(lines[i])) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-std::string DotQuote(const std::string& s) {
-  return DotQuote(std::vector<std::string>{s});
-}
-
-// The function's CFG in dot: blocks with their lines and counts, filled by
-// heat; edges labelled with their counts, as wide as their share of the
-// busiest edge; the hottest path red and bold; fake edges dashed.
-std::string Dot(const Report& r, const FunctionReport& f, size_t index) {
-  bool from_paths = false;
-  const std::set<std::pair<uint32_t, uint32_t>> hot = HottestPath(f, &from_paths);
-  long double max_block = 0, max_edge = 0;
-  for (const report::BlockReport& b : f.blocks)
-    max_block = std::max(max_block, CountOf(b.count));
-  for (const report::EdgeReport& e : f.edges)
-    max_edge = std::max(max_edge, CountOf(e.count));
-  std::string d = fmt::format(
-      "digraph fn{} {{\n graph [fontname=\"monospace\",fontsize=10,label={},"
-      "labelloc=t];\n node [shape=box,style=\"rounded,filled\","
-      "fontname=\"monospace\",fontsize=10];\n edge [fontname=\"monospace\","
-      "fontsize=9];\n",
-      index,
-      DotQuote(f.display_name() + (from_paths ? "  (red: hottest path)"
-                                              : "  (red: heaviest-edge walk; "
-                                                "no path profile)")));
-  for (size_t b = 0; b < f.blocks.size(); ++b) {
-    const report::BlockReport& br = f.blocks[b];
-    std::string lines;
-    uint32_t lo = UINT32_MAX, hi = 0;
-    for (const report::SourceLine& l : br.lines)
-      if (l.file == f.file) {
-        lo = std::min(lo, l.line);
-        hi = std::max(hi, l.line);
-      }
-    if (lo != UINT32_MAX)
-      lines = lo == hi ? fmt::format(" L{}", lo) : fmt::format(" L{}-{}", lo, hi);
-    const std::string name = b == kEntryBlock  ? "ENTRY"
-                             : b == kExitBlock ? "EXIT"
-                                               : fmt::format("{}{}", b, lines);
-    d += fmt::format(" b{} [label={},fillcolor=\"{}\",tooltip={}];\n", b,
-                     DotQuote({name, br.count ? CountText(CountOf(br.count))
-                                              : std::string("?")}),
-                     Heat(CountOf(br.count), max_block),
-                     DotQuote(fmt::format("block {}", b)));
-  }
-  for (const report::EdgeReport& e : f.edges) {
-    const bool on = hot.count({e.src, e.dst}) != 0;
-    const long double c = CountOf(e.count);
-    const double width =
-        max_edge > 0 ? 1.0 + 4.0 * static_cast<double>(c / max_edge) : 1.0;
-    d += fmt::format(
-        " b{} -> b{} [label={},penwidth={:.2f},color=\"{}\"{}];\n", e.src,
-        e.dst, DotQuote(e.count ? CountText(c) : std::string("?")),
-        on ? std::max(width, 3.0) : width, on ? "#d00000" : "#555555",
-        (e.flags & kEdgeFake) ? ",style=dashed" : "");
-  }
-  return d + "}\n";
-}
-
-// The whole content of the file open as `fd`, from its start.
-std::string ReadFromStart(int fd) {
-  std::string all;
-  char buf[65536];
-  ssize_t n;
-  lseek(fd, 0, SEEK_SET);
-  while ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
-    if (n > 0) all.append(buf, static_cast<size_t>(n));
-  return all;
-}
-
-// Runs dot on all graphs at once; returns one SVG element per graph (the
-// <svg>...</svg> part), or an empty vector if dot cannot run.  Its input
-// and output are anonymous memory files (memfd_create): no name in any
-// directory that another user could plant a link at or swap.
-std::vector<std::string> RunDot(const std::string& dot,
-                                const std::string& graphs, size_t expect) {
-  const int in = memfd_create("ballarus-cfg.gv", MFD_CLOEXEC);
-  const int out = memfd_create("ballarus-cfg.svg", MFD_CLOEXEC);
-  int err = in < 0 || out < 0 ? errno : 0;
-  if (err == 0 && (write(in, graphs.data(), graphs.size()) !=
-                       static_cast<ssize_t>(graphs.size()) ||
-                   lseek(in, 0, SEEK_SET) != 0))
-    err = errno ? errno : EIO;
-  pid_t pid;
-  int status = -1;
-  if (err == 0) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, in, 0);
-    posix_spawn_file_actions_adddup2(&actions, out, 1);
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    std::vector<char*> argv = {const_cast<char*>(dot.c_str()),
-                               const_cast<char*>("-Tsvg"), nullptr};
-    err = posix_spawnp(&pid, dot.c_str(), &actions, nullptr, argv.data(),
-                       environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (err == 0) waitpid(pid, &status, 0);
-  }
-  const std::string all = err == 0 ? ReadFromStart(out) : std::string();
-  if (in >= 0) close(in);
-  if (out >= 0) close(out);
-  std::vector<std::string> svgs;
-  if (err != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::fprintf(stderr, "%s: %s: cannot run it; the report has no CFG "
-                         "pictures\n",
-                 kProg, Printable(dot).c_str());
-    return svgs;
-  }
-  size_t at = 0;
-  while ((at = all.find("<svg", at)) != std::string::npos) {
-    const size_t end = all.find("</svg>", at);
-    if (end == std::string::npos) break;
-    svgs.push_back(all.substr(at, end + 6 - at));
-    at = end + 6;
-  }
-  if (svgs.size() != expect) svgs.clear();
-  return svgs;
 }
 
 // A path's lines in file `file` as the space-separated list report.js
@@ -325,6 +148,9 @@ std::string PathLines(const PathReport& p, uint32_t file_page,
 std::string PathId(size_t function, size_t rank) {
   return fmt::format("path-{}-{}", function, rank);
 }
+
+// The dot source of function fi's CFG when its picture was not drawn.
+std::string GvName(size_t fi) { return fmt::format("cfg{}.gv", fi); }
 
 // A hot path of the program: (function, rank within the function).
 struct Hot {
@@ -345,17 +171,22 @@ struct Site {
   std::string title;
   std::string root;                   // the files' common directory
   std::vector<int64_t> page_of_file;  // Report file -> page, or -1
-  std::vector<size_t> shown;          // functions shown, report order
+  // Functions shown, each source function once (html_functions.h);
+  // indices into it are the pages' function numbers.
+  std::vector<ShownFunction> fns;
+  std::vector<size_t> shown;          // 0 .. fns.size() - 1
   std::vector<size_t> hottest;        // the same, most calls first
   long double program_paths = 0;      // the program's path executions
   std::vector<Hot> hot_paths;         // the index's, hottest first
-  std::map<size_t, std::string> svg_of;  // function -> its CFG picture
+  std::map<size_t, CfgPicture> cfg_of;  // function -> its CFG picture
+  bool any_paths = false;             // some function shown has paths
 
+  const FunctionReport& F(size_t fi) const { return fns[fi].f; }
   std::string PageName(size_t page) const {
     return fmt::format("f{}.html", page);
   }
   std::string FunctionLink(size_t fi) const {
-    const FunctionReport& f = r.functions[fi];
+    const FunctionReport& f = fns[fi].f;
     return fmt::format("<a href=\"{}#fn{}\">{}</a>",
                        PageName(page_of_file[f.file]), fi,
                        HtmlEscape(f.display_name()));
@@ -390,53 +221,120 @@ void PlanPages(Site* s) {
   }
 }
 
-// Functions shown, hottest first; the program's hottest paths among them.
+// Functions shown (each once), hottest first; the program's hottest paths
+// among them.
 void ChooseFunctionsAndPaths(Site* s) {
   const Report& r = s->r;
+  std::vector<size_t> kept;
   for (size_t i = 0; i < r.functions.size(); ++i)
     if (s->filter.KeepFunction(r.functions[i]) &&
         s->page_of_file[r.functions[i].file] >= 0)
-      s->shown.push_back(i);
+      kept.push_back(i);
+  s->fns = GroupFunctionCopies(r, kept);
+  for (size_t fi = 0; fi < s->fns.size(); ++fi) s->shown.push_back(fi);
   s->hottest = s->shown;
   std::stable_sort(s->hottest.begin(), s->hottest.end(), [&](size_t a, size_t b) {
-    return CountOf(r.functions[a].execution_count) >
-           CountOf(r.functions[b].execution_count);
+    return CountOf(s->F(a).execution_count) > CountOf(s->F(b).execution_count);
   });
   for (const FunctionReport& f : r.functions)
     if (f.paths) s->program_paths += static_cast<long double>(f.paths->total);
   for (size_t fi : s->shown)
-    if (r.functions[fi].paths)
-      for (size_t k = 0;
-           k < r.functions[fi].paths->executed.size() && k < s->PathsKept(); ++k)
+    if (s->F(fi).paths)
+      for (size_t k = 0; k < s->F(fi).paths->executed.size() && k < s->PathsKept();
+           ++k)
         s->hot_paths.push_back({fi, k});
   std::stable_sort(s->hot_paths.begin(), s->hot_paths.end(),
                    [&](const Hot& a, const Hot& b) {
-                     return r.functions[a.function].paths->executed[a.rank].count >
-                            r.functions[b.function].paths->executed[b.rank].count;
+                     return s->F(a.function).paths->executed[a.rank].count >
+                            s->F(b.function).paths->executed[b.rank].count;
                    });
   if (s->hot_paths.size() > s->o.top_paths) s->hot_paths.resize(s->o.top_paths);
+  for (const ShownFunction& f : s->fns) s->any_paths |= f.f.paths.has_value();
 }
 
-// CFG pictures: the hottest functions, and those of the hottest paths.
+// The modes the profile's translation units were built in: "edge",
+// "naive and edge", ...
+std::string BuildModes(const Report& r) {
+  uint32_t flags = 0;
+  for (const report::TuReport& tu : r.tus) flags |= tu.flags;
+  std::vector<std::string> modes;
+  if (flags & BALLARUS_META_F_NAIVE) modes.push_back("naive");
+  if (flags & BALLARUS_META_F_EDGE) modes.push_back("edge");
+  if (flags & BALLARUS_META_F_PATH) modes.push_back("path");
+  std::string out;
+  for (size_t k = 0; k < modes.size(); ++k)
+    out += (k == 0 ? "" : k + 1 == modes.size() ? " and " : ", ") + modes[k];
+  return out.empty() ? "a mode without paths" : out + " mode";
+}
+
+// " [build 1 of 2: ...]" for a function whose copies differ in CFG.
+std::string BuildNote(const ShownFunction& f) {
+  if (f.build.empty()) return "";
+  return " <span class=\"build\">[" + HtmlEscape(f.build) + "]</span>";
+}
+
+// Said where paths would be shown when no function shown has any.
+std::string NoPathsNote(const Site& s) {
+  return fmt::format(
+      "<p class=\"note\" id=\"no-paths\"><b>No path profile:</b> this "
+      "profile was built in {}, which counts edges, not Ball–Larus paths, so "
+      "there are no hottest paths and no per-path columns.  To see them, "
+      "rebuild with <code>-fplugin-arg-ballarus-mode=edge,path</code> (both "
+      "profiles from one run) or <code>mode=path</code>, run the program "
+      "again and write the report again.</p>\n",
+      BuildModes(s.r));
+}
+
+// A function's "paths executed" cell: "K of N", or why there are none.
+std::string PathsExecutedCell(const FunctionReport& f) {
+  if (!f.paths)
+    return "<td title=\"built without path mode: no path profile\">-</td>";
+  return fmt::format("<td>{} of {}</td>", f.paths->executed.size(),
+                     f.paths->n_paths);
+}
+
+// The functions pictured, hottest first: the --cfg-functions hottest that
+// ran, then those of the index's hottest paths.
+std::vector<size_t> CfgFunctions(const Site& s) {
+  std::vector<size_t> chosen;
+  std::set<size_t> seen;
+  for (size_t k = 0; k < s.hottest.size() && chosen.size() < s.o.cfg_functions;
+       ++k)
+    if (CountOf(s.F(s.hottest[k]).execution_count) > 0 &&
+        seen.insert(s.hottest[k]).second)
+      chosen.push_back(s.hottest[k]);
+  if (s.o.cfg_functions > 0)
+    for (const Hot& h : s.hot_paths)
+      if (seen.insert(h.function).second) chosen.push_back(h.function);
+  return chosen;
+}
+
+// The CFG pictures, drawn side by side within the time limit; the dot
+// source of each picture not drawn is written beside the pages.
 void DrawCfgs(Site* s) {
-  std::vector<size_t> cfg_functions;
-  {
-    std::set<size_t> chosen;
-    for (size_t k = 0; k < s->hottest.size() && chosen.size() < s->o.cfg_functions;
-         ++k)
-      if (CountOf(s->r.functions[s->hottest[k]].execution_count) > 0)
-        chosen.insert(s->hottest[k]);
-    if (s->o.cfg_functions > 0)
-      for (const Hot& h : s->hot_paths) chosen.insert(h.function);
-    cfg_functions.assign(chosen.begin(), chosen.end());
+  const std::vector<size_t> chosen = CfgFunctions(*s);
+  std::vector<std::string> graphs;
+  for (size_t fi : chosen) graphs.push_back(CfgDot(s->F(fi), fi));
+  CfgDrawOptions draw;
+  draw.dot = s->o.dot;
+  draw.jobs = s->o.cfg_jobs;
+  draw.time_limit = s->o.CfgTimeLimit();
+  draw.quiet = s->o.quiet;
+  const std::vector<CfgPicture> pictures = DrawCfgPictures(graphs, draw);
+  size_t late = 0;
+  for (size_t k = 0; k < chosen.size(); ++k) {
+    if (pictures[k].status == CfgPicture::kNotRun) continue;
+    if (pictures[k].status == CfgPicture::kTimedOut) {
+      WriteFile(s->o.out_dir + "/" + GvName(chosen[k]), graphs[k]);
+      ++late;
+    }
+    s->cfg_of[chosen[k]] = pictures[k];
   }
-  if (cfg_functions.empty()) return;
-  std::string graphs;
-  for (size_t k = 0; k < cfg_functions.size(); ++k)
-    graphs += Dot(s->r, s->r.functions[cfg_functions[k]], cfg_functions[k]);
-  const std::vector<std::string> svgs =
-      RunDot(s->o.dot, graphs, cfg_functions.size());
-  for (size_t k = 0; k < svgs.size(); ++k) s->svg_of[cfg_functions[k]] = svgs[k];
+  if (late && !s->o.quiet)
+    std::fprintf(stderr,
+                 "%s: html: %zu of %zu CFG pictures not drawn within %g s "
+                 "(--cfg-time); the report links their dot sources\n",
+                 kProg, late, chosen.size(), draw.time_limit);
 }
 
 // The lines, functions and branches rows of a totals table.
@@ -484,7 +382,6 @@ std::string DirectoriesAndFiles(const Site& s) {
 }
 
 std::string HottestFunctions(const Site& s) {
-  const Report& r = s.r;
   std::string h = fmt::format(
       "<h2>Hottest functions</h2>\n<p class=\"note\">By calls; "
       "<a href=\"functions.html\">all {} functions</a>.</p>\n",
@@ -493,9 +390,9 @@ std::string HottestFunctions(const Site& s) {
        "<th class=\"l\">function</th><th class=\"l\">where</th><th>calls</th>"
        "<th>% of calls</th></tr></thead><tbody>\n";
   long double calls = 0;
-  for (size_t fi : s.shown) calls += CountOf(r.functions[fi].execution_count);
+  for (size_t fi : s.shown) calls += CountOf(s.F(fi).execution_count);
   for (size_t k = 0; k < s.hottest.size() && k < s.o.top_functions; ++k) {
-    const FunctionReport& f = r.functions[s.hottest[k]];
+    const FunctionReport& f = s.F(s.hottest[k]);
     const long double c = CountOf(f.execution_count);
     h += fmt::format(
         "<tr><td data-v=\"{}\">{}</td><td class=\"l\">{}</td><td "
@@ -533,7 +430,7 @@ std::string HottestPaths(const Site& s) {
        "<th>count</th><th>% fn</th><th>% all</th><th class=\"l\">function"
        "</th><th class=\"l\">path</th></tr></thead><tbody>\n";
   for (size_t k = 0; k < s.hot_paths.size(); ++k) {
-    const FunctionReport& f = s.r.functions[s.hot_paths[k].function];
+    const FunctionReport& f = s.F(s.hot_paths[k].function);
     const PathReport& p = f.paths->executed[s.hot_paths[k].rank];
     const long double ft = static_cast<long double>(f.paths->total);
     h += fmt::format(
@@ -569,7 +466,7 @@ std::string IndexPage(const Site& s) {
   h += "</tbody></table>\n";
   h += DirectoriesAndFiles(s);
   h += HottestFunctions(s);
-  h += HottestPaths(s);
+  h += s.any_paths ? HottestPaths(s) : "<h2>Hottest paths</h2>\n" + NoPathsNote(s);
   h += "<p class=\"note\">Line, function and branch figures are lcov's for "
        "the same counts (gcov's line counts).  Written by "
        "ballarus-reconstruct html.</p>\n</body></html>\n";
@@ -579,24 +476,26 @@ std::string IndexPage(const Site& s) {
 // functions.html: every function shown, sortable.
 std::string FunctionsPage(const Site& s) {
   std::string h = Head("functions — " + s.title);
-  h += "<p><a href=\"index.html\">index</a></p><h1>Functions</h1>\n"
-       "<table class=\"sortable\" id=\"functions\"><thead><tr><th "
+  h += "<p><a href=\"index.html\">index</a></p><h1>Functions</h1>\n";
+  if (!s.any_paths) h += NoPathsNote(s);
+  h += "<table class=\"sortable\" id=\"functions\"><thead><tr><th "
        "class=\"l\">function</th><th class=\"l\">where</th><th>calls</th>"
-       "<th>blocks executed</th><th>paths executed</th></tr></thead><tbody>\n";
+       "<th>blocks executed</th>";
+  h += s.any_paths ? "<th>paths executed</th>" : "";
+  h += "</tr></thead><tbody>\n";
   for (size_t fi : s.shown) {
-    const FunctionReport& f = s.r.functions[fi];
+    const FunctionReport& f = s.F(fi);
     size_t executed = 0;
     for (size_t b = 2; b < f.blocks.size(); ++b)
       executed += f.blocks[b].count && *f.blocks[b].count > 0;
     const size_t nb = f.blocks.size() > 2 ? f.blocks.size() - 2 : 0;
     h += fmt::format(
-        "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td "
-        "data-v=\"{}\">{}</td><td data-v=\"{}\">{} / {}</td><td>{}</td></tr>\n",
-        s.FunctionLink(fi), s.Where(f), CountText(CountOf(f.execution_count)),
+        "<tr><td class=\"l\">{}{}</td><td class=\"l\">{}</td><td "
+        "data-v=\"{}\">{}</td><td data-v=\"{}\">{} / {}</td>{}</tr>\n",
+        s.FunctionLink(fi), BuildNote(s.fns[fi]), s.Where(f),
+        CountText(CountOf(f.execution_count)),
         f.execution_count ? CountText(CountOf(f.execution_count)) : "?",
-        executed, executed, nb,
-        f.paths ? fmt::format("{} of {}", f.paths->executed.size(), f.paths->n_paths)
-                : "-");
+        executed, executed, nb, s.any_paths ? PathsExecutedCell(f) : "");
   }
   h += "</tbody></table>\n</body></html>\n";
   return h;
@@ -605,7 +504,7 @@ std::string FunctionsPage(const Site& s) {
 // A function's hottest paths on file page `page`, as buttons that
 // highlight their lines.
 std::string PathButtons(const Site& s, size_t fi, size_t page) {
-  const FunctionReport& f = s.r.functions[fi];
+  const FunctionReport& f = s.F(fi);
   std::string buttons;
   if (!f.paths) return buttons;
   const long double ft = static_cast<long double>(f.paths->total);
@@ -634,26 +533,27 @@ std::string PathButtons(const Site& s, size_t fi, size_t page) {
 std::string FileFunctions(const Site& s, size_t page,
                           const std::vector<size_t>& fns) {
   if (fns.empty()) return "";
-  std::string h =
-      "<h2>Functions</h2>\n<table class=\"sortable\" id=\"file-functions\">"
-      "<thead><tr><th class=\"l\">function</th><th>line</th><th>calls</th>"
-      "<th>paths executed</th><th class=\"l\">hottest paths (click: "
-      "highlight)</th></tr></thead><tbody>\n";
+  std::string h = "<h2>Functions</h2>\n";
+  if (!s.any_paths) h += NoPathsNote(s);
+  h += "<table class=\"sortable\" id=\"file-functions\"><thead><tr><th "
+       "class=\"l\">function</th><th>line</th><th>calls</th>";
+  h += s.any_paths ? "<th>paths executed</th><th class=\"l\">hottest paths "
+                     "(click: highlight)</th>"
+                   : "";
+  h += "</tr></thead><tbody>\n";
   for (size_t fi : fns) {
-    const FunctionReport& f = s.r.functions[fi];
+    const FunctionReport& f = s.F(fi);
     h += fmt::format(
-        "<tr id=\"fn{}\"><td class=\"l\">{}{}</td><td data-v=\"{}\"><a "
-        "href=\"#L{}\">{}</a></td><td data-v=\"{}\">{}</td><td>{}</td><td "
-        "class=\"l\">{}</td></tr>\n",
-        fi, HtmlEscape(f.display_name()),
-        s.svg_of.count(fi) ? fmt::format(" <a href=\"#cfg{}\">(CFG)</a>", fi)
+        "<tr id=\"fn{}\"><td class=\"l\">{}{}{}</td><td data-v=\"{}\"><a "
+        "href=\"#L{}\">{}</a></td><td data-v=\"{}\">{}</td>{}</tr>\n",
+        fi, HtmlEscape(f.display_name()), BuildNote(s.fns[fi]),
+        s.cfg_of.count(fi) ? fmt::format(" <a href=\"#cfg{}\">(CFG)</a>", fi)
                            : std::string(),
         f.line, f.line, f.line, CountText(CountOf(f.execution_count)),
         f.execution_count ? CountText(CountOf(f.execution_count)) : "?",
-        f.paths ? fmt::format("{} of {}", f.paths->executed.size(),
-                              f.paths->n_paths)
-                : "-",
-        PathButtons(s, fi, page));
+        s.any_paths ? PathsExecutedCell(f) + "<td class=\"l\">" +
+                          PathButtons(s, fi, page) + "</td>"
+                    : std::string());
   }
   return h + "</tbody></table>\n";
 }
@@ -707,20 +607,38 @@ std::string SourceTable(const coverage::FileCoverage& fc,
   return h + "</tbody></table>\n";
 }
 
-// The CFG pictures of the page's functions that have one.
+// The CFG pictures of the page's functions that have one; for a picture
+// not drawn, why, and its dot source.
 std::string CfgSections(const Site& s, const std::vector<size_t>& fns) {
   std::string h;
   for (size_t fi : fns) {
-    auto svg = s.svg_of.find(fi);
-    if (svg == s.svg_of.end()) continue;
-    const FunctionReport& f = s.r.functions[fi];
+    auto pic = s.cfg_of.find(fi);
+    if (pic == s.cfg_of.end()) continue;
+    const FunctionReport& f = s.F(fi);
     h += fmt::format(
-        "<h2 id=\"cfg{}\">CFG of {} <span class=\"note\">line {}, {} calls; "
-        "blocks coloured by count, edges as wide as their count, the "
-        "hottest path in red</span></h2>\n<div class=\"svg\">{}</div>\n",
-        fi, HtmlEscape(f.display_name()), f.line,
-        f.execution_count ? CountText(CountOf(f.execution_count)) : "?",
-        svg->second);
+        "<h2 id=\"cfg{}\">CFG of {}{} <span class=\"note\">line {}, {} "
+        "calls; blocks coloured by count, edges as wide as their count, the "
+        "hottest path in red</span></h2>\n",
+        fi, HtmlEscape(f.display_name()), BuildNote(s.fns[fi]), f.line,
+        f.execution_count ? CountText(CountOf(f.execution_count)) : "?");
+    switch (pic->second.status) {
+      case CfgPicture::kDrawn:
+        h += "<div class=\"svg\">" + pic->second.svg + "</div>\n";
+        break;
+      case CfgPicture::kTimedOut:
+        h += fmt::format(
+            "<p class=\"note cfg-missing\">Not drawn within the time limit "
+            "({} blocks); its Graphviz source is <a href=\"{}\">{}</a> "
+            "(<code>dot -Tsvg {} -o {}.svg</code>), or write the report "
+            "again with a longer <code>--cfg-time</code>.</p>\n",
+            f.blocks.size(), GvName(fi), GvName(fi), GvName(fi), GvName(fi));
+        break;
+      case CfgPicture::kFailed:
+      case CfgPicture::kNotRun:
+        h += "<p class=\"note cfg-missing\">Graphviz <code>dot</code> could "
+             "not draw it.</p>\n";
+        break;
+    }
   }
   return h;
 }
@@ -770,12 +688,16 @@ size_t WriteHtmlReport(const Report& r, const FileFilter& filter,
   ++pages;
   std::vector<std::vector<size_t>> functions_of_page(s.summary.files.size());
   for (size_t fi : s.shown)
-    functions_of_page[s.page_of_file[r.functions[fi].file]].push_back(fi);
+    functions_of_page[s.page_of_file[s.F(fi).file]].push_back(fi);
+  Progress progress(std::string(kProg) + ": html: writing pages",
+                    s.summary.files.size(), o.quiet);
   for (size_t page = 0; page < s.summary.files.size(); ++page) {
     WriteFile(o.out_dir + "/" + s.PageName(page),
               SourcePage(s, page, functions_of_page[page], &sources));
     ++pages;
+    progress.Step(page + 1);
   }
+  progress.Done();
   return pages;
 }
 

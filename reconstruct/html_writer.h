@@ -14,12 +14,17 @@
 //                   for the hottest functions their CFG as a picture
 //                   (Graphviz `dot`, SVG inline: blocks coloured by count,
 //                   edges as wide as their count, the hottest path drawn
-//                   in red), and the annotated source: count per line
-//                   (gcov's), hit/miss colour, each branch's outcome;
+//                   in red; reconstruct/html_cfg.h), and the annotated
+//                   source: count per line (gcov's), hit/miss colour, each
+//                   branch's outcome;
+//   cfg<N>.gv       the dot source of each picture not drawn in time;
 //   report.css, report.js   style, table sorting and path highlighting.
 //
 // Line, function and branch figures are lcov's (coverage_summary.h), so
-// they equal genhtml's for the same counts.  A CFG's "hottest path" is the
+// they equal genhtml's for the same counts; functions are listed once
+// however many programs or profiles hold a copy (html_functions.h).  A
+// profile without path data says so, and how to get it, where the paths
+// would be.  A CFG's "hottest path" is the
 // function's most executed Ball–Larus path when it has a path profile;
 // without one, the heaviest-edge walk from ENTRY (labelled as such).
 // Every name and source line is HTML-escaped; bytes that are not printable
@@ -36,19 +41,32 @@
 namespace ballarus {
 
 struct HtmlOptions {
+  static constexpr uint64_t kAll = UINT64_MAX;
   std::string out_dir;
   std::string title;               // default: the profile's name
   uint64_t top_functions = 20;     // hottest functions on the index
   uint64_t top_paths = 20;         // hottest paths on the index
   uint64_t paths_per_function = 5; // on the file pages
-  uint64_t cfg_functions = 50;     // CFG pictures for the N hottest
-                                   // functions (0 = none)
+  // CFG pictures of the N hottest functions that ran (kAll: every one),
+  // and of the functions of the index's hottest paths (0 = none).
+  uint64_t cfg_functions = 20;
+  // Seconds for drawing all of them; pictures not drawn by then are named,
+  // with their dot source.  Negative: 5, or no limit with kAll; 0: none.
+  double cfg_time = -1;
+  size_t cfg_jobs = 0;             // dot processes at once (0: one per CPU)
   std::string dot = "dot";         // the Graphviz command
+  bool quiet = false;              // no progress line on stderr
+
+  double CfgTimeLimit() const {
+    return cfg_time >= 0 ? cfg_time : cfg_functions == kAll ? 0 : 5;
+  }
 };
 
 // Writes the report; returns the number of pages written.  Fails (Fatal)
 // naming the directory or file it cannot write.  A missing `dot` is a
-// one-line warning on stderr and a report without pictures.
+// one-line warning on stderr and a report without pictures.  Stages that
+// take more than a second show a progress line (reconstruct/progress.h)
+// unless `quiet`.
 size_t WriteHtmlReport(const report::Report& r, const FileFilter& filter,
                        const HtmlOptions& options);
 

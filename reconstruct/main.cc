@@ -399,9 +399,34 @@ class HtmlCommand : public Subcommand {
              "hottest paths on the index (default 20)");
     AddCount(html, "--paths-per-function", &o_.paths_per_function,
              "hottest paths listed per function (default 5)");
-    AddCount(html, "--cfg-functions", &o_.cfg_functions,
-             "CFG pictures of the N hottest functions (default 50; 0 = "
-             "none)");
+    html->add_option_function<std::string>(
+            "--cfg-functions",
+            [this](const std::string& v) {
+              o_.cfg_functions =
+                  v == "all" ? HtmlOptions::kAll : std::stoull(v);
+            },
+            "CFG pictures of the N hottest functions that ran (default 20; "
+            "0 = none; all = every one, with no time limit unless "
+            "--cfg-time is given)")
+        ->check(CLI::Validator(
+            [](std::string& v) {
+              return v == "all" || (!v.empty() && v.size() < 20 &&
+                                    v.find_first_not_of("0123456789") ==
+                                        std::string::npos)
+                         ? std::string()
+                         : "expected a count or 'all'";
+            },
+            ""))
+        ->type_name("N|all");
+    html->add_option("--cfg-time", o_.cfg_time,
+                     "seconds for drawing the CFG pictures (default 5; 0 = "
+                     "no limit); each one not drawn by then is named, with "
+                     "its Graphviz source")
+        ->check(CLI::NonNegativeNumber)
+        ->type_name("SECONDS");
+    AddCount(html, "--cfg-jobs", &o_.cfg_jobs,
+             "dot processes at once (default: one per CPU)");
+    html->add_flag("-q,--quiet", o_.quiet, "no progress line on stderr");
     html->add_option("--dot", o_.dot, "the Graphviz dot command (default: dot)")
         ->type_name("CMD");
     AddFilterOptions(html, &filter_, true);

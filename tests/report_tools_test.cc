@@ -24,13 +24,20 @@
 //     total and its most executed line's count; luaV_execute's CFG picture;
 //     its computed-goto paths shown as abnormal jumps; screenshots of the
 //     index and of lvm.c (docs/report-screenshot.png was made the same way);
+//   * hot.c compiled into three programs, two builds: each function listed
+//     once with the copies' counts added, a function whose builds differ
+//     once per build, labelled; an edge-mode build's report says it has no
+//     paths and how to get them; CFG pictures under a `dot` that never
+//     ends: killed at --cfg-time, a note and the dot source instead;
 //   * filters: vec.cc's std::vector code lives in system headers, left out
 //     by default and shown with --all-files; --include, --exclude,
 //     --function, --exclude-function.
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstdint>
 #include <fstream>
@@ -261,6 +268,7 @@ TEST(ReportTools, HtmlInChromium) {
   // 90.0% of the 10.
   EXPECT_NE(index.find("13 / 13"), std::string::npos) << index;
   EXPECT_NE(index.find("2 / 2"), std::string::npos);
+  EXPECT_EQ(index.find("id=\"no-paths\""), std::string::npos);
   EXPECT_TRUE(std::regex_search(
       index, std::regex(R"re(>classify</a></td><td class="l"><a [^>]*>hot\.c:8</a></td><td data-v="9">9</td><td>90\.0%</td>)re")))
       << index;
@@ -325,6 +333,176 @@ TEST(ReportTools, HtmlOfTheCalculator) {
   EXPECT_NE(page.find("CFG of calc_fib"), std::string::npos);
   Screenshot("file://" + dir + "/report/" + std::string(m[1]),
              OutputsDir() + "/calc-source.png");
+}
+
+// Builds hot.c into object DIR/hot.o (with `flags`) and program DIR/hot
+// under `dir`, then runs `DIR/hot n`: its counts go to DIR/hot.bprof.
+void BuildAndRunHotIn(const std::string& dir, const std::string& sub,
+                      const std::string& flags, int n) {
+  const std::string gcc = Quote(InstallPrefix() + "/bin/ballarus-gcc");
+  MustRun("mkdir -p " + sub + " && " + gcc +
+              " -O0 -g -fplugin-arg-ballarus-mode=edge,path " + flags +
+              " -c hot.c -o " + sub + "/hot.o && " + gcc + " " + sub +
+              "/hot.o -o " + sub + "/hot && ./" + sub + "/hot " +
+              std::to_string(n),
+          dir);
+}
+
+// Occurrences of `what` in `text`.
+size_t CountOf(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos;
+       at = text.find(what, at + what.size()))
+    ++n;
+  return n;
+}
+
+// One source compiled into three programs (as CMake builds a library's
+// sources into each test program): c/ and d/ alike, e/ with -DREBUILT,
+// which changes main's CFG only.  Run with N = 9, 4 and 2.  The report
+// lists classify once with the copies' counts added (9 + 4 + 2 = 15
+// calls; its `return 0` path 3 + 2 + 1 = 6 times, 40.0% of its 15), and
+// main twice, once per build, each labelled: c/ and d/ added (2 calls),
+// e/ apart (1 call).
+TEST(ReportTools, HtmlListsAFunctionOnceAcrossPrograms) {
+  const std::string dir = harness::TempRoot() + "/html-copies";
+  harness::MakeFreshDir(dir);
+  MustRun("cp " + Quote(Runfiles() + "/tests/reports/hot.c") + " .", dir);
+  BuildAndRunHotIn(dir, "c", "", 9);
+  BuildAndRunHotIn(dir, "d", "", 4);
+  BuildAndRunHotIn(dir, "e", "-DREBUILT", 2);
+  MustRun(Tool() + " html c d e -o report", dir);
+  const std::string index = DumpDom("file://" + dir + "/report/index.html");
+  EXPECT_NE(index.find("3 functions shown"), std::string::npos) << index;
+  const std::string fns = DumpDom("file://" + dir + "/report/functions.html");
+  EXPECT_EQ(CountOf(fns, ">classify</a>"), 1u) << fns;
+  EXPECT_TRUE(std::regex_search(
+      fns, std::regex(R"re(>classify</a></td><td class="l">.*?</td><td data-v="15">15</td>)re")))
+      << fns;
+  EXPECT_EQ(CountOf(fns, ">main</a>"), 2u) << fns;
+  // Each build's row: its label names the units it came from (c/ and d/'s
+  // two, e/'s one).
+  EXPECT_TRUE(std::regex_search(
+      fns, std::regex(R"re(>main</a> <span class="build">\[build [12] of 2: hot\.c \(profile record \d\), hot\.c \(profile record \d\)\]</span></td><td class="l">.*?</td><td data-v="2">2</td>)re")))
+      << fns;
+  EXPECT_TRUE(std::regex_search(
+      fns, std::regex(R"re(>main</a> <span class="build">\[build [12] of 2: hot\.c \(profile record \d\)\]</span></td><td class="l">.*?</td><td data-v="1">1</td>)re")))
+      << fns;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(index, m, std::regex(R"re(<a href="(f\d+\.html)">hot\.c</a>)re")))
+      << index;
+  const std::string page = DumpDom("file://" + dir + "/report/" + std::string(m[1]));
+  EXPECT_NE(page.find(">6 × (40.0% fn"), std::string::npos) << page;
+  // The line counts are lcov's, which add the copies too: line 9 ran 15
+  // times.
+  EXPECT_NE(Row(page, 9).find("<td class=\"cnt\">15</td>"), std::string::npos)
+      << Row(page, 9);
+}
+
+// An edge-mode profile has no paths: the report says so and how to get
+// them, instead of path columns full of "-".
+TEST(ReportTools, HtmlWithoutPathsSaysHowToGetThem) {
+  const std::string dir = harness::TempRoot() + "/html-edge";
+  harness::MakeFreshDir(dir);
+  MustRun("cp " + Quote(Runfiles() + "/tests/reports/hot.c") + " .", dir);
+  MustRun(Quote(InstallPrefix() + "/bin/ballarus-gcc") +
+              " -O0 -g -fplugin-arg-ballarus-mode=edge hot.c -o hot",
+          dir);
+  RunHot(dir, 9, "a.profile");
+  MustRun(Tool() + " html a.profile -o report", dir);
+  const std::string index = DumpDom("file://" + dir + "/report/index.html");
+  const std::string note =
+      "this profile was built in edge mode, which counts edges, not "
+      "Ball–Larus paths";
+  EXPECT_NE(index.find(note), std::string::npos) << index;
+  EXPECT_NE(index.find("-fplugin-arg-ballarus-mode=edge,path"), std::string::npos);
+  EXPECT_EQ(index.find("id=\"hot-paths\""), std::string::npos);
+  const std::string fns = DumpDom("file://" + dir + "/report/functions.html");
+  EXPECT_NE(fns.find(note), std::string::npos) << fns;
+  EXPECT_EQ(fns.find("paths executed"), std::string::npos) << fns;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(index, m, std::regex(R"re(<a href="(f\d+\.html)">hot\.c</a>)re")))
+      << index;
+  const std::string page = DumpDom("file://" + dir + "/report/" + std::string(m[1]));
+  EXPECT_NE(page.find(note), std::string::npos);
+  EXPECT_EQ(page.find("paths executed"), std::string::npos);
+  EXPECT_EQ(page.find("hottest paths (click"), std::string::npos);
+  // Still the counts: classify 9 calls, its CFG drawn.
+  EXPECT_TRUE(std::regex_search(
+      page, std::regex(R"re(<tr id="fn\d+"><td class="l">classify <a href="#cfg\d+">\(CFG\)</a></td><td data-v="8">.*?</td><td data-v="9">9</td></tr>)re")))
+      << page;
+  EXPECT_NE(page.find("CFG of classify"), std::string::npos);
+}
+
+// CFG pictures within the time limit: a `dot` that never finishes is
+// killed at the limit, its picture replaced by a note and the graph's dot
+// source; the progress line shows on stderr (not a terminal: plain lines)
+// unless --quiet; --cfg-functions all pictures every function that ran.
+TEST(ReportTools, HtmlCfgPicturesWithinTheTimeLimit) {
+  const std::string dir = harness::TempRoot() + "/html-slow-dot";
+  BuildHot(dir, false);
+  RunHot(dir, 9, "a.profile");
+  harness::WriteFileOrDie(dir + "/slowdot",
+                          "#!/bin/sh\necho $$ >> pids\nexec sleep 120\n");
+  MustRun("chmod +x slowdot", dir);
+  const auto start = std::chrono::steady_clock::now();
+  CommandResult r = MustRun(
+      Tool() + " html a.profile -o report --dot ./slowdot --cfg-time 2", dir);
+  const double seconds = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+  EXPECT_LT(seconds, 60) << "the time limit was not kept";
+  EXPECT_NE(r.err.find("ballarus-reconstruct: html: drawing CFG pictures 2/2, done\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("ballarus-reconstruct: html: 2 of 2 CFG pictures not drawn "
+                       "within 2 s (--cfg-time); the report links their dot "
+                       "sources\n"),
+            std::string::npos)
+      << r.err;
+  // Every slow dot was killed.
+  std::istringstream pids(harness::ReadFileOrDie(dir + "/pids"));
+  int pid, n = 0;
+  while (pids >> pid) {
+    ++n;
+    EXPECT_NE(kill(pid, 0), 0) << "dot " << pid << " still runs";
+  }
+  EXPECT_EQ(n, 2);
+  std::smatch m;
+  const std::string index = harness::ReadFileOrDie(dir + "/report/index.html");
+  ASSERT_TRUE(std::regex_search(index, m, std::regex(R"re(<a href="(f\d+\.html)">hot\.c</a>)re")));
+  const std::string page = DumpDom("file://" + dir + "/report/" + std::string(m[1]));
+  const size_t cfg = page.find("CFG of classify");
+  ASSERT_NE(cfg, std::string::npos) << page;
+  std::smatch gv;
+  const std::string after = page.substr(cfg);
+  ASSERT_TRUE(std::regex_search(
+      after, gv, std::regex(R"re(Not drawn within the time limit .*?<a href="(cfg\d+\.gv)">)re")))
+      << after;
+  const std::string source = harness::ReadFileOrDie(dir + "/report/" + std::string(gv[1]));
+  EXPECT_EQ(source.rfind("digraph", 0), 0u) << source;
+  EXPECT_NE(source.find("ENTRY"), std::string::npos);
+  r = MustRun(Tool() + " html a.profile -o quiet --dot ./slowdot --cfg-time 2 --quiet",
+              dir);
+  EXPECT_EQ(r.err, "");
+  // The real dot, every function: main and classify drawn.
+  MustRun(Tool() + " html a.profile -o all --cfg-functions all", dir);
+  const std::string all = harness::ReadFileOrDie(dir + "/all/" + std::string(m[1]));
+  for (const char* f : {"main", "classify"}) {
+    const size_t at = all.find(std::string("CFG of ") + f);
+    ASSERT_NE(at, std::string::npos) << f;
+    EXPECT_EQ(all.find("<svg", at), all.find("<div class=\"svg\"><svg", at) + 17) << f;
+  }
+  EXPECT_EQ(harness::Run(Tool() + " html a.profile -o x --cfg-functions many", dir).status,
+            2);
+  // No dot at all: one line, and pages without pictures.
+  r = MustRun(Tool() + " html a.profile -o nodot --dot ./missing-dot", dir);
+  EXPECT_NE(r.err.find("./missing-dot: cannot run it (No such file or directory); "
+                       "the report has no CFG pictures\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(harness::ReadFileOrDie(dir + "/nodot/" + std::string(m[1])).find("CFG of"),
+            std::string::npos);
 }
 
 // Lua 5.4.4 (tests/reports/lua: its src/ and README, as Debian's lua5.4
