@@ -824,6 +824,108 @@ def classify(res):
     return fails, xfails, xpass
 
 
+def print_table(ctx, results, skipped):
+    """Prints the per-test table and the failures; returns (failures,
+    known failures, XPASSes) counted by test."""
+    hdr = ["test", "ann", "gcov"] + ctx.modes + ["verify", "output", "result"]
+    rows = []
+    n_fail = n_xfail = n_xpass = 0
+    details = []
+    for r in results:
+        fails, xfails, xpass = classify(r)
+        g = r["gcov"]
+        row = [r["test"], str(r["annotations"]),
+               "%d/%d" % (g.get("passed", 0), g.get("total", 0))
+               + ("" if not g.get("xfail") else " (%d xf)" % g["xfail"])]
+        ver, outp = [], []
+        for mode in ctx.modes:
+            m = r["modes"].get(mode)
+            if not m or not m["build"]:
+                row.append("no build")
+                ver.append("-")
+                outp.append("-")
+                continue
+            row.append("%d/%d %d/%d" % (m["passed"], m["total"],
+                                        m["gcov_passed"], m["gcov_total"]))
+            ver.append({True: "ok", False: "FAIL", None: "-"}[m["verify"]])
+            outp.append({True: "ok", False: "DIFF", None: "-"}[m["output"]])
+        row.append("/".join(ver))
+        row.append("/".join(outp))
+        if fails:
+            verdict = "FAIL"
+            n_fail += 1
+        elif xpass:
+            verdict = "XPASS"
+            n_xpass += 1
+        elif xfails:
+            verdict = "xfail"
+            n_xfail += 1
+        else:
+            verdict = "ok"
+        if r["test"] in EXCEPTIONS:
+            verdict += " (exc)"
+        row.append(verdict)
+        rows.append(row)
+        for check, text in fails:
+            details.append("FAIL %s [%s]: %s" % (r["test"], check, text))
+        for check, why in xpass:
+            details.append("XPASS %s [%s]: listed as a known failure (%s) but "
+                           "passes: remove it from KNOWN_FAILURES"
+                           % (r["test"], check, why))
+        for check, text, why in xfails:
+            details.append("known %s [%s] (%s)%s" % (
+                r["test"], check, why, (": " + text) if ctx.verbose else ""))
+    widths = [max(len(hdr[i]), *(len(row[i]) for row in rows))
+              for i in range(len(hdr))]
+    fmt = "  ".join("%%-%ds" % w for w in widths)
+    print(fmt % tuple(hdr))
+    print(fmt % tuple("-" * w for w in widths))
+    for row in rows:
+        print(fmt % tuple(row))
+    print()
+    for d in details:
+        print(d)
+    if details:
+        print()
+    for f, why in skipped:
+        print("not run: %s (%s)" % (f, why))
+    for name, e in sorted(EXCEPTIONS.items()):
+        print("exception: %s (%s): %s" % (name, e["what"], e["why"]))
+    print()
+    return n_fail, n_xfail, n_xpass
+
+
+def print_summary(ctx, results):
+    """Prints the totals of gcov and of each ballarus mode."""
+    g_pass = sum(r["gcov"].get("passed", 0) for r in results)
+    g_tot = sum(r["gcov"].get("total", 0) for r in results)
+    g_xf = sum(r["gcov"].get("xfail", 0) for r in results)
+    annotated = [r for r in results if r["annotations"]]
+    print("gcov: %d/%d checks pass (annotations, branch and return "
+          "percentages; %d xfail as GCC expects), in %d annotated tests"
+          % (g_pass, g_tot, g_xf, len(annotated)))
+    for mode in ctx.modes:
+        ms = [r["modes"].get(mode) for r in results]
+        ms_ok = [m for m in ms if m and m["build"]]
+        a_pass = sum(m["passed"] for m in ms_ok)
+        a_tot = sum(m["total"] for m in ms_ok)
+        f_pass = sum(m["gcov_passed"] for m in ms_ok)
+        f_tot = sum(m["gcov_total"] for m in ms_ok)
+        tests_ok = sum(1 for r in annotated
+                       if r["modes"].get(mode) and r["modes"][mode]["build"]
+                       and not r["modes"][mode]["failures"]
+                       and not r["modes"][mode].get("gcov_failures")
+                       and r["test"] not in EXCEPTIONS)
+        n_ann = sum(1 for r in annotated if r["test"] not in EXCEPTIONS)
+        print("ballarus %-9s: builds %d/%d; annotations %d/%d (of those gcov "
+              "passes; %d/%d annotated tests all pass); its own gcov: "
+              "%d/%d checks; verify %d/%d; output equal %d/%d"
+              % (mode, len(ms_ok), len(ms), a_pass, a_tot, tests_ok, n_ann,
+                 f_pass, f_tot,
+                 sum(1 for m in ms_ok if m["verify"]), len(ms),
+                 sum(1 for m in ms_ok if m["output"]), len(ms)))
+
+
 def main():
     ap = argparse.ArgumentParser(
         description="GCC's gcov test suite against gcov and ballarus "
@@ -904,100 +1006,8 @@ def main():
     order = {t.name: i for i, t in enumerate(tests)}
     results.sort(key=lambda r: order[r["test"]])
 
-    # Table.
-    hdr = ["test", "ann", "gcov"] + ctx.modes + ["verify", "output", "result"]
-    rows = []
-    n_fail = n_xfail = n_xpass = 0
-    details = []
-    for r in results:
-        fails, xfails, xpass = classify(r)
-        g = r["gcov"]
-        row = [r["test"], str(r["annotations"]),
-               "%d/%d" % (g.get("passed", 0), g.get("total", 0))
-               + ("" if not g.get("xfail") else " (%d xf)" % g["xfail"])]
-        ver, outp = [], []
-        for mode in ctx.modes:
-            m = r["modes"].get(mode)
-            if not m or not m["build"]:
-                row.append("no build")
-                ver.append("-")
-                outp.append("-")
-                continue
-            row.append("%d/%d %d/%d" % (m["passed"], m["total"],
-                                        m["gcov_passed"], m["gcov_total"]))
-            ver.append({True: "ok", False: "FAIL", None: "-"}[m["verify"]])
-            outp.append({True: "ok", False: "DIFF", None: "-"}[m["output"]])
-        row.append("/".join(ver))
-        row.append("/".join(outp))
-        if fails:
-            verdict = "FAIL"
-            n_fail += 1
-        elif xpass:
-            verdict = "XPASS"
-            n_xpass += 1
-        elif xfails:
-            verdict = "xfail"
-            n_xfail += 1
-        else:
-            verdict = "ok"
-        if r["test"] in EXCEPTIONS:
-            verdict += " (exc)"
-        row.append(verdict)
-        rows.append(row)
-        for check, text in fails:
-            details.append("FAIL %s [%s]: %s" % (r["test"], check, text))
-        for check, why in xpass:
-            details.append("XPASS %s [%s]: listed as a known failure (%s) but "
-                           "passes: remove it from KNOWN_FAILURES"
-                           % (r["test"], check, why))
-        for check, text, why in xfails:
-            details.append("known %s [%s] (%s)%s" % (
-                r["test"], check, why, (": " + text) if ctx.verbose else ""))
-    widths = [max(len(hdr[i]), *(len(row[i]) for row in rows))
-              for i in range(len(hdr))]
-    fmt = "  ".join("%%-%ds" % w for w in widths)
-    print(fmt % tuple(hdr))
-    print(fmt % tuple("-" * w for w in widths))
-    for row in rows:
-        print(fmt % tuple(row))
-    print()
-    for d in details:
-        print(d)
-    if details:
-        print()
-    for f, why in skipped:
-        print("not run: %s (%s)" % (f, why))
-    for name, e in sorted(EXCEPTIONS.items()):
-        print("exception: %s (%s): %s" % (name, e["what"], e["why"]))
-    print()
-    # Summary per mode.
-    g_pass = sum(r["gcov"].get("passed", 0) for r in results)
-    g_tot = sum(r["gcov"].get("total", 0) for r in results)
-    g_xf = sum(r["gcov"].get("xfail", 0) for r in results)
-    annotated = [r for r in results if r["annotations"]]
-    print("gcov: %d/%d checks pass (annotations, branch and return "
-          "percentages; %d xfail as GCC expects), in %d annotated tests"
-          % (g_pass, g_tot, g_xf, len(annotated)))
-    for mode in ctx.modes:
-        ms = [r["modes"].get(mode) for r in results]
-        ms_ok = [m for m in ms if m and m["build"]]
-        a_pass = sum(m["passed"] for m in ms_ok)
-        a_tot = sum(m["total"] for m in ms_ok)
-        f_pass = sum(m["gcov_passed"] for m in ms_ok)
-        f_tot = sum(m["gcov_total"] for m in ms_ok)
-        tests_ok = sum(1 for r in annotated
-                       if r["modes"].get(mode) and r["modes"][mode]["build"]
-                       and not r["modes"][mode]["failures"]
-                       and not r["modes"][mode].get("gcov_failures")
-                       and r["test"] not in EXCEPTIONS)
-        n_ann = sum(1 for r in annotated if r["test"] not in EXCEPTIONS)
-        print("ballarus %-9s: builds %d/%d; annotations %d/%d (of those gcov "
-              "passes; %d/%d annotated tests all pass); its own gcov: "
-              "%d/%d checks; verify %d/%d; output equal %d/%d"
-              % (mode, len(ms_ok), len(ms), a_pass, a_tot, tests_ok, n_ann,
-                 f_pass, f_tot,
-                 sum(1 for m in ms_ok if m["verify"]), len(ms),
-                 sum(1 for m in ms_ok if m["output"]), len(ms)))
+    n_fail, n_xfail, n_xpass = print_table(ctx, results, skipped)
+    print_summary(ctx, results)
     t_end = time.time()
     print("%d tests: %d ok, %d known failures, %d FAIL, %d XPASS; %.0f s "
           "(sources %.0f s, tests %.0f s)"
