@@ -9,8 +9,8 @@
 # file's lines, branches and functions) from gcov's data is the oracle; it
 # must be the same, byte for byte, from ballarus by both recipes the README
 # gives:
-#   1. `ballarus-reconstruct gcov -b -c -p -l` once per profile, then
-#      `gcovr -g -k` (use the .gcov files as they are);
+#   1. `ballarus-reconstruct gcov -b -c -p -l` once per profile, in its
+#      directory, then `gcovr -g -k` (use the .gcov files as they are);
 #   2. `gcovr --gcov-executable 'ballarus-reconstruct gcov'` with an empty
 #      NAME.gcno beside each NAME.bprof (gcovr looks for .gcda/.gcno files and
 #      runs the executable on them; ballarus reads the profile beside).
@@ -100,7 +100,7 @@ echo "gcovr over gcov: $gcovr_lines"
 
 # Recipe 1: .gcov files, then gcovr -g -k.
 (cd "$work/ballarus" &&
- for p in *.bprof; do "$recon" gcov -b -c -p -l "$p" > /dev/null; done &&
+ find . -name '*.bprof' -execdir "$recon" gcov -b -c -p -l {} \; > /dev/null &&
  gcovr -g -k -r ../src . --json-pretty -o ../ballarus-g.json)
 cmp -s "$work/gcov.json" "$work/ballarus-g.json" ||
   bad "gcovr -g -k on ballarus' .gcov files differs from gcovr on gcov's:
@@ -108,7 +108,8 @@ $(diff "$work/gcov.json" "$work/ballarus-g.json" | head -40)"
 rm -f "$work/ballarus"/*.gcov
 
 # Recipe 2: gcovr runs ballarus-reconstruct gcov itself.
-(cd "$work/ballarus" && for p in *.bprof; do : > "${p%.bprof}.gcno"; done &&
+(cd "$work/ballarus" &&
+ find . -name '*.bprof' -exec sh -c ': > "${1%.bprof}.gcno"' _ {} \; &&
  gcovr --gcov-executable "$recon gcov" -r ../src . --json-pretty \
    -o ../ballarus-x.json)
 cmp -s "$work/gcov.json" "$work/ballarus-x.json" ||
