@@ -100,7 +100,9 @@ echo "gcovr over gcov: $gcovr_lines"
 
 # Recipe 1: .gcov files, then gcovr -g -k.
 (cd "$work/ballarus" &&
- find . -name '*.bprof' -execdir "$recon" gcov -b -c -p -l {} \; > /dev/null &&
+ find . -name '*.bprof' -exec sh -c \
+   'cd "${1%/*}" && exec "$0" gcov -b -c -p -l "${1##*/}"' "$recon" {} \; \
+   > /dev/null &&
  gcovr -g -k -r ../src . --json-pretty -o ../ballarus-g.json)
 cmp -s "$work/gcov.json" "$work/ballarus-g.json" ||
   bad "gcovr -g -k on ballarus' .gcov files differs from gcovr on gcov's:
