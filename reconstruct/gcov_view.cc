@@ -239,7 +239,6 @@ std::string ManglePath(const std::string& name) {
 View::View(const report::Report& r, const std::vector<uint32_t>& tus,
            const Options& options)
     : r_(&r), tus_(tus), options_(options) {
-  source_of_file_.assign(r.files.size(), -1);
   for (uint32_t t : tus) {
     runs += r.tus[t].runs;
     for (const report::TuFunction& tf : r.tus[t].functions)
@@ -252,7 +251,10 @@ View::View(const report::Report& r, const std::vector<uint32_t>& tus,
 }
 
 uint32_t View::FindSource(uint32_t file, uint32_t tu) {
-  if (source_of_file_[file] >= 0) return source_of_file_[file];
+  // gcov finds sources by name: a TU's own spelling, canonicalized.
+  const auto key = std::make_pair(file, tu);
+  const auto known = source_of_.find(key);
+  if (known != source_of_.end()) return known->second;
   const std::string canon = CanonicalizeName(
       r_->tus[tu].SpellingOf(file, r_->files[file]), r_->tus[tu].cwd);
   uint32_t idx = 0;
@@ -265,7 +267,7 @@ uint32_t View::FindSource(uint32_t file, uint32_t tu) {
     s.tu = tu;
     sources.push_back(std::move(s));
   }
-  source_of_file_[file] = static_cast<int32_t>(idx);
+  source_of_.emplace(key, idx);
   return idx;
 }
 

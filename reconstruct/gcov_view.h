@@ -196,7 +196,8 @@ class View {
   const report::Report* r_;
   std::vector<uint32_t> tus_;
   Options options_;
-  std::vector<int32_t> source_of_file_;  // Report file -> source, or -1
+  // (Report file, TU) -> source: each TU's spelling of the file.
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> source_of_;
   std::vector<bool> artificial_;         // parallel to `functions` until
                                          // process_all_functions
 };

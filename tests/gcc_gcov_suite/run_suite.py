@@ -78,12 +78,13 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 TARGET = "x86_64-pc-linux-gnu"
 MODES = ["naive", "edge", "edge,path"]
 RUN_TIMEOUT = 120  # seconds per program run
-# Flags that ask gcc for gcov's instrumentation or name gcov's files and
-# library: the plain and ballarus builds drop them.  -lgcov stays in the
-# plain build (a test calling __gcov_dump must link) and goes from the
-# ballarus build, whose runtime provides gcov's entry points itself.
+# Flags that ask gcc for gcov's instrumentation or name gcov's library:
+# the plain and ballarus builds drop them (-fprofile-abs-path stays: the
+# plugin names sources as it says).  -lgcov stays in the plain build (a
+# test calling __gcov_dump must link) and goes from the ballarus build,
+# whose runtime provides gcov's entry points itself.
 COVERAGE_FLAGS = {"-fprofile-arcs", "-ftest-coverage", "--coverage",
-                  "-fprofile-generate", "-fprofile-abs-path"}
+                  "-fprofile-generate"}
 
 # Tests, or parts of tests, that have no meaning for ballarus.  Key: test
 # name (file name); value: {"what": "annotations" | "test", "why": reason}.
@@ -690,7 +691,16 @@ def check_show_json(ctx, res, test, mode, m, profiles, bdir, ann, gcov_pass):
              % (mode, "; ".join(m["failures"]))))
 
 
-def check_gcov_runs(ctx, res, test, mode, m, bdir, ann, gcov_pass):
+def source_line(path, build_dir):
+    """The `0:Source:` line of a .gcov file, its build directory as @DIR."""
+    with open(path, errors="replace") as f:
+        for line in f:
+            if re.match(r"^ *-: *0:Source:", line):
+                return line.strip().replace(build_dir, "@DIR")
+    return None
+
+
+def check_gcov_runs(ctx, res, test, mode, m, bdir, gdir, ann, gcov_pass):
     """Runs `ballarus-reconstruct gcov` with each run-gcov directive's own
     arguments in the build directory (where the .bprof files lie, as gcov's
     .gcda would) and requires every gcov.exp check gcov passes."""
@@ -713,6 +723,12 @@ def check_gcov_runs(ctx, res, test, mode, m, bdir, ann, gcov_pass):
                 (o + e).decode(errors="replace")[-1000:]))
             continue
         ok, why = gcov_checks(r, gfile, ann[r["file"]])
+        # Beyond gcov.exp: the source is named as gcov names it (an
+        # absolute name, -fprofile-abs-path, in its own build directory).
+        want_src = source_line(os.path.join(gdir, r["file"] + ".gcov"), gdir)
+        if source_line(gfile, bdir) != want_src:
+            fails.append("gcov %s: %s, gcov's %s" % (
+                " ".join(r["args"]), source_line(gfile, bdir), want_src))
         for key in wanted:
             if ok.get(key):
                 m["gcov_passed"] += 1
@@ -760,7 +776,8 @@ def run_mode(ctx, res, test, mode, base, plain, ann, gcov_pass):
     if EXCEPTIONS.get(test.name, {}).get("what") == "annotations":
         return
     check_show_json(ctx, res, test, mode, m, profiles, bdir, ann, gcov_pass)
-    check_gcov_runs(ctx, res, test, mode, m, bdir, ann, gcov_pass)
+    check_gcov_runs(ctx, res, test, mode, m, bdir,
+                    os.path.join(base, "gcov"), ann, gcov_pass)
 
 
 def run_test(ctx, test):
