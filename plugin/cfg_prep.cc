@@ -36,6 +36,13 @@
 
 namespace ballarus::plugin {
 
+std::string GcnoFileName(const char* name) {
+  std::string s = name ? name : "";
+  if (profile_abs_path_flag && !s.empty() && s[0] != '/')
+    return std::string(getpwd()) + "/" + s;
+  return s;
+}
+
 namespace {
 
 std::string Demangle(const char* name) {

@@ -15,12 +15,17 @@
 
 namespace ballarus::plugin {
 
+// A source name as GCC writes it into the .gcno (gcov-io.cc
+// gcov_write_filename): with -fprofile-abs-path, a relative name gets the
+// working directory and '/' in front.
+std::string GcnoFileName(const char* name);
+
 // Interns file names in first-seen order (deterministic for a given source).
 class FileTable {
  public:
   explicit FileTable(std::vector<std::string>* files) : files_(files) {}
   uint32_t Intern(const char* name) {
-    std::string s = name ? name : "";
+    std::string s = GcnoFileName(name);
     auto it = index_.find(s);
     if (it != index_.end()) return it->second;
     uint32_t id = static_cast<uint32_t>(files_->size());

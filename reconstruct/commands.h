@@ -65,8 +65,9 @@ struct GcovOptions {
   bool demangle = false, human = false, function_summaries = false;
   bool json = false, to_stdout = false, no_output = false;
   bool long_names = false, preserve_paths = false, relative_only = false;
+  bool all_blocks = false;
   std::string source_prefix;
-  std::string output_dir = ".";
+  std::string object_dir;  // -o: where gcov-style inputs' profiles lie
   std::vector<std::string> tus;  // --tu: sources of the TUs to read
 };
 

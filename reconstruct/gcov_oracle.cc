@@ -124,6 +124,111 @@ size_t Function::n_counters() const {
   return n;
 }
 
+namespace {
+
+void ReadFunctionRecord(Reader& r, Function* fn) {
+  fn->ident = r.U32("function ident");
+  fn->lineno_checksum = r.U32("lineno_checksum");
+  fn->cfg_checksum = r.U32("cfg_checksum");
+  r.String("function name", &fn->name);
+  fn->artificial = r.U32("artificial") != 0;
+  r.String("function file", &fn->file);
+  fn->start_line = r.U32("start line");
+  fn->start_column = r.U32("start column");
+  fn->end_line = r.U32("end line");
+  fn->end_column = r.U32("end column");
+}
+
+// The BLOCKS record at `rec` (payload at `base`); false on an error.
+bool ReadBlocksRecord(Reader& r, Function* fn, size_t rec, size_t base) {
+  if (!fn) {
+    r.Fail(rec, "BLOCKS record outside a function");
+    return false;
+  }
+  if (fn->n_blocks) {
+    r.Fail(rec, "second BLOCKS record for '" + fn->name + "'");
+    return false;
+  }
+  fn->n_blocks = r.U32("block count");
+  if (fn->n_blocks < 2 || fn->n_blocks > (1u << 24)) {
+    r.Fail(base, "function '" + fn->name + "' has " +
+                     std::to_string(fn->n_blocks) + " blocks");
+    return false;
+  }
+  fn->block_lines.assign(fn->n_blocks, {});
+  return true;
+}
+
+// An ARCS record of `length` bytes; false on an error that ends parsing.
+bool ReadArcsRecord(Reader& r, Function* fn, size_t rec, size_t base,
+                    uint32_t length) {
+  if (!fn || !fn->n_blocks) {
+    r.Fail(rec, "ARCS record before BLOCKS");
+    return false;
+  }
+  if (length < 4 || (length - 4) % 8 != 0) {
+    r.Fail(rec, "ARCS record length " + std::to_string(length) +
+                    " is not 4 + 8k");
+    return false;
+  }
+  uint32_t src = r.U32("arc source");
+  if (src >= fn->n_blocks || src == 1) {
+    r.Fail(base, "arc source block " + std::to_string(src) + " of '" +
+                     fn->name + "' is out of range or EXIT");
+    return false;
+  }
+  for (const Arc& a : fn->arcs)
+    if (a.src == src) {
+      r.Fail(base, "second ARCS record for block " + std::to_string(src) +
+                       " of '" + fn->name + "'");
+      break;
+    }
+  for (uint32_t i = 0, n = (length - 4) / 8; i < n && !r.failed(); i++) {
+    Arc a;
+    a.src = src;
+    size_t at = r.pos();
+    a.dst = r.U32("arc destination");
+    a.flags = r.U32("arc flags");
+    if (a.dst >= fn->n_blocks || a.dst == 0)
+      r.Fail(at, "arc " + std::to_string(src) + "->" + std::to_string(a.dst) +
+                     " of '" + fn->name +
+                     "' leaves the block range or enters ENTRY");
+    fn->arcs.push_back(a);
+  }
+  return true;
+}
+
+// A LINES record; `current_file` persists across records.
+bool ReadLinesRecord(Reader& r, Function* fn, size_t rec, size_t base,
+                     uint32_t length, std::string* current_file) {
+  if (!fn || !fn->n_blocks) {
+    r.Fail(rec, "LINES record before BLOCKS");
+    return false;
+  }
+  uint32_t block = r.U32("lines block");
+  if (block >= fn->n_blocks) {
+    r.Fail(base, "LINES for block " + std::to_string(block) + " of " +
+                     std::to_string(fn->n_blocks));
+    return false;
+  }
+  auto& runs = fn->block_lines[block];
+  while (!r.failed() && r.pos() < base + length) {
+    uint32_t line = r.U32("line number");
+    if (line) {
+      if (runs.empty()) runs.push_back({*current_file, {}});
+      runs.back().lines.push_back(line);
+      continue;
+    }
+    std::string file;
+    if (!r.String("line file", &file)) break;  // end of the block
+    *current_file = file;
+    runs.push_back({file, {}});
+  }
+  return true;
+}
+
+}  // namespace
+
 bool ParseGcno(const std::string& path, const std::vector<uint8_t>& bytes,
                Unit* unit, std::string* error) {
   Reader r(path, bytes);
@@ -151,97 +256,21 @@ bool ParseGcno(const std::string& path, const std::vector<uint8_t>& bytes,
                       " bytes runs past the end of the file");
       break;
     }
+    bool ok = true;
     if (tag == kTagFunction) {
       unit->functions.emplace_back();
       fn = &unit->functions.back();
-      fn->ident = r.U32("function ident");
-      fn->lineno_checksum = r.U32("lineno_checksum");
-      fn->cfg_checksum = r.U32("cfg_checksum");
-      r.String("function name", &fn->name);
-      fn->artificial = r.U32("artificial") != 0;
-      r.String("function file", &fn->file);
-      fn->start_line = r.U32("start line");
-      fn->start_column = r.U32("start column");
-      fn->end_line = r.U32("end line");
-      fn->end_column = r.U32("end column");
+      ReadFunctionRecord(r, fn);
     } else if (tag == kTagBlocks) {
-      if (!fn) {
-        r.Fail(rec, "BLOCKS record outside a function");
-        break;
-      }
-      if (fn->n_blocks) {
-        r.Fail(rec, "second BLOCKS record for '" + fn->name + "'");
-        break;
-      }
-      fn->n_blocks = r.U32("block count");
-      if (fn->n_blocks < 2 || fn->n_blocks > (1u << 24)) {
-        r.Fail(base, "function '" + fn->name + "' has " +
-                         std::to_string(fn->n_blocks) + " blocks");
-        break;
-      }
-      fn->block_lines.assign(fn->n_blocks, {});
+      ok = ReadBlocksRecord(r, fn, rec, base);
     } else if (tag == kTagArcs) {
-      if (!fn || !fn->n_blocks) {
-        r.Fail(rec, "ARCS record before BLOCKS");
-        break;
-      }
-      if (length < 4 || (length - 4) % 8 != 0) {
-        r.Fail(rec, "ARCS record length " + std::to_string(length) +
-                        " is not 4 + 8k");
-        break;
-      }
-      uint32_t src = r.U32("arc source");
-      if (src >= fn->n_blocks || src == 1) {
-        r.Fail(base, "arc source block " + std::to_string(src) + " of '" +
-                         fn->name + "' is out of range or EXIT");
-        break;
-      }
-      for (const Arc& a : fn->arcs)
-        if (a.src == src) {
-          r.Fail(base, "second ARCS record for block " + std::to_string(src) +
-                           " of '" + fn->name + "'");
-          break;
-        }
-      for (uint32_t i = 0, n = (length - 4) / 8; i < n && !r.failed(); i++) {
-        Arc a;
-        a.src = src;
-        size_t at = r.pos();
-        a.dst = r.U32("arc destination");
-        a.flags = r.U32("arc flags");
-        if (a.dst >= fn->n_blocks || a.dst == 0)
-          r.Fail(at, "arc " + std::to_string(src) + "->" +
-                         std::to_string(a.dst) + " of '" + fn->name +
-                         "' leaves the block range or enters ENTRY");
-        fn->arcs.push_back(a);
-      }
+      ok = ReadArcsRecord(r, fn, rec, base, length);
     } else if (tag == kTagLines) {
-      if (!fn || !fn->n_blocks) {
-        r.Fail(rec, "LINES record before BLOCKS");
-        break;
-      }
-      uint32_t block = r.U32("lines block");
-      if (block >= fn->n_blocks) {
-        r.Fail(base, "LINES for block " + std::to_string(block) + " of " +
-                         std::to_string(fn->n_blocks));
-        break;
-      }
-      auto& runs = fn->block_lines[block];
-      while (!r.failed() && r.pos() < base + length) {
-        uint32_t line = r.U32("line number");
-        if (line) {
-          if (runs.empty()) runs.push_back({current_file, {}});
-          runs.back().lines.push_back(line);
-          continue;
-        }
-        std::string file;
-        if (!r.String("line file", &file)) break;  // end of the block
-        current_file = file;
-        runs.push_back({file, {}});
-      }
+      ok = ReadLinesRecord(r, fn, rec, base, length, &current_file);
     } else {
       fn = nullptr;  // an unknown top-level record ends the function
     }
-    if (r.failed()) break;
+    if (!ok || r.failed()) break;
     if (r.pos() > base + length) {
       r.Fail(rec, "record " + Hex(tag) + " overruns its length " +
                       std::to_string(length));

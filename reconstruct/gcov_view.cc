@@ -142,6 +142,22 @@ int64_t Function::returned() const {
   return r;
 }
 
+int64_t Function::CallReturns(const Arc& fake) const {
+  int64_t r = 0;
+  for (uint32_t a : blocks[fake.src].succ) {
+    if (arcs[a].fake) continue;
+    r = GcovAdd(r, arcs[a].count);
+    const Block& dst = blocks[arcs[a].dst];
+    if (!dst.is_call_return) continue;
+    // The call's later returns, which ballarus counts on edges from ENTRY
+    // into the block after it (gcov's counter after the call counts them).
+    r = GcovAdd(r, dst.returns_again);
+    for (uint32_t p : dst.pred)
+      if (arcs[p].is_nonlocal_return) r = GcovAdd(r, arcs[p].count);
+  }
+  return r;
+}
+
 const std::vector<uint32_t>& Source::FunctionsAt(
     const std::vector<Function>& fns, uint32_t line) const {
   static const std::vector<uint32_t> kNone;
@@ -223,7 +239,6 @@ std::string ManglePath(const std::string& name) {
 View::View(const report::Report& r, const std::vector<uint32_t>& tus,
            const Options& options)
     : r_(&r), tus_(tus), options_(options) {
-  source_of_file_.assign(r.files.size(), -1);
   for (uint32_t t : tus) {
     runs += r.tus[t].runs;
     for (const report::TuFunction& tf : r.tus[t].functions)
@@ -236,7 +251,10 @@ View::View(const report::Report& r, const std::vector<uint32_t>& tus,
 }
 
 uint32_t View::FindSource(uint32_t file, uint32_t tu) {
-  if (source_of_file_[file] >= 0) return source_of_file_[file];
+  // gcov finds sources by name: a TU's own spelling, canonicalized.
+  const auto key = std::make_pair(file, tu);
+  const auto known = source_of_.find(key);
+  if (known != source_of_.end()) return known->second;
   const std::string canon = CanonicalizeName(
       r_->tus[tu].SpellingOf(file, r_->files[file]), r_->tus[tu].cwd);
   uint32_t idx = 0;
@@ -249,7 +267,7 @@ uint32_t View::FindSource(uint32_t file, uint32_t tu) {
     s.tu = tu;
     sources.push_back(std::move(s));
   }
-  source_of_file_[file] = static_cast<int32_t>(idx);
+  source_of_.emplace(key, idx);
   return idx;
 }
 
@@ -277,10 +295,23 @@ void View::ReadFunction(uint32_t tu, const report::TuFunction& tf) {
     // the block it enters counts only its other entries, as gcov sees it,
     // and ENTRY only the activations started (core/gcov_lines.cc does the
     // same).
+    // A fake ENTRY edge off GCC's spanning tree (the later returns of a
+    // setjmp or vfork, into its own block) is no arc of gcov's either: gcov
+    // counts the block's other entries only, and its calls' returns in
+    // full (Function::CallReturns).
+    if (!er.gcov_arc && (er.flags & kEdgeFake) && er.src == kEntryBlock &&
+        !(er.flags & kEdgeReentry) && !er.ignored() && er.dst != kEntryBlock) {
+      const int64_t c = CountOf(tf.edges ? (*tf.edges)[e] : er.count);
+      g.blocks[er.dst].count = GcovSub(g.blocks[er.dst].count, c);
+    }
     if ((er.flags & kEdgeReentry) && !er.ignored()) {
       const int64_t c = CountOf(tf.edges ? (*tf.edges)[e] : er.count);
-      if (er.dst != kEntryBlock)
+      if (er.dst != kEntryBlock) {
         g.blocks[er.dst].count = GcovSub(g.blocks[er.dst].count, c);
+        if (er.flags & kEdgeFake)  // a later return of setjmp / vfork
+          g.blocks[er.dst].returns_again =
+              GcovAdd(g.blocks[er.dst].returns_again, c);
+      }
       if (er.src == kEntryBlock)
         g.blocks[kEntryBlock].count = GcovSub(g.blocks[kEntryBlock].count, c);
     }

@@ -66,6 +66,9 @@ struct Block {
   bool exceptional = false;
   bool is_call_site = false;
   bool is_call_return = false;
+  // Entries on ballarus' fake re-entry edges (later returns of a setjmp
+  // or vfork before it), which `count` leaves out as gcov's graph does.
+  int64_t returns_again = 0;
   std::vector<uint32_t> succ;  // arc indices in gcov's order (by target)
   std::vector<uint32_t> pred;  // arc indices in .gcno order
   std::vector<Location> locations;
@@ -112,6 +115,12 @@ struct Function {
   // counts of the fake arcs into it.
   int64_t called() const { return blocks.empty() ? 0 : blocks[0].count; }
   int64_t returned() const;
+  // gcov's "call N returned": the call block's count less its fake arc's,
+  // i.e. every return through gcov's counter after the call: the arcs out
+  // of the call block (a fork child's return included) plus the later
+  // returns of a setjmp or vfork, which ballarus counts on edges from
+  // ENTRY into the block after the call.
+  int64_t CallReturns(const Arc& fake) const;
 };
 
 // gcov's coverage_info.
@@ -187,7 +196,8 @@ class View {
   const report::Report* r_;
   std::vector<uint32_t> tus_;
   Options options_;
-  std::vector<int32_t> source_of_file_;  // Report file -> source, or -1
+  // (Report file, TU) -> source: each TU's spelling of the file.
+  std::map<std::pair<uint32_t, uint32_t>, uint32_t> source_of_;
   std::vector<bool> artificial_;         // parallel to `functions` until
                                          // process_all_functions
 };

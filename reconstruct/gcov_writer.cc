@@ -41,6 +41,9 @@ std::string Printf(const char* fmt, ...) {
   return out;
 }
 
+constexpr const char* kLineMarks[2] = {"=====", "#####"};
+constexpr const char* kBlockMarks[2] = {"%%%%%", "$$$$$"};
+
 void Pad9(std::string* s) {
   if (s->size() < 9) s->insert(0, 9 - s->size(), ' ');
 }
@@ -53,9 +56,13 @@ std::string NameOf(const Function& fn, bool demangle) {
   return Printable(demangle ? fn.demangled : fn.name);
 }
 
+// output_line_beginning; `marks` are the never-run marks for an
+// exceptional and an unexceptional line ("=====" "#####"; -a's block lines
+// "%%%%%" "$$$$$").
 std::string LineBeginning(bool exists, bool unexceptional,
                           bool has_unexecuted_block, int64_t count,
-                          uint32_t line_num, bool human) {
+                          uint32_t line_num, bool human,
+                          const char* const marks[2] = kLineMarks) {
   std::string s;
   if (exists) {
     if (count > 0) {
@@ -63,7 +70,7 @@ std::string LineBeginning(bool exists, bool unexceptional,
       if (has_unexecuted_block) s += "*";
       Pad9(&s);
     } else {
-      s = unexceptional ? "#####" : "=====";
+      s = marks[unexceptional ? 1 : 0];
       Pad9(&s);
     }
   } else {
@@ -83,7 +90,7 @@ bool BranchCount(const View& v, const ArcId& id, int ix, const Format& f,
   if (arc.is_call_non_return) {
     if (src_count)
       *out += Printf("call   %2d returned %s\n", ix,
-                     FormatGcov(GcovSub(src_count, arc.count), src_count, places,
+                     FormatGcov(fn.CallReturns(arc), src_count, places,
                                 f.human)
                          .c_str());
     else
@@ -109,8 +116,29 @@ bool BranchCount(const View& v, const ArcId& id, int ix, const Format& f,
   return true;
 }
 
-void LineDetails(const View& v, const Line& line, const Format& f,
-                 std::string* out) {
+// output_line_details: with -a a line per block ending on the line (but
+// call returns), numbered on the line, each followed with -b by its
+// successor arcs; else with -b the line's branches.
+void LineDetails(const View& v, const Line& line, uint32_t line_num,
+                 const Format& f, std::string* out) {
+  if (f.all_blocks) {
+    int ix = 0, jx = 0;
+    for (const BlockId& id : line.blocks) {
+      const Function& fn = v.functions[id.first];
+      const Block& b = fn.blocks[id.second];
+      if (!b.is_call_return) {
+        // gcov passes the block's `exceptional` where the line's
+        // `unexceptional` goes: an exceptional block shows "$$$$$".
+        *out += LineBeginning(line.exists, b.exceptional, false, b.count,
+                              line_num, f.human, kBlockMarks);
+        *out += Printf("-block %2d\n", ix++);
+      }
+      if (f.branches)
+        for (uint32_t a : b.succ)
+          jx += BranchCount(v, ArcId{id.first, a}, jx, f, out);
+    }
+    return;
+  }
   if (!f.branches) return;
   int ix = 0;
   for (const ArcId& a : line.branches) ix += BranchCount(v, a, ix, f, out);
@@ -304,7 +332,7 @@ std::string GcovText(const View& v, uint32_t source, const Format& f,
                          line.has_unexecuted_block, line.count, line_num,
                          f.human);
     SourceLine(text, line_num, &out);
-    LineDetails(v, line, f, &out);
+    LineDetails(v, line, line_num, f, &out);
     if (line_start_group == line_num) {
       for (uint32_t fi : fns) {
         const Function& fn = v.functions[fi];
@@ -317,7 +345,7 @@ std::string GcovText(const View& v, uint32_t source, const Format& f,
           out += LineBeginning(fl.exists, fl.unexceptional,
                                fl.has_unexecuted_block, fl.count, l, f.human);
           SourceLine(text, l, &out);
-          LineDetails(v, fl, f, &out);
+          LineDetails(v, fl, l, f, &out);
         }
       }
       out += "------------------\n";

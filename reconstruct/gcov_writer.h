@@ -23,6 +23,7 @@ struct Format {
   bool demangle = false;       // -m: demangled names
   bool human = false;          // -H: 1.2k instead of 1234
   bool function_summaries = false;  // -f: per-function summaries on stdout
+  bool all_blocks = false;     // -a: a line per basic block
 };
 
 // The header lines of a .gcov file.  `single`: the view is one TU (gcov

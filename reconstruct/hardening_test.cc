@@ -51,12 +51,12 @@ std::string ReadFile(const std::string& path) {
 }
 
 // Runs the tool with `args` (already shell-quoted) in $TEST_TMPDIR.
-Result Tool(const std::string& args) {
+Result Tool(const std::string& args, const std::string& first = "true") {
   static int n = 0;
   const std::string o = TmpDir() + "/h-out" + std::to_string(n);
   const std::string e = TmpDir() + "/h-err" + std::to_string(n++);
-  const std::string cmd = "cd '" + TmpDir() + "' && '" + Binary() + "' " +
-                          args + " >" + o + " 2>" + e;
+  const std::string cmd = "cd '" + TmpDir() + "' && " + first + " && '" +
+                          Binary() + "' " + args + " >" + o + " 2>" + e;
   const int rc = std::system(cmd.c_str());
   Result r;
   r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
@@ -283,7 +283,9 @@ TEST(Hardening, VerifyNamesSaturatedSums) {
 TEST(Hardening, CannotWriteGivesTheReason) {
   const std::string p =
       WriteTestProfile("reason.profile", {Diamond("a.c", "f", kSmall)});
-  Result r = Tool("gcov --all-files -o no/such/dir " + Q(p));
+  // gcov writes into its working directory: one that was removed.
+  Result r = Tool("gcov --all-files " + Q(p),
+                  "mkdir gone && cd gone && rmdir ../gone");
   EXPECT_EQ(r.status, 2);
   ExpectOnePrintableLine(r.err);
   EXPECT_NE(r.err.find("No such file or directory"), std::string::npos)

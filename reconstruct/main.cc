@@ -246,9 +246,10 @@ class GcovCommand : public Subcommand {
     gcov->add_option("-s,--source-prefix", o_.source_prefix,
                      "prefix to remove from source names")
         ->type_name("DIR");
-    gcov->add_option("-o,--output-dir", o_.output_dir,
-                     "where to write (default: the working directory)")
-        ->type_name("DIR");
+    gcov->add_option("-o,--object-directory", o_.object_dir,
+                     "where the profiles of inputs named as gcov's are "
+                     "(a directory, or an object file's name)")
+        ->type_name("DIR|FILE");
     gcov->add_option("--tu", o_.tus,
                      "read only this translation unit (its source as "
                      "compiled, or its base name; repeatable; default: all)")
@@ -261,6 +262,8 @@ class GcovCommand : public Subcommand {
  private:
   // gcov's own one-letter flags.
   void AddGcovFlags(CLI::App* gcov) {
+    gcov->add_flag("-a,--all-blocks", o_.all_blocks,
+                   "a line per basic block");
     gcov->add_flag("-b,--branch-probabilities", o_.branches,
                    "branch and call lines, function summaries");
     gcov->add_flag("-c,--branch-counts", o_.counts,

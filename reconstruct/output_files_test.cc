@@ -177,6 +177,7 @@ std::string ShellWord(const std::string& path) {
 struct Writer {
   std::string args;  // "{OUT}": the output directory
   std::vector<std::string> scratch;  // names it used and removed
+  bool in_out = false;  // writes into its working directory (gcov): run in {OUT}
 };
 
 std::string WithOut(std::string args, const std::string& out) {
@@ -195,8 +196,8 @@ TEST_F(OutputFiles, PlantedLinksAreNotFollowed) {
   const std::vector<Writer> writers = {
       {"lcov --all-files -o {OUT}/out.info PROFILE", {}},
       {"cobertura --all-files -o {OUT}/out.xml PROFILE", {}},
-      {"gcov -b --all-files -o {OUT} PROFILE", {}},
-      {"gcov -j --all-files -o {OUT} PROFILE", {}},
+      {"gcov -b --all-files PROFILE", {}, true},
+      {"gcov -j --all-files PROFILE", {}, true},
       {"html --all-files -o {OUT}/html PROFILE",
        {"html/.ballarus-cfg.gv", "html/.ballarus-cfg.svg"}},
       {"gcda -o {OUT} PROFILE", {}},
@@ -210,7 +211,13 @@ TEST_F(OutputFiles, PlantedLinksAreNotFollowed) {
     fs::create_directories(clean);
     std::string a = WithOut(args, clean);
     a.replace(a.find("PROFILE"), 7, Q(profile_));
-    Result r = Sh(Tool(a));
+    const auto command = [&](const std::string& out, const std::string& a) {
+      return w.in_out ? "cd " + Q(out) + " && exec " +
+                            Q(Runfile("reconstruct/ballarus-reconstruct")) +
+                            " " + a
+                      : Tool(a);
+    };
+    Result r = Sh(command(clean, a));
     ASSERT_EQ(r.status, 0) << r.err;
     std::vector<std::string> names = FilesUnder(clean);
     ASSERT_FALSE(names.empty());
@@ -232,7 +239,7 @@ TEST_F(OutputFiles, PlantedLinksAreNotFollowed) {
     std::string attacked = WithOut(args, dir);
     attacked.replace(attacked.find("PROFILE"), 7, Q(profile_));
     // $$ in the plants is the inner shell's pid, which exec hands on.
-    r = Sh("sh -c " + Q(plant + Tool(attacked)));
+    r = Sh("sh -c " + Q(plant + command(dir, attacked)));
     EXPECT_EQ(r.status, 0) << r.err;
     for (const std::string& v : victims) ExpectIntact(v);
     for (const std::string& n : finals) {

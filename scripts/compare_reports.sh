@@ -9,7 +9,8 @@
 # paths --top 0 --json, paths --function . --decode 0 (text and --json),
 # paths --program --source, stats, stats --json, verify, verify --against
 # the profile itself, lcov, cobertura, gcov -t (plain, -b -c, -j), gcov -b
-# -o DIR and html -o DIR (every file written, byte for byte), diff against
+# (run in DIR, where gcov writes) and html -o DIR (every file written, byte
+# for byte), diff against
 # the previous profile of the list (text and --json), and merge -o (the
 # written file); stdout, stderr and the exit status must be equal (a
 # subcommand that refuses a profile, e.g. paths without path data, must
@@ -37,6 +38,12 @@ shift 2
 for b in "$old" "$new"; do
   [ -x "$b" ] || { echo "$0: $b is not an executable" >&2; exit 2; }
 done
+# Absolute names: the binaries run in the output directory.
+absolute() { case $1 in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+old=$(absolute "$old") new=$(absolute "$new")
+profiles=()
+for p in "$@"; do profiles+=("$(absolute "$p")"); done
+set -- "${profiles[@]}"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -59,20 +66,21 @@ commands=(
   "gcov -t"
   "gcov -b -c -t"
   "gcov -j -t"
-  "gcov -b -o @OUT@"
+  "gcov -b"
   "html -o @OUT@ --title T"
   "diff @PREVIOUS@"
   "diff @PREVIOUS@ --json --top 0"
 )
 
 # run BIN TAG PROFILE ARGS...: stdout, stderr and status into $work/TAG.*;
-# what it wrote into $work/dir (@OUT@; made empty first) into $work/TAG.dir.
+# what it wrote into $work/dir (@OUT@ and its working directory; made empty
+# first) into $work/TAG.dir.
 run() {
   local bin=$1 tag=$2 profile=$3
   shift 3
   rm -rf "$work/dir" "$work/$tag.dir"
   mkdir "$work/dir"
-  "$bin" "$@" >"$work/$tag.out" 2>"$work/$tag.err"
+  (cd "$work/dir" && exec "$bin" "$@") >"$work/$tag.out" 2>"$work/$tag.err"
   echo "exit $?" >"$work/$tag.status"
   mv "$work/dir" "$work/$tag.dir"
 }

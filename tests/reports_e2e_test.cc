@@ -90,14 +90,13 @@ const std::vector<Difference>& Differences() {
       // drops its fake ENTRY edge, so gcov misses the 4 re-entries and
       // solves the fake arc out of the setjmp call to -4; ballarus keeps the
       // ENTRY edge (e2e_test.cc kFakeCycleChoice).  Hand-derived: called
-      // 1 + 4 = 5 times, returned once (20%); the call returns every time.
+      // 1 + 4 = 5 times, returned once (20%).  Calls that return more than
+      // once (setjmp, fork) show gcov's percentages (500%, 300%, 200%):
+      // the returns are counted from the block after the call.
       {"setjmp_longjmp", "-O0", "gcov-b", "setjmp_longjmp.c.gcov",
        "function main called 1 returned 100% blocks executed 92%",
        "function main called 5 returned 20% blocks executed 92%",
        "gcov misses main's 4 longjmp re-entries"},
-      {"setjmp_longjmp", "-O0", "gcov-b", "setjmp_longjmp.c.gcov",
-       "call    0 returned 500%", "call    0 returned 100%",
-       "gcov's fake arc out of setjmp solves to -4"},
       {"setjmp_longjmp", "-O0", "gcov-bcu", "setjmp_longjmp.c.gcov",
        "function main called 1 returned 100% blocks executed 92%",
        "function main called 5 returned 20% blocks executed 92%",
@@ -108,30 +107,6 @@ const std::vector<Difference>& Differences() {
        "gcov misses main's 4 longjmp re-entries"},
       {"setjmp_longjmp", "-O0", "lcov", "setjmp_longjmp.c", "FNDA:1,main",
        "FNDA:5,main", "gcov misses main's 4 longjmp re-entries"},
-      // setjmp_entry: setjmp in main's first block returns 3 times (once,
-      // then after each of bounce()'s 2 longjmps).  gcov has no arc for the
-      // re-entries and solves the fake arc out of the setjmp call to -2:
-      // the call "returns" 3 times from a block that ran once (300%).
-      // ballarus counts the re-entries on its own edge, out of gcov's arcs
-      // and out of the block's count, as gcov counts the block's lines:
-      // the block ran once and its call returned once.
-      {"setjmp_entry", "", "gcov-b", "setjmp_entry.c.gcov",
-       "call    0 returned 300%", "call    0 returned 100%",
-       "gcov's fake arc out of setjmp solves to -2"},
-      {"setjmp_entry", "", "gcov-bcu", "setjmp_entry.c.gcov",
-       "call    0 returned 3", "call    0 returned 1",
-       "gcov's fake arc out of setjmp solves to -2"},
-      // fork_vfork: spawn() calls fork() 3 times and main calls spawn() 3
-      // times; each returns twice (parent and child).  gcov's fake arcs out
-      // of those calls solve to -3: returned 6 of 3 (200%); ballarus counts
-      // the children's returns as re-entries (e2e_test.cc
-      // kGcovNegativeFakeArcs): returned 3 of 3.
-      {"fork_vfork", "", "gcov-b", "fork_vfork.c.gcov",
-       "call    0 returned 200%", "call    0 returned 100%",
-       "gcov's fake arcs out of fork() and spawn() solve to -3"},
-      {"fork_vfork", "", "gcov-bcu", "fork_vfork.c.gcov",
-       "call    0 returned 6", "call    0 returned 3",
-       "gcov's fake arcs out of fork() and spawn() solve to -3"},
       // fork_vfork -O0: vfork returns twice (the child, then the parent),
       // like setjmp; gcov keeps the vfork block's fake EXIT edge and misses
       // the second return, ballarus keeps its fake ENTRY edge (e2e_test.cc
@@ -292,10 +267,10 @@ void CheckGcovFiles(const Ctx& c, const std::vector<std::string>& units,
   for (const std::string& u : units) cmd += " " + Quote(u + ".gcda");
   CommandResult g = harness::Run(cmd + " && mv *.gcov " + Quote(gdir), c.gcov_dir);
   ASSERT_EQ(g.status, 0) << where << ": " << g.out << g.err;
+  // gcov writes into the working directory: so does ballarus.
   CommandResult o = harness::Run(Quote(Reconstruct()) + " gcov " + options +
-                                     " --all-files -o " + Quote(odir) + " " +
-                                     Quote(c.profile),
-                                 c.our_dir);
+                                     " --all-files " + Quote(c.profile),
+                                 odir);
   ASSERT_EQ(o.status, 0) << where << ": " << o.err;
   // gcov's stdout summaries ("File 'x'", "Lines executed", "Creating")
   // are ballarus' too, but for the file names.
@@ -341,9 +316,9 @@ void CheckGcovJson(const Ctx& c, const std::vector<std::string>& units) {
                                    c.gcov_dir);
     ASSERT_EQ(g.status, 0) << where << ": " << g.err;
   }
-  CommandResult o = harness::Run(Quote(Reconstruct()) + " gcov -j -b --all-files -o " +
-                                     Quote(odir) + " " + Quote(c.profile),
-                                 c.our_dir);
+  CommandResult o = harness::Run(Quote(Reconstruct()) + " gcov -j -b --all-files " +
+                                     Quote(c.profile),
+                                 odir);
   ASSERT_EQ(o.status, 0) << where << ": " << o.err;
   const std::vector<std::string> gfiles = Ls(gdir, ".gcov.json.gz");
   EXPECT_EQ(Ls(odir, ".gcov.json.gz"), gfiles) << where;

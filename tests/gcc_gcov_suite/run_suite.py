@@ -18,12 +18,20 @@ gcov's .gcov output.  This script runs every `dg-do run` test of that suite
     rendered the way gcov prints a count: `N`, `N*` for a line with an
     unexecuted block, `#####`, `=====` for a line whose blocks are all
     exceptional, `-` for no code, `-H` human-readable numbers), and runs
-    `ballarus-reconstruct verify` on the profile.
+    `ballarus-reconstruct verify` on the profile;
+  * and runs `ballarus-reconstruct gcov` with the very arguments the
+    test's `run-gcov` directive gives gcov (`-b gcov-1.c`, `-a gcov-13.c`,
+    ...), in the build directory, where each object's profile NAME.bprof
+    lies as gcov's NAME.gcda does, and checks the .gcov file it writes as
+    gcov.exp checks gcov's: verify-lines, and for `run-gcov branches` /
+    `calls` verify-branches / verify-calls (branch and call-return
+    percentages).  Every check gcov passes must pass.
 
 A test passes iff its builds succeed, every build's output (stdout, stderr,
-exit status) equals the plain build's, gcov passes its annotations (all but
+exit status) equals the plain build's, gcov passes its checks (all but
 those GCC itself marks xfail), ballarus passes, in every mode, every
-annotation gcov passes, and every profile verifies — except what EXCEPTIONS
+check gcov passes (in `show --json` and in its own .gcov files), and every
+profile verifies — except what EXCEPTIONS
 (below) exempts, each with its reason.  KNOWN_FAILURES lists checks
 ballarus is known to fail (none today), by cause: they are reported as
 known failures and do not fail the run, but one that passes (XPASS) does,
@@ -37,8 +45,7 @@ $BALLARUS_GCC_TESTSUITE_CACHE, or --cache) and never in the repository.  Only
 gcc/testsuite/{gcc.misc-tests/gcov*,g++.dg/gcov/*,lib/gcov.exp} are
 extracted (from the nested gcc-*-dfsg.tar.xz of the orig tarball).
 
-What is not reproduced from the DejaGnu harness: branch and call percentages
-(`run-gcov branches|calls`; ballarus has no such report), pytest checks of
+What is not reproduced from the DejaGnu harness: pytest checks of
 gcov's JSON (`run-gcov-pytest`: the program still runs and is checked), and
 g++-dg-runtest's loop over -std= versions (each C++ test runs once, with the
 compiler's default standard unless its dg-options set one).
@@ -71,12 +78,13 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 TARGET = "x86_64-pc-linux-gnu"
 MODES = ["naive", "edge", "edge,path"]
 RUN_TIMEOUT = 120  # seconds per program run
-# Flags that ask gcc for gcov's instrumentation or name gcov's files and
-# library: the plain and ballarus builds drop them.  -lgcov stays in the
-# plain build (a test calling __gcov_dump must link) and goes from the
-# ballarus build, whose runtime provides gcov's entry points itself.
+# Flags that ask gcc for gcov's instrumentation or name gcov's library:
+# the plain and ballarus builds drop them (-fprofile-abs-path stays: the
+# plugin names sources as it says).  -lgcov stays in the plain build (a
+# test calling __gcov_dump must link) and goes from the ballarus build,
+# whose runtime provides gcov's entry points itself.
 COVERAGE_FLAGS = {"-fprofile-arcs", "-ftest-coverage", "--coverage",
-                  "-fprofile-generate", "-fprofile-abs-path"}
+                  "-fprofile-generate"}
 
 # Tests, or parts of tests, that have no meaning for ballarus.  Key: test
 # name (file name); value: {"what": "annotations" | "test", "why": reason}.
@@ -84,10 +92,10 @@ EXCEPTIONS = {
     "gcov-16.C": {
         "what": "annotations",
         "why": "run-gcov remove-gcda: checks what gcov prints when the .gcda "
-               "is deleted before it runs (every line #####); a ballarus "
-               "profile is self-contained (no separate notes file), so there "
-               "is nothing to delete -- the program still runs, verifies and "
-               "must give the plain build's output",
+               "is deleted before it runs (every line #####, from the .gcno); "
+               "a ballarus profile holds the notes and the data in one file, "
+               "so without it there is nothing to print -- the program still "
+               "runs, verifies and must give the plain build's output",
     },
 }
 
@@ -331,9 +339,13 @@ class Test:
 
 
 def parse_run_gcov(args):
-    run = {"args": [], "xfail": False, "remove_gcda": False}
+    run = {"args": [], "xfail": False, "remove_gcda": False,
+           "calls": False, "branches": False}
     for a in args:
-        if a in ("calls", "branches", "intermediate"):
+        if a in ("calls", "branches"):
+            run[a] = True
+            continue
+        if a == "intermediate":
             continue
         if a == "remove-gcda":
             run["remove_gcda"] = True
@@ -382,6 +394,110 @@ def gcov_file_counts(path):
             if m and m.group(2).isdigit():
                 counts[int(m.group(2))] = m.group(1).strip()
     return counts
+
+
+def verify_branches(path):
+    """gcov.exp verify-branches: the failures (messages) of a .gcov file's
+    `branch(N ...)` / `branch(end)` expectations."""
+    fails, shouldbe, n = [], [], "0"
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = re.match(r"^[^:]+: *([0-9]+):", line)
+            if m:
+                n = m.group(1)
+            if "branch" not in line:
+                continue
+            m_new = re.search(r"branch\(([0-9 ]+)\)", line)
+            m_neg = re.search(r"branch +[0-9]+ taken (-[0-9]+)%", line)
+            m_taken = re.search(r"branch +[0-9]+ taken ([0-9]+)%", line)
+            if m_new:
+                if shouldbe:
+                    fails.append("line %s: expected branch percentages not "
+                                 "found: %s" % (n, " ".join(shouldbe)))
+                shouldbe = [str(100 - int(x)) if int(x) > 50 else str(int(x))
+                            for x in m_new.group(1).split()]
+            elif m_neg:
+                fails.append("line %s: negative percentage: %s"
+                             % (n, m_neg.group(1)))
+            elif m_taken:
+                taken = int(m_taken.group(1))
+                if taken > 100:
+                    fails.append("line %s: branch percentage greater than "
+                                 "100: %d" % (n, taken))
+                if taken > 50:
+                    taken = 100 - taken
+                if str(taken) in shouldbe:
+                    shouldbe.remove(str(taken))
+            elif re.search(r"branch\(end\)", line):
+                if shouldbe:
+                    fails.append("line n: expected branch percentages not "
+                                 "found: %s" % " ".join(shouldbe))
+                shouldbe = []
+    if shouldbe:
+        fails.append("line %s: expected branch percentages not found: %s"
+                     % (n, " ".join(shouldbe)))
+    return fails
+
+
+def verify_calls(path):
+    """gcov.exp verify-calls: the failures of `returns(N ...)` /
+    `returns(end)` expectations (percentages above 100 are allowed)."""
+    fails, shouldbe, n = [], [], "0"
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = re.match(r"^[^:]+: *([0-9]+):", line)
+            if m:
+                n = m.group(1)
+            if "return" not in line:
+                continue
+            m_new = re.search(r"returns\(([0-9 ]+)\)", line)
+            m_neg = re.search(r"call +[0-9]+ returned (-[0-9]+)%", line)
+            m_ret = re.search(r"call +[0-9]+ returned ([0-9]+)%", line)
+            if m_new:
+                if shouldbe:
+                    fails.append("line %s: expected return percentages not "
+                                 "found: %s" % (n, " ".join(shouldbe)))
+                shouldbe = m_new.group(1).split()
+            elif m_neg:
+                fails.append("line %s: negative percentage: %s"
+                             % (n, m_neg.group(1)))
+            elif m_ret:
+                if m_ret.group(1) in shouldbe:
+                    shouldbe.remove(m_ret.group(1))
+            elif re.search(r"returns\(end\)", line):
+                if shouldbe:
+                    fails.append("line %s: expected return percentages not "
+                                 "found: %s" % (n, " ".join(shouldbe)))
+                shouldbe = []
+    if shouldbe:
+        fails.append("line %s: expected return percentages not found: %s"
+                     % (n, " ".join(shouldbe)))
+    return fails
+
+
+def gcov_checks(run, gfile, ann):
+    """The checks gcov.exp makes of one run-gcov's .gcov file: {key: ok}
+    for each annotation (verify-lines, key ("line", N)) and the failures of
+    verify-branches / verify-calls (key ("branches"|"calls", message));
+    plus {key: description} of what failed."""
+    counts = gcov_file_counts(gfile)
+    ok, why = {}, {}
+    for (line, want, _xf) in ann:
+        is_ = counts.get(line, "")
+        ok[("line", line)] = is_ == want
+        if is_ != want:
+            why[("line", line)] = "line %d: is %s:should be %s" % (
+                line, is_ or "(no data)", want)
+    for kind, fn in (("branches", verify_branches), ("calls", verify_calls)):
+        if run[kind]:
+            fails = fn(gfile)
+            ok[(kind, "all")] = not fails
+            for msg in fails:
+                why.setdefault((kind, "all"), "")
+                why[(kind, "all")] += "%s: %s; " % (kind, msg)
+    return ok, why
 
 
 def f32(x):
@@ -508,6 +624,162 @@ def same_output(a, b):
 
 # --------------------------------------------------------------- one test
 
+def run_gcov_checks(res, test, gdir, ann):
+    """Runs gcov as each run-gcov directive says and makes gcov.exp's checks;
+    returns {(run index, check key): True} for the checks gcov passes."""
+    gcov_pass = {}
+    g = res["gcov"]
+    for ri, r in enumerate(test.gcov_runs):
+        if r["remove_gcda"]:
+            for f in os.listdir(gdir):
+                if f.endswith(".gcda"):
+                    os.unlink(os.path.join(gdir, f))
+        rc, o, e = run_cmd(["gcov"] + r["args"], gdir)
+        gfile = os.path.join(gdir, r["file"] + ".gcov")
+        if rc != 0 or not os.path.exists(gfile):
+            if r["xfail"]:
+                g["total"] += len(ann[r["file"]])
+                g["xfail"] += len(ann[r["file"]])
+            else:
+                res["problems"].append(
+                    ("gcov", "gcov %s failed: %s" % (
+                        " ".join(r["args"]), (o + e).decode(errors="replace"))))
+            continue
+        gcov_pass[(ri, "ran")] = True
+        ok, why = gcov_checks(r, gfile, ann[r["file"]])
+        xfails = {("line", line) for (line, _w, xf) in ann[r["file"]] if xf}
+        for key, good in ok.items():
+            g["total"] += 1
+            if good:
+                g["passed"] += 1
+                gcov_pass[(ri, key)] = True
+            elif r["xfail"] or key in xfails:
+                g["xfail"] += 1
+            else:
+                res["problems"].append(
+                    ("gcov", "gcov %s %s" % (r["file"], why[key])))
+    return gcov_pass
+
+
+def check_show_json(ctx, res, test, mode, m, profiles, bdir, ann, gcov_pass):
+    """The annotations gcov passes against `show --json`'s line counts."""
+    rc, o, e = run_cmd([ctx.reconstruct, "show", "--json"] + profiles, bdir)
+    if rc != 0:
+        res["problems"].append(
+            ("annotations:" + mode, "ballarus %s: show --json exit %s: %s"
+             % (mode, rc, e.decode(errors="replace")[-2000:])))
+        return
+    doc = json.loads(o)
+    lines = {}
+    for entry in doc.get("lines", []):
+        lines.setdefault(os.path.basename(entry["file"]), {})[entry["line"]] = entry
+    for ri, r in enumerate(test.gcov_runs):
+        flines = lines.get(r["file"], {})
+        for (line, want, _xf) in ann[r["file"]]:
+            if not gcov_pass.get((ri, ("line", line))):
+                continue  # gcov itself does not pass it (GCC's xfail)
+            m["total"] += 1
+            is_ = gcov_string(flines.get(line), r["human"])
+            if is_ == want:
+                m["passed"] += 1
+            else:
+                m["failures"].append("%s:%d is %s, should be %s"
+                                     % (r["file"], line, is_, want))
+    if m["failures"]:
+        res["problems"].append(
+            ("annotations:" + mode, "ballarus %s: %s"
+             % (mode, "; ".join(m["failures"]))))
+
+
+def source_line(path, build_dir):
+    """The `0:Source:` line of a .gcov file, its build directory as @DIR."""
+    with open(path, errors="replace") as f:
+        for line in f:
+            if re.match(r"^ *-: *0:Source:", line):
+                return line.strip().replace(build_dir, "@DIR")
+    return None
+
+
+def check_gcov_runs(ctx, res, test, mode, m, bdir, gdir, ann, gcov_pass):
+    """Runs `ballarus-reconstruct gcov` with each run-gcov directive's own
+    arguments in the build directory (where the .bprof files lie, as gcov's
+    .gcda would) and requires every gcov.exp check gcov passes."""
+    fails = []
+    for ri, r in enumerate(test.gcov_runs):
+        if r["remove_gcda"]:
+            for f in os.listdir(bdir):
+                if f.endswith(".bprof"):
+                    os.unlink(os.path.join(bdir, f))
+        if not gcov_pass.get((ri, "ran")):
+            continue  # gcov itself fails this run (GCC's xfail)
+        wanted = [k for (i, k) in gcov_pass if i == ri and k != "ran"]
+        m["gcov_total"] += len(wanted)
+        rc, o, e = run_cmd([ctx.reconstruct, "gcov"] + r["args"], bdir)
+        gfile = os.path.join(bdir, r["file"] + ".gcov")
+        if rc != 0 or not os.path.exists(gfile):
+            fails.append("gcov %s: exit %s, %s.gcov %s: %s" % (
+                " ".join(r["args"]), rc, r["file"],
+                "written" if os.path.exists(gfile) else "not written",
+                (o + e).decode(errors="replace")[-1000:]))
+            continue
+        ok, why = gcov_checks(r, gfile, ann[r["file"]])
+        # Beyond gcov.exp: the source is named as gcov names it (an
+        # absolute name, -fprofile-abs-path, in its own build directory).
+        want_src = source_line(os.path.join(gdir, r["file"] + ".gcov"), gdir)
+        if source_line(gfile, bdir) != want_src:
+            fails.append("gcov %s: %s, gcov's %s" % (
+                " ".join(r["args"]), source_line(gfile, bdir), want_src))
+        for key in wanted:
+            if ok.get(key):
+                m["gcov_passed"] += 1
+            else:
+                fails.append("gcov %s: %s" % (" ".join(r["args"]),
+                                              why.get(key, key)))
+    m["gcov_failures"] = fails
+    if fails:
+        res["problems"].append(("gcov-file:" + mode, "ballarus %s: %s"
+                                % (mode, "; ".join(fails))))
+
+
+def run_mode(ctx, res, test, mode, base, plain, ann, gcov_pass):
+    """Builds, runs and checks the test in one ballarus mode."""
+    m = {"passed": 0, "total": 0, "gcov_passed": 0, "gcov_total": 0,
+         "verify": None, "output": None, "build": None, "failures": []}
+    res["modes"][mode] = m
+    bdir = os.path.join(base, "ballarus-" + mode.replace(",", "+"))
+    ok, log = build(ctx, test, "ballarus", mode, bdir)
+    m["build"] = ok
+    if not ok:
+        res["problems"].append(("build:" + mode, "ballarus %s build failed:\n%s"
+                                % (mode, log[-4000:])))
+        return
+    # Each object's counts go to its default place, NAME.bprof beside it,
+    # as gcov's go to NAME.gcda.
+    out = run_program(bdir)
+    d = same_output(out, plain)
+    m["output"] = not d
+    if d:
+        res["problems"].append(("output:" + mode,
+                                "ballarus %s: %s" % (mode, "; ".join(d))))
+    profiles = sorted(f for f in os.listdir(bdir) if f.endswith(".bprof"))
+    if not profiles:
+        m["verify"] = False
+        res["problems"].append(("verify:" + mode,
+                                "ballarus %s: no profile written" % mode))
+        return
+    rc, o, e = run_cmd([ctx.reconstruct, "verify"] + profiles, bdir)
+    m["verify"] = rc == 0
+    if rc != 0:
+        res["problems"].append(
+            ("verify:" + mode, "ballarus %s: verify exit %s:\n%s"
+             % (mode, rc, (o + e).decode(errors="replace")[-3000:])))
+    if EXCEPTIONS.get(test.name, {}).get("what") == "annotations":
+        return
+    check_show_json(ctx, res, test, mode, m, profiles, bdir, ann, gcov_pass)
+    check_gcov_runs(ctx, res, test, mode, m, bdir,
+                    os.path.join(base, "gcov"), ann, gcov_pass)
+
+
 def run_test(ctx, test):
     """Returns the result record of one test."""
     t0 = time.time()
@@ -522,7 +794,6 @@ def run_test(ctx, test):
         ann[r["file"]] = annotations(os.path.join(test.dir, r["file"]))
     res["annotations"] = sum(len(v) for v in ann.values())
 
-    # plain
     pdir = os.path.join(base, "plain")
     ok, log = build(ctx, test, "plain", None, pdir)
     if not ok:
@@ -531,110 +802,20 @@ def run_test(ctx, test):
         return res
     plain = run_program(pdir)
 
-    # gcov
     gdir = os.path.join(base, "gcov")
-    gcov_pass = {}  # (file, line) -> bool, for annotations gcov must pass
-    g = res["gcov"]
-    g.update(passed=0, total=0, xfail=0)
+    res["gcov"].update(passed=0, total=0, xfail=0)
+    gcov_pass = {}
     ok, log = build(ctx, test, "gcov", None, gdir)
     if not ok:
         res["problems"].append(("build:gcov", "gcov build failed:\n" + log))
     else:
-        out = run_program(gdir)
-        d = same_output(out, plain)
+        d = same_output(run_program(gdir), plain)
         if d:
             res["problems"].append(("output:gcov", "gcov build: " + "; ".join(d)))
-        for r in test.gcov_runs:
-            if r["remove_gcda"]:
-                for f in os.listdir(gdir):
-                    if f.endswith(".gcda"):
-                        os.unlink(os.path.join(gdir, f))
-            rc, o, e = run_cmd(["gcov"] + r["args"], gdir)
-            gfile = os.path.join(gdir, r["file"] + ".gcov")
-            if rc != 0 or not os.path.exists(gfile):
-                if r["xfail"]:
-                    g["total"] += len(ann[r["file"]])
-                    g["xfail"] += len(ann[r["file"]])
-                else:
-                    res["problems"].append(
-                        ("gcov", "gcov %s failed: %s" % (" ".join(r["args"]),
-                                                         (o + e).decode(errors="replace"))))
-                continue
-            counts = gcov_file_counts(gfile)
-            for (line, want, xf) in ann[r["file"]]:
-                is_ = counts.get(line, "")
-                good = is_ == want
-                expected_fail = xf or r["xfail"]
-                g["total"] += 1
-                if good:
-                    g["passed"] += 1
-                    gcov_pass[(r["file"], line)] = True
-                elif expected_fail:
-                    g["xfail"] += 1
-                else:
-                    res["problems"].append(
-                        ("gcov", "gcov %s line %d: is %s:should be %s"
-                         % (r["file"], line, is_ or "(no data)", want)))
+        gcov_pass = run_gcov_checks(res, test, gdir, ann)
 
-    # ballarus, per mode
     for mode in ctx.modes:
-        m = {"passed": 0, "total": 0, "verify": None, "output": None,
-             "build": None, "failures": []}
-        res["modes"][mode] = m
-        bdir = os.path.join(base, "ballarus-" + mode.replace(",", "+"))
-        ok, log = build(ctx, test, "ballarus", mode, bdir)
-        m["build"] = ok
-        if not ok:
-            res["problems"].append(("build:" + mode,
-                                    "ballarus %s build failed:\n%s" % (mode, log[-4000:])))
-            continue
-        profile = os.path.join(bdir, "ballarus.profile")
-        out = run_program(bdir, {"BALLARUS_PROFILE": profile})
-        d = same_output(out, plain)
-        m["output"] = not d
-        if d:
-            res["problems"].append(("output:" + mode,
-                                    "ballarus %s: %s" % (mode, "; ".join(d))))
-        if not os.path.exists(profile):
-            m["verify"] = False
-            res["problems"].append(("verify:" + mode,
-                                    "ballarus %s: no profile written" % mode))
-            continue
-        rc, o, e = run_cmd([ctx.reconstruct, "verify", profile], bdir)
-        m["verify"] = rc == 0
-        if rc != 0:
-            res["problems"].append(
-                ("verify:" + mode, "ballarus %s: verify exit %s:\n%s"
-                 % (mode, rc, (o + e).decode(errors="replace")[-3000:])))
-        rc, o, e = run_cmd([ctx.reconstruct, "show", "--json", profile], bdir)
-        if rc != 0:
-            res["problems"].append(
-                ("annotations:" + mode, "ballarus %s: show --json exit %s: %s"
-                 % (mode, rc, e.decode(errors="replace")[-2000:])))
-            continue
-        doc = json.loads(o)
-        lines = {}
-        for entry in doc.get("lines", []):
-            lines.setdefault(os.path.basename(entry["file"]), {})[entry["line"]] = entry
-        exempt = EXCEPTIONS.get(test.name, {}).get("what") == "annotations"
-        for r in test.gcov_runs:
-            flines = lines.get(r["file"], {})
-            for (line, want, xf) in ann[r["file"]]:
-                if not gcov_pass.get((r["file"], line)):
-                    continue  # gcov itself does not pass it (GCC's xfail)
-                if exempt:
-                    continue
-                m["total"] += 1
-                is_ = gcov_string(flines.get(line), r["human"])
-                if is_ == want:
-                    m["passed"] += 1
-                else:
-                    m["failures"].append("%s:%d is %s, should be %s"
-                                         % (r["file"], line, is_, want))
-        if m["failures"]:
-            res["problems"].append(
-                ("annotations:" + mode, "ballarus %s: %s"
-                 % (mode, "; ".join(m["failures"]))))
+        run_mode(ctx, res, test, mode, base, plain, ann, gcov_pass)
     if test.name in EXCEPTIONS:
         res["notes"].append("exception (%s): %s" % (
             EXCEPTIONS[test.name]["what"], EXCEPTIONS[test.name]["why"]))
@@ -658,6 +839,108 @@ def classify(res):
             fails.append((check, text))
     xpass = [(k, why) for k, why in known.items() if k not in seen]
     return fails, xfails, xpass
+
+
+def print_table(ctx, results, skipped):
+    """Prints the per-test table and the failures; returns (failures,
+    known failures, XPASSes) counted by test."""
+    hdr = ["test", "ann", "gcov"] + ctx.modes + ["verify", "output", "result"]
+    rows = []
+    n_fail = n_xfail = n_xpass = 0
+    details = []
+    for r in results:
+        fails, xfails, xpass = classify(r)
+        g = r["gcov"]
+        row = [r["test"], str(r["annotations"]),
+               "%d/%d" % (g.get("passed", 0), g.get("total", 0))
+               + ("" if not g.get("xfail") else " (%d xf)" % g["xfail"])]
+        ver, outp = [], []
+        for mode in ctx.modes:
+            m = r["modes"].get(mode)
+            if not m or not m["build"]:
+                row.append("no build")
+                ver.append("-")
+                outp.append("-")
+                continue
+            row.append("%d/%d %d/%d" % (m["passed"], m["total"],
+                                        m["gcov_passed"], m["gcov_total"]))
+            ver.append({True: "ok", False: "FAIL", None: "-"}[m["verify"]])
+            outp.append({True: "ok", False: "DIFF", None: "-"}[m["output"]])
+        row.append("/".join(ver))
+        row.append("/".join(outp))
+        if fails:
+            verdict = "FAIL"
+            n_fail += 1
+        elif xpass:
+            verdict = "XPASS"
+            n_xpass += 1
+        elif xfails:
+            verdict = "xfail"
+            n_xfail += 1
+        else:
+            verdict = "ok"
+        if r["test"] in EXCEPTIONS:
+            verdict += " (exc)"
+        row.append(verdict)
+        rows.append(row)
+        for check, text in fails:
+            details.append("FAIL %s [%s]: %s" % (r["test"], check, text))
+        for check, why in xpass:
+            details.append("XPASS %s [%s]: listed as a known failure (%s) but "
+                           "passes: remove it from KNOWN_FAILURES"
+                           % (r["test"], check, why))
+        for check, text, why in xfails:
+            details.append("known %s [%s] (%s)%s" % (
+                r["test"], check, why, (": " + text) if ctx.verbose else ""))
+    widths = [max(len(hdr[i]), *(len(row[i]) for row in rows))
+              for i in range(len(hdr))]
+    fmt = "  ".join("%%-%ds" % w for w in widths)
+    print(fmt % tuple(hdr))
+    print(fmt % tuple("-" * w for w in widths))
+    for row in rows:
+        print(fmt % tuple(row))
+    print()
+    for d in details:
+        print(d)
+    if details:
+        print()
+    for f, why in skipped:
+        print("not run: %s (%s)" % (f, why))
+    for name, e in sorted(EXCEPTIONS.items()):
+        print("exception: %s (%s): %s" % (name, e["what"], e["why"]))
+    print()
+    return n_fail, n_xfail, n_xpass
+
+
+def print_summary(ctx, results):
+    """Prints the totals of gcov and of each ballarus mode."""
+    g_pass = sum(r["gcov"].get("passed", 0) for r in results)
+    g_tot = sum(r["gcov"].get("total", 0) for r in results)
+    g_xf = sum(r["gcov"].get("xfail", 0) for r in results)
+    annotated = [r for r in results if r["annotations"]]
+    print("gcov: %d/%d checks pass (annotations, branch and return "
+          "percentages; %d xfail as GCC expects), in %d annotated tests"
+          % (g_pass, g_tot, g_xf, len(annotated)))
+    for mode in ctx.modes:
+        ms = [r["modes"].get(mode) for r in results]
+        ms_ok = [m for m in ms if m and m["build"]]
+        a_pass = sum(m["passed"] for m in ms_ok)
+        a_tot = sum(m["total"] for m in ms_ok)
+        f_pass = sum(m["gcov_passed"] for m in ms_ok)
+        f_tot = sum(m["gcov_total"] for m in ms_ok)
+        tests_ok = sum(1 for r in annotated
+                       if r["modes"].get(mode) and r["modes"][mode]["build"]
+                       and not r["modes"][mode]["failures"]
+                       and not r["modes"][mode].get("gcov_failures")
+                       and r["test"] not in EXCEPTIONS)
+        n_ann = sum(1 for r in annotated if r["test"] not in EXCEPTIONS)
+        print("ballarus %-9s: builds %d/%d; annotations %d/%d (of those gcov "
+              "passes; %d/%d annotated tests all pass); its own gcov: "
+              "%d/%d checks; verify %d/%d; output equal %d/%d"
+              % (mode, len(ms_ok), len(ms), a_pass, a_tot, tests_ok, n_ann,
+                 f_pass, f_tot,
+                 sum(1 for m in ms_ok if m["verify"]), len(ms),
+                 sum(1 for m in ms_ok if m["output"]), len(ms)))
 
 
 def main():
@@ -740,94 +1023,8 @@ def main():
     order = {t.name: i for i, t in enumerate(tests)}
     results.sort(key=lambda r: order[r["test"]])
 
-    # Table.
-    hdr = ["test", "ann", "gcov"] + ctx.modes + ["verify", "output", "result"]
-    rows = []
-    n_fail = n_xfail = n_xpass = 0
-    details = []
-    for r in results:
-        fails, xfails, xpass = classify(r)
-        g = r["gcov"]
-        row = [r["test"], str(r["annotations"]),
-               "%d/%d" % (g.get("passed", 0), g.get("total", 0))
-               + ("" if not g.get("xfail") else " (%d xf)" % g["xfail"])]
-        ver, outp = [], []
-        for mode in ctx.modes:
-            m = r["modes"].get(mode)
-            if not m or not m["build"]:
-                row.append("no build")
-                ver.append("-")
-                outp.append("-")
-                continue
-            row.append("%d/%d" % (m["passed"], m["total"]))
-            ver.append({True: "ok", False: "FAIL", None: "-"}[m["verify"]])
-            outp.append({True: "ok", False: "DIFF", None: "-"}[m["output"]])
-        row.append("/".join(ver))
-        row.append("/".join(outp))
-        if fails:
-            verdict = "FAIL"
-            n_fail += 1
-        elif xpass:
-            verdict = "XPASS"
-            n_xpass += 1
-        elif xfails:
-            verdict = "xfail"
-            n_xfail += 1
-        else:
-            verdict = "ok"
-        if r["test"] in EXCEPTIONS:
-            verdict += " (exc)"
-        row.append(verdict)
-        rows.append(row)
-        for check, text in fails:
-            details.append("FAIL %s [%s]: %s" % (r["test"], check, text))
-        for check, why in xpass:
-            details.append("XPASS %s [%s]: listed as a known failure (%s) but "
-                           "passes: remove it from KNOWN_FAILURES"
-                           % (r["test"], check, why))
-        for check, text, why in xfails:
-            details.append("known %s [%s] (%s)%s" % (
-                r["test"], check, why, (": " + text) if ctx.verbose else ""))
-    widths = [max(len(hdr[i]), *(len(row[i]) for row in rows))
-              for i in range(len(hdr))]
-    fmt = "  ".join("%%-%ds" % w for w in widths)
-    print(fmt % tuple(hdr))
-    print(fmt % tuple("-" * w for w in widths))
-    for row in rows:
-        print(fmt % tuple(row))
-    print()
-    for d in details:
-        print(d)
-    if details:
-        print()
-    for f, why in skipped:
-        print("not run: %s (%s)" % (f, why))
-    for name, e in sorted(EXCEPTIONS.items()):
-        print("exception: %s (%s): %s" % (name, e["what"], e["why"]))
-    print()
-    # Summary per mode.
-    g_pass = sum(r["gcov"].get("passed", 0) for r in results)
-    g_tot = sum(r["gcov"].get("total", 0) for r in results)
-    g_xf = sum(r["gcov"].get("xfail", 0) for r in results)
-    annotated = [r for r in results if r["annotations"]]
-    print("gcov: %d/%d annotations pass (%d xfail as GCC expects), in %d "
-          "annotated tests" % (g_pass, g_tot, g_xf, len(annotated)))
-    for mode in ctx.modes:
-        ms = [r["modes"].get(mode) for r in results]
-        ms_ok = [m for m in ms if m and m["build"]]
-        a_pass = sum(m["passed"] for m in ms_ok)
-        a_tot = sum(m["total"] for m in ms_ok)
-        tests_ok = sum(1 for r in annotated
-                       if r["modes"].get(mode) and r["modes"][mode]["build"]
-                       and not r["modes"][mode]["failures"]
-                       and r["test"] not in EXCEPTIONS)
-        n_ann = sum(1 for r in annotated if r["test"] not in EXCEPTIONS)
-        print("ballarus %-9s: builds %d/%d; annotations %d/%d (of those gcov "
-              "passes; %d/%d annotated tests all pass); verify %d/%d; "
-              "output equal %d/%d"
-              % (mode, len(ms_ok), len(ms), a_pass, a_tot, tests_ok, n_ann,
-                 sum(1 for m in ms_ok if m["verify"]), len(ms),
-                 sum(1 for m in ms_ok if m["output"]), len(ms)))
+    n_fail, n_xfail, n_xpass = print_table(ctx, results, skipped)
+    print_summary(ctx, results)
     t_end = time.time()
     print("%d tests: %d ok, %d known failures, %d FAIL, %d XPASS; %.0f s "
           "(sources %.0f s, tests %.0f s)"
