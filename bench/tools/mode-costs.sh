@@ -8,8 +8,10 @@
 # and PROGRAM/count/V); WORK/prefix is the ballarus the run installed.
 # Prints one tab-separated line per variant:
 #   program variant exe_bytes text data bss objects_bytes profile_bytes
-#   show_cpu_s show_json_cpu_s gcov_cpu_s html_cpu_s
-# profile_bytes: the ballarus profile, or gcov's .gcda plus .gcno files;
+#   gcno_bytes show_cpu_s show_json_cpu_s gcov_cpu_s html_cpu_s
+# profile_bytes: what a run writes, the ballarus profile (counts and
+# metadata) or gcov's .gcda files; gcno_bytes: gcov's notes files, written
+# at compile time (a ballarus object carries its metadata);
 # the *_cpu_s columns (user+sys, best of 3) only for ballarus variants;
 # html without CFG pictures (--cfg-functions 0: Graphviz's time is its own).
 #
@@ -34,16 +36,20 @@ cpu() {
   printf '%s' "$best"
 }
 
-sum_sizes() { find "$1" -name "$2" -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}'; }
+# sum_sizes DIR GLOB: bytes of the files matching GLOB (not the bench's
+# layout padding object).
+sum_sizes() {
+  find "$1" -name "$2" ! -name layout-pad.o -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}'
+}
 
-printf 'program\tvariant\texe_bytes\ttext\tdata\tbss\tobjects_bytes\tprofile_bytes\tshow_cpu_s\tshow_json_cpu_s\tgcov_cpu_s\thtml_cpu_s\n'
+printf 'program\tvariant\texe_bytes\ttext\tdata\tbss\tobjects_bytes\tprofile_bytes\tgcno_bytes\tshow_cpu_s\tshow_json_cpu_s\tgcov_cpu_s\thtml_cpu_s\n'
 for v in "$@"; do
   b=$work/$prog/build/$v
   exe=$b/exe
   read -r text data bss _ < <(size "$exe" | tail -1)
   objs=$(sum_sizes "$b" '*.o')
   prof=$work/$prog/count/$v/ballarus.profile
-  s=- j=- g=- h=-
+  s=- j=- g=- h=- notes=0
   if [ -f "$prof" ]; then
     pbytes=$(stat -c %s "$prof")
     s=$(cpu "$rb" show "$prof")
@@ -52,8 +58,10 @@ for v in "$@"; do
     h=$(cpu "$rb" html --cfg-functions 0 -o "$tmp/html" "$prof")
     rm -rf "$tmp/html" "$tmp"/*.gcov
   else
-    pbytes=$(( $(sum_sizes "$b" '*.gcda') + $(sum_sizes "$b" '*.gcno') ))
+    pbytes=$(sum_sizes "$b" '*.gcda')
+    notes=$(sum_sizes "$b" '*.gcno')
   fi
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$prog" "$v" \
-    "$(stat -c %s "$exe")" "$text" "$data" "$bss" "$objs" "$pbytes" "$s" "$j" "$g" "$h"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$prog" "$v" \
+    "$(stat -c %s "$exe")" "$text" "$data" "$bss" "$objs" "$pbytes" "$notes" \
+    "$s" "$j" "$g" "$h"
 done
