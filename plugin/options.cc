@@ -217,7 +217,7 @@ bool PrintTuneHelp(const OptionSpec&, const char*);
 // The decisions a user makes.
 const OptionSpec kUserOptions[] = {
     {"mode", "edge|naive|path|edge,path",
-     "what is counted (default edge):\n"
+     "what is counted (default path):\n"
      "  edge: optimal edge profiling, counters only on the chords of a\n"
      "    maximum spanning tree of the CFG (Knuth; Ball & Larus 1994);\n"
      "    ballarus-reconstruct derives the other edges exactly\n"

@@ -35,8 +35,8 @@ enum class WeightKind { kHeuristic, kGcc, kUniform, kProfile };
 enum class Update { kDefault, kSingle, kAtomic, kThread };
 
 struct Options {
-  Mode mode = Mode::kEdge;  // edge counters: naive, edge, or none (path only)
-  bool paths = false;       // Ball-Larus path profiling
+  Mode mode = Mode::kNone;  // edge counters: naive, edge, or none (path only)
+  bool paths = true;        // Ball-Larus path profiling (default mode=path)
   uint64_t path_table_max = 4096;
   // path-storage=hash: functions above path_table_max count their paths in
   // the runtime's hash table instead of being cut to fit a dense one.

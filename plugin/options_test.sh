@@ -8,6 +8,8 @@
 #     -O2, and a switch set otherwise does change it (so the switch reaches
 #     the code it tunes);
 #   * cache-key=TEXT changes nothing in the object;
+#   * no mode= compiles the object mode=path compiles (the default), and
+#     not the one mode=edge compiles;
 #   * a tuning switch named without tune- fails the compile
 #     with an error that names the tune- spelling; an unknown option names
 #     itself and points to -fplugin-arg-ballarus-help; a bad value is refused.
@@ -151,6 +153,15 @@ for mode in path edge,path; do
       || fail "mode=$mode: tune-$kv alone changes the object or fails"
   done
 done
+
+# --- the default mode is path
+if compile default.o && compile path.o -fplugin-arg-ballarus-mode=path \
+    && compile edge.o -fplugin-arg-ballarus-mode=edge; then
+  cmp -s default.o path.o || fail "no mode= does not compile what mode=path does"
+  cmp -s default.o edge.o && fail "no mode= compiles what mode=edge does"
+else
+  fail "default mode: compile failed: $(cat default.o.err path.o.err edge.o.err)"
+fi
 
 # --- a switch set otherwise reaches the code (those that change this
 # program's object: 12 of the 17)

@@ -87,7 +87,7 @@ export BALLARUS_CC=$fake
 export BALLARUS_CXX=$fake
 unset BALLARUS_WRAPPER_VERBOSE
 
-PRE=("-fplugin=$PLUGIN" -fplugin-arg-ballarus-mode=edge)
+PRE=("-fplugin=$PLUGIN" -fplugin-arg-ballarus-mode=path)
 
 expect "compile only" "$gcc_w" -- -c a.c -o a.o == "${PRE[@]}" -c a.c -o a.o
 expect "assemble only" "$gcc_w" -- -S a.c == "${PRE[@]}" -S a.c
@@ -211,7 +211,7 @@ expect_cc=fakecc
 
 # BALLARUS_WRAPPER_VERBOSE=1 echoes the command on stderr.
 out=$(cd "$tmp/work" && BALLARUS_WRAPPER_VERBOSE=1 "$gcc_w" -c 'a b.c' 2>&1 >/dev/null)
-[ "$out" = "ballarus-gcc: $fake -fplugin=$PLUGIN -fplugin-arg-ballarus-mode=edge -c a\\ b.c" ] \
+[ "$out" = "ballarus-gcc: $fake -fplugin=$PLUGIN -fplugin-arg-ballarus-mode=path -c a\\ b.c" ] \
   || fail "BALLARUS_WRAPPER_VERBOSE: got '$out'"
 
 # Missing pieces are one-line errors naming the path, exit status 2.

@@ -2,7 +2,7 @@
 # gcc_gcov_suite_test.sh — //tests:gcc_gcov_suite_test: GCC's own gcov test
 # suite (gcc.misc-tests/gcov-*.c, g++.dg/gcov/*.C from Debian's gcc-12 source
 # package) run with gcov and with the built ballarus plugin in modes naive,
-# edge and edge,path; run_suite.py (beside this script) says what is
+# edge, path and edge,path; run_suite.py (beside this script) says what is
 # checked.  The sources are fetched once with apt-get into
 # ~/.cache/ballarus-gcc-testsuite (or $BALLARUS_GCC_TESTSUITE_CACHE, pass it
 # with --test_env), which needs the network and root the first time; the

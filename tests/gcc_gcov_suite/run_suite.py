@@ -12,7 +12,7 @@ gcov's .gcov output.  This script runs every `dg-do run` test of that suite
     says, and checks the annotations against the .gcov file exactly as
     verify-lines does (including its per-annotation and per-directive
     xfails);
-  * with the ballarus plugin in each mode (naive, edge, edge,path; the
+  * with the ballarus plugin in each mode (naive, edge, path, edge,path; the
     runtime linked), and checks the same annotations against the line
     counts of `ballarus-reconstruct show --json` (the top-level `lines`,
     rendered the way gcov prints a count: `N`, `N*` for a line with an
@@ -76,7 +76,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TARGET = "x86_64-pc-linux-gnu"
-MODES = ["naive", "edge", "edge,path"]
+MODES = ["naive", "edge", "path", "edge,path"]
 RUN_TIMEOUT = 120  # seconds per program run
 # Flags that ask gcc for gcov's instrumentation or name gcov's library:
 # the plain and ballarus builds drop them (-fprofile-abs-path stays: the
