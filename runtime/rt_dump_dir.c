@@ -65,7 +65,6 @@ typedef struct {
   size_t n;
   const char *path; /* the file, absolute */
   const char *name; /* its last component */
-  int todo;
   int any_changed;
 } fgroup;
 
@@ -80,7 +79,7 @@ static int build_profile(fgroup *g, ballarus_profile *mine) {
   if (mine->records == NULL) return -1;
   for (size_t i = 0; i < g->n; i++) {
     entry *e = &g->e[i];
-    if (e->changed) mine->runs = 1;
+    if (e->rec.runs > 0) mine->runs = 1;
     ballarus_profile_record *last =
         mine->n_records > 0 ? &mine->records[mine->n_records - 1] : NULL;
     if (last != NULL && last->stamp == e->rec.stamp &&
@@ -144,10 +143,10 @@ static void report_failure(fgroup *g, const char *reason, int at_exit) {
 }
 
 /* After a file was written (or this run's counts beside it).  */
-static void done_group(fgroup *g, int listed) {
+static void done_group(fgroup *g) {
   for (size_t i = 0; i < g->n; i++) {
     if (g->e[i].changed) subtract(&g->e[i]);
-    if (listed) g->e[i].root->listed[g->e[i].t] = 1;
+    if (g->e[i].rec.runs > 0) g->e[i].root->counted[g->e[i].t] = 1;
   }
 }
 
@@ -161,8 +160,8 @@ static void dump_beside(int dfd, fgroup *g, const char *why, int at_exit) {
     report_failure(g, "out of memory", at_exit);
     return;
   }
-  if (mine.runs == 0) {
-    /* Only zero records: nothing worth a stray file.  */
+  if (!g->any_changed) {
+    /* No counts, only the run: not worth a stray file.  */
     ballarus_profile_free(&mine);
     return;
   }
@@ -174,7 +173,7 @@ static void dump_beside(int dfd, fgroup *g, const char *why, int at_exit) {
   } else {
     ballarus_rt_warn("%s: %s; this run's counts written to %s instead", g->path,
                      why, written);
-    done_group(g, 0);
+    done_group(g);
   }
   free(written);
   ballarus_profile_free(&mine);
@@ -393,7 +392,7 @@ static void dump_file(int dfd, fgroup *g, int at_exit) {
   } else {
     if (ballarus_rt_verbose)
       ballarus_rt_warn("dumped %u TU records to %s", mine.n_records, g->path);
-    done_group(g, 1);
+    done_group(g);
   }
   ballarus_profile_free(&mine);
   ballarus_profile_free(&old);
@@ -421,7 +420,7 @@ static void remove_orphans(int dfd, fgroup *gs, size_t ng) {
   if (names == NULL) return;
   size_t n = 0;
   for (size_t i = 0; i < ng; i++)
-    if (gs[i].todo) names[n++] = gs[i].name;
+    names[n++] = gs[i].name;
   orphan_ctx ctx = {gs[0].path, (size_t)(gs[0].name - gs[0].path) - 1};
   ballarus_sf_remove_orphans(dfd, names, n, on_orphan, &ctx);
   free(names);
@@ -438,7 +437,7 @@ void ballarus_rt_dump_dir(entry *e, size_t n, int at_exit) {
                      (int)e[0].dir_len, e[0].dest);
     return;
   }
-  size_t k = 0, todo = 0;
+  size_t k = 0;
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
     while (j < n && strcmp(e[j].dest, e[i].dest) == 0) j++;
@@ -448,20 +447,7 @@ void ballarus_rt_dump_dir(entry *e, size_t n, int at_exit) {
     g->path = e[i].dest;
     g->name = e[i].dest + e[i].dir_len + 1;
     for (size_t x = i; x < j; x++) g->any_changed |= e[x].changed;
-    struct stat st;
-    if (!g->any_changed && lstat(g->path, &st) == 0) {
-      /* Only zero records, and the file exists: assume it lists them.  */
-      for (size_t x = i; x < j; x++) e[x].root->listed[e[x].t] = 1;
-      g->todo = 0;
-    } else {
-      g->todo = 1;
-      todo++;
-    }
     i = j;
-  }
-  if (todo == 0) {
-    free(gs);
-    return;
   }
 
   char *dirpath = e[0].dir_len == 0 ? strdup("/")
@@ -475,7 +461,7 @@ void ballarus_rt_dump_dir(entry *e, size_t n, int at_exit) {
   if (dfd < 0) {
     snprintf(why, sizeof why, "cannot open its directory (%s)", sub);
     for (size_t i = 0; i < ng; i++)
-      if (gs[i].todo) report_failure(&gs[i], why, at_exit);
+      report_failure(&gs[i], why, at_exit);
     free(dirpath);
     free(gs);
     return;
@@ -485,12 +471,12 @@ void ballarus_rt_dump_dir(entry *e, size_t n, int at_exit) {
                                  sizeof lock_name, why, sizeof why);
   if (lfd < 0) {
     for (size_t i = 0; i < ng; i++)
-      if (gs[i].todo) dump_beside(dfd, &gs[i], why, at_exit);
+      dump_beside(dfd, &gs[i], why, at_exit);
   } else {
     ballarus_rt_busy_lock_fd = lfd;
     remove_orphans(dfd, gs, ng);
     for (size_t i = 0; i < ng; i++)
-      if (gs[i].todo) dump_file(dfd, &gs[i], at_exit);
+      dump_file(dfd, &gs[i], at_exit);
     ballarus_rt_busy_lock_fd = -1;
     ballarus_rt_unlock_dir(dfd, lock_name, lfd);
   }
