@@ -314,6 +314,60 @@ TEST(Runtime, ForkDuringADumpNeverLeavesTheDirectoryLocked) {
                   40 + rounds, 41);
 }
 
+ino_t Inode(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+// With homes (RT_HOME), each TU in its own file: a process adds one run to
+// every TU it linked, counted or not; a TU that did not run gets it in
+// place (the same file, no rewrite), unless the file has another name.
+TEST(Runtime, EveryLinkedTuGetsOneRunPerProcessInItsOwnFile) {
+  std::string dir = FreshDir("runs_per_object");
+  const std::map<std::string, std::string> env = {{"RT_HOME", dir}};
+  const std::string a = dir + "/alpha.bprof", b = dir + "/beta.bprof";
+  // count 0: alpha's code does not run, beta's does (its +1, +2).
+  ASSERT_EQ(Exec(dir, "rt_prog", {"count", "0"}, env).status, 0);
+  const uint64_t kA = RtStamp(dir.c_str(), "alpha", RT_ALPHA_BODY);
+  const uint64_t kB = RtStamp(dir.c_str(), "beta", RT_BETA_BODY);
+  Profile pa = Read(a), pb = Read(b);
+  ASSERT_TRUE(pa.ok && pb.ok) << pa.error << pb.error;
+  EXPECT_EQ(pa.records.at(kA).runs, 1u);
+  EXPECT_EQ(pa.records.at(kA).counters, Alpha(0));
+  EXPECT_EQ(pb.records.at(kB).runs, 1u);
+  const ino_t ia = Inode(a), ib = Inode(b);
+  ProcessResult r = Exec(dir, "rt_prog", {"count", "0"}, env);
+  ASSERT_EQ(r.status, 0);
+  EXPECT_EQ(r.err, "");
+  pa = Read(a);
+  pb = Read(b);
+  ASSERT_TRUE(pa.ok && pb.ok) << pa.error << pb.error;
+  EXPECT_EQ(pa.runs, 2u);
+  EXPECT_EQ(pa.records.at(kA).runs, 2u);
+  EXPECT_EQ(pa.records.at(kA).counters, Alpha(0));
+  EXPECT_EQ(Inode(a), ia);  // in place
+  EXPECT_EQ(pb.records.at(kB).runs, 2u);
+  EXPECT_EQ(pb.records.at(kB).counters, Beta(0, 2));
+  EXPECT_NE(Inode(b), ib);  // rewritten: it has counts
+  // alpha's file with a second name: rewritten, the other name untouched.
+  ASSERT_EQ(link(a.c_str(), (dir + "/kept").c_str()), 0);
+  const std::string before = ReadBytes(a);
+  ASSERT_EQ(Exec(dir, "rt_prog", {"count", "3"}, env).status, 0);
+  EXPECT_EQ(ReadBytes(dir + "/kept"), before);
+  pa = Read(a);
+  ASSERT_TRUE(pa.ok) << pa.error;
+  EXPECT_EQ(pa.records.at(kA).runs, 3u);
+  EXPECT_EQ(pa.records.at(kA).counters, Alpha(3));
+  ASSERT_EQ(unlink((dir + "/kept").c_str()), 0);
+  ASSERT_EQ(Exec(dir, "rt_prog", {"count", "0"}, env).status, 0);
+  pa = Read(a);
+  ASSERT_TRUE(pa.ok) << pa.error;
+  EXPECT_EQ(pa.records.at(kA).runs, 4u);
+  EXPECT_EQ(pa.records.at(kA).counters, Alpha(3));
+  EXPECT_EQ(ListDir(dir), (std::vector<std::string>{"alpha.bprof",
+                                                     "beta.bprof"}));
+}
+
 TEST(Runtime, ChdirDoesNotMoveTheDefaultProfile) {
   std::string dir = FreshDir("chdir");
   ASSERT_EQ(system(("mkdir '" + dir + "/sub'").c_str()), 0);

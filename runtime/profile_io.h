@@ -140,6 +140,18 @@ int ballarus_profile_write_at(int dirfd, const char *name,
                               const ballarus_profile *p, int mode,
                               unsigned flags, char *err, size_t errlen);
 
+/* Rewrites, in the file open (for writing) as `fd`, the runs of `p`, a
+   profile of one record (trusted: as read from that file and checked)
+   that the file holds byte for byte but for its runs and the checks that
+   cover them: one pwrite of the 80 bytes from the file header's runs to
+   the record header's check, which lie in the file's first sector.  The
+   runtime's cheap way to add a run to an object that did not run: no
+   temporary file, rename or unlink.  A concurrent reader without the
+   directory's lock can see the old bytes, the new ones, or (a torn read)
+   a mix that fails the header check, never wrong counts.  */
+int ballarus_profile_write_runs_in_place(int fd, const ballarus_profile *p,
+                                         char *err, size_t errlen);
+
 /* Writes to `path` atomically (write_at in its directory, fsync'd, the
    directory fsync'd after the rename); the directories of `path` are
    walked as safe_file.h does (no link of another user followed).  ballarus-reconstruct's writer.  */
