@@ -161,7 +161,8 @@ int ballarus_profile_write_file(const char *path, const ballarus_profile *p,
 /* Adds `src` into `dst`: records with equal stamps have their counters and
    sparse counts added modulo 2^64 (a source may hold "negative" deltas, see
    ballarus_format.h; sparse entries whose sum is 0 are dropped) and their
-   runs summed (saturating); other records are copied.  Fails, leaving dst
+   runs summed (saturating); other records are copied; dst->runs becomes
+   its largest record's runs.  Fails, leaving dst
    unchanged, if a src record has the identity of a dst record but another
    stamp (two builds of one TU), or if records with equal stamps disagree in
    size.  */
@@ -177,10 +178,14 @@ int ballarus_profile_merge(ballarus_profile *dst, const ballarus_profile *src,
        (gcov: "overwriting an existing profile data with a different
        checksum").  on_replace (may be NULL) is called with each removed
        record and the src record replacing it, before it is freed;
-     - a zero record (runs 0: a TU that has not run, written so that its
-       file lists it) is copied only when dst has no record of its
-       identity: it never replaces counts.
-   dst->runs grows by src->runs.  Fails, leaving dst unchanged, if records
+     - a zero record (runs 0: what older runtimes wrote for a TU that had
+       not run, so that its file listed it) is copied only when dst has no
+       record of its identity: it never replaces counts.  (A record of
+       zero counts with a run, what a process writes for a TU it linked
+       but did not run, is a record like any other: a new build of it
+       replaces the old one, as gcov's overwrite does.)
+   dst->runs becomes its largest record's runs (a replaced record's runs
+   go with it).  Fails, leaving dst unchanged, if records
    with equal stamps disagree in size or src repeats a stamp.  */
 typedef void (*ballarus_replace_fn)(void *ctx,
                                     const ballarus_profile_record *old_rec,

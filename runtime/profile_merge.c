@@ -303,9 +303,9 @@ static int update_decide(const ballarus_profile *dst,
       into[i] = d;
       continue;
     }
-    /* A zero record (runs 0: a TU that has not run, written so its file
-       shows it) never replaces counts, and is not needed where its
-       identity is already present.  */
+    /* A zero record (runs 0: older runtimes' record of a TU that had not
+       run, written so its file shows it) never replaces counts, and is not
+       needed where its identity is already present.  */
     if (s->runs == 0 && find_identity(dst, s->identity) >= 0) {
       act[i] = SKIP;
       continue;

@@ -6,12 +6,13 @@
 
    Dumping.  Under the master's mutex (threads), every TU's
    counters and path tables are read.  A TU none of whose counts changed
-   since the previous dump is left out (so a process's exit costs what it
-   ran), unless this process has not added its run to it yet: every
-   process adds one run to every TU it linked, as libgcov adds one to every
-   registered object's summary, so the first dump writes every TU (one
-   that did not run as a record of zero counts carrying the run, which also
-   makes a never-executed TU appear in reports).  The TUs are grouped by
+   since the previous dump is left out, unless this process has not added
+   its run to it yet: every process adds one run to every TU it linked, as
+   libgcov adds one to every registered object's summary, so the first
+   dump writes every TU (one that did not run as a record of zero counts
+   carrying the run, which also makes a never-executed TU appear in
+   reports; rt_dump_dir.c adds such a run in place, so an exit still costs
+   about what it ran).  The TUs are grouped by
    destination directory, then by file (the files it creates: rt_store.c).
    The directory is opened by
    safe_file.h's walk (missing directories created, mode 0755 less the

@@ -2,8 +2,9 @@
    (rt_store.c), the removal of dead writers' temporary files, and per
    file the transaction: the existing profile opened without following
    a link, read only if it is a regular file of this user, validated,
-   merged with this run's counts and written; or this run's counts
-   written beside it, or a damaged file set aside.  */
+   merged with this run's counts and written (or, when all it gets is this
+   process's run, that run added in place); or this run's counts written
+   beside it, or a damaged file set aside.  */
 
 #define _GNU_SOURCE
 
@@ -41,7 +42,7 @@ static const char *source_of(const entry *e) {
 
 /* "the counts of a.c" / "the counts of 3 translation units (a.c, ...)":
    what a group of entries holds that a failure loses.  Empty when it holds
-   no counts (only zero records).  */
+   no counts (only runs of TUs that did not run).  */
 static void what_is_lost(const entry *e, size_t n, char *buf, size_t len) {
   size_t k = 0;
   const entry *first = NULL;
@@ -137,7 +138,7 @@ static void on_replace(void *ctx, const ballarus_profile_record *old_rec,
 static void report_failure(fgroup *g, const char *reason, int at_exit) {
   char lost[512];
   what_is_lost(g->e, g->n, lost, sizeof lost);
-  if (lost[0] == '\0') return; /* only zero records: nothing lost */
+  if (lost[0] == '\0') return; /* no counts, only runs: kept silent */
   ballarus_rt_warn("%s: %s; %s %s", g->path, reason, lost,
                    at_exit ? "are lost" : "are kept for the next dump");
 }
