@@ -41,10 +41,12 @@
      temporary FILE.tmp.<pid>.<n>, O_CREAT|O_EXCL|O_NOFOLLOW, created
      with mode 0666 & ~umask like gcov's or the old file's, renamed over
      it).
-     Temporary files of writers that died are removed.  A TU none of whose
-     counts changed since the previous dump is not written (a TU that has
-     never run is written once as a zero record, so reports list it), so a
-     record's run count is the number of dumps that executed its code.
+     Temporary files of writers that died are removed.  Runs mean gcov's:
+     every process adds one run to every TU its program linked, whether
+     its code ran or not, once however many dumps it writes (a TU that did
+     not run gets it in place, without rewriting its file); after that, a
+     TU none of whose counts changed since the previous dump is not
+     written.  A replaced build's runs go with its counts.
      BALLARUS_VERBOSE=1 logs every dump on stderr.
 
    When counts are written

@@ -183,9 +183,12 @@ typedef struct ballarus_meta_names {
      char     magic[8]      BALLARUS_PROFILE_MAGIC
      uint32   version       BALLARUS_PROFILE_VERSION
      uint32   n_records
-     uint64   runs          how many dumps with counts were merged in (a
-                            dump that only adds never-executed TUs' zero
-                            records adds none)
+     uint64   runs          the largest of its records' runs (a file of
+                            one object: that object's runs).  Files of
+                            older builds hold the number of dumps merged
+                            in, never less than any record's runs; the
+                            parser accepts both, and the next dump or
+                            merge recomputes it
      uint64   file_check    ballarus_hash64 of every record's (check,
                             stamp), 16 bytes per record in file order: the
                             whole-file checksum, as a hash tree.  Each
@@ -209,11 +212,14 @@ typedef struct ballarus_meta_names {
      uint64   meta_size     bytes of metadata (a whole blob, header included)
      uint64   n_counters    = the metadata header's n_counters
      uint64   n_sparse      sparse entries that follow the counters
-     uint64   runs          how many dumps of this TU with counts were
-                            merged in: a dump writes a TU only when some of
-                            its counters changed since the previous dump,
-                            so this is the number of dumps (normally:
-                            processes) that executed its code; 0 = never
+     uint64   runs          gcov's runs: how many processes that linked
+                            this build of the TU added to it, whether its
+                            code ran or not (each adds 1 at its first dump,
+                            none at later ones); restarts with the build
+                            that replaces an earlier one.  Records of
+                            older builds may hold 0 (a TU that had not
+                            run, written so that its file lists it) or
+                            count only the dumps that executed its code
      uint64   check         ballarus_hash64 over the record header's first
                             48 bytes (tag .. runs), the metadata header (56
                             bytes), the counters and the sparse entries, as

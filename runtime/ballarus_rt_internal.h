@@ -26,6 +26,9 @@ BALLARUS_HIDDEN void ballarus_rt_gcov_reset(void);
 /* ---------------------------------------------------------------------- */
 /* Shared structures.  Their layout is a contract between copies of the
    runtime in one process: change it only together with MASTER_VERSION.
+   Version 6: a process adds one run to every TU it linked: roots with
+   per-TU `counted` flags instead of `listed` flags and runs_written, the
+   master without gcov_api.
    Version 5: roots with the per-thread counter hook (thread_counters.h).
    Version 4: the master's gcov-API state, roots with the epoch and
    runs_written.  Version 3: roots with per-TU homes and `listed` flags and the override
@@ -33,7 +36,7 @@ BALLARUS_HIDDEN void ballarus_rt_gcov_reset(void);
    roots with path_lost, and the path table layout of path_table.c, which
    one copy's dump reads in another module's memory.  */
 
-#define MASTER_VERSION 5u
+#define MASTER_VERSION 6u
 
 typedef struct ballarus_root ballarus_root;
 
@@ -44,9 +47,6 @@ typedef struct ballarus_master {
   ballarus_root *root; /* chain of registered modules */
   int gcov_dumped;     /* __gcov_dump() ran, no __gcov_reset() since: no
                           more dumps but __ballarus_dump() (gcov_api.c) */
-  int gcov_api;        /* __gcov_dump()/__gcov_reset() were called: like
-                          gcov, a process then adds one run, however many
-                          dumps it writes */
 } ballarus_master;
 
 struct ballarus_root {
@@ -56,14 +56,15 @@ struct ballarus_root {
   uint64_t n_tus;
   const char **homes;  /* per TU: its absolute profile path (in its
                           metadata, or `fallback`) */
-  unsigned char *listed; /* per TU: its profile is known to list it */
+  unsigned char *counted; /* per TU: this process's run is in its profile
+                             (gcov's run_counted, per TU: a dump that could
+                             not write it leaves it to the next one) */
   char *override;      /* $BALLARUS_PROFILE, absolute (may hold %p), or NULL */
   char *fallback;      /* <start-up cwd>/ballarus.profile, for TUs without a
                           home (hand-made TUs), or NULL */
   int mark;            /* scratch, under master->lock */
   uint64_t *path_lost; /* the module's count of unrecorded path counts */
   volatile uint64_t *epoch; /* the module's __ballarus_epoch */
-  int runs_written;    /* a dump of this process wrote a run for it */
   /* update=thread (thread_counters.h): the module's ballarus_tc_sync, and
      its thread-mode counter range, which only that function resets.  */
   void (*tc_sync)(int op);

@@ -235,8 +235,9 @@ TEST(Runtime, ExplicitDumpThenExitDoesNotDoubleCount) {
   ProcessResult r = Exec(dir, "rt_prog", {"dumpmid", "10"}, {{"BALLARUS_PROFILE", path}});
   ASSERT_EQ(r.status, 0);
   EXPECT_EQ(r.err, "");
-  // Two dumps (the explicit one and the exit one), each with its own counts.
-  ExpectAlphaBeta(Read(path), 20, 2, 2);
+  // Two dumps (the explicit one and the exit one), each with its own
+  // counts, and one run: one process.
+  ExpectAlphaBeta(Read(path), 20, 2, 1);
 }
 
 TEST(Runtime, ResetDiscardsCountsNotYetDumped) {
@@ -275,9 +276,9 @@ TEST(Runtime, EightConcurrentProcessesSumExactly) {
   ProcessResult r = Exec(dir, "rt_prog", {"forkmany", "8", "20000"});
   ASSERT_EQ(r.status, 0);
   EXPECT_EQ(r.err, "");
-  // 8 children dump 20000 each; the parent, which counted nothing, writes
-  // nothing.
-  ExpectAlphaBeta(Read(dir + "/ballarus.profile"), 8 * 20000, 8, 8);
+  // 8 children dump 20000 each; the parent counted nothing but linked both
+  // TUs, so it adds a run to each, as under gcov: 9 runs.
+  ExpectAlphaBeta(Read(dir + "/ballarus.profile"), 8 * 20000, 8, 9);
 }
 
 TEST(Runtime, ConcurrentThreadsDumpingLoseNothing) {
@@ -289,7 +290,10 @@ TEST(Runtime, ConcurrentThreadsDumpingLoseNothing) {
   ASSERT_TRUE(p.ok) << p.error;
   EXPECT_EQ(p.records.at(kAlpha).counters, Alpha(4 * 3000));
   EXPECT_EQ(p.records.at(kBeta).counters, Beta(4 * 3000, 4));
-  EXPECT_GT(p.runs, 1u);  // many dumps, each merged
+  // Many dumps, each merged, and one run: one process.
+  EXPECT_EQ(p.records.at(kAlpha).runs, 1u);
+  EXPECT_EQ(p.records.at(kBeta).runs, 1u);
+  EXPECT_EQ(p.runs, 1u);
 }
 
 TEST(Runtime, ForkDuringADumpNeverLeavesTheDirectoryLocked) {
@@ -305,9 +309,63 @@ TEST(Runtime, ForkDuringADumpNeverLeavesTheDirectoryLocked) {
   const uint64_t rounds = std::stoull(ReadBytes(dir + "/forkdump.rounds"));
   EXPECT_GE(rounds, 1u);
   // Exact: 40 children x 100 steps in one count() call each, and the
-  // dumper's rounds of one step each.
+  // dumper's rounds of one step each; 41 runs, one per process.
   ExpectAlphaBeta(Read(dir + "/ballarus.profile"), 40 * 100 + rounds,
-                  40 + rounds, 40 + rounds);
+                  40 + rounds, 41);
+}
+
+ino_t Inode(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+// With homes (RT_HOME), each TU in its own file: a process adds one run to
+// every TU it linked, counted or not; a TU that did not run gets it in
+// place (the same file, no rewrite), unless the file has another name.
+TEST(Runtime, EveryLinkedTuGetsOneRunPerProcessInItsOwnFile) {
+  std::string dir = FreshDir("runs_per_object");
+  const std::map<std::string, std::string> env = {{"RT_HOME", dir}};
+  const std::string a = dir + "/alpha.bprof", b = dir + "/beta.bprof";
+  // count 0: alpha's code does not run, beta's does (its +1, +2).
+  ASSERT_EQ(Exec(dir, "rt_prog", {"count", "0"}, env).status, 0);
+  const uint64_t kA = RtStamp(dir.c_str(), "alpha", RT_ALPHA_BODY);
+  const uint64_t kB = RtStamp(dir.c_str(), "beta", RT_BETA_BODY);
+  Profile pa = Read(a), pb = Read(b);
+  ASSERT_TRUE(pa.ok && pb.ok) << pa.error << pb.error;
+  EXPECT_EQ(pa.records.at(kA).runs, 1u);
+  EXPECT_EQ(pa.records.at(kA).counters, Alpha(0));
+  EXPECT_EQ(pb.records.at(kB).runs, 1u);
+  const ino_t ia = Inode(a), ib = Inode(b);
+  ProcessResult r = Exec(dir, "rt_prog", {"count", "0"}, env);
+  ASSERT_EQ(r.status, 0);
+  EXPECT_EQ(r.err, "");
+  pa = Read(a);
+  pb = Read(b);
+  ASSERT_TRUE(pa.ok && pb.ok) << pa.error << pb.error;
+  EXPECT_EQ(pa.runs, 2u);
+  EXPECT_EQ(pa.records.at(kA).runs, 2u);
+  EXPECT_EQ(pa.records.at(kA).counters, Alpha(0));
+  EXPECT_EQ(Inode(a), ia);  // in place
+  EXPECT_EQ(pb.records.at(kB).runs, 2u);
+  EXPECT_EQ(pb.records.at(kB).counters, Beta(0, 2));
+  EXPECT_NE(Inode(b), ib);  // rewritten: it has counts
+  // alpha's file with a second name: rewritten, the other name untouched.
+  ASSERT_EQ(link(a.c_str(), (dir + "/kept").c_str()), 0);
+  const std::string before = ReadBytes(a);
+  ASSERT_EQ(Exec(dir, "rt_prog", {"count", "3"}, env).status, 0);
+  EXPECT_EQ(ReadBytes(dir + "/kept"), before);
+  pa = Read(a);
+  ASSERT_TRUE(pa.ok) << pa.error;
+  EXPECT_EQ(pa.records.at(kA).runs, 3u);
+  EXPECT_EQ(pa.records.at(kA).counters, Alpha(3));
+  ASSERT_EQ(unlink((dir + "/kept").c_str()), 0);
+  ASSERT_EQ(Exec(dir, "rt_prog", {"count", "0"}, env).status, 0);
+  pa = Read(a);
+  ASSERT_TRUE(pa.ok) << pa.error;
+  EXPECT_EQ(pa.records.at(kA).runs, 4u);
+  EXPECT_EQ(pa.records.at(kA).counters, Alpha(3));
+  EXPECT_EQ(ListDir(dir), (std::vector<std::string>{"alpha.bprof",
+                                                     "beta.bprof"}));
 }
 
 TEST(Runtime, ChdirDoesNotMoveTheDefaultProfile) {
@@ -407,10 +465,12 @@ TEST(Runtime, AnotherBuildOfATuIsReplacedSilently) {
   ProcessResult r = Exec(dir, "rt_prog", {"count", "2"});
   ASSERT_EQ(r.status, 0);
   EXPECT_EQ(r.err, "");
-  // The old build of alpha is gone; file runs count the old one too.
+  // The old build of alpha is gone with its run: the new one's runs and
+  // counts are this run's, and so are the file's runs (its largest
+  // record's).
   Profile p = Read(path);
   ASSERT_TRUE(p.ok) << p.error;
-  EXPECT_EQ(p.runs, 2u);
+  EXPECT_EQ(p.runs, 1u);
   ASSERT_EQ(p.records.size(), 2u);
   EXPECT_EQ(p.records.at(kAlpha).counters, Alpha(2));
   EXPECT_EQ(p.records.at(kAlpha).runs, 1u);
@@ -484,7 +544,10 @@ TEST(Runtime, DlclosedLibraryDumpsItsOwnTu) {
   ASSERT_EQ(end.records.size(), 2u);
   EXPECT_EQ(end.records.at(kLib).counters, Scaled(RT_LIB_N, 5));
   EXPECT_EQ(end.records.at(kHost).counters, Scaled(RT_HOST_N, 5));
-  EXPECT_EQ(end.runs, 2u);
+  // One process: one run of each, the library's written at dlclose.
+  EXPECT_EQ(end.records.at(kLib).runs, 1u);
+  EXPECT_EQ(end.records.at(kHost).runs, 1u);
+  EXPECT_EQ(end.runs, 1u);
 }
 
 TEST(Runtime, DumpReachesLoadedLibrariesThroughTheExportedMaster) {
@@ -507,8 +570,9 @@ TEST(Runtime, DumpReachesLoadedLibrariesThroughTheExportedMaster) {
   ASSERT_TRUE(end.ok) << end.error;
   EXPECT_EQ(end.records.at(kHost).counters, Scaled(RT_HOST_N, 5));
   EXPECT_EQ(end.records.at(kLib).counters, Scaled(RT_LIB_N, 10));
+  // One process, however many dumps: one run of each.
   EXPECT_EQ(end.records.at(kHost).runs, 1u);
-  EXPECT_EQ(end.records.at(kLib).runs, 2u);
+  EXPECT_EQ(end.records.at(kLib).runs, 1u);
 }
 
 TEST(Runtime, WithoutTheExportEachModuleStillDumpsItsOwn) {
@@ -686,7 +750,7 @@ TEST(RuntimePaths, ThreadsCountingAndDumpingWhileTablesGrowAreExact) {
   // Dense counters alongside: one per step, and the cuts' +1/-1 cancel.
   EXPECT_EQ(rec.counters,
             (std::vector<uint64_t>{uint64_t{kThreads} * kSteps, 0}));
-  EXPECT_GT(p.runs, 20u);  // the workers' and the dumper's dumps
+  EXPECT_EQ(rec.runs, 1u);  // many dumps, one process
 }
 
 // Path counts of a function that has no hashed path table in this build
@@ -739,7 +803,7 @@ TEST(RuntimePaths, UndoAfterADumpIsSubtractedByTheNextDump) {
   const Profile second = Read(path + ".2");
   EXPECT_EQ(PathsRecord(second).sparse, (Sparse{{{RT_PATHS_FN0, 6}, 1}}));
   EXPECT_EQ(PathsRecord(second).counters, (std::vector<uint64_t>{0, 0}));
-  EXPECT_EQ(second.runs, 2u);
+  EXPECT_EQ(second.runs, 1u);  // two dumps, one process
   // Nothing new after the second dump: exit wrote nothing more.
   EXPECT_EQ(ReadBytes(path), ReadBytes(path + ".2"));
 
@@ -761,7 +825,7 @@ TEST(RuntimePaths, UndoAfterADumpIsSubtractedByTheNextDump) {
   EXPECT_EQ(PathsRecord(back).sparse,
             (Sparse{{{RT_PATHS_FN0, 6}, 1}, {{RT_PATHS_FN1, 7}, 1}}));
   EXPECT_EQ(PathsRecord(back).counters, (std::vector<uint64_t>{0, 0}));
-  EXPECT_EQ(back.runs, 4u);
+  EXPECT_EQ(back.runs, 3u);  // three processes
 }
 
 TEST(RuntimePaths, EveryKeyIsExactFromZeroToTheTopOfUint64) {
@@ -813,7 +877,8 @@ TEST(RuntimePaths, ConcurrentProcessesDumpingIntoOneFileSumExactly) {
   EXPECT_EQ(PathsRecord(p).sparse.size(), want.size());
   EXPECT_TRUE(PathsRecord(p).sparse == want);
   EXPECT_EQ(PathsRecord(p).counters, (std::vector<uint64_t>{6 * 20000, 0}));
-  EXPECT_EQ(p.runs, 6u);  // 6 children; the parent counted nothing
+  // 6 children, and the parent, which counted nothing but linked the TU.
+  EXPECT_EQ(p.runs, 7u);
 }
 
 TEST(RuntimePaths, ResetDiscardsPathCounts) {

@@ -13,9 +13,10 @@
                      one at exit).
    So counts made between a __gcov_dump() and the next __gcov_reset() are
    never written.  And, as gcov counts a process's run once
-   (root->run_counted), once the program has used either function its later
-   dumps add counts to the profile but no run.  Like gcov's, both act on every instrumented module that
-   shares this module's master (rt_register.c), and are thread-safe.
+   (root->run_counted), a process adds one run to every TU it linked
+   however many dumps it writes (rt_dump.c; so do __ballarus_dump()'s).
+   Like gcov's, both act on every instrumented module that shares this
+   module's master (rt_register.c), and are thread-safe.
 
    ballarus' own __ballarus_dump()/__ballarus_reset() keep their semantics
    (a dump writes what was counted since the previous one, and the exit

@@ -336,10 +336,10 @@ static int parse_record(const unsigned char *data, uint64_t size,
       return -1;
     }
   }
-  /* Every dump adds 1 to the file's runs and at most 1 to a record's, and
-     merges add both alike, so a record never has more runs than its file.
-     (The record check covers the header too; this is a second line of
-     defence and names the field.)  */
+  /* A file's runs are the largest of its records' (files of older builds:
+     the number of dumps into it, larger still), so a record never has more
+     runs than its file.  (The record check covers the header too; this is
+     a second line of defence and names the field.)  */
   if (runs > p->runs) {
     ballarus_pio_fail(err, errlen,
          "offset %llu: record %u: runs %llu exceeds the file's runs %llu",

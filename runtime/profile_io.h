@@ -140,6 +140,18 @@ int ballarus_profile_write_at(int dirfd, const char *name,
                               const ballarus_profile *p, int mode,
                               unsigned flags, char *err, size_t errlen);
 
+/* Rewrites, in the file open (for writing) as `fd`, the runs of `p`, a
+   profile of one record (trusted: as read from that file and checked)
+   that the file holds byte for byte but for its runs and the checks that
+   cover them: one pwrite of the 80 bytes from the file header's runs to
+   the record header's check, which lie in the file's first sector.  The
+   runtime's cheap way to add a run to an object that did not run: no
+   temporary file, rename or unlink.  A concurrent reader without the
+   directory's lock can see the old bytes, the new ones, or (a torn read)
+   a mix that fails the header check, never wrong counts.  */
+int ballarus_profile_write_runs_in_place(int fd, const ballarus_profile *p,
+                                         char *err, size_t errlen);
+
 /* Writes to `path` atomically (write_at in its directory, fsync'd, the
    directory fsync'd after the rename); the directories of `path` are
    walked as safe_file.h does (no link of another user followed).  ballarus-reconstruct's writer.  */
@@ -149,7 +161,8 @@ int ballarus_profile_write_file(const char *path, const ballarus_profile *p,
 /* Adds `src` into `dst`: records with equal stamps have their counters and
    sparse counts added modulo 2^64 (a source may hold "negative" deltas, see
    ballarus_format.h; sparse entries whose sum is 0 are dropped) and their
-   runs summed (saturating); other records are copied.  Fails, leaving dst
+   runs summed (saturating); other records are copied; dst->runs becomes
+   its largest record's runs.  Fails, leaving dst
    unchanged, if a src record has the identity of a dst record but another
    stamp (two builds of one TU), or if records with equal stamps disagree in
    size.  */
@@ -165,10 +178,14 @@ int ballarus_profile_merge(ballarus_profile *dst, const ballarus_profile *src,
        (gcov: "overwriting an existing profile data with a different
        checksum").  on_replace (may be NULL) is called with each removed
        record and the src record replacing it, before it is freed;
-     - a zero record (runs 0: a TU that has not run, written so that its
-       file lists it) is copied only when dst has no record of its
-       identity: it never replaces counts.
-   dst->runs grows by src->runs.  Fails, leaving dst unchanged, if records
+     - a zero record (runs 0: what older runtimes wrote for a TU that had
+       not run, so that its file listed it) is copied only when dst has no
+       record of its identity: it never replaces counts.  (A record of
+       zero counts with a run, what a process writes for a TU it linked
+       but did not run, is a record like any other: a new build of it
+       replaces the old one, as gcov's overwrite does.)
+   dst->runs becomes its largest record's runs (a replaced record's runs
+   go with it).  Fails, leaving dst unchanged, if records
    with equal stamps disagree in size or src repeats a stamp.  */
 typedef void (*ballarus_replace_fn)(void *ctx,
                                     const ballarus_profile_record *old_rec,

@@ -37,6 +37,14 @@ static int64_t find_identity(const ballarus_profile *p, uint64_t identity) {
   return -1;
 }
 
+/* A profile's runs: the largest of its records' (ballarus_format.h).  */
+static uint64_t max_record_runs(const ballarus_profile *p) {
+  uint64_t m = 0;
+  for (uint32_t i = 0; i < p->n_records; i++)
+    if (p->records[i].runs > m) m = p->records[i].runs;
+  return m;
+}
+
 static int sorted_unique(const ballarus_profile *p) {
   for (uint32_t i = 1; i < p->n_records; i++)
     if (p->records[i - 1].stamp >= p->records[i].stamp) return 0;
@@ -238,7 +246,7 @@ int ballarus_profile_merge(ballarus_profile *dst, const ballarus_profile *src,
     dst->records = merged;
     dst->n_records = n_out;
   }
-  dst->runs = ballarus_sat_add(dst->runs, src->runs);
+  dst->runs = max_record_runs(dst);
   free(sparse);
   free(n_sparse);
   return 0;
@@ -295,9 +303,9 @@ static int update_decide(const ballarus_profile *dst,
       into[i] = d;
       continue;
     }
-    /* A zero record (runs 0: a TU that has not run, written so its file
-       shows it) never replaces counts, and is not needed where its
-       identity is already present.  */
+    /* A zero record (runs 0: older runtimes' record of a TU that had not
+       run, written so its file shows it) never replaces counts, and is not
+       needed where its identity is already present.  */
     if (s->runs == 0 && find_identity(dst, s->identity) >= 0) {
       act[i] = SKIP;
       continue;
@@ -424,7 +432,7 @@ int ballarus_profile_update(ballarus_profile *dst, const ballarus_profile *src,
     dst->n_records = m;
     out = NULL;
   }
-  dst->runs = ballarus_sat_add(dst->runs, src->runs);
+  dst->runs = max_record_runs(dst);
   rc = 0;
 
 done:

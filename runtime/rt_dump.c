@@ -6,10 +6,13 @@
 
    Dumping.  Under the master's mutex (threads), every TU's
    counters and path tables are read.  A TU none of whose counts changed
-   since the previous dump is left out (so a process's exit costs what it
-   ran), unless its profile does not list it yet: then it goes as a *zero
-   record* (runs 0), once, so that a never-executed TU still appears in
-   reports (gcov writes every object's .gcda too).  The TUs are grouped by
+   since the previous dump is left out, unless this process has not added
+   its run to it yet: every process adds one run to every TU it linked, as
+   libgcov adds one to every registered object's summary, so the first
+   dump writes every TU (one that did not run as a record of zero counts
+   carrying the run, which also makes a never-executed TU appear in
+   reports; rt_dump_dir.c adds such a run in place, so an exit still costs
+   about what it ran).  The TUs are grouped by
    destination directory, then by file (the files it creates: rt_store.c).
    The directory is opened by
    safe_file.h's walk (missing directories created, mode 0755 less the
@@ -140,11 +143,14 @@ static void free_entry(entry *e) {
   e->snap.pt = NULL;
 }
 
-/* Reads the TU's counters and path tables into e->rec and e->snap.  A TU
-   none of whose counts is non-zero gets no snapshot: nothing at all when
-   its profile is known to list it (`listed`), else a zero record.
-   Returns -1 when out of memory.  */
-static int snapshot_tu(entry *e, int listed) {
+/* Reads the TU's counters and path tables into e->rec and e->snap, and
+   sets e->rec.runs: 1 at the first dump of this process that writes the
+   TU (`counted`: an earlier one did), whether its code ran or not (gcov's
+   runs: every process adds one to every object it linked).  A TU none of
+   whose counts is non-zero gets no snapshot: a record of zero counts
+   carrying the run, or nothing once the run is counted.  Returns -1 when
+   out of memory.  */
+static int snapshot_tu(entry *e, int counted) {
   const ballarus_tu_desc *d = e->root->tus[e->t];
   ballarus_meta_header h;
   memcpy(&h, d->metadata, sizeof h);
@@ -166,8 +172,8 @@ static int snapshot_tu(entry *e, int listed) {
     /* Nothing ran since the previous dump (the common case for most TUs
        of a big program): no copies.  */
     e->changed = 0;
-    rec->runs = 0;
-    if (listed) return 0;
+    rec->runs = counted ? 0 : 1;
+    if (counted) return 0;
     rec->counters = calloc(h.n_counters == 0 ? 1 : h.n_counters, 8);
     return rec->counters == NULL ? -1 : 0;
   }
@@ -208,12 +214,9 @@ static int snapshot_tu(entry *e, int listed) {
        generation, its -1 in another): subtracting them matters.  */
     e->changed = 1;
   }
-  /* One run per dump that counted something; under gcov's API one per
-     process (gcov's run_counted): later dumps add counts, not runs.  */
-  ballarus_master *m = e->root->master;
-  rec->runs = (e->changed && !(m != NULL && m->gcov_api &&
-                               e->root->runs_written)) ? 1 : 0;
-  if (rec->runs) e->root->runs_written = 1;
+  /* One run per process, however many dumps (gcov's run_counted): later
+     dumps add counts, not runs.  */
+  rec->runs = counted ? 0 : 1;
   return 0;
 }
 
@@ -281,11 +284,11 @@ void ballarus_rt_dump_roots(ballarus_root **roots, size_t n_roots,
       const char *slash = strrchr(e->dest, '/');
       if (slash == NULL) continue; /* a relative override without a cwd */
       e->dir_len = (size_t)(slash - e->dest);
-      if (snapshot_tu(e, rt->listed[t]) != 0) {
+      if (snapshot_tu(e, rt->counted[t]) != 0) {
         free_entry(e);
         goto oom;
       }
-      if (!e->changed && rt->listed[t]) {
+      if (!e->changed && e->rec.runs == 0) {
         free_entry(e);
         continue;
       }

@@ -2,8 +2,9 @@
    (rt_store.c), the removal of dead writers' temporary files, and per
    file the transaction: the existing profile opened without following
    a link, read only if it is a regular file of this user, validated,
-   merged with this run's counts and written; or this run's counts
-   written beside it, or a damaged file set aside.  */
+   merged with this run's counts and written (or, when all it gets is this
+   process's run, that run added in place); or this run's counts written
+   beside it, or a damaged file set aside.  */
 
 #define _GNU_SOURCE
 
@@ -41,7 +42,7 @@ static const char *source_of(const entry *e) {
 
 /* "the counts of a.c" / "the counts of 3 translation units (a.c, ...)":
    what a group of entries holds that a failure loses.  Empty when it holds
-   no counts (only zero records).  */
+   no counts (only runs of TUs that did not run).  */
 static void what_is_lost(const entry *e, size_t n, char *buf, size_t len) {
   size_t k = 0;
   const entry *first = NULL;
@@ -65,7 +66,6 @@ typedef struct {
   size_t n;
   const char *path; /* the file, absolute */
   const char *name; /* its last component */
-  int todo;
   int any_changed;
 } fgroup;
 
@@ -80,7 +80,7 @@ static int build_profile(fgroup *g, ballarus_profile *mine) {
   if (mine->records == NULL) return -1;
   for (size_t i = 0; i < g->n; i++) {
     entry *e = &g->e[i];
-    if (e->changed) mine->runs = 1;
+    if (e->rec.runs > 0) mine->runs = 1;
     ballarus_profile_record *last =
         mine->n_records > 0 ? &mine->records[mine->n_records - 1] : NULL;
     if (last != NULL && last->stamp == e->rec.stamp &&
@@ -138,16 +138,16 @@ static void on_replace(void *ctx, const ballarus_profile_record *old_rec,
 static void report_failure(fgroup *g, const char *reason, int at_exit) {
   char lost[512];
   what_is_lost(g->e, g->n, lost, sizeof lost);
-  if (lost[0] == '\0') return; /* only zero records: nothing lost */
+  if (lost[0] == '\0') return; /* no counts, only runs: kept silent */
   ballarus_rt_warn("%s: %s; %s %s", g->path, reason, lost,
                    at_exit ? "are lost" : "are kept for the next dump");
 }
 
 /* After a file was written (or this run's counts beside it).  */
-static void done_group(fgroup *g, int listed) {
+static void done_group(fgroup *g) {
   for (size_t i = 0; i < g->n; i++) {
     if (g->e[i].changed) subtract(&g->e[i]);
-    if (listed) g->e[i].root->listed[g->e[i].t] = 1;
+    if (g->e[i].rec.runs > 0) g->e[i].root->counted[g->e[i].t] = 1;
   }
 }
 
@@ -161,8 +161,8 @@ static void dump_beside(int dfd, fgroup *g, const char *why, int at_exit) {
     report_failure(g, "out of memory", at_exit);
     return;
   }
-  if (mine.runs == 0) {
-    /* Only zero records: nothing worth a stray file.  */
+  if (!g->any_changed) {
+    /* No counts, only the run: not worth a stray file.  */
     ballarus_profile_free(&mine);
     return;
   }
@@ -174,7 +174,7 @@ static void dump_beside(int dfd, fgroup *g, const char *why, int at_exit) {
   } else {
     ballarus_rt_warn("%s: %s; this run's counts written to %s instead", g->path,
                      why, written);
-    done_group(g, 0);
+    done_group(g);
   }
   free(written);
   ballarus_profile_free(&mine);
@@ -306,6 +306,28 @@ static int check_own_builds(const fgroup *g, const ballarus_profile *old,
   return 0;
 }
 
+/* Adds this process's run to `old`, read from the file open as `fd`, in
+   place, when that is all the group brings (no counts) and the file is one
+   record of the group's build with no other name (a hard link would see
+   the change): the cheap case of every object a process linked but did
+   not run.  Returns 0 when done; -1 leaves the file to the rewrite.  */
+static int add_run_in_place(int fd, const struct stat *st, fgroup *g,
+                            ballarus_profile *old) {
+  if (g->any_changed || old->n_records != 1 || st->st_nlink != 1) return -1;
+  ballarus_profile_record *r = &old->records[0];
+  for (size_t i = 0; i < g->n; i++)
+    if (g->e[i].rec.stamp != r->stamp) return -1;
+  const uint64_t runs = r->runs, file_runs = old->runs;
+  r->runs = ballarus_sat_add(r->runs, 1);
+  old->runs = r->runs;
+  char err[256];
+  if (ballarus_profile_write_runs_in_place(fd, old, err, sizeof err) == 0)
+    return 0;
+  r->runs = runs;
+  old->runs = file_runs;
+  return -1;
+}
+
 /* The transaction on one file, with the directory locked.  */
 static void dump_file(int dfd, fgroup *g, int at_exit) {
   ballarus_profile old;
@@ -313,7 +335,10 @@ static void dump_file(int dfd, fgroup *g, int at_exit) {
   int mode = -1;
   char why[1200];
   char err[1024];
-  int fd = openat(dfd, g->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  /* Writable when only a run may be added to it in place.  */
+  const int flags = O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
+  int fd = g->any_changed ? -1 : openat(dfd, g->name, O_RDWR | flags);
+  if (fd < 0) fd = openat(dfd, g->name, O_RDONLY | flags);
   if (fd < 0 && errno != ENOENT) {
     if (errno == ELOOP)
       snprintf(why, sizeof why, "is a symbolic link, not read");
@@ -351,16 +376,24 @@ static void dump_file(int dfd, fgroup *g, int at_exit) {
       for (size_t i = 0; i < g->n; i++) known[n_known++] = g->e[i].rec.metadata;
     int rc = read_profile(fd, &st, known, n_known, &old, err, sizeof err);
     free(known);
+    if (rc == 0 && check_own_builds(g, &old, err, sizeof err) != 0) {
+      ballarus_profile_free(&old);
+      rc = -1;
+    }
+    if (rc == 0 && add_run_in_place(fd, &st, g, &old) == 0) {
+      close(fd);
+      if (ballarus_rt_verbose)
+        ballarus_rt_warn("added a run to %s", g->path);
+      done_group(g);
+      ballarus_profile_free(&old);
+      return;
+    }
     close(fd);
     if (rc == BALLARUS_PROFILE_UNREAD) {
       /* Not known to be damaged: left alone.  */
       snprintf(why, sizeof why, "cannot be read (%s)", err);
       dump_beside(dfd, g, why, at_exit);
       return;
-    }
-    if (rc == 0 && check_own_builds(g, &old, err, sizeof err) != 0) {
-      ballarus_profile_free(&old);
-      rc = -1;
     }
     if (rc != 0) {
       if (set_aside(dfd, g, err, at_exit) != 0) return;
@@ -393,7 +426,7 @@ static void dump_file(int dfd, fgroup *g, int at_exit) {
   } else {
     if (ballarus_rt_verbose)
       ballarus_rt_warn("dumped %u TU records to %s", mine.n_records, g->path);
-    done_group(g, 1);
+    done_group(g);
   }
   ballarus_profile_free(&mine);
   ballarus_profile_free(&old);
@@ -421,7 +454,7 @@ static void remove_orphans(int dfd, fgroup *gs, size_t ng) {
   if (names == NULL) return;
   size_t n = 0;
   for (size_t i = 0; i < ng; i++)
-    if (gs[i].todo) names[n++] = gs[i].name;
+    names[n++] = gs[i].name;
   orphan_ctx ctx = {gs[0].path, (size_t)(gs[0].name - gs[0].path) - 1};
   ballarus_sf_remove_orphans(dfd, names, n, on_orphan, &ctx);
   free(names);
@@ -438,7 +471,7 @@ void ballarus_rt_dump_dir(entry *e, size_t n, int at_exit) {
                      (int)e[0].dir_len, e[0].dest);
     return;
   }
-  size_t k = 0, todo = 0;
+  size_t k = 0;
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
     while (j < n && strcmp(e[j].dest, e[i].dest) == 0) j++;
@@ -448,20 +481,7 @@ void ballarus_rt_dump_dir(entry *e, size_t n, int at_exit) {
     g->path = e[i].dest;
     g->name = e[i].dest + e[i].dir_len + 1;
     for (size_t x = i; x < j; x++) g->any_changed |= e[x].changed;
-    struct stat st;
-    if (!g->any_changed && lstat(g->path, &st) == 0) {
-      /* Only zero records, and the file exists: assume it lists them.  */
-      for (size_t x = i; x < j; x++) e[x].root->listed[e[x].t] = 1;
-      g->todo = 0;
-    } else {
-      g->todo = 1;
-      todo++;
-    }
     i = j;
-  }
-  if (todo == 0) {
-    free(gs);
-    return;
   }
 
   char *dirpath = e[0].dir_len == 0 ? strdup("/")
@@ -475,7 +495,7 @@ void ballarus_rt_dump_dir(entry *e, size_t n, int at_exit) {
   if (dfd < 0) {
     snprintf(why, sizeof why, "cannot open its directory (%s)", sub);
     for (size_t i = 0; i < ng; i++)
-      if (gs[i].todo) report_failure(&gs[i], why, at_exit);
+      report_failure(&gs[i], why, at_exit);
     free(dirpath);
     free(gs);
     return;
@@ -485,12 +505,12 @@ void ballarus_rt_dump_dir(entry *e, size_t n, int at_exit) {
                                  sizeof lock_name, why, sizeof why);
   if (lfd < 0) {
     for (size_t i = 0; i < ng; i++)
-      if (gs[i].todo) dump_beside(dfd, &gs[i], why, at_exit);
+      dump_beside(dfd, &gs[i], why, at_exit);
   } else {
     ballarus_rt_busy_lock_fd = lfd;
     remove_orphans(dfd, gs, ng);
     for (size_t i = 0; i < ng; i++)
-      if (gs[i].todo) dump_file(dfd, &gs[i], at_exit);
+      dump_file(dfd, &gs[i], at_exit);
     ballarus_rt_busy_lock_fd = -1;
     ballarus_rt_unlock_dir(dfd, lock_name, lfd);
   }

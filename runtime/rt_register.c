@@ -50,7 +50,9 @@
    own TUs before its counters are unmapped and unlinks its root.
 
    fork().  A pthread_atfork child handler zeroes the module's counters and
-   the counts of its path tables (keeping the tables), re-initialises the
+   the counts of its path tables (keeping the tables), clears its TUs'
+   `counted` flags (the child is a process: it adds a run of its own to
+   every TU), re-initialises the
    master's mutex (another thread may have held it), and closes the
    lock file descriptor of a dump that was in progress in another thread.
    flock() locks belong to the open file description, which the child
@@ -98,14 +100,14 @@
    interposed by another module's.  */
 PUBLIC ballarus_master __ballarus_master = {
     MASTER_VERSION, sizeof(ballarus_master), PTHREAD_MUTEX_INITIALIZER, NULL,
-    0, 0};
+    0};
 extern ballarus_master own_master
     __attribute__((alias("__ballarus_master"), visibility("hidden")));
 
 /* Used when the resolved master has another layout version.  */
 static ballarus_master private_master = {
     MASTER_VERSION, sizeof(ballarus_master), PTHREAD_MUTEX_INITIALIZER, NULL,
-    0, 0};
+    0};
 
 /* Descriptors point here; its only job is to pull this object in.  */
 HIDDEN const char __ballarus_runtime_anchor = 0;
@@ -313,8 +315,8 @@ static void rt_init(void) {
   }
   root.tus = calloc(n == 0 ? 1 : n, sizeof *root.tus);
   root.homes = calloc(n == 0 ? 1 : n, sizeof *root.homes);
-  root.listed = calloc(n == 0 ? 1 : n, 1);
-  if (root.tus == NULL || root.homes == NULL || root.listed == NULL) {
+  root.counted = calloc(n == 0 ? 1 : n, 1);
+  if (root.tus == NULL || root.homes == NULL || root.counted == NULL) {
     ballarus_rt_warn(
         "out of memory registering %llu TUs; this module is not profiled",
         (unsigned long long)n);
@@ -401,7 +403,6 @@ HIDDEN void ballarus_rt_gcov_dump(void) {
   rt_init();
   ballarus_master *m = root.master;
   pthread_mutex_lock(&m->lock);
-  m->gcov_api = 1;
   if (!m->gcov_dumped) {
     ballarus_rt_dump_chain(m, 0);
     m->gcov_dumped = 1;
@@ -414,7 +415,6 @@ HIDDEN void ballarus_rt_gcov_reset(void) {
   ballarus_master *m = root.master;
   pthread_mutex_lock(&m->lock);
   reset_chain(m);
-  m->gcov_api = 1;
   m->gcov_dumped = 0;
   pthread_mutex_unlock(&m->lock);
 }
@@ -504,6 +504,7 @@ static void atfork_child(void) {
     memcpy(&h, d->metadata, sizeof h);
     memset(d->counters, 0, h.n_counters * 8);
     ballarus_pt_zero(d, 1);
+    root.counted[t] = 0; /* the child is a process: one run of its own */
   }
   *ballarus_pt_lost() = 0;
   __ballarus_epoch++;

@@ -34,12 +34,17 @@ static double now_seconds(void) {
 #define LOCK_NAME ".ballarus-%u.lock"
 
 /* Opens (creating) the lock file; -1 with *why set when it cannot be
-   used.  */
+   used.  A holder may unlink it between our failed creation and our open:
+   then the creation is tried again.  */
 static int open_lock(int dfd, const char *name, char *why, size_t len) {
   char sub[512];
-  int fd = ballarus_sf_create(dfd, name, 0600, 0, sub, sizeof sub);
-  if (fd < 0 && errno == EEXIST)
+  int fd = -1;
+  for (int tries = 0; tries < 1000; tries++) {
+    fd = ballarus_sf_create(dfd, name, 0600, 0, sub, sizeof sub);
+    if (fd >= 0 || errno != EEXIST) break;
     fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0 || errno != ENOENT) break;
+  }
   if (fd < 0) {
     snprintf(why, len, "cannot open its directory's lock file %s (%s)", name,
              errno == ELOOP ? "a symbolic link" : strerror(errno));
