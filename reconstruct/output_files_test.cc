@@ -195,6 +195,7 @@ TEST_F(OutputFiles, PlantedLinksAreNotFollowed) {
   const std::vector<Writer> writers = {
       {"lcov --all-files -o {OUT}/out.info PROFILE", {}},
       {"cobertura --all-files -o {OUT}/out.xml PROFILE", {}},
+      {"gcovr-json --all-files -o {OUT}/out.json PROFILE", {}},
       {"gcov -b --all-files -o {OUT} PROFILE", {}},
       {"gcov -j --all-files -o {OUT} PROFILE", {}},
       {"html --all-files -o {OUT}/html PROFILE",
