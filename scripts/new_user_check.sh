@@ -218,9 +218,15 @@ test_results() {  # test_results P LOGS
 test_outputs() {  # test_outputs P KIND-DIR
   local d=$2 tree=$2/src
   case $1 in
+    # The tests' own output, not their shell traces (temporary names,
+    # process ids, dd's speeds and dates made neutral).
     gzip) for f in "$tree"/tests/*.log; do
             [ "$(basename "$f")" = test-suite.log ] && continue
-            echo "== $(basename "$f")"; normalise "$f" "$d"
+            echo "== $(basename "$f")"
+            grep -v '^+' "$f" | normalise /dev/stdin "$d" |
+              sed -E -e 's/(gt-[^ /.]*)\.[A-Za-z0-9]{4}/\1.@TMP@/g' \
+                     -e 's/[A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}/@DATE@/g' \
+                     -e 's/-[0-9]{3,7}\b/-@PID@/g' -e 's/copied, .*/copied/'
           done ;;
     *) normalise "$tree/build/Testing/Temporary/LastTest.log" "$d" |
          grep -v -E '(start|end) time:|time elapsed:|^(Start|End) testing:|Test time =' ;;
@@ -260,19 +266,20 @@ check_tests() {  # check_tests P
   check "$p" tests "$ok" "${detail%; }"
 }
 
-# check_same P NAME FUNCTION: FUNCTION's text for gcov and ballarus
-# against plain's.
+# check_same P NAME FUNCTION: FUNCTION's text for ballarus against
+# plain's (fails the check) and for gcov (said, for comparison: libgcov
+# has its own noise, e.g. on configure's conftest).
 check_same() {
   local p=$1 name=$2 fn=$3 ok=pass detail='' kind n
   "$fn" "$p" "$work/$p/plain" >"$work/$p/$name.plain" 2>/dev/null
-  for kind in gcov ballarus; do
+  for kind in ballarus gcov; do
     "$fn" "$p" "$work/$p/$kind" >"$work/$p/$name.$kind" 2>/dev/null
     if cmp -s "$work/$p/$name.plain" "$work/$p/$name.$kind"; then
       detail+="$kind = plain; "
     else
       n=$(diff "$work/$p/$name.plain" "$work/$p/$name.$kind" | grep -c '^[<>]')
       detail+="$kind differs ($n lines: diff $work/$p/$name.plain $work/$p/$name.$kind); "
-      ok=fail
+      [ "$kind" = ballarus ] && ok=fail
     fi
   done
   check "$p" "$name" "$ok" "$(wc -l <"$work/$p/$name.plain") lines; ${detail%; }"
@@ -343,8 +350,9 @@ check_totals() {  # check_totals P
 gcovr_totals() {  # gcovr_totals FILE
   python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))
-print(" ".join("%s %d/%d" % (k + "s", j[k + "_covered"], j[k + "_total"])
-               for k in ("line", "function", "branch")))' "$1" 2>/dev/null
+print(" ".join("%s %d/%d" % (name, j[k + "_covered"], j[k + "_total"])
+               for k, name in (("line", "lines"), ("function", "functions"),
+                               ("branch", "branches"))))' "$1" 2>/dev/null
 }
 
 # gcovr's totals of `gcovr-json` against gcovr's own of gcov's data.
@@ -355,21 +363,30 @@ check_gcovr() {  # check_gcovr P
     check "$p" gcovr fail "gcovr is not installed (apt-get install -y gcovr)"
     return
   fi
+  # gcovr counts the objects that never ran (a .gcno without .gcda) as
+  # uncovered; a profile has nothing of them (nor has lcov --capture):
+  # hidden from gcovr, and counted.
+  local unrun
+  unrun=$(find "$g" -name '*.gcno' | while read -r f; do
+            [ -e "${f%.gcno}.gcda" ] || { mv "$f" "$f.unrun" && echo "$f"; }
+          done | wc -l)
   (cd "$g" && nice gcovr -j "$jobs" -r . --json-summary "$out/gcovr-gcov.json") \
     >"$out/gcovr.log" 2>&1
+  find "$g" -name '*.gcno.unrun' | while read -r f; do mv "$f" "${f%.unrun}"; done
   "$recon" gcovr-json -o "$out/ballarus.json" "$b" >>"$out/gcovr.log" 2>&1 &&
   (cd "$b" && gcovr -r . --add-tracefile "$out/ballarus.json" \
                     --json-summary "$out/gcovr-ballarus.json") >>"$out/gcovr.log" 2>&1
   compare_totals "$p" "$(gcovr_totals "$out/gcovr-gcov.json")" \
-    "$(gcovr_totals "$out/gcovr-ballarus.json")" gcovr
+    "$(gcovr_totals "$out/gcovr-ballarus.json")" gcovr \
+    " ($unrun objects that never ran left out)"
 }
 
 # Found figures (lines, functions, branches instrumented) must be equal;
 # hit figures too, but for expat within 0.1% of the found figure: its tests
 # are not repeatable (two runs of the same gcov build differ in a few
 # lines' hits, xmlparse.c's hash-table probing among them).
-compare_totals() {  # compare_totals P "lines H/F ..." "lines H/F ..." TOOL
-  local p=$1 tool=$4 found=pass hits=pass i wh wf gh gf slack
+compare_totals() {  # compare_totals P "lines H/F ..." "lines H/F ..." TOOL [NOTE]
+  local p=$1 tool=$4 note=${5:-} found=pass hits=pass i wh wf gh gf slack
   local -a w g
   read -r -a w <<<"$2"
   read -r -a g <<<"$3"
@@ -382,7 +399,7 @@ compare_totals() {  # compare_totals P "lines H/F ..." "lines H/F ..." TOOL
     [ "$p" = expat ] && slack=$((wf / 1000))
     [ $((wh > gh ? wh - gh : gh - wh)) -le "$slack" ] || hits=fail
   done
-  check "$p" "$tool-found" "$found" "$tool: ${2:-?} | ballarus: ${3:-?}"
+  check "$p" "$tool-found" "$found" "$tool: ${2:-?} | ballarus: ${3:-?}$note"
   check "$p" "$tool-hits" "$hits" "$tool: ${2:-?} | ballarus: ${3:-?}$([ "$p" = expat ] && echo " (expat: within 0.1%)")"
 }
 
