@@ -172,6 +172,10 @@ TEST(Hardening, NonUtf8NamesGiveValidJson) {
   const json g = json::parse(r.out);
   EXPECT_EQ(g["files"][0]["file"], "caf\xc3\xa9.c");
   EXPECT_EQ(g["files"][0]["functions"][0]["name"], "odd\x01name\xc3\xbf");
+  r = Tool("gcovr-json --all-files " + Q(p));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json gcovr = json::parse(r.out);
+  EXPECT_EQ(gcovr["files"][0]["functions"][0]["name"], "odd\x01name\xc3\xbf");
   // diff --json and the HTML report too.
   r = Tool("diff --json --all-files " + Q(p) + " " + Q(p));
   ASSERT_EQ(r.status, 0) << r.err;
@@ -229,7 +233,8 @@ TEST(Hardening, HugeCountsSaturateInsteadOfOverflowing) {
       EXPECT_EQ(l.at("count"), 10) << l;
   }
   for (const char* sub : {"gcov -b -c -t --all-files", "lcov --all-files",
-                          "cobertura --all-files", "verify", "stats"}) {
+                          "cobertura --all-files", "gcovr-json --all-files",
+                          "verify", "stats"}) {
     r = Tool(std::string(sub) + " " + Q(p));
     EXPECT_LE(r.status, 1) << sub << ": " << r.err;
     EXPECT_EQ(r.out.find("-92233"), std::string::npos) << sub << ": " << r.out;

@@ -28,6 +28,7 @@
 #include <CLI/CLI.hpp>
 
 #include "reconstruct/cmd_gcda.h"
+#include "reconstruct/cmd_gcovr.h"
 #include "reconstruct/commands.h"
 
 namespace ballarus {
@@ -344,6 +345,37 @@ class CoberturaCommand : public Subcommand {
   FilterOptions filter_;
 };
 
+class GcovrJsonCommand : public Subcommand {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* gcovr = app->add_subcommand(
+        "gcovr-json",
+        "Write gcovr's JSON tracefile (for gcovr --add-tracefile: its HTML, "
+        "Cobertura, SonarQube, Coveralls reports).");
+    AddInputs(gcovr, &in_);
+    gcovr->add_option("-o,--output", out_, "output file (default: stdout)")
+        ->type_name("FILE");
+    gcovr
+        ->add_option("--root", o_.root,
+                     "name files relative to this directory, as gcovr "
+                     "--root does (default: absolute names)")
+        ->type_name("DIR");
+    gcovr->add_flag("--include-internal-functions", o_.internal_functions,
+                    "keep functions named __* and _GLOBAL__sub_I_* (gcovr "
+                    "leaves them out by default)");
+    AddFilterOptions(gcovr, &filter_, true);
+    AddMarkerOption(gcovr, &filter_);
+    return gcovr;
+  }
+  int Run() override { return RunGcovrJson(in_, out_, o_, filter_); }
+
+ private:
+  ProfileInputs in_;
+  std::string out_;
+  GcovrJsonOptions o_;
+  FilterOptions filter_;
+};
+
 class DiffCommand : public Subcommand {
  public:
   CLI::App* Register(CLI::App* app) override {
@@ -464,6 +496,7 @@ std::vector<std::unique_ptr<Subcommand>> AllSubcommands() {
   all.push_back(std::make_unique<GcovCommand>());
   all.push_back(std::make_unique<LcovCommand>());
   all.push_back(std::make_unique<CoberturaCommand>());
+  all.push_back(std::make_unique<GcovrJsonCommand>());
   all.push_back(std::make_unique<DiffCommand>());
   all.push_back(std::make_unique<HtmlCommand>());
   return all;

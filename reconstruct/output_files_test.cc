@@ -196,6 +196,7 @@ TEST_F(OutputFiles, PlantedLinksAreNotFollowed) {
   const std::vector<Writer> writers = {
       {"lcov --all-files -o {OUT}/out.info PROFILE", {}},
       {"cobertura --all-files -o {OUT}/out.xml PROFILE", {}},
+      {"gcovr-json --all-files -o {OUT}/out.json PROFILE", {}},
       {"gcov -b --all-files PROFILE", {}, true},
       {"gcov -j --all-files PROFILE", {}, true},
       {"html --all-files -o {OUT}/html PROFILE",

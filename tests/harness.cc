@@ -18,6 +18,7 @@
 #include <mutex>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "nlohmann/json.hpp"
 
@@ -347,6 +348,23 @@ Build BuildProgram(const Program& p, const BuildOptions& o,
     return b;
   b.ok = true;
   return b;
+}
+
+GcovAndBallarus BuildGcovAndBallarus(const Program& p, const BuildOptions& o,
+                                     const std::string& root) {
+  GcovAndBallarus out;
+  auto build_and_run = [&](Kind kind, Build* b, CommandResult* run) {
+    BuildOptions k = o;
+    k.kind = kind;
+    *b = BuildProgram(p, k, root + "/" + KindName(kind));
+    if (b->ok)
+      *run = Run(Quote(b->exe), b->dir,
+                 {"BALLARUS_PROFILE=" + b->dir + "/ballarus.profile"});
+  };
+  std::thread gcov(build_and_run, Kind::kGcov, &out.gcov, &out.gcov_run);
+  build_and_run(Kind::kBallarus, &out.ours, &out.our_run);
+  gcov.join();
+  return out;
 }
 
 std::map<std::pair<std::string, uint32_t>, int64_t> Annotations(

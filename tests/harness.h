@@ -86,6 +86,16 @@ struct Build {
 Build BuildProgram(const Program& p, const BuildOptions& o,
                    const std::string& dir);
 
+// `p` built with gcov and with ballarus (naive mode, `o`'s other fields)
+// in parallel, into ROOT/gcov and ROOT/ballarus, and each run once in its
+// build directory, every TU's profile pooled into DIR/ballarus.profile.
+struct GcovAndBallarus {
+  Build gcov, ours;
+  CommandResult gcov_run, our_run;
+};
+GcovAndBallarus BuildGcovAndBallarus(const Program& p, const BuildOptions& o,
+                                     const std::string& root);
+
 // `/* count(N) */` annotations of every source of `p`:
 // (source basename, line) -> N.  gcov's other forms count too: `N*` (a
 // line with a block that never ran) is N, `#####` and `=====` (never run;

@@ -36,7 +36,6 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -44,10 +43,8 @@
 
 namespace {
 
-using harness::Build;
 using harness::BuildOptions;
 using harness::CommandResult;
-using harness::Kind;
 using harness::Program;
 using harness::Quote;
 
@@ -407,38 +404,24 @@ TEST_P(Reports, EqualGcovsAndLcovs) {
   ASSERT_NE(p, nullptr) << name;
   const std::string prefix = InstallPrefix();
   ASSERT_FALSE(prefix.empty());
-  const std::string root = harness::TempRoot() + "/reports-" + name + opt;
-  std::vector<Build> builds(2);
-  std::vector<CommandResult> runs(2);
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 2; ++i)
-    threads.emplace_back([&, i] {
-      BuildOptions o;
-      o.kind = i == 0 ? Kind::kGcov : Kind::kBallarus;
-      o.opt = opt;
-      o.ballarus_prefix = prefix;
-      builds[i] = harness::BuildProgram(*p, o, root + "/" + harness::KindName(o.kind));
-      // Every TU pooled into one file (by default each object's profile
-      // lies beside it; ballarus-reconstruct reads one profile).
-      if (builds[i].ok)
-        runs[i] = harness::Run(Quote(builds[i].exe), builds[i].dir,
-                               {"BALLARUS_PROFILE=" + builds[i].dir +
-                                "/ballarus.profile"});
-    });
-  for (std::thread& t : threads) t.join();
-  ASSERT_TRUE(builds[0].ok) << builds[0].log;
-  ASSERT_TRUE(builds[1].ok) << builds[1].log;
-  ASSERT_EQ(runs[0].out, runs[1].out);
+  BuildOptions o;
+  o.opt = opt;
+  o.ballarus_prefix = prefix;
+  const harness::GcovAndBallarus b = harness::BuildGcovAndBallarus(
+      *p, o, harness::TempRoot() + "/reports-" + name + opt);
+  ASSERT_TRUE(b.gcov.ok) << b.gcov.log;
+  ASSERT_TRUE(b.ours.ok) << b.ours.log;
+  ASSERT_EQ(b.gcov_run.out, b.our_run.out);
   Ctx c;
   c.program = name;
   c.opt = opt;
-  c.gcov_dir = builds[0].dir;
-  c.our_dir = builds[1].dir;
+  c.gcov_dir = b.gcov.dir;
+  c.our_dir = b.ours.dir;
   c.profile = c.our_dir + "/ballarus.profile";
   ASSERT_EQ(access(c.profile.c_str(), R_OK), 0) << c.profile;
   // gcov reads several units in the order given; ballarus reads its TUs
   // sorted by source name: the corpus' units sort alike by stem.
-  std::vector<std::string> units = builds[0].units;
+  std::vector<std::string> units = b.gcov.units;
   std::sort(units.begin(), units.end());
   CheckGcovFiles(c, units, "default", "");
   CheckGcovFiles(c, units, "b", "-b");
