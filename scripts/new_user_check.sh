@@ -29,7 +29,8 @@
 #                lines, functions, branches;
 #   * runs       the run count of one source (gcov's `Runs:`) equals gcov's;
 #   * html       (expat) `ballarus-reconstruct html` with defaults finishes
-#                in under 10 s, and lists every function once.
+#                in under 10 s, and lists every function once (a function of two
+#                different builds once per build, labelled).
 # The exit status is 1 when a check fails, 2 on a usage or setup error.
 #
 # Sources come from the cache (default ~/.cache/ballarus-src/src), fetched
@@ -223,7 +224,11 @@ test_outputs() {  # test_outputs P KIND-DIR
     gzip) for f in "$tree"/tests/*.log; do
             [ "$(basename "$f")" = test-suite.log ] && continue
             echo "== $(basename "$f")"
-            grep -v '^+' "$f" | normalise /dev/stdin "$d" |
+            # Two traced processes of one pipeline can interleave their
+            # trace lines ("+ + echo yyy" then "gzip"): drop such a tail.
+            awk 'prev ~ /^\+ \+ / && /^[A-Za-z_.\/-]+$/ { prev = $0; next }
+                 { prev = $0; print }' "$f" | grep -v '^+' |
+              normalise /dev/stdin "$d" |
               sed -E -e 's/(gt-[^ /.]*)\.[A-Za-z0-9]{4}/\1.@TMP@/g' \
                      -e 's/[A-Z][a-z]{2} [ 0-9][0-9] [0-9]{2}:[0-9]{2}/@DATE@/g' \
                      -e 's/-[0-9]{3,7}\b/-@PID@/g' -e 's/copied, .*/copied/'
@@ -466,16 +471,21 @@ for line in open(sys.argv[2]):
     if line.startswith("FNF:"):
         fnf += int(line[4:])
 dups = sum(n - 1 for n in seen.values() if n > 1)
-print(len(rows), dups, fnf)
+# A function of two different builds (a source compiled as C and as C++)
+# is listed once per build, each row labelled "[build K of N: ...]"; lcov
+# counts it once.
+label = re.compile(r"\s*\[build \d+ of \d+:.*?\]")
+functions = len({(label.sub("", a), b) for a, b in seen})
+print(len(rows), dups, fnf, functions)
 for (name, where), n in seen.most_common(3):
     if n > 1:
         print("  %dx %s (%s)" % (n, name, where))
 PY
-  read -r rows dups fnf <"$work/$p/reports/html-functions.txt"
+  read -r rows dups fnf functions <"$work/$p/reports/html-functions.txt"
   if [ "$rows" = "no" ]; then
     check "$p" html-once fail "no functions.html in $out"
-  elif [ "$dups" = 0 ] && [ "$rows" = "$fnf" ]; then
-    check "$p" html-once pass "$rows functions listed, each once (lcov FNF $fnf)$from"
+  elif [ "$dups" = 0 ] && [ "$functions" = "$fnf" ]; then
+    check "$p" html-once pass "$functions functions listed, each once (lcov FNF $fnf); $((rows - functions)) of them once more for another build, labelled$from"
   else
     check "$p" html-once fail "$rows functions listed, $dups repeated, lcov FNF $fnf$from: $(sed -n 2,4p "$work/$p/reports/html-functions.txt" | tr '\n' ';')"
   fi

@@ -53,7 +53,10 @@ links() {
 plugin_dir=$(realpath -m "$(gcc -print-file-name=plugin)")
 lib_dir=$(realpath -m "$(gcc -print-file-name=)")
 has -rwxr-xr-x /usr/bin/ballarus-gcc
-has -rwxr-xr-x '/usr/bin/ballarus-g++'
+links /usr/bin/ballarus-g++ /usr/bin/ballarus-gcc
+has -rwxr-xr-x /usr/bin/ballarus-gcc-ar
+links /usr/bin/ballarus-gcc-ranlib /usr/bin/ballarus-gcc-ar
+has -rw-r--r-- /usr/lib/cmake/Ballarus/BallarusConfig.cmake
 has -rwxr-xr-x /usr/bin/ballarus-reconstruct
 has -rw-r--r-- /usr/lib/ballarus/ballarus.so
 has -rw-r--r-- /usr/lib/ballarus/libballarus_rt.a

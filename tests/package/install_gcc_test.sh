@@ -19,11 +19,17 @@ mode() { stat -c %a -- "$1"; }
 # --- DESTDIR + /usr: --gcc is the default --------------------------------
 DESTDIR=$T/root "$rf/install" /usr >"$T/log" 2>&1 || { cat "$T/log" >&2; fail "install into DESTDIR"; }
 R=$T/root/usr
-for f in bin/ballarus-gcc bin/ballarus-g++ bin/ballarus-reconstruct lib/ballarus/ballarus.so \
+for f in bin/ballarus-gcc bin/ballarus-gcc-ar bin/ballarus-reconstruct lib/ballarus/ballarus.so \
     share/ballarus/bazel/collect_cc_coverage.sh share/ballarus/bazel/run_test.sh; do
   [ "$(mode "$R/$f")" = 755 ] || fail "$f: mode $(mode "$R/$f"), want 755"
 done
-for f in lib/ballarus/libballarus_rt.a include/ballarus/ballarus.h \
+# One wrapper script; its other names are links to it.
+for l in ballarus-g++:ballarus-gcc ballarus-gcc-ranlib:ballarus-gcc-ar ballarus-gcc-nm:ballarus-gcc-ar; do
+  [ "$(readlink -- "$R/bin/${l%%:*}")" = "${l#*:}" ] || fail "bin/${l%%:*} is not a link to ${l#*:}"
+done
+for f in lib/cmake/Ballarus/ballarus-toolchain.cmake lib/cmake/Ballarus/BallarusConfig.cmake \
+    lib/cmake/Ballarus/BallarusConfigVersion.cmake \
+    lib/ballarus/libballarus_rt.a include/ballarus/ballarus.h \
     share/man/man1/ballarus-gcc.1 share/man/man1/ballarus-g++.1 share/man/man1/ballarus-reconstruct.1; do
   [ "$(mode "$R/$f")" = 644 ] || fail "$f: mode $(mode "$R/$f"), want 644"
 done
