@@ -20,7 +20,7 @@ int plugin_is_GPL_compatible;
 
 namespace {
 
-const char kPluginVersion[] = "0.1.0";
+const char kPluginVersion[] = "0.4.0+dev";
 
 }  // namespace
 

@@ -34,7 +34,7 @@
 namespace ballarus {
 namespace {
 
-constexpr const char* kVersion = "0.1.0";
+constexpr const char* kVersion = "0.4.0+dev";
 
 // The file and function filters of reconstruct/report_filter.h.
 void AddFilterOptions(CLI::App* app, FilterOptions* f, bool functions) {

@@ -298,7 +298,7 @@ TEST(Reconstruct, VersionTwoMetadataStillRead) {
 TEST(Reconstruct, Usage) {
   Result r = RunTool("--version");
   EXPECT_EQ(r.status, 0);
-  EXPECT_EQ(r.out, "ballarus-reconstruct 0.1.0\n");
+  EXPECT_EQ(r.out, "ballarus-reconstruct 0.4.0+dev\n");
   r = RunTool("--help");
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.out.find("verify"), std::string::npos);
