@@ -59,13 +59,21 @@ void AddFilterOptions(CLI::App* app, FilterOptions* f, bool functions) {
       ->type_name("REGEX");
 }
 
-// Coverage reports honour the sources' exclusion markers unless
+// The filters of a coverage report (lcov, cobertura, gcovr-json, html):
+// files, functions, and the sources' exclusion markers, honoured unless
 // --no-markers (reconstruct/exclusion_markers.h).
-void AddMarkerOption(CLI::App* app, FilterOptions* f) {
+void AddCoverageFilterOptions(CLI::App* app, FilterOptions* f) {
+  AddFilterOptions(app, f, true);
   f->markers = true;
   app->add_flag("!--no-markers", f->markers,
                 "ignore the exclusion markers in the sources "
                 "(LCOV_EXCL_LINE, LCOV_EXCL_START/STOP, GCOVR_EXCL_*, ...)");
+}
+
+// -o FILE of a report written to stdout by default.
+void AddOutputFile(CLI::App* app, std::string* out) {
+  app->add_option("-o,--output", *out, "output file (default: stdout)")
+      ->type_name("FILE");
 }
 
 // PROFILE... and --skip-bad (reconstruct/profile_inputs.h).
@@ -303,13 +311,11 @@ class LcovCommand : public Subcommand {
     CLI::App* lcov = app->add_subcommand(
         "lcov", "Write an lcov tracefile (for genhtml, lcov, CI services).");
     AddInputs(lcov, &in_);
-    lcov->add_option("-o,--output", out_, "output file (default: stdout)")
-        ->type_name("FILE");
+    AddOutputFile(lcov, &out_);
     lcov->add_option("-t,--test-name", test_,
                      "the TN: name (letters, digits, '_')")
         ->type_name("NAME");
-    AddFilterOptions(lcov, &filter_, true);
-    AddMarkerOption(lcov, &filter_);
+    AddCoverageFilterOptions(lcov, &filter_);
     return lcov;
   }
   int Run() override { return RunLcov(in_, out_, test_, filter_); }
@@ -326,15 +332,13 @@ class CoberturaCommand : public Subcommand {
     CLI::App* cobertura = app->add_subcommand(
         "cobertura", "Write Cobertura XML (for CI services).");
     AddInputs(cobertura, &in_);
-    cobertura->add_option("-o,--output", out_, "output file (default: stdout)")
-        ->type_name("FILE");
+    AddOutputFile(cobertura, &out_);
     cobertura
         ->add_option("--root", root_,
                      "directory file names are made relative to (default: "
                      "the first project root)")
         ->type_name("DIR");
-    AddFilterOptions(cobertura, &filter_, true);
-    AddMarkerOption(cobertura, &filter_);
+    AddCoverageFilterOptions(cobertura, &filter_);
     return cobertura;
   }
   int Run() override { return RunCobertura(in_, out_, root_, filter_); }
@@ -353,8 +357,7 @@ class GcovrJsonCommand : public Subcommand {
         "Write gcovr's JSON tracefile (for gcovr --add-tracefile: its HTML, "
         "Cobertura, SonarQube, Coveralls reports).");
     AddInputs(gcovr, &in_);
-    gcovr->add_option("-o,--output", out_, "output file (default: stdout)")
-        ->type_name("FILE");
+    AddOutputFile(gcovr, &out_);
     gcovr
         ->add_option("--root", o_.root,
                      "name files relative to this directory, as gcovr "
@@ -363,8 +366,7 @@ class GcovrJsonCommand : public Subcommand {
     gcovr->add_flag("--include-internal-functions", o_.internal_functions,
                     "keep functions named __* and _GLOBAL__sub_I_* (gcovr "
                     "leaves them out by default)");
-    AddFilterOptions(gcovr, &filter_, true);
-    AddMarkerOption(gcovr, &filter_);
+    AddCoverageFilterOptions(gcovr, &filter_);
     return gcovr;
   }
   int Run() override { return RunGcovrJson(in_, out_, o_, filter_); }
@@ -464,8 +466,7 @@ class HtmlCommand : public Subcommand {
     html->add_flag("-q,--quiet", o_.quiet, "no progress line on stderr");
     html->add_option("--dot", o_.dot, "the Graphviz dot command (default: dot)")
         ->type_name("CMD");
-    AddFilterOptions(html, &filter_, true);
-    AddMarkerOption(html, &filter_);
+    AddCoverageFilterOptions(html, &filter_);
     return html;
   }
   int Run() override { return RunHtml(in_, o_, filter_); }
