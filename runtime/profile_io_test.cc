@@ -1285,3 +1285,42 @@ TEST(ProfileNamed, SerializeRefusesWhatTheParserWouldRefuse) {
   EXPECT_TRUE(ballarus_test_name_valid(std::string(255, 'x').c_str(), 255));
   EXPECT_FALSE(ballarus_test_name_valid(std::string(256, 'x').c_str(), 256));
 }
+
+TEST(ProfileNamed, ATreeOfMergesEqualsOneMergeByteForByte) {
+  // Three shards: (a + b) + c, a + (b + c) and (c + a) + b give one file.
+  auto shard = [](int s) {
+    ballarus_profile p = Empty(1 + s);
+    Add(&p, kA, {1u + s, 0, 2u * s}, 1 + s);
+    Add(&p, kB, {7u * s}, 1, {{1, 7, 1u + s}});
+    AddNamed(&p, "t/" + std::to_string(s % 2), StampOf(kA), 1,
+             s == 0 ? std::vector<ballarus_named_entry>{{0, 1}}
+                    : std::vector<ballarus_named_entry>{{0, 1u + s}, {2, 2u * s}});
+    AddNamed(&p, "t/x", StampOf(kB), 1, {}, {{1, 7, 1u + s}});
+    return p;
+  };
+  char err[512] = "";
+  auto merged = [&](std::vector<int> order, bool right) {
+    ballarus_profile x = shard(order[0]), y = shard(order[1]),
+                     z = shard(order[2]);
+    if (right) {
+      EXPECT_EQ(ballarus_profile_merge(&y, &z, err, sizeof err), 0) << err;
+      EXPECT_EQ(ballarus_profile_merge(&x, &y, err, sizeof err), 0) << err;
+    } else {
+      EXPECT_EQ(ballarus_profile_merge(&x, &y, err, sizeof err), 0) << err;
+      EXPECT_EQ(ballarus_profile_merge(&x, &z, err, sizeof err), 0) << err;
+    }
+    std::vector<uint8_t> out = Bytes(x);
+    for (ballarus_profile* p : {&x, &y, &z}) ballarus_profile_free(p);
+    return out;
+  };
+  const std::vector<uint8_t> one = merged({0, 1, 2}, false);
+  EXPECT_EQ(merged({0, 1, 2}, true), one);
+  EXPECT_EQ(merged({2, 0, 1}, false), one);
+  EXPECT_EQ(merged({1, 2, 0}, true), one);
+  ballarus_profile back = Parsed(one);
+  EXPECT_EQ(Describe(back),
+            (std::vector<std::string>{"t/0@A 2: 0=4 2=4 |",
+                                      "t/1@A 1: 0=2 2=2 |",
+                                      "t/x@B 3: | 1/7=6"}));
+  ballarus_profile_free(&back);
+}
