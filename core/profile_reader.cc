@@ -2,6 +2,9 @@
 // profile_reader.h).
 #include "core/profile_reader.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <utility>
 
 #include "runtime/ballarus_format.h"
@@ -405,6 +408,75 @@ bool DecodeProfile(ProfileRecords* out, std::string* error) {
       if (c.paths) out->has_paths = true;
   }
   return true;
+}
+
+std::vector<std::string> TestNames(const ProfileRecords& all) {
+  std::vector<std::string> names;
+  for (uint64_t k = 0; k < all.raw.n_named; ++k) {
+    const ballarus_named_record& n = all.raw.named[k];
+    std::string name(n.name, n.name_size);
+    if (names.empty() || names.back() != name) names.push_back(name);
+  }
+  return names;  // named records are sorted by name
+}
+
+namespace {
+
+// A record of test `n`'s counts, borrowing `base`'s metadata; false when
+// out of memory.
+bool NamedRecord(const ballarus_profile_record& base,
+                 const ballarus_named_record& n, ballarus_profile_record* r) {
+  *r = ballarus_profile_record{};
+  r->stamp = base.stamp;
+  r->identity = base.identity;
+  r->runs = n.runs;
+  r->metadata = base.metadata;
+  r->meta_size = base.meta_size;
+  r->borrowed = 1;
+  r->n_counters = base.n_counters;
+  r->counters = static_cast<uint64_t*>(calloc(base.n_counters + 1, 8));
+  r->sparse = static_cast<ballarus_sparse_entry*>(
+      malloc((n.n_sparse + 1) * sizeof(ballarus_sparse_entry)));
+  if (r->counters == nullptr || r->sparse == nullptr) return false;
+  for (uint64_t j = 0; j < n.n_dense; ++j)
+    r->counters[n.dense[j].index] = n.dense[j].count;
+  if (n.n_sparse > 0)
+    memcpy(r->sparse, n.sparse, n.n_sparse * sizeof(ballarus_sparse_entry));
+  r->n_sparse = n.n_sparse;
+  return true;
+}
+
+}  // namespace
+
+bool ReadNamedRun(const ProfileRecords& all, const std::string& name,
+                  ProfileRecords* out, std::string* error) {
+  ballarus_profile& p = out->raw;
+  p = ballarus_profile{};
+  p.records = static_cast<ballarus_profile_record*>(
+      calloc(all.raw.n_records + 1, sizeof(ballarus_profile_record)));
+  if (p.records == nullptr) {
+    *error = "out of memory";
+    return false;
+  }
+  for (uint64_t k = 0; k < all.raw.n_named; ++k) {
+    const ballarus_named_record& n = all.raw.named[k];
+    if (std::string(n.name, n.name_size) != name) continue;
+    // The parser checked that the stamp is one of the records'; named
+    // records of one name are sorted by stamp, as records are.
+    for (uint32_t i = 0; i < all.raw.n_records; ++i) {
+      if (all.raw.records[i].stamp != n.stamp) continue;
+      if (!NamedRecord(all.raw.records[i], n, &p.records[p.n_records++])) {
+        *error = "out of memory";
+        return false;
+      }
+      p.runs = std::max(p.runs, n.runs);
+    }
+  }
+  if (p.n_records == 0) {
+    *error = "no named run '" + name + "' in the profile";
+    return false;
+  }
+  return DecodeProfile(out, error);
 }
 
 }  // namespace ballarus

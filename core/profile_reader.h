@@ -141,6 +141,20 @@ bool ReadProfileFrom(ballarus_profile* raw, ProfileRecords* out,
 // The decoding step of both: out->raw is parsed, out->tus empty.
 bool DecodeProfile(ProfileRecords* out, std::string* error);
 
+// Named runs (runtime/ballarus_format.h): the test names of all.raw's named
+// records, sorted, each once.
+std::vector<std::string> TestNames(const ProfileRecords& all);
+
+// The counts of test `name` alone, decoded and solved like a profile: one
+// record per TU the test executed (its counters zero but for the test's
+// pairs, its sparse entries, its runs), so that every report of a profile
+// works on one test.  The records borrow all.raw's metadata: `all` must
+// outlive *out.  Fails when `name` has no named record or when decoding
+// fails (error as DecodeProfile's, offsets of the whole profile's records
+// are not meaningful then).
+bool ReadNamedRun(const ProfileRecords& all, const std::string& name,
+                  ProfileRecords* out, std::string* error);
+
 }  // namespace ballarus
 
 #endif  // BALLARUS_CORE_PROFILE_READER_H_

@@ -5,6 +5,8 @@
 #include "core/profile_reader.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -74,6 +76,76 @@ TEST(ReadProfile, EdgeCountersSolvedOnce) {
                                     std::nullopt, std::nullopt, 3};
   EXPECT_EQ(c.known, known);
   ExpectLoopSolved(lt.tu.functions[0], c);
+}
+
+// Adds a named record of one TU to a parsed profile (malloc'd: the
+// profile frees it).
+void AddNamedRun(ballarus_profile* p, const std::string& name, uint64_t stamp,
+                 uint64_t runs, const std::vector<ballarus_named_entry>& dense) {
+  p->named = static_cast<ballarus_named_record*>(
+      realloc(p->named, (p->n_named + 1) * sizeof *p->named));
+  ballarus_named_record& n = p->named[p->n_named++];
+  n = ballarus_named_record{};
+  n.name = strdup(name.c_str());
+  n.name_size = static_cast<uint32_t>(name.size());
+  n.stamp = stamp;
+  n.runs = runs;
+  n.dense = static_cast<ballarus_named_entry*>(
+      malloc((dense.size() + 1) * sizeof(ballarus_named_entry)));
+  std::copy(dense.begin(), dense.end(), n.dense);
+  n.n_dense = dense.size();
+}
+
+TEST(ReadProfile, ANamedRunReadsAsAProfileOfItsOwn) {
+  // Two TUs; test "t/a" ran both (all of the first TU's counts), "t/b"
+  // only the second.
+  TestRecord r1{Tu("e.c", BALLARUS_META_F_EDGE), {8, 4, 3}, {}, 2};
+  r1.tu.functions = {EdgeModeLoop("loop", 0)};
+  TestRecord r2{Tu("f.c", BALLARUS_META_F_EDGE), {9, 5, 4}, {}, 2};
+  r2.tu.functions = {EdgeModeLoop("loop2", 0)};
+  const std::string path = WriteTestProfile("named.profile", {r1, r2}, 2);
+  ProfileRecords all;
+  std::string err;
+  ASSERT_TRUE(ReadProfile(path, &all, &err)) << err;
+  ASSERT_EQ(all.tus.size(), 2u);
+  const size_t e = all.tus[0].tu.source == "e.c" ? 0 : 1;
+  const uint64_t stamp_e = all.raw.records[e].stamp;
+  const uint64_t stamp_f = all.raw.records[1 - e].stamp;
+  // t/a: the whole of e.c's counts, f.c's index 0 only (records of one
+  // name in stamp order).
+  auto t_a = [&](uint64_t stamp) {
+    return stamp == stamp_e
+               ? std::vector<ballarus_named_entry>{{0, 8}, {1, 4}, {2, 3}}
+               : std::vector<ballarus_named_entry>{{0, 9}};
+  };
+  const uint64_t lo = std::min(stamp_e, stamp_f), hi = std::max(stamp_e, stamp_f);
+  AddNamedRun(&all.raw, "t/a", lo, 1, t_a(lo));
+  AddNamedRun(&all.raw, "t/a", hi, 1, t_a(hi));
+  AddNamedRun(&all.raw, "t/b", stamp_f, 1, {{1, 1}});
+  EXPECT_EQ(TestNames(all), (std::vector<std::string>{"t/a", "t/b"}));
+
+  ProfileRecords a;
+  ASSERT_TRUE(ReadNamedRun(all, "t/a", &a, &err)) << err;
+  ASSERT_EQ(a.tus.size(), 2u);
+  for (const LoadedTu& lt : a.tus) {
+    std::vector<uint64_t> counters(lt.record->counters,
+                                   lt.record->counters + 3);
+    if (lt.tu.source == "e.c") {
+      EXPECT_EQ(counters, (std::vector<uint64_t>{8, 4, 3}));
+      ExpectLoopSolved(lt.tu.functions[0], lt.copies[0]);
+    } else {
+      EXPECT_EQ(counters, (std::vector<uint64_t>{9, 0, 0}));
+    }
+    EXPECT_EQ(lt.record->runs, 1u);
+  }
+  ProfileRecords b;
+  ASSERT_TRUE(ReadNamedRun(all, "t/b", &b, &err)) << err;
+  ASSERT_EQ(b.tus.size(), 1u);
+  EXPECT_EQ(b.tus[0].tu.source, "f.c");
+  EXPECT_EQ(b.tus[0].record->counters[1], 1u);
+  ProfileRecords c;
+  EXPECT_FALSE(ReadNamedRun(all, "t/c", &c, &err));
+  EXPECT_EQ(err, "no named run 't/c' in the profile");
 }
 
 TEST(ReadProfile, DensePathsGiveEdgeCounts) {

@@ -246,8 +246,44 @@ typedef struct ballarus_meta_names {
    into another file.  Saturation would break exactly this case and buys
    nothing.  */
 
+/* Named runs (version 3).  A process run with BALLARUS_TEST=NAME adds its
+   counts to the records above (the sum) and also under NAME: a file that
+   holds named runs is written as version 3, which is version 2 followed by
+   a named section; a file without them is written as version 2, byte for
+   byte as before, so that older readers read it.
+   named_section := section_header named_record*
+   section_header (16 bytes):
+     uint32   tag           BALLARUS_SECTION_NAMED
+     uint32   flags         0
+     uint64   n_named
+   named_record (48-byte header, then its data):
+     uint32   tag           BALLARUS_RECORD_NAMED
+     uint32   name_size     1 .. BALLARUS_TEST_NAME_MAX bytes, each printable
+                            ASCII (0x20 .. 0x7e); no NUL stored
+     uint64   stamp         the TU record of this file the counts belong to
+     uint64   runs          processes under this name that added to that
+                            record (not above the record's runs)
+     uint64   n_dense       { uint64 index; uint64 count } pairs: counters
+                            of the TU's array (indices < n_counters,
+                            strictly increasing)
+     uint64   n_sparse      sparse entries, as the TU record's (sorted by
+                            (function, key), keys unique)
+     uint64   check         ballarus_hash64 of the first 40 bytes, the name
+                            with its padding, the pairs, the sparse entries
+     name: name_size bytes, zero padding to a multiple of 8
+   Only counters the named processes changed are stored (counts are residues
+   modulo 2^64 as above; zero counts are dropped).  Records are sorted by
+   name (bytes, a prefix first), then stamp, each (name, stamp) once.  The
+   file check folds in, after the TU records, the section header's 16 bytes
+   and then each named record's (check, stamp) like a TU record's.  */
 #define BALLARUS_PROFILE_MAGIC "BLRSPROF" /* 8 bytes, no NUL stored */
 #define BALLARUS_PROFILE_VERSION 2u  /* 1: no file_check, 32-byte header */
+#define BALLARUS_PROFILE_VERSION_NAMED 3u /* 2 + a named section */
+#define BALLARUS_SECTION_NAMED 0x534e4c42u /* "BLNS" little-endian */
+#define BALLARUS_RECORD_NAMED 0x524e4c42u  /* "BLNR" little-endian */
+#define BALLARUS_NAMED_SECTION_SIZE 16u
+#define BALLARUS_NAMED_HEADER_SIZE 48u
+#define BALLARUS_TEST_NAME_MAX 255u
 #define BALLARUS_PROFILE_HEADER_SIZE 40u
 #define BALLARUS_RECORD_HEADER_SIZE 56u
 #define BALLARUS_RECORD_TU 0x55544c42u /* "BLTU" little-endian */
@@ -271,6 +307,11 @@ typedef struct ballarus_record_header {
   uint64_t runs;
   uint64_t check;
 } ballarus_record_header;
+
+typedef struct ballarus_named_entry {
+  uint64_t index;
+  uint64_t count;
+} ballarus_named_entry;
 
 typedef struct ballarus_sparse_entry {
   uint64_t function;

@@ -101,6 +101,10 @@ BALLARUS_HIDDEN void ballarus_rt_warn(const char *fmt, ...)
 
 /* BALLARUS_VERBOSE.  */
 BALLARUS_HIDDEN extern int ballarus_rt_verbose;
+/* BALLARUS_TEST, read once at start: the test this process belongs to
+   (named runs, ballarus_format.h); size 0 when unnamed.  */
+BALLARUS_HIDDEN extern char ballarus_rt_test_name[];
+BALLARUS_HIDDEN extern uint32_t ballarus_rt_test_name_size;
 /* Seconds, BALLARUS_LOCK_TIMEOUT.  */
 BALLARUS_HIDDEN extern double ballarus_rt_lock_timeout;
 /* The lock file descriptor of a dump in progress, closed in a forked

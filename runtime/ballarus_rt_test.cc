@@ -954,3 +954,68 @@ TEST(RuntimePaths, OutOfMemoryLosesNoCountSilently) {
 }
 
 }  // namespace
+
+// Named runs: the counts of a process run with BALLARUS_TEST=NAME, as
+// stored under NAME (stamp -> counters, zeros where no pair).
+std::map<uint64_t, std::vector<uint64_t>> NamedCounts(
+    const std::string& path, const std::string& name) {
+  std::map<uint64_t, std::vector<uint64_t>> out;
+  ballarus_profile p;
+  char err[512] = "";
+  EXPECT_EQ(ballarus_profile_read_file(path.c_str(), &p, err, sizeof err), 0)
+      << err;
+  for (uint64_t k = 0; k < p.n_named; k++) {
+    const ballarus_named_record& n = p.named[k];
+    if (name != n.name) continue;
+    uint64_t n_counters = 0;
+    for (uint32_t i = 0; i < p.n_records; i++)
+      if (p.records[i].stamp == n.stamp) n_counters = p.records[i].n_counters;
+    std::vector<uint64_t> v(n_counters, 0);
+    for (uint64_t j = 0; j < n.n_dense; j++) v.at(n.dense[j].index) = n.dense[j].count;
+    out[n.stamp] = v;
+  }
+  ballarus_profile_free(&p);
+  return out;
+}
+
+TEST(Runtime, NamedRunsKeepEachTestsCountsBesideTheSum) {
+  std::string dir = FreshDir("named");
+  std::string path = dir + "/p";
+  ASSERT_EQ(Exec(dir, "rt_prog", {"count", "10"},
+                 {{"BALLARUS_PROFILE", path}, {"BALLARUS_TEST", "t/one"}})
+                .status,
+            0);
+  ProcessResult r = Exec(dir, "rt_prog", {"dumpmid", "7"},
+                         {{"BALLARUS_PROFILE", path}, {"BALLARUS_TEST", "t two"}});
+  ASSERT_EQ(r.status, 0);
+  EXPECT_EQ(r.err, "");
+  ASSERT_EQ(Exec(dir, "rt_prog", {"count", "5"}, {{"BALLARUS_PROFILE", path}})
+                .status,
+            0);
+  // The sum as without names: 10 + 2 x 7 + 5, four count calls, 3 runs.
+  ExpectAlphaBeta(Read(path), 29, 4, 3);
+  // Each test alone, as one process writing its own profile would give.
+  EXPECT_EQ(NamedCounts(path, "t/one"),
+            (std::map<uint64_t, std::vector<uint64_t>>{{kAlpha, Alpha(10)},
+                                                       {kBeta, Beta(10, 1)}}));
+  EXPECT_EQ(NamedCounts(path, "t two"),
+            (std::map<uint64_t, std::vector<uint64_t>>{{kAlpha, Alpha(14)},
+                                                       {kBeta, Beta(14, 2)}}));
+}
+
+TEST(Runtime, AnUnprintableTestNameIsRefusedAndTheRunCountedUnnamed) {
+  std::string dir = FreshDir("named_bad");
+  std::string path = dir + "/p";
+  ProcessResult r = Exec(dir, "rt_prog", {"count", "10"},
+                         {{"BALLARUS_PROFILE", path}, {"BALLARUS_TEST", "a\tb"}});
+  ASSERT_EQ(r.status, 0);
+  EXPECT_NE(r.err.find("BALLARUS_TEST is not 1 to 255 printable characters"),
+            std::string::npos)
+      << r.err;
+  ExpectAlphaBeta(Read(path), 10, 1, 1);
+  EXPECT_TRUE(NamedCounts(path, "a\tb").empty());
+  uint32_t version = 0;
+  std::string bytes = ReadBytes(path);
+  memcpy(&version, bytes.data() + 8, 4);
+  EXPECT_EQ(version, 2u);
+}

@@ -84,6 +84,7 @@ void ballarus_profile_free(ballarus_profile *p) {
   if (p == NULL) return;
   for (uint32_t i = 0; i < p->n_records; i++) ballarus_pio_record_free(&p->records[i]);
   free(p->records);
+  ballarus_pio_named_free(p->named, p->n_named);
   free(p->backing);
   memset(p, 0, sizeof *p);
 }
@@ -186,11 +187,14 @@ int ballarus_profile_check_header(const unsigned char *data,
   const uint64_t size = file_size;
   if (size >= 8 && memcmp(data, BALLARUS_PROFILE_MAGIC, 8) != 0)
     return ballarus_pio_fail(err, errlen, "offset 0: bad magic (not a ballarus profile)");
-  if (size >= 12 && rd32(data + 8) != BALLARUS_PROFILE_VERSION) {
+  if (size >= 12 && rd32(data + 8) != BALLARUS_PROFILE_VERSION &&
+      rd32(data + 8) != BALLARUS_PROFILE_VERSION_NAMED) {
     uint32_t version = rd32(data + 8);
     return ballarus_pio_fail(err, errlen,
-                "offset 8: unsupported profile version %u (expected %u%s)",
+                "offset 8: unsupported profile version %u (expected %u or "
+                "%u%s)",
                 version, BALLARUS_PROFILE_VERSION,
+                BALLARUS_PROFILE_VERSION_NAMED,
                 version < BALLARUS_PROFILE_VERSION
                     ? "; written by an older ballarus"
                     : "");
@@ -404,6 +408,10 @@ static int parse(const unsigned char *data, uint64_t size,
     if (parse_record(data, size, &off, i, known, n_known, borrow, &p,
                      &file_check, err, errlen) != 0)
       goto bad;
+  if (rd32(data + 8) == BALLARUS_PROFILE_VERSION_NAMED &&
+      ballarus_pio_parse_named(data, size, &off, &p, &file_check, err,
+                               errlen) != 0)
+    goto bad;
   if (off != size) {
     ballarus_pio_fail(err, errlen, "offset %llu: %llu trailing bytes after the last record",
          (ull)off, (ull)(size - off));

@@ -41,10 +41,25 @@ typedef struct ballarus_profile_record {
                             first gives it its own copy */
 } ballarus_profile_record;
 
+/* The counts of one TU record under one test name (ballarus_format.h,
+   "Named runs").  */
+typedef struct ballarus_named_record {
+  char *name; /* name_size bytes, NUL-terminated in memory */
+  uint32_t name_size;
+  uint64_t stamp; /* a record of the same profile */
+  uint64_t runs;
+  ballarus_named_entry *dense; /* index strictly increasing */
+  uint64_t n_dense;
+  ballarus_sparse_entry *sparse; /* sorted by (function, key) */
+  uint64_t n_sparse;
+} ballarus_named_record;
+
 typedef struct ballarus_profile {
   uint64_t runs;
   uint32_t n_records;
   ballarus_profile_record *records; /* sorted by stamp */
+  uint64_t n_named;
+  ballarus_named_record *named; /* sorted by (name, stamp); NULL if none */
   void *backing;      /* the file's bytes, which records with `borrowed`
                          metadata point into (read_fd_known), or NULL;
                          freed with the profile */
@@ -162,7 +177,9 @@ int ballarus_profile_write_file(const char *path, const ballarus_profile *p,
    sparse counts added modulo 2^64 (a source may hold "negative" deltas, see
    ballarus_format.h; sparse entries whose sum is 0 are dropped) and their
    runs summed (saturating); other records are copied; dst->runs becomes
-   its largest record's runs.  Fails, leaving dst
+   its largest record's runs.  Named runs are united: equal (name, stamp)
+   records have their counts added like the records' (zero sums dropped)
+   and their runs summed, others are copied.  Fails, leaving dst
    unchanged, if a src record has the identity of a dst record but another
    stamp (two builds of one TU), or if records with equal stamps disagree in
    size.  */
@@ -185,7 +202,8 @@ int ballarus_profile_merge(ballarus_profile *dst, const ballarus_profile *src,
        but did not run, is a record like any other: a new build of it
        replaces the old one, as gcov's overwrite does.)
    dst->runs becomes its largest record's runs (a replaced record's runs
-   go with it).  Fails, leaving dst unchanged, if records
+   go with it).  Named runs are united as in merge, and those of a removed
+   record removed with it.  Fails, leaving dst unchanged, if records
    with equal stamps disagree in size or src repeats a stamp.  */
 typedef void (*ballarus_replace_fn)(void *ctx,
                                     const ballarus_profile_record *old_rec,
@@ -203,6 +221,10 @@ int ballarus_profile_record_own_counters(ballarus_profile_record *r);
 /* Returns 1 if merging src into dst would hit an identity/stamp conflict.  */
 int ballarus_profile_conflicts(const ballarus_profile *dst,
                                const ballarus_profile *src);
+
+/* 1 when name[0, size) may name a test (BALLARUS_TEST): 1 to
+   BALLARUS_TEST_NAME_MAX bytes, each printable ASCII.  */
+int ballarus_test_name_valid(const char *name, uint64_t size);
 
 void ballarus_profile_free(ballarus_profile *p);
 

@@ -88,6 +88,31 @@ int ballarus_pio_check_meta(const unsigned char *m, uint64_t meta_size,
                             uint64_t n_counters, int verified, char *err,
                             size_t errlen);
 
+/* The named section (profile_named.c).  Parses it at data[*off] (after
+   the TU records of a version 3 file) into p->named, folding it into
+   *file_check; p->records must be parsed already.  */
+int ballarus_pio_parse_named(const unsigned char *data, uint64_t size,
+                             uint64_t *off, ballarus_profile *p,
+                             uint64_t *file_check, char *err, size_t errlen);
+
+/* Serialises p's named section (checked as the parser checks it) into a
+   malloc'd buffer, folding it into *file_check.  */
+int ballarus_pio_named_bytes(const ballarus_profile *p, unsigned char **buf,
+                             uint64_t *size, uint64_t *file_check, char *err,
+                             size_t errlen);
+
+/* The sorted union of dst's and src's named records, deep copies, counts
+   of equal (name, stamp) added; neither input changes.  */
+int ballarus_pio_named_union(const ballarus_profile *dst,
+                             const ballarus_profile *src,
+                             ballarus_named_record **out, uint64_t *n_out,
+                             char *err, size_t errlen);
+
+/* Frees the named records whose stamp p no longer holds.  */
+void ballarus_pio_named_drop_orphans(ballarus_profile *p);
+
+void ballarus_pio_named_free(ballarus_named_record *n, uint64_t count);
+
 /* Frees what a record owns and zeroes it.  */
 void ballarus_pio_record_free(ballarus_profile_record *r);
 

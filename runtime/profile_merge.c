@@ -123,8 +123,8 @@ static int copy_record(ballarus_profile_record *d,
   return 0;
 }
 
-int ballarus_profile_merge(ballarus_profile *dst, const ballarus_profile *src,
-                           char *err, size_t errlen) {
+static int merge_records(ballarus_profile *dst, const ballarus_profile *src,
+                         char *err, size_t errlen) {
   if (!sorted_unique(dst))
     return ballarus_pio_fail(err, errlen, "destination records not sorted by unique stamp");
 
@@ -332,9 +332,9 @@ static int update_decide(const ballarus_profile *dst,
   return 0;
 }
 
-int ballarus_profile_update(ballarus_profile *dst, const ballarus_profile *src,
-                            ballarus_replace_fn on_replace, void *ctx,
-                            char *err, size_t errlen) {
+static int update_records(ballarus_profile *dst, const ballarus_profile *src,
+                          ballarus_replace_fn on_replace, void *ctx,
+                          char *err, size_t errlen) {
   if (!sorted_unique(dst))
     return ballarus_pio_fail(err, errlen, "destination records not sorted by unique stamp");
   const uint32_t nd = dst->n_records, ns = src->n_records;
@@ -448,4 +448,51 @@ done:
   free(n_sparse);
   free(out);
   return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Named runs: the named records are united (deep copies) before the
+   records are merged, and the union replaces dst's only once that merge
+   succeeded, so that a refused merge leaves dst unchanged.  */
+
+static void replace_named(ballarus_profile *dst, ballarus_named_record *named,
+                          uint64_t n_named) {
+  ballarus_pio_named_free(dst->named, dst->n_named);
+  dst->named = named;
+  dst->n_named = n_named;
+}
+
+int ballarus_profile_merge(ballarus_profile *dst, const ballarus_profile *src,
+                           char *err, size_t errlen) {
+  if (dst->n_named == 0 && src->n_named == 0)
+    return merge_records(dst, src, err, errlen);
+  ballarus_named_record *named;
+  uint64_t n_named;
+  if (ballarus_pio_named_union(dst, src, &named, &n_named, err, errlen) != 0)
+    return -1;
+  if (merge_records(dst, src, err, errlen) != 0) {
+    ballarus_pio_named_free(named, n_named);
+    return -1;
+  }
+  replace_named(dst, named, n_named);
+  return 0;
+}
+
+int ballarus_profile_update(ballarus_profile *dst, const ballarus_profile *src,
+                            ballarus_replace_fn on_replace, void *ctx,
+                            char *err, size_t errlen) {
+  if (dst->n_named == 0 && src->n_named == 0)
+    return update_records(dst, src, on_replace, ctx, err, errlen);
+  ballarus_named_record *named;
+  uint64_t n_named;
+  if (ballarus_pio_named_union(dst, src, &named, &n_named, err, errlen) != 0)
+    return -1;
+  if (update_records(dst, src, on_replace, ctx, err, errlen) != 0) {
+    ballarus_pio_named_free(named, n_named);
+    return -1;
+  }
+  replace_named(dst, named, n_named);
+  /* A rebuilt TU's old counts went with its record: so do its named ones. */
+  ballarus_pio_named_drop_orphans(dst);
+  return 0;
 }

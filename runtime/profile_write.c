@@ -88,11 +88,13 @@ typedef struct {
   chunk *chunks;
   size_t n_chunks;
   uint64_t total;
+  unsigned char *named; /* the named section (version 3), or NULL */
 } layout;
 
 static void layout_free(layout *L) {
   free(L->headers);
   free(L->chunks);
+  free(L->named);
   memset(L, 0, sizeof *L);
 }
 
@@ -126,7 +128,7 @@ static int plan(const ballarus_profile *p, int trusted, layout *L, char *err,
   }
   L->headers = xmalloc(BALLARUS_PROFILE_HEADER_SIZE +
                        (uint64_t)p->n_records * BALLARUS_RECORD_HEADER_SIZE);
-  L->chunks = xmalloc((1 + 5 * (uint64_t)p->n_records) * sizeof *L->chunks);
+  L->chunks = xmalloc((2 + 5 * (uint64_t)p->n_records) * sizeof *L->chunks);
   if (L->headers == NULL || L->chunks == NULL) {
     free(idx);
     layout_free(L);
@@ -134,7 +136,8 @@ static int plan(const ballarus_profile *p, int trusted, layout *L, char *err,
   }
   unsigned char *out = L->headers;
   memcpy(out, BALLARUS_PROFILE_MAGIC, 8);
-  wr32(out + 8, BALLARUS_PROFILE_VERSION);
+  wr32(out + 8, p->n_named > 0 ? BALLARUS_PROFILE_VERSION_NAMED
+                               : BALLARUS_PROFILE_VERSION);
   wr32(out + 12, p->n_records);
   wr64(out + 16, p->runs);
   L->chunks[L->n_chunks++] = (chunk){out, BALLARUS_PROFILE_HEADER_SIZE};
@@ -164,9 +167,23 @@ static int plan(const ballarus_profile *p, int trusted, layout *L, char *err,
       L->chunks[L->n_chunks++] = (chunk){r->counters, r->n_counters * 8};
     if (sb > 0) L->chunks[L->n_chunks++] = (chunk){r->sparse, sb};
   }
+  free(idx);
+  if (p->n_named > 0) {
+    uint64_t named_size;
+    if (ballarus_pio_named_bytes(p, &L->named, &named_size, &file_check, err,
+                                 errlen) != 0) {
+      layout_free(L);
+      return -1;
+    }
+    if (named_size > UINT64_MAX - total) {
+      layout_free(L);
+      return ballarus_pio_fail(err, errlen, "profile too large");
+    }
+    total += named_size;
+    L->chunks[L->n_chunks++] = (chunk){L->named, named_size};
+  }
   wr64(out + 24, file_check);
   wr64(out + 32, ballarus_hash64(out, 32));
-  free(idx);
   L->total = total;
   return 0;
 }

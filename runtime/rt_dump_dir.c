@@ -69,6 +69,39 @@ typedef struct {
   int any_changed;
 } fgroup;
 
+/* Named runs: a copy of mine's counts under the process's test name, one
+   named record per record with a non-zero count (a TU the test did not
+   execute costs nothing).  mine's records are sorted by stamp.  */
+static int add_named(ballarus_profile *mine) {
+  const uint32_t len = ballarus_rt_test_name_size;
+  if (len == 0) return 0;
+  mine->named = calloc(mine->n_records + 1, sizeof *mine->named);
+  if (mine->named == NULL) return -1;
+  for (uint32_t i = 0; i < mine->n_records; i++) {
+    const ballarus_profile_record *r = &mine->records[i];
+    uint64_t nz = 0;
+    for (uint64_t c = 0; c < r->n_counters; c++) nz += r->counters[c] != 0;
+    if (nz == 0 && r->n_sparse == 0) continue;
+    ballarus_named_record *n = &mine->named[mine->n_named++];
+    n->name = malloc(len + 1);
+    n->dense = malloc(nz == 0 ? 1 : (size_t)nz * sizeof *n->dense);
+    n->sparse = malloc(r->n_sparse == 0 ? 1
+                                        : (size_t)r->n_sparse * sizeof *n->sparse);
+    if (n->name == NULL || n->dense == NULL || n->sparse == NULL) return -1;
+    memcpy(n->name, ballarus_rt_test_name, len + 1);
+    n->name_size = len;
+    n->stamp = r->stamp;
+    n->runs = r->runs;
+    for (uint64_t c = 0; c < r->n_counters; c++)
+      if (r->counters[c] != 0)
+        n->dense[n->n_dense++] = (ballarus_named_entry){c, r->counters[c]};
+    if (r->n_sparse > 0)
+      memcpy(n->sparse, r->sparse, (size_t)r->n_sparse * sizeof *n->sparse);
+    n->n_sparse = r->n_sparse;
+  }
+  return 0;
+}
+
 /* Folds the group's records into one profile (a TU linked into several
    modules, or twice, has one stamp: its counts are summed).  The records'
    counters and sparse entries move out of the entries; the metadata stays
@@ -109,7 +142,7 @@ static int build_profile(fgroup *g, ballarus_profile *mine) {
     e->rec.counters = NULL;
     e->rec.sparse = NULL;
   }
-  return 0;
+  return add_named(mine);
 }
 
 typedef struct {

@@ -257,6 +257,27 @@ static void maybe_dump_on_abort(void) {
   sigaction(SIGABRT, &sa, NULL);
 }
 
+char ballarus_rt_test_name[BALLARUS_TEST_NAME_MAX + 1];
+uint32_t ballarus_rt_test_name_size;
+
+/* BALLARUS_TEST=NAME: this process's counts also go under NAME.  A name
+   that is not 1 to BALLARUS_TEST_NAME_MAX printable characters is refused
+   with one line, and the process counts unnamed.  */
+static void read_test_name(void) {
+  const char *v = getenv("BALLARUS_TEST");
+  if (v == NULL || v[0] == '\0') return;
+  size_t n = strnlen(v, BALLARUS_TEST_NAME_MAX + 1);
+  if (!ballarus_test_name_valid(v, n)) {
+    ballarus_rt_warn("BALLARUS_TEST is not 1 to %u printable characters; "
+                     "this run's counts are not kept under a test name",
+                     BALLARUS_TEST_NAME_MAX);
+    return;
+  }
+  memcpy(ballarus_rt_test_name, v, n);
+  ballarus_rt_test_name[n] = '\0';
+  ballarus_rt_test_name_size = (uint32_t)n;
+}
+
 /* Registers this module's TUs and chains its root; idempotent.  */
 static void rt_init(void) {
   pthread_mutex_lock(&init_lock);
@@ -266,6 +287,7 @@ static void rt_init(void) {
   }
   const char *v = getenv("BALLARUS_VERBOSE");
   ballarus_rt_verbose = v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+  read_test_name();
   const char *t = getenv("BALLARUS_LOCK_TIMEOUT");
   if (t != NULL && t[0] != '\0') {
     char *end;
