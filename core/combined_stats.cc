@@ -74,6 +74,17 @@ bool GetU64(const std::string& data, size_t* pos, uint64_t* v,
 
 }  // namespace
 
+uint8_t Crc8(const char* data, size_t size) {
+  uint8_t crc = 0;
+  for (size_t i = 0; i < size; ++i) {
+    crc ^= static_cast<uint8_t>(data[i]);
+    for (int bit = 0; bit < 8; ++bit) {
+      crc = static_cast<uint8_t>(crc & 0x80 ? (crc << 1) ^ 0x07 : crc << 1);
+    }
+  }
+  return crc;
+}
+
 void U192::Add(const U192& other) {
   u128 s = lo + other.lo;
   hi += other.hi + (s < lo ? 1 : 0);
@@ -146,6 +157,7 @@ mpq_class CombinedStats::Variance() const {
 }
 
 void CombinedStats::Serialize(std::string* out) const {
+  size_t start = out->size();
   out->push_back(static_cast<char>(kCombinedStatsVersion));
   out->push_back(static_cast<char>(bins()));
   PutVarint(n_, out);
@@ -155,6 +167,8 @@ void CombinedStats::Serialize(std::string* out) const {
   PutVarint(sum_sq_.lo, out);
   PutVarint(sum_sq_.hi, out);
   for (uint64_t c : hist_) PutVarint(c, out);
+  out->push_back(
+      static_cast<char>(Crc8(out->data() + start, out->size() - start)));
 }
 
 // Empty string when the fields can come from some observations; otherwise
@@ -176,16 +190,18 @@ std::string CombinedStats::CheckConsistent() const {
     if (!inside && hist_[k] != 0) return "histogram outside [min, max]";
   }
   if (hist_[lo] == 0 || hist_[hi] == 0) return "min or max in an empty bin";
-  if (sum_ < static_cast<u128>(n_) * min_ ||
-      sum_ > static_cast<u128>(n_) * max_) {
-    return "sum outside [n min, n max]";
+  // One observation is min, one is max, the others lie between.
+  u128 others = n_ - 1;
+  if (sum_ < max_ + others * min_ || sum_ > min_ + others * max_) {
+    return "sum impossible for n, min and max";
   }
   mpz_class n = static_cast<unsigned long>(n_);
   mpz_class s = U128ToMpz(sum_), sq = sum_sq_.ToMpz();
   mpz_class mn = static_cast<unsigned long>(min_);
   mpz_class mx = static_cast<unsigned long>(max_);
-  if (sq < n * mn * mn || sq > n * mx * mx) {
-    return "sum of squares outside [n min^2, n max^2]";
+  mpz_class rest = n - 1;
+  if (sq < mx * mx + rest * mn * mn || sq > mn * mn + rest * mx * mx) {
+    return "sum of squares impossible for n, min and max";
   }
   if (s * s > n * sq) return "sum of squares below sum^2 / n";
   return "";
@@ -223,6 +239,15 @@ bool CombinedStats::Parse(const std::string& data, size_t* pos,
   for (uint64_t& c : s.hist_) {
     if (!GetU64(data, &p, &c, "histogram bin", error)) return false;
   }
+  if (p >= data.size()) {
+    *error = "truncated record: no checksum";
+    return false;
+  }
+  if (static_cast<uint8_t>(data[p]) != Crc8(data.data() + *pos, p - *pos)) {
+    *error = "damaged record: checksum mismatch";
+    return false;
+  }
+  ++p;
   std::string wrong = s.CheckConsistent();
   if (!wrong.empty()) {
     *error = "damaged record: " + wrong;

@@ -84,14 +84,15 @@ class CombinedStats {
 
   // Appends the canonical byte form (equal statistics, equal bytes):
   // version byte, bin count byte, then LEB128 varints n, min, max, sum,
-  // sum of squares (low 128 bits, high 64 bits) and the bins' counts.
+  // sum of squares (low 128 bits, high 64 bits) and the bins' counts, then
+  // Crc8 of all the record's bytes before it.
   void Serialize(std::string* out) const;
 
   // Reads one record at `*pos` in `data`, advancing `*pos`.  False with
-  // `*error` set on truncated, non-canonical or inconsistent input
-  // (unknown version, bins not summing to n, min or max outside the
-  // populated bins, sum outside [n min, n max], ...); `*out` is then
-  // unchanged.
+  // `*error` set on truncated, non-canonical, damaged (checksum) or
+  // inconsistent input (unknown version, bins not summing to n, min or max
+  // outside the populated bins, sums impossible for n, min and max, ...);
+  // `*out` and `*pos` are then unchanged.
   static bool Parse(const std::string& data, size_t* pos, CombinedStats* out,
                     std::string* error);
   // The whole of `data` as one record (trailing bytes are an error).
@@ -111,6 +112,10 @@ class CombinedStats {
   uint64_t max_ = 0;
   std::vector<uint64_t> hist_;
 };
+
+// CRC-8/SMBUS (polynomial x^8 + x^2 + x + 1, initial 0): detects every
+// error burst of up to 8 bits, so every change of a single byte.
+uint8_t Crc8(const char* data, size_t size);
 
 // The serialization format version written by Serialize.
 inline constexpr uint8_t kCombinedStatsVersion = 1;
