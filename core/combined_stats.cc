@@ -120,6 +120,16 @@ bool CombinedStats::Add(uint64_t value) {
   return true;
 }
 
+bool CombinedStats::AddZeros(uint64_t count) {
+  if (count > kMaxN - n_) return false;
+  if (count == 0) return true;
+  max_ = n_ == 0 ? 0 : max_;
+  min_ = 0;
+  n_ += count;
+  hist_[0] += count;
+  return true;
+}
+
 bool CombinedStats::Combine(const CombinedStats& other, std::string* error) {
   if (other.bins() != bins()) {
     *error = "cannot combine statistics of " + std::to_string(bins()) +

@@ -18,7 +18,8 @@
 //     histograms add bin by bin.
 //
 // A counter that a run did not touch is an observation of 0: a caller
-// combining sparse runs must Add(0) for it (or the mean would be biased).
+// combining sparse runs must Add(0) for it, or AddZeros(k) for k such runs
+// at once (else the mean would be biased).
 #ifndef BALLARUS_CORE_COMBINED_STATS_H_
 #define BALLARUS_CORE_COMBINED_STATS_H_
 
@@ -64,6 +65,10 @@ class CombinedStats {
 
   // One more observation.  False (and unchanged) at 2^64 - 1 observations.
   bool Add(uint64_t value);
+
+  // `count` observations of 0, as `count` calls of Add(0).  False (and
+  // unchanged) if the number would exceed 2^64 - 1.
+  bool AddZeros(uint64_t count);
 
   // Adds the observations of `other`.  False (and unchanged) with `*error`
   // set when the bin counts differ or the number would exceed 2^64 - 1.

@@ -110,6 +110,21 @@ TEST(CombinedStatsTest, SumOfSquaresPast128Bits) {
   EXPECT_EQ(back, s);
 }
 
+TEST(CombinedStatsTest, AddZerosIsRepeatedAddOfZero) {
+  // A sparse counter touched by 2 of 5 runs: its values, then 3 zeros.
+  CombinedStats sparse = Of({3, 100});
+  ASSERT_TRUE(sparse.AddZeros(3));
+  EXPECT_EQ(Bytes(sparse), Bytes(Of({3, 100, 0, 0, 0})));
+  CombinedStats only = CombinedStats();
+  ASSERT_TRUE(only.AddZeros(2));
+  EXPECT_EQ(Bytes(only), Bytes(Of({0, 0})));
+  ASSERT_TRUE(only.AddZeros(0));
+  EXPECT_EQ(Bytes(only), Bytes(Of({0, 0})));
+  CombinedStats none = CombinedStats();
+  ASSERT_TRUE(none.AddZeros(0));
+  EXPECT_EQ(Bytes(none), Bytes(CombinedStats()));
+}
+
 TEST(CombinedStatsTest, EmptyIsNeutral) {
   CombinedStats a = Of({7, 0, 9});
   EXPECT_EQ(Bytes(Combined(a, CombinedStats())), Bytes(a));
@@ -140,10 +155,17 @@ TEST(CombinedStatsTest, ObservationCountLimit) {
   EXPECT_EQ(Bytes(s), full);
   CombinedStats before = s;
   EXPECT_FALSE(s.Add(0));
+  EXPECT_FALSE(s.AddZeros(1));
   EXPECT_FALSE(s.Combine(Of({0}, 2), &error));
   EXPECT_NE(error.find("2^64"), std::string::npos) << error;
   EXPECT_EQ(s, before);
   EXPECT_TRUE(s.Combine(CombinedStats(2), &error));  // nothing to add
+  EXPECT_TRUE(s.AddZeros(0));
+  EXPECT_EQ(s, before);
+  // The limit is reached by AddZeros as well.
+  CombinedStats z(2);
+  ASSERT_TRUE(z.AddZeros(kMax64));
+  EXPECT_EQ(Bytes(z), full);
 }
 
 // Observations drawn so that zeros, small counts and counts near 2^64 all
@@ -179,6 +201,13 @@ TEST(CombinedStatsTest, RandomTreesEqualOneFlatCombine) {
       size_t k = std::min<size_t>(1 + rng() % 3, values.size() - i);
       leaves.push_back(Of({values.begin() + i, values.begin() + i + k}, bins));
       i += k;
+    }
+    // Sometimes a leaf of zeros added at once, as for untouched counters.
+    if (uint64_t zeros = rng() % 3) {
+      CombinedStats z(bins);
+      ASSERT_TRUE(z.AddZeros(zeros));
+      leaves.push_back(z);
+      values.insert(values.end(), zeros, 0);
     }
     std::shuffle(leaves.begin(), leaves.end(), rng);
     CombinedStats flat = Of(values, bins);
