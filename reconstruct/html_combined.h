@@ -11,7 +11,8 @@
 //                called first, each function that ever ran linked to its
 //                page;
 //   fn<K>.html   one function: its entry count, its hottest Ball–Larus
-//                paths (by mean; #path-NUMBER), its branches (#edge-E)
+//                paths (by mean, ties by number; #path-NUMBER), its
+//                branches (#edge-E)
 //                and its source lines (#L<line>: mean ± stddev, min–max,
 //                histogram, the source text), each with its statistics;
 //   varies.html  the paths and branches whose counts vary most between
