@@ -19,11 +19,10 @@ bool AnyFilter(const FilterOptions& f) {
          !f.exclude_functions.empty() || f.all_files;
 }
 
-// The report of the combined profile `in.args[0]`.
-int RunCombinedHtml(const ProfileInputs& in, const HtmlOptions& o,
-                    const FilterOptions& filter_options,
+// The report of the combined profile `path`, one of the inputs.
+int RunCombinedHtml(const std::string& path, const ProfileInputs& in,
+                    const HtmlOptions& o, const FilterOptions& filter_options,
                     const VariationOptions& variation) {
-  const std::string& path = in.args[0];
   if (in.args.size() != 1)
     Fail(path, "a combined profile is reported alone (combine the other "
                "inputs into it first: ballarus-reconstruct combine)");
@@ -52,7 +51,7 @@ int RunHtml(const ProfileInputs& in, const HtmlOptions& o,
             const VariationOptions& variation) {
   for (const std::string& arg : in.args)
     if (FileLooksCombined(arg))
-      return RunCombinedHtml(in, o, filter_options, variation);
+      return RunCombinedHtml(arg, in, o, filter_options, variation);
   LoadedReport loaded;
   LoadReport(in, &loaded);
   const FileFilter filter(loaded.report, filter_options);

@@ -428,4 +428,17 @@ TEST_F(CombinedHtml, VariesMost) {
   Screenshot("file://" + dir_ + "/report/varies.html", "combined-varies.png");
 }
 
+// A combined profile is reported alone, and without filters: both refused
+// with one line naming it, exit 2.
+TEST_F(CombinedHtml, RefusesOtherInputsAndFilters) {
+  for (const char* args : {"all.combined run2.profile", "run2.profile all.combined",
+                           "--function main all.combined"}) {
+    CommandResult r =
+        harness::Run(Tool() + " html -o refused " + args, dir_);
+    EXPECT_EQ(r.status, 2) << args << r.out << r.err;
+    EXPECT_NE(r.err.find("all.combined: "), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
 }  // namespace
