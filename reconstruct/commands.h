@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "reconstruct/html_combined_widgets.h"
 #include "reconstruct/html_writer.h"
 #include "reconstruct/loaded_profile.h"
 #include "reconstruct/profile_inputs.h"
@@ -76,8 +77,10 @@ int RunGcov(const ProfileInputs& in, const GcovOptions& options,
             const FilterOptions& filter);
 int RunDiff(const ProfileInputs& a, const ProfileInputs& b, bool json,
             uint64_t top, const FilterOptions& filter);
+// A combined profile (the only input) gets its own report
+// (reconstruct/html_combined.h), ranked by `variation`.
 int RunHtml(const ProfileInputs& in, const HtmlOptions& options,
-            const FilterOptions& filter);
+            const FilterOptions& filter, const VariationOptions& variation);
 int RunLcov(const ProfileInputs& in, const std::string& out_path,
             const std::string& test_name, const FilterOptions& filter);
 int RunCobertura(const ProfileInputs& in, const std::string& out_path,

@@ -66,6 +66,15 @@ document.addEventListener('DOMContentLoaded',function(){
 });
 )";
 
+// The combined-profile report's additions to report.css
+// (reconstruct/html_combined.h): histogram columns, line statistics.
+inline constexpr const char* kCombinedCss = R"(svg.hist{vertical-align:middle}
+svg.hist .hbg{fill:#f2f2f2}svg.hist .hbar{fill:#47a}svg.hist .hzero{fill:#d55}
+svg.hist g:hover .hbg{fill:#fe9}
+td.ms{white-space:nowrap}
+table.src td.code{white-space:pre}
+)";
+
 }  // namespace ballarus
 
 #endif  // BALLARUS_RECONSTRUCT_HTML_ASSETS_H_

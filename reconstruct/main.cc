@@ -469,9 +469,10 @@ class HtmlCommand : public Subcommand {
     html->add_option("--dot", o_.dot, "the Graphviz dot command (default: dot)")
         ->type_name("CMD");
     AddCoverageFilterOptions(html, &filter_);
+    AddVariationOptions(html);
     return html;
   }
-  int Run() override { return RunHtml(in_, o_, filter_); }
+  int Run() override { return RunHtml(in_, o_, filter_, variation_); }
 
  private:
   template <typename T>
@@ -482,9 +483,25 @@ class HtmlCommand : public Subcommand {
         ->type_name("N");
   }
 
+  // The "varies most" page of a combined profile's report.
+  void AddVariationOptions(CLI::App* html) {
+    AddCount(html, "--hot", &variation_.hot,
+             "combined profile: list every path and branch never executed "
+             "in some observation and at least N times in another (default "
+             "100)");
+    html->add_option("--vary-floor", variation_.mean_floor,
+                     "combined profile: rank by CV only paths and branches "
+                     "of mean at least X (default 10)")
+        ->check(CLI::NonNegativeNumber)
+        ->type_name("X");
+    AddCount(html, "--vary-top", &variation_.top,
+             "combined profile: how many to rank by CV (default 50)");
+  }
+
   ProfileInputs in_;
   HtmlOptions o_;
   FilterOptions filter_;
+  VariationOptions variation_;
 };
 
 class CombineCommand : public Subcommand {
