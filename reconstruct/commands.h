@@ -74,8 +74,19 @@ struct GcovOptions {
 int RunShow(const ProfileInputs& in, bool json, const std::string& regex);
 int RunGcov(const ProfileInputs& in, const GcovOptions& options,
             const FilterOptions& filter);
-int RunDiff(const ProfileInputs& a, const ProfileInputs& b, bool json,
-            uint64_t top, const FilterOptions& filter);
+// diff and overlap compare two sides, each a profile or one named test of
+// it (reconstruct/profile_pair.h).
+struct SideSpec {
+  ProfileInputs inputs;
+  std::string test;  // empty: the whole profile (every run's counts)
+};
+struct DiffSides {
+  SideSpec a, b;
+};
+int RunDiff(const DiffSides& sides, bool json, uint64_t top,
+            const FilterOptions& filter);
+int RunOverlap(const DiffSides& sides, bool json, uint64_t top,
+               const FilterOptions& filter);
 int RunHtml(const ProfileInputs& in, const HtmlOptions& options,
             const FilterOptions& filter);
 int RunLcov(const ProfileInputs& in, const std::string& out_path,
