@@ -27,7 +27,20 @@
 //
 // The same runs as named tests of one profile (BALLARUS_TEST) give the
 // same figures as the separate profiles (the oracle: each run alone).
+//
+// gcov's measure is the same sum over its arc counters only (the arcs off
+// its spanning tree): hot.c built with gcc --coverage counts main's arcs
+// (1, 1, N, N, 1) and classify's (N, a, b); over those, 9 against 4 gives
+// 8/9 (not 181/209).  gcov-tool 12's own `overlap` prints no figure at
+// all (its program totals are never set since GCC 9): the test pins both
+// facts the README states.
+#include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
+
+#include "core/gcda.h"
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -193,6 +206,57 @@ TEST(Overlap, BadSelections) {
   r = harness::Run(Tool() + " overlap a.profile b.profile --test nine", dir);
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("no named runs"), std::string::npos) << r.err;
+}
+
+// The arc counters of each function of the .gcda at `path`, in file order.
+std::vector<std::vector<uint64_t>> GcdaArcs(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                   std::istreambuf_iterator<char>());
+  ballarus::GcdaFile f;
+  std::string error;
+  EXPECT_TRUE(ballarus::DecodeGcda(bytes.data(), bytes.size(), &f, &error))
+      << path << ": " << error;
+  std::vector<std::vector<uint64_t>> arcs;
+  for (const ballarus::GcdaFunction& fn : f.functions) arcs.push_back(fn.arcs);
+  return arcs;
+}
+
+std::vector<uint64_t> Sorted(std::vector<uint64_t> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+TEST(Overlap, GcovCountsFewerArcsAndGcovToolPrintsNoFigure) {
+  const std::string dir = harness::TempRoot() + "/overlap-gcov";
+  harness::MakeFreshDir(dir);
+  MustRun("cp " + Quote(Runfiles() + "/tests/reports/hot.c") + " . && "
+          "gcc -O0 --coverage hot.c -o hot && mkdir nine four && "
+          "./hot 9 && mv hot.gcda nine/ && ./hot 4 && mv hot.gcda four/",
+          dir);
+  const auto a = GcdaArcs(dir + "/nine/hot.gcda"), b = GcdaArcs(dir + "/four/hot.gcda");
+  ASSERT_EQ(a.size(), 2u);
+  ASSERT_EQ(b.size(), 2u);
+  // main, then classify (a = 3, b = 3 of 0..8; a = 2, b = 1 of 0..3).
+  EXPECT_EQ(Sorted(a[0]), (std::vector<uint64_t>{1, 1, 1, 9, 9}));
+  EXPECT_EQ(Sorted(b[0]), (std::vector<uint64_t>{1, 1, 1, 4, 4}));
+  EXPECT_EQ(Sorted(a[1]), (std::vector<uint64_t>{3, 3, 9}));
+  EXPECT_EQ(Sorted(b[1]), (std::vector<uint64_t>{1, 2, 4}));
+  // Σ min(x/36, y/18) over the arcs: 3 · 1/36 + 2 · 2/9 (main) + 2/9 +
+  // 1/12 + 1/18 (classify) = 8/9.
+  double sum_a = 0, sum_b = 0, overlap = 0;
+  for (size_t f = 0; f < 2; ++f)
+    for (size_t i = 0; i < a[f].size(); ++i) sum_a += a[f][i], sum_b += b[f][i];
+  EXPECT_EQ(sum_a, 36);
+  EXPECT_EQ(sum_b, 18);
+  for (size_t f = 0; f < 2; ++f)
+    for (size_t i = 0; i < a[f].size(); ++i)
+      overlap += std::min(a[f][i] / sum_a, b[f][i] / sum_b);
+  EXPECT_NEAR(overlap, 8.0 / 9, 1e-12);
+  // gcov-tool 12: status 1, no "Program level overlap" line.
+  const CommandResult t = harness::Run("gcov-tool-12 overlap nine four", dir);
+  EXPECT_EQ(t.status, 1) << t.out << t.err;
+  EXPECT_EQ(t.out.find("Program level overlap"), std::string::npos) << t.out;
 }
 
 }  // namespace
