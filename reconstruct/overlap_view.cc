@@ -58,6 +58,13 @@ ojson FigureJson(const std::optional<double>& x) {
   return x ? ojson(*x) : ojson(nullptr);
 }
 
+// A sum of counts: an integer while it fits in 64 bits (it always does
+// but for many saturated counters).
+ojson TotalJson(long double total) {
+  if (total < 18446744073709551616.0L) return ojson(static_cast<uint64_t>(total));
+  return ojson(static_cast<double>(total));
+}
+
 }  // namespace
 
 OverlapView ComputeOverlapView(const Side& A, const Side& B,
@@ -112,8 +119,8 @@ void PrintOverlapFunctions(const Side& A, const Side& B, const OverlapView& v) {
 ojson OverlapJson(const Side& A, const Side& B, const OverlapView& v) {
   const ProgramOverlap& p = v.figures;
   ojson o{{"overlap", FigureJson(p.overlap)},
-          {"edge_executions_a", static_cast<double>(p.total_a)},
-          {"edge_executions_b", static_cast<double>(p.total_b)},
+          {"edge_executions_a", TotalJson(p.total_a)},
+          {"edge_executions_b", TotalJson(p.total_b)},
           {"unknown_edges", p.unknown}};
   ojson list = ojson::array();
   for (size_t i : v.listed) {

@@ -113,6 +113,7 @@ void ExpectHandFigures(const json& o) {
   EXPECT_NEAR(o.at("overlap").get<double>(), 181.0 / 209, 1e-12) << o;
   EXPECT_EQ(o.at("edge_executions_a"), 77);
   EXPECT_EQ(o.at("edge_executions_b"), 38);
+  EXPECT_TRUE(o.at("edge_executions_a").is_number_unsigned()) << o;
   EXPECT_EQ(o.at("unknown_edges"), 0);
   const json* classify = FunctionNamed(o, "classify");
   const json* main = FunctionNamed(o, "main");
