@@ -405,7 +405,8 @@ class TwoSides {
     sides_.a.test = test_a_.empty() ? test_ : test_a_;
     sides_.b.test = test_b_.empty() ? test_ : test_b_;
     if (b_path_.empty() && sides_.a.test == sides_.b.test)
-      Fail("", "B is needed unless --test-a and --test-b name two tests of A");
+      Fail("", "B is needed unless --test-a and --test-b select two "
+                "different runs of A (a test, or all runs)");
     sides_.a.inputs.args = {a_path_};
     sides_.b.inputs.args = {b_path_.empty() ? a_path_ : b_path_};
     sides_.b.inputs.skip_bad = sides_.a.inputs.skip_bad;
