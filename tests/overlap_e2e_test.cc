@@ -177,6 +177,15 @@ TEST(Overlap, NamedTestsEqualTheirOwnProfiles) {
   EXPECT_DOUBLE_EQ(json::parse(r.out).at("overlap").get<double>(), 1.0) << r.out;
   r = MustRun(Tool() + " overlap --json named.profile a.profile", dir);
   EXPECT_LT(json::parse(r.out).at("overlap").get<double>(), 1.0) << r.out;
+  // Test nine against all three runs of named.profile (9, 4 and 2: main
+  // 8 · 3 + 3 · 15 = 69, classify 15 + 6 + 9 + 6 + 5 + 4 + 5 + 4 + 15 = 69,
+  // Σ 138): main 8 · 1/77 + 3 · 15/138, classify 2 · 15/138 + 2 · 3/77 +
+  // 9/138 + 2 · 5/138 + 2 · 4/138 = 2/11 + 17/23 = 233/253.
+  r = MustRun(Tool() + " overlap --json named.profile --test-a nine", dir);
+  const json all = json::parse(r.out);
+  EXPECT_NEAR(all.at("overlap").get<double>(), 233.0 / 253, 1e-12) << all;
+  EXPECT_TRUE(all["b"]["test"].is_null());
+  EXPECT_EQ(all["b"]["runs"], 3);
   // --test selects the same test on both sides.
   r = MustRun(Tool() + " overlap --json --test nine named.profile named.profile", dir);
   EXPECT_DOUBLE_EQ(json::parse(r.out).at("overlap").get<double>(), 1.0) << r.out;
