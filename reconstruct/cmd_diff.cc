@@ -1,7 +1,11 @@
-// cmd_diff.cc — `ballarus-reconstruct diff A B [--json] [--top N]
-// [filters]`: what changed between two profiles of one program, as counts
-// and as shares (so runs of different lengths compare):
+// cmd_diff.cc — `ballarus-reconstruct diff A [B] [--test-a NAME]
+// [--test-b NAME] [--test NAME] [--json] [--top N] [filters]`: what changed between two profiles of one program, or two
+// named tests (reconstruct/profile_pair.h), as counts and as shares (so
+// runs of different lengths compare):
 //
+//   * overlap: the share of edge executions the two have in common, whole
+//     program and per function (reconstruct/overlap.h, as `overlap`
+//     prints it);
 //   * functions: execution counts, and each function's share of all calls;
 //     functions only in A, only in B, and those whose CFG changed;
 //   * lines: gcov's line counts, and each line's share of all line
@@ -33,6 +37,8 @@
 
 #include "reconstruct/commands.h"
 #include "reconstruct/json_writer.h"
+#include "reconstruct/overlap_view.h"
+#include "reconstruct/profile_pair.h"
 #include "reconstruct/text_writer.h"
 
 namespace ballarus {
@@ -41,12 +47,13 @@ namespace {
 using report::FunctionReport;
 using report::Report;
 
-struct Side {
-  LoadedReport loaded;
-  const Report& r() const { return loaded.report; }
-  std::unique_ptr<FileFilter> filter;
+// A side with the sums its shares are of.
+struct DiffSide {
+  Side side;
   long double calls = 0;  // sum of the kept functions' execution counts
   long double line_executions = 0;
+  const Report& r() const { return side.r(); }
+  const FileFilter& filter() const { return *side.filter; }
 };
 
 double ShareOf(long double count, long double total) {
@@ -59,25 +66,7 @@ std::string Signed(long double d) {
   return fmt::format("{:+.0f}", static_cast<double>(d));
 }
 
-// Same graph: cfg_checksum, blocks, and each edge's ends and kind.
-bool SameCfg(const FunctionReport& a, const FunctionReport& b) {
-  if (a.checksum != b.checksum || a.blocks.size() != b.blocks.size() ||
-      a.edges.size() != b.edges.size())
-    return false;
-  for (size_t i = 0; i < a.edges.size(); ++i)
-    if (a.edges[i].src != b.edges[i].src || a.edges[i].dst != b.edges[i].dst ||
-        a.edges[i].kind != b.edges[i].kind)
-      return false;
-  return true;
-}
-
 long double CountOr0(const Count& c) { return c ? static_cast<long double>(*c) : 0; }
-
-struct FunctionPair {
-  const FunctionReport* a = nullptr;
-  const FunctionReport* b = nullptr;
-  bool same_cfg = false;
-};
 
 struct Entry {
   double change = 0;      // |share B - share A|
@@ -110,62 +99,14 @@ ojson FunctionId(const Report& r, const FunctionReport& f) {
                {"line", f.line}};
 }
 
-// One loaded side's filter, and the sums its shares are of.
-void PrepareSide(const FilterOptions& filter_options, Side* s) {
-  s->filter = std::make_unique<FileFilter>(s->r(), filter_options);
+// The sums a loaded side's shares are of.
+void SumSide(DiffSide* s) {
   for (const FunctionReport& f : s->r().functions)
-    if (s->filter->KeepFunction(f)) s->calls += CountOr0(f.execution_count);
+    if (s->filter().KeepFunction(f)) s->calls += CountOr0(f.execution_count);
   for (size_t file = 0; file < s->r().by_file.size(); ++file)
-    if (s->filter->Keep(static_cast<uint32_t>(file)))
+    if (s->filter().Keep(static_cast<uint32_t>(file)))
       for (const report::FileLine& l : s->r().by_file[file].lines)
         if (l.count && *l.count > 0) s->line_executions += *l.count;
-}
-
-// The copies of one function in A and B paired: copies with an identical
-// CFG first, then the rest in order; the unpaired of B last.
-std::vector<FunctionPair> PairCopies(const std::vector<const FunctionReport*>& fa,
-                                     std::vector<const FunctionReport*> fb) {
-  std::vector<FunctionPair> here;
-  for (const FunctionReport* a : fa) {
-    FunctionPair p;
-    p.a = a;
-    for (auto it = fb.begin(); it != fb.end(); ++it)
-      if (SameCfg(*a, **it)) {
-        p.b = *it;
-        p.same_cfg = true;
-        fb.erase(it);
-        break;
-      }
-    here.push_back(p);
-  }
-  for (FunctionPair& p : here)
-    if (!p.b && !fb.empty()) {
-      p.b = fb.front();
-      fb.erase(fb.begin());
-    }
-  for (const FunctionReport* b : fb) here.push_back(FunctionPair{nullptr, b, false});
-  return here;
-}
-
-// Functions, matched by (name, file name).
-std::vector<FunctionPair> PairFunctions(const Side& A, const Side& B) {
-  using Key = std::pair<std::string, std::string>;
-  std::map<Key, std::vector<const FunctionReport*>> in_a, in_b;
-  for (const FunctionReport& f : A.r().functions)
-    if (A.filter->KeepFunction(f))
-      in_a[{f.name, A.r().file_name(f.file)}].push_back(&f);
-  for (const FunctionReport& f : B.r().functions)
-    if (B.filter->KeepFunction(f))
-      in_b[{f.name, B.r().file_name(f.file)}].push_back(&f);
-  std::vector<FunctionPair> pairs;
-  for (const auto& [key, fa] : in_a) {
-    const std::vector<FunctionPair> here = PairCopies(fa, in_b[key]);
-    pairs.insert(pairs.end(), here.begin(), here.end());
-  }
-  for (const auto& [key, fb] : in_b)
-    if (!in_a.count(key))
-      for (const FunctionReport* b : fb) pairs.push_back(FunctionPair{nullptr, b, false});
-  return pairs;
 }
 
 // Everything the diff prints, before sorting and cutting.
@@ -180,7 +121,7 @@ struct Diff {
 using EntryKey = std::tuple<std::string, uint32_t, std::string>;
 
 // The function's execution count, when it or its share changed.
-void AddFunctionEntry(const Side& A, const Side& B, const FunctionPair& p,
+void AddFunctionEntry(const DiffSide& A, const DiffSide& B, const FunctionPair& p,
                       const EntryKey& key, std::vector<Entry>* out) {
   const FunctionReport &a = *p.a, &b = *p.b;
   Entry e;
@@ -204,7 +145,7 @@ void AddFunctionEntry(const Side& A, const Side& B, const FunctionPair& p,
 
 // Branches: the conditional edges (true, false, switch) of both copies
 // (same CFG) whose counts changed.
-void AddBranchEntries(const Side& B, const FunctionReport& a,
+void AddBranchEntries(const DiffSide& B, const FunctionReport& a,
                       const FunctionReport& b, std::vector<Entry>* out) {
   for (size_t i = 0; i < b.edges.size(); ++i) {
     const report::EdgeReport& eb = b.edges[i];
@@ -249,7 +190,7 @@ void AddBranchEntries(const Side& B, const FunctionReport& a,
 
 // Paths: those whose count or share changed, when both copies number
 // their paths alike (n_paths, cuts).
-void AddPathEntries(const Side& B, const FunctionReport& a,
+void AddPathEntries(const DiffSide& B, const FunctionReport& a,
                     const FunctionReport& b, const EntryKey& key,
                     std::vector<Entry>* out) {
   if (!(a.paths && b.paths && a.paths->n_paths == b.paths->n_paths &&
@@ -291,8 +232,9 @@ void AddPathEntries(const Side& B, const FunctionReport& a,
 
 // Functions only on one side, CFG changes, and the function, branch and
 // path entries of the pairs.
-void CompareFunctions(const Side& A, const Side& B, Diff* d) {
-  for (const FunctionPair& p : PairFunctions(A, B)) {
+void CompareFunctions(const DiffSide& A, const DiffSide& B,
+                      const std::vector<FunctionPair>& pairs, Diff* d) {
+  for (const FunctionPair& p : pairs) {
     if (!p.b) {
       ++d->n_only_a;
       d->only_a.push_back(Where(A.r(), *p.a));
@@ -323,15 +265,15 @@ void CompareFunctions(const Side& A, const Side& B, Diff* d) {
 
 // Lines: by (file name, line) across the two reports; a line with no code
 // in one of them is absent there (null in JSON, "-" in text).
-std::vector<Entry> CompareLines(const Side& A, const Side& B) {
+std::vector<Entry> CompareLines(const DiffSide& A, const DiffSide& B) {
   struct Counts {
     int64_t a = 0, b = 0;
     bool in_a = false, in_b = false;
   };
   std::map<std::pair<std::string, uint32_t>, Counts> by;
-  auto collect = [&](const Side& s, bool second) {
+  auto collect = [&](const DiffSide& s, bool second) {
     for (size_t file = 0; file < s.r().by_file.size(); ++file) {
-      if (!s.filter->Keep(static_cast<uint32_t>(file))) continue;
+      if (!s.filter().Keep(static_cast<uint32_t>(file))) continue;
       for (const report::FileLine& l : s.r().by_file[file].lines) {
         if (!l.count) continue;
         Counts& v = by[{s.r().files[file], l.line}];
@@ -372,10 +314,12 @@ struct SectionTotals {
   size_t functions, lines, branches, paths;
 };
 
-void PrintJson(const Side& A, const Side& B, const Diff& d) {
+void PrintJson(const DiffSide& A, const DiffSide& B, const Diff& d,
+               const OverlapView& overlap) {
   ojson root;
-  root["a"] = ojson{{"profile", A.r().profile}, {"runs", A.r().runs}};
-  root["b"] = ojson{{"profile", B.r().profile}, {"runs", B.r().runs}};
+  root["a"] = SideJson(A.side);
+  root["b"] = SideJson(B.side);
+  root["overlap"] = OverlapJson(A.side, B.side, overlap);
   root["matched_functions"] = d.n_both;
   root["unchanged_cfgs"] = d.n_same;
   root["only_in_a"] = d.only_a_json;
@@ -405,8 +349,8 @@ void PrintSection(const char* title, const std::string& header,
   for (const Entry& e : v) fmt::print("{}\n", e.text);
 }
 
-void PrintText(const Side& A, const Side& B, const Diff& d,
-               const SectionTotals& n) {
+void PrintText(const DiffSide& A, const DiffSide& B, const Diff& d,
+               const SectionTotals& n, const OverlapView& overlap) {
   fmt::print("diff A {} ({} runs) -> B {} ({} runs)\n",
              Printable(A.r().profile), A.r().runs, Printable(B.r().profile),
              B.r().runs);
@@ -417,6 +361,8 @@ void PrintText(const Side& A, const Side& B, const Diff& d,
   for (const std::string& s : d.only_b) fmt::print("  only in B: {}\n", s);
   for (const std::string& s : d.changed)
     fmt::print("  CFG changed (edges, branches and paths not compared): {}\n", s);
+  fmt::print("{}\n", OverlapLine(overlap));
+  PrintOverlapFunctions(A.side, B.side, overlap);
   PrintSection("Functions: execution counts, share of all calls",
                fmt::format("{:>14} {:>14} {:>12} {:>7} {:>7}  function", "A",
                            "B", "change", "A", "B"),
@@ -437,15 +383,17 @@ void PrintText(const Side& A, const Side& B, const Diff& d,
 
 }  // namespace
 
-int RunDiff(const ProfileInputs& inputs_a, const ProfileInputs& inputs_b, bool json,
-            uint64_t top, const FilterOptions& filter_options) {
-  Side A, B;
-  LoadReport(inputs_a, &A.loaded);
-  LoadReport(inputs_b, &B.loaded);
-  PrepareSide(filter_options, &A);
-  PrepareSide(filter_options, &B);
+int RunDiff(const DiffSides& sides, bool json, uint64_t top,
+            const FilterOptions& filter_options) {
+  DiffSide A, B;
+  LoadSide(sides.a, filter_options, &A.side);
+  LoadSide(sides.b, filter_options, &B.side);
+  SumSide(&A);
+  SumSide(&B);
+  const std::vector<FunctionPair> pairs = PairFunctions(A.side, B.side);
+  const OverlapView overlap = ComputeOverlapView(A.side, B.side, pairs, top);
   Diff d;
-  CompareFunctions(A, B, &d);
+  CompareFunctions(A, B, pairs, &d);
   d.lines = CompareLines(A, B);
   const SectionTotals n{d.functions.size(), d.lines.size(), d.branches.size(),
                         d.paths.size()};
@@ -454,9 +402,9 @@ int RunDiff(const ProfileInputs& inputs_a, const ProfileInputs& inputs_b, bool j
   SortAndCut(&d.branches, top);
   SortAndCut(&d.paths, top);
   if (json)
-    PrintJson(A, B, d);
+    PrintJson(A, B, d, overlap);
   else
-    PrintText(A, B, d, n);
+    PrintText(A, B, d, n, overlap);
   return 0;
 }
 

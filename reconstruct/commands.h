@@ -75,8 +75,19 @@ struct GcovOptions {
 int RunShow(const ProfileInputs& in, bool json, const std::string& regex);
 int RunGcov(const ProfileInputs& in, const GcovOptions& options,
             const FilterOptions& filter);
-int RunDiff(const ProfileInputs& a, const ProfileInputs& b, bool json,
-            uint64_t top, const FilterOptions& filter);
+// diff and overlap compare two sides, each a profile or one named test of
+// it (reconstruct/profile_pair.h).
+struct SideSpec {
+  ProfileInputs inputs;
+  std::string test;  // empty: the whole profile (every run's counts)
+};
+struct DiffSides {
+  SideSpec a, b;
+};
+int RunDiff(const DiffSides& sides, bool json, uint64_t top,
+            const FilterOptions& filter);
+int RunOverlap(const DiffSides& sides, bool json, uint64_t top,
+               const FilterOptions& filter);
 // A combined profile (the only input) gets its own report
 // (reconstruct/html_combined.h), ranked by `variation`.
 int RunHtml(const ProfileInputs& in, const HtmlOptions& options,

@@ -243,6 +243,13 @@ TEST(Hardening, HugeCountsSaturateInsteadOfOverflowing) {
   EXPECT_NE(r.out.find("9223372036854775807:    3:"), std::string::npos) << r.out;
   r = Tool("html --all-files -o html-huge " + Q(p));
   EXPECT_EQ(r.status, 0) << r.err;
+  // overlap: edge totals past 2^64 still give shares; a profile against
+  // itself agrees 100%.
+  r = Tool("overlap --json --all-files " + Q(p) + " " + Q(p));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json o = json::parse(r.out);
+  EXPECT_DOUBLE_EQ(o.at("overlap").get<double>(), 1.0) << o;
+  EXPECT_GT(o.at("edge_executions_a").get<double>(), 18446744073709551615.0) << o;
   // Merging twice more wraps modulo 2^64 (the format's rule) and still
   // gives no negative line.
   const std::string m = TmpDir() + "/huge-merged.profile";

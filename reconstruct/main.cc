@@ -380,21 +380,54 @@ class GcovrJsonCommand : public Subcommand {
   FilterOptions filter_;
 };
 
+// A and B of diff and overlap, each a profile or one named test of it
+// (reconstruct/profile_pair.h): B may be left out when the tests select
+// two runs of A.
+class TwoSides {
+ public:
+  void Register(CLI::App* app) {
+    app->add_option("A", a_path_,
+                    "the first profile (a file, or a directory of *.bprof)")
+        ->required();
+    app->add_option("B", b_path_,
+                    "the second profile (default: A, to compare two of its "
+                    "tests)");
+    app->add_flag("--skip-bad", sides_.a.inputs.skip_bad,
+                  "name unusable profiles on stderr and go on without them");
+    app->add_option("--test", test_,
+                    "compare only the runs named NAME (BALLARUS_TEST=NAME) "
+                    "on both sides")
+        ->type_name("NAME");
+    app->add_option("--test-a", test_a_, "A's runs named NAME (default: --test)")
+        ->type_name("NAME");
+    app->add_option("--test-b", test_b_, "B's runs named NAME (default: --test)")
+        ->type_name("NAME");
+  }
+  const DiffSides& Resolve() {
+    sides_.a.test = test_a_.empty() ? test_ : test_a_;
+    sides_.b.test = test_b_.empty() ? test_ : test_b_;
+    if (b_path_.empty() && sides_.a.test == sides_.b.test)
+      Fail("", "B is needed unless --test-a and --test-b select two "
+                "different runs of A (a test, or all runs)");
+    sides_.a.inputs.args = {a_path_};
+    sides_.b.inputs.args = {b_path_.empty() ? a_path_ : b_path_};
+    sides_.b.inputs.skip_bad = sides_.a.inputs.skip_bad;
+    return sides_;
+  }
+
+ private:
+  DiffSides sides_;
+  std::string a_path_, b_path_, test_, test_a_, test_b_;
+};
+
 class DiffCommand : public Subcommand {
  public:
   CLI::App* Register(CLI::App* app) override {
     CLI::App* diff = app->add_subcommand(
         "diff",
-        "What changed between two profiles: functions, lines, branches, "
-        "paths, as counts and shares.");
-    diff->add_option("A", a_path_,
-                     "the first profile (a file, or a directory of *.bprof)")
-        ->required();
-    diff->add_option("B", b_path_,
-                     "the second profile (a file, or a directory of *.bprof)")
-        ->required();
-    diff->add_flag("--skip-bad", a_.skip_bad,
-                   "name unusable profiles on stderr and go on without them");
+        "What changed between two profiles or tests: functions, lines, "
+        "branches, paths, as counts and shares, and their overlap.");
+    sides_.Register(diff);
     diff->add_flag("--json", json_, "print JSON");
     diff->add_option("--top", top_,
                      "entries listed per section, largest change of share "
@@ -404,16 +437,39 @@ class DiffCommand : public Subcommand {
     AddFilterOptions(diff, &filter_, true);
     return diff;
   }
+  int Run() override { return RunDiff(sides_.Resolve(), json_, top_, filter_); }
+
+ private:
+  TwoSides sides_;
+  bool json_ = false;
+  uint64_t top_ = 20;
+  FilterOptions filter_;
+};
+
+class OverlapCommand : public Subcommand {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* overlap = app->add_subcommand(
+        "overlap",
+        "How much two profiles or tests agree: the overlap of their edge "
+        "executions (llvm-profdata overlap's measure), whole program and per "
+        "function.");
+    sides_.Register(overlap);
+    overlap->add_flag("--json", json_, "print JSON");
+    overlap->add_option("--top", top_,
+                        "functions listed, largest loss of overlap first (0 = "
+                        "all; default 20)")
+        ->check(CLI::NonNegativeNumber)
+        ->type_name("N");
+    AddFilterOptions(overlap, &filter_, true);
+    return overlap;
+  }
   int Run() override {
-    a_.args = {a_path_};
-    b_.args = {b_path_};
-    b_.skip_bad = a_.skip_bad;
-    return RunDiff(a_, b_, json_, top_, filter_);
+    return RunOverlap(sides_.Resolve(), json_, top_, filter_);
   }
 
  private:
-  ProfileInputs a_, b_;
-  std::string a_path_, b_path_;
+  TwoSides sides_;
   bool json_ = false;
   uint64_t top_ = 20;
   FilterOptions filter_;
@@ -530,6 +586,7 @@ std::vector<std::unique_ptr<Subcommand>> AllSubcommands() {
   all.push_back(std::make_unique<CoberturaCommand>());
   all.push_back(std::make_unique<GcovrJsonCommand>());
   all.push_back(std::make_unique<DiffCommand>());
+  all.push_back(std::make_unique<OverlapCommand>());
   all.push_back(std::make_unique<HtmlCommand>());
   return all;
 }
