@@ -180,6 +180,17 @@ TEST(Combine, TwoPlusThreeIsFiveByteForByte) {
   EXPECT_EQ(harness::ReadFileOrDie(dir + "/b.bc"), all);
   EXPECT_EQ(harness::ReadFileOrDie(dir + "/c.bc"), all);
   EXPECT_NE(harness::ReadFileOrDie(dir + "/two.bc"), all);
+  // With --bins 65 too; more combined into it keeps its bins.
+  ASSERT_EQ(Combine(dir, "-o all65.bc --bins 65 r0 r1 r3 r6 r40").status, 0);
+  ASSERT_EQ(Combine(dir, "-o two65.bc --bins 65 r0 r1").status, 0);
+  ASSERT_EQ(Combine(dir, "-o d65.bc two65.bc r3 r6 r40").status, 0);
+  EXPECT_EQ(harness::ReadFileOrDie(dir + "/d65.bc"),
+            harness::ReadFileOrDie(dir + "/all65.bc"));
+  CommandResult mixed = Combine(dir, "-o x.bc two65.bc three.bc");
+  EXPECT_EQ(mixed.status, 2);
+  EXPECT_EQ(mixed.err,
+            "ballarus-reconstruct: three.bc: combined profiles with 15 and 65 "
+            "bins cannot be combined\n");
 }
 
 TEST(Combine, NamedTestsAreObservations) {
