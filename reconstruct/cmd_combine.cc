@@ -35,11 +35,17 @@
 namespace ballarus {
 namespace {
 
-// One profile input (file or directory) merged, read and solved.
+// One profile input (file or directory) merged, read and solved; a single
+// file is read once, not merged (which reads it too) and decoded again.
 void ReadInput(const std::string& arg, bool skip_bad, ProfileRecords* out) {
-  ballarus_profile merged{};
-  MergeProfileFiles(ExpandProfileInputs({arg}), skip_bad, &merged, nullptr);
+  const std::vector<std::string> files = ExpandProfileInputs({arg});
   std::string err;
+  if (files.size() == 1) {
+    if (!ReadProfile(files[0], out, &err)) Fail(files[0], err);
+    return;
+  }
+  ballarus_profile merged{};
+  MergeProfileFiles(files, skip_bad, &merged, nullptr);
   if (!ReadProfileFrom(&merged, out, &err)) Fail(arg, err);
 }
 
