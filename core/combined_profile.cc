@@ -89,8 +89,8 @@ void Touch(const Function& fn, unsigned bins, CombinedFunction* cf) {
 CombinedProfile::CombinedProfile(unsigned bins)
     : bins_(CombinedStats(bins).bins()), zero_(bins_) {}
 
-CombinedTu* CombinedProfile::FindOrAddTu(uint64_t stamp,
-                                         const std::vector<uint8_t>& blob,
+CombinedTu* CombinedProfile::FindOrAddTu(uint64_t stamp, const uint8_t* blob,
+                                         size_t blob_size,
                                          const TranslationUnit& tu) {
   auto it = std::lower_bound(
       tus_.begin(), tus_.end(), stamp,
@@ -98,7 +98,7 @@ CombinedTu* CombinedProfile::FindOrAddTu(uint64_t stamp,
   if (it != tus_.end() && it->stamp == stamp) return &*it;
   CombinedTu ct;
   ct.stamp = stamp;
-  ct.metadata = blob;
+  ct.metadata.assign(blob, blob + blob_size);
   ct.tu = tu;
   ct.functions.resize(tu.functions.size(), CombinedFunction{
                                                CombinedStats(bins_), {}, {},
@@ -145,10 +145,7 @@ bool CombinedProfile::AddObservation(const ProfileRecords& obs,
   }
   for (const LoadedTu& lt : obs.tus) {
     const ballarus_profile_record& rec = *lt.record;
-    CombinedTu* ct = FindOrAddTu(
-        rec.stamp,
-        std::vector<uint8_t>(rec.metadata, rec.metadata + rec.meta_size),
-        lt.tu);
+    CombinedTu* ct = FindOrAddTu(rec.stamp, rec.metadata, rec.meta_size, lt.tu);
     ct->runs = ballarus_sat_add(ct->runs, rec.runs);
     for (size_t i = 0; i < lt.tu.functions.size(); ++i) {
       const Function& fn = lt.tu.functions[i];
@@ -176,7 +173,8 @@ bool CombinedProfile::Combine(const CombinedProfile& other,
     return false;
   }
   for (const CombinedTu& ot : other.tus_) {
-    CombinedTu* ct = FindOrAddTu(ot.stamp, ot.metadata, ot.tu);
+    CombinedTu* ct = FindOrAddTu(ot.stamp, ot.metadata.data(),
+                                 ot.metadata.size(), ot.tu);
     ct->runs = ballarus_sat_add(ct->runs, ot.runs);
     for (size_t i = 0; i < ot.functions.size(); ++i) {
       const CombinedFunction& of = ot.functions[i];

@@ -117,8 +117,8 @@ class CombinedProfile {
 
  private:
   friend class CombinedParser;
-  CombinedTu* FindOrAddTu(uint64_t stamp, const std::vector<uint8_t>& blob,
-                          const TranslationUnit& tu);
+  CombinedTu* FindOrAddTu(uint64_t stamp, const uint8_t* blob,
+                          size_t blob_size, const TranslationUnit& tu);
   bool AddCopy(const Function& fn, const FunctionCopy& copy,
                CombinedFunction* cf, std::string* error);
 

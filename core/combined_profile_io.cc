@@ -14,9 +14,10 @@
 //           each non-zero one; lines: count, then (file, line, stats).
 //           Stats are CombinedStats::SerializeBody (n and bins are the
 //           header's).  A gap is the index minus (previous index + 1).
+#include <algorithm>
 #include <cstring>
+#include <exception>
 #include <fstream>
-#include <sstream>
 
 #include "core/combined_profile.h"
 #include "core/metadata.h"
@@ -361,13 +362,21 @@ bool ReadCombinedProfile(const std::string& path, CombinedProfile* out,
     *error = path + ": cannot open";
     return false;
   }
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) {
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(0);
+  std::string bytes;
+  try {
+    bytes.resize(static_cast<size_t>(std::max<std::streamoff>(size, 0)));
+  } catch (const std::exception&) {  // length_error, bad_alloc
+    *error = path + ": " + std::to_string(size) + " bytes: too large to read";
+    return false;
+  }
+  if (size < 0 || !in.read(bytes.data(), size)) {
     *error = path + ": read error";
     return false;
   }
-  if (!CombinedProfile::Parse(bytes.str(), out, error)) {
+  if (!CombinedProfile::Parse(bytes, out, error)) {
     *error = path + ": " + *error;
     return false;
   }

@@ -19,6 +19,8 @@
 #include "reconstruct/cmd_combine.h"
 
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,11 +35,17 @@
 namespace ballarus {
 namespace {
 
-// One profile input (file or directory) merged, read and solved.
+// One profile input (file or directory) merged, read and solved; a single
+// file is read once, not merged (which reads it too) and decoded again.
 void ReadInput(const std::string& arg, bool skip_bad, ProfileRecords* out) {
-  ballarus_profile merged{};
-  MergeProfileFiles(ExpandProfileInputs({arg}), skip_bad, &merged, nullptr);
+  const std::vector<std::string> files = ExpandProfileInputs({arg});
   std::string err;
+  if (files.size() == 1) {
+    if (!ReadProfile(files[0], out, &err)) Fail(files[0], err);
+    return;
+  }
+  ballarus_profile merged{};
+  MergeProfileFiles(files, skip_bad, &merged, nullptr);
   if (!ReadProfileFrom(&merged, out, &err)) Fail(arg, err);
 }
 
@@ -103,6 +111,22 @@ void WriteJson(const std::string& path, const CombinedProfile& c) {
   WriteOutputFileOrFail(path, bytes);
 }
 
+// Without --bins: the bins of the first combined-profile input (so that
+// combining more into a profile made with --bins needs no option), else
+// the default.
+unsigned ResolveBins(const CombineArgs& args) {
+  if (args.bins != 0) return args.bins;
+  for (const std::string& arg : args.inputs) {
+    if (!FileLooksCombined(arg)) continue;
+    std::ifstream in(arg, std::ios::binary);
+    char header[16];
+    uint32_t bins = 0;
+    if (in.read(header, sizeof header)) std::memcpy(&bins, header + 12, 4);
+    return bins;  // out of range: clamped, and the reader refuses the file
+  }
+  return kDefaultBins;
+}
+
 }  // namespace
 
 CLI::App* AddCombineCommand(CLI::App* app, CombineArgs* args) {
@@ -122,8 +146,9 @@ CLI::App* AddCombineCommand(CLI::App* app, CombineArgs* args) {
                 "write the JSON report of the result (- for stdout)")
       ->type_name("FILE");
   c->add_option("--bins", args->bins,
-                "histogram bins (2..65; bin 0 holds zeros, the others split "
-                "log2 of the counts evenly; 65: one per power of two)")
+                "histogram bins (2..65, default 15, or those of the first "
+                "combined-profile input; bin 0 holds zeros, the others "
+                "split log2 of the counts evenly; 65: one per power of two)")
       ->check(CLI::Range(2, 65))
       ->type_name("B");
   c->add_flag("--per-test", args->per_test,
@@ -137,7 +162,7 @@ CLI::App* AddCombineCommand(CLI::App* app, CombineArgs* args) {
 int RunCombine(const CombineArgs& args) {
   if (args.out.empty() && args.json.empty())
     Fail("", "combine: give -o FILE, --json FILE, or both");
-  CombinedProfile c(args.bins);
+  CombinedProfile c(ResolveBins(args));
   AddInputs(args, &c);
   const std::string bytes = c.Serialize();  // also completes the zeros
   if (!args.out.empty()) {

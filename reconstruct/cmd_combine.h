@@ -16,12 +16,14 @@ namespace ballarus {
 struct CombineArgs {
   std::vector<std::string> inputs;
   std::string out, json;
-  unsigned bins = kDefaultBins;
+  unsigned bins = 0;  // 0: see RunCombine
   bool per_test = false;
   bool skip_bad = false;
 };
 
 CLI::App* AddCombineCommand(CLI::App* app, CombineArgs* args);
+// Without --bins (bins == 0), the result has the bins of the first
+// combined-profile input, or kDefaultBins.
 int RunCombine(const CombineArgs& args);
 
 }  // namespace ballarus
