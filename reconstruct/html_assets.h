@@ -71,7 +71,7 @@ document.addEventListener('DOMContentLoaded',function(){
 inline constexpr const char* kCombinedCss = R"(svg.hist{vertical-align:middle}
 svg.hist .hbg{fill:#f2f2f2}svg.hist .hbar{fill:#47a}svg.hist .hzero{fill:#d55}
 svg.hist g:hover .hbg{fill:#fe9}
-td.ms{white-space:nowrap}
+td.ms,td.range,td.mean,td.sd{white-space:nowrap}
 table.src td.code{white-space:pre}
 )";
 

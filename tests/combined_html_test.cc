@@ -8,8 +8,9 @@
 //     0, 0, 0, 600, 1000: mean 320, stddev sqrt(169600) = 411.83, zero in
 //     3, histogram 3 zeros and 2 in 32–1023; the branch of main's loop
 //     calling it (line 25, true) is hot in two runs and never taken in
-//     three, so the varies-most page lists it; work()'s branch (line 13)
-//     runs in every run, so it does not;
+//     three, so the varies-most page lists it, with rare's path (line 8)
+//     and main's loop iteration (lines 25 26 25); work()'s branch (line
+//     13) runs in every run, so it does not;
 //   * every other figure from the five profiles read one at a time
 //     (`paths --json`: entry, edge, line and path counts per run), the
 //     statistics computed here with integers: each function's entry row,
@@ -403,6 +404,14 @@ TEST_F(CombinedHtml, VariesMost) {
     EXPECT_EQ(std::count(hot.begin(), hot.end(),
                          page["work"] + "#edge-" + std::to_string(e)),
               0);
+  // The paths among them by hand, with their source lines: rare's only
+  // path (line 8), and main's loop iteration calling it (the condition and
+  // ++k on line 25, the call on 26).
+  EXPECT_TRUE(std::regex_search(
+      dom, std::regex(R"re(>rare</a></td><td class="l"><a href="fn\d+\.html#path-0">path 0: lines 8</a>)re")))
+      << Table(dom, "hot-and-never");
+  EXPECT_TRUE(std::regex_search(
+      dom, std::regex(R"re(>main</a></td><td class="l"><a href="fn\d+\.html#path-\d+">path \d+: lines 25 26 25</a>)re")));
   // Against the definition: min 0 and max >= 100, largest max first.
   std::multiset<std::string> want_hot;
   for (const Item& i : items)
