@@ -263,15 +263,8 @@ void Finish(LoadedProfile* out);
 
 // out->whole read, the records of `test` decoded from it.
 bool LoadTest(const std::string& test, LoadedProfile* out, std::string* error) {
-  out->test = test;
-  ballarus_profile t{};
-  if (!TestProfile(out->whole->raw, test, &t)) {
-    *error = NoSuchTest(out->whole->raw, test);
-    return false;
-  }
-  if (!ReadProfileFrom(&t, &out->records, error)) return false;
-  Finish(out);
-  return true;
+  const std::string label = out->path;
+  return LoadPartOf(out->whole->raw, test, label, out, error);
 }
 
 }  // namespace
@@ -305,6 +298,23 @@ bool LoadProfileFrom(ballarus_profile* raw, const std::string& label,
     return LoadTest(test, out, error);
   }
   if (!ReadProfileFrom(raw, &out->records, error)) return false;
+  Finish(out);
+  return true;
+}
+
+bool LoadPartOf(const ballarus_profile& whole, const std::string& test,
+                const std::string& label, LoadedProfile* out,
+                std::string* error) {
+  out->path = label;
+  out->test = test;
+  ballarus_profile part{};
+  if (test.empty()) {
+    UnnamedProfile(whole, &part);
+  } else if (!TestProfile(whole, test, &part)) {
+    *error = NoSuchTest(whole, test);
+    return false;
+  }
+  if (!ReadProfileFrom(&part, &out->records, error)) return false;
   Finish(out);
   return true;
 }

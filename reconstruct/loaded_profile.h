@@ -131,6 +131,15 @@ bool LoadProfileFrom(ballarus_profile* raw, const std::string& label,
                      LoadedProfile* out, std::string* error,
                      const std::string& test = {});
 
+// The counts of named test `test` of `whole`, or with an empty `test` the
+// counts of its unnamed runs (reconstruct/named_runs.h), loaded into *out
+// (fresh) as a profile called `label`.  Its records borrow `whole`'s
+// metadata: `whole` must outlive *out.  A test `whole` does not hold is an
+// error (NoSuchTest).
+bool LoadPartOf(const ballarus_profile& whole, const std::string& test,
+                const std::string& label, LoadedProfile* out,
+                std::string* error);
+
 }  // namespace ballarus
 
 #endif  // BALLARUS_RECONSTRUCT_LOADED_PROFILE_H_

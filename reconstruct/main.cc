@@ -326,17 +326,22 @@ class LcovCommand : public Subcommand {
     AddInputs(lcov, &in_);
     AddTestOption(lcov, &in_);
     AddOutputFile(lcov, &out_);
-    lcov->add_option("-t,--test-name", test_,
-                     "the TN: name (letters, digits, '_')")
+    lcov->add_option("-t,--test-name", o_.test_name,
+                     "the TN: name (letters, digits, '_'); with named runs, "
+                     "that of the runs under no name")
         ->type_name("NAME");
+    lcov->add_flag("--one-section", o_.one_section,
+                   "one TN: section per file with the sum of all runs, "
+                   "not one per named test");
     AddCoverageFilterOptions(lcov, &filter_);
     return lcov;
   }
-  int Run() override { return RunLcov(in_, out_, test_, filter_); }
+  int Run() override { return RunLcov(in_, out_, o_, filter_); }
 
  private:
   ProfileInputs in_;
-  std::string out_, test_;
+  std::string out_;
+  LcovOptions o_;
   FilterOptions filter_;
 };
 
