@@ -8,6 +8,7 @@
 //   ballarus-reconstruct paths PROFILE [--top N] [--function REGEX] [--json]
 //                                      [--decode ID]
 //   ballarus-reconstruct gcda (--in-place | -o DIR) PROFILE...   (cmd_gcda.h)
+//   ballarus-reconstruct tests PROFILE... [--json]   (cmd_tests.cc)
 //
 // This file only wires the command line (CLI11) to the subcommands, one
 // file each (cmd_show.cc, cmd_verify.cc, cmd_merge.cc, cmd_stats.cc,
