@@ -617,8 +617,9 @@ std::string SourceTable(const coverage::FileCoverage& fc,
         by, code);
   }
   if (!text)
-    h += "<tr><td></td><td></td><td></td><td class=\"code\">(source not "
-         "found)</td></tr>\n";
+    h += std::string("<tr><td></td><td></td><td></td>") +
+         (tests ? "<td></td>" : "") +
+         "<td class=\"code\">(source not found)</td></tr>\n";
   return h + "</tbody></table>\n";
 }
 

@@ -129,6 +129,10 @@ class NamedReports : public ::testing::Test {
     Run("zero.bprof", "", "0");
     Run("zero.bprof", "", "0");
     Run("big.bprof", "", "500");
+    // Names lcov cannot take as they are.
+    Run("odd.bprof", "a-b", "1");
+    Run("odd.bprof", "a.b", "-1");
+    Run("odd.bprof", "_", "500");
     // The same runs with no names at all.
     for (const char* arg : {"-5", "0", "0", "500", "7"})
       Run("plain.bprof", "", arg);
@@ -315,6 +319,22 @@ TEST_F(NamedReports, LcovHasOneSectionPerTest) {
                         "</td>"),
               std::string::npos)
         << t;
+}
+
+// Test names become lcov names as lcov reads them, kept distinct; the
+// unnamed runs' section takes -t's name.
+TEST_F(NamedReports, LcovTestNamesAreLcovsWords) {
+  Ours("lcov -t rest -o odd.info odd.bprof");
+  const std::string text = harness::ReadFileOrDie(dir_ + "/odd.info");
+  std::vector<std::string> tns;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (l.rfind("TN:", 0) == 0 && (tns.empty() || tns.back() != l))
+      tns.push_back(l);
+  EXPECT_EQ(tns, (std::vector<std::string>{"TN:rest", "TN:_", "TN:a_b",
+                                           "TN:a_b_2"}));
+  const CommandResult r = MustRun("lcov --summary odd.info", dir_);
+  EXPECT_EQ((r.out + r.err).find("WARNING"), std::string::npos) << r.err;
 }
 
 // `chromium --headless` on a file:// URL; the DOM after load.
