@@ -462,6 +462,9 @@ std::string IndexPage(const Site& s) {
       "units, {} functions shown{}.  Root: <code>{}</code>.</p>\n",
       HtmlEscape(r.profile), r.runs, r.tus.size(), s.shown.size(),
       r.has_paths ? ", with Ball–Larus path profiles" : "", HtmlEscape(s.root));
+  if (!r.test.empty())
+    h += "<p class=\"note\" id=\"test\">The counts of test <code>" +
+         HtmlEscape(r.test) + "</code> alone (BALLARUS_TEST).</p>\n";
   h += "<h2>Summary</h2>\n<table id=\"totals\"><thead><tr><th class=\"l\">"
        "</th>" + RateHeader("%") + "</tr></thead><tbody>\n";
   h += TotalsRows(s.summary.totals);
@@ -691,7 +694,9 @@ size_t WriteHtmlReport(const Report& r, const FileFilter& filter,
   if (tests && !tests->empty()) s.tests = tests;
   s.summary = coverage::Summarize(r, filter);
   SourceCache sources(r, filter);
-  s.title = o.title.empty() ? "ballarus report: " + r.profile : o.title;
+  s.title = !o.title.empty() ? o.title
+            : r.test.empty()  ? "ballarus report: " + r.profile
+                              : "ballarus report: " + r.profile + ", test " + r.test;
   PlanPages(&s);
   ChooseFunctionsAndPaths(&s);
   DrawCfgs(&s);

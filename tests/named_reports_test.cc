@@ -378,6 +378,13 @@ TEST_F(NamedReports, HtmlSaysWhichTestsExecutedEachLine) {
   EXPECT_NE(index.find("<td class=\"l\">zero</td><td data-v=\"2\">2</td><td "
                        "data-v=\"11\">11</td>"),
             std::string::npos);
+  // One test's report says so.
+  Ours("html -q --test neg -o neg_html all.bprof");
+  const std::string neg = harness::ReadFileOrDie(dir_ + "/neg_html/index.html");
+  EXPECT_NE(neg.find("<title>ballarus report: all.bprof, test neg</title>"),
+            std::string::npos);
+  EXPECT_NE(neg.find("The counts of test <code>neg</code> alone"),
+            std::string::npos);
   // Without named runs, none of it.
   Ours("html -q -o plain_html plain.bprof");
   const std::string plain = harness::ReadFileOrDie(dir_ + "/plain_html/f0.html");
