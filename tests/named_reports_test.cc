@@ -296,6 +296,9 @@ TEST_F(NamedReports, LcovHasOneSectionPerTest) {
     EXPECT_EQ(hit, lines) << test;
   }
   EXPECT_EQ(LineSums(s), LineSums(one));
+  // ... which is the tracefile of the same runs made without names.
+  EXPECT_EQ(Ours("lcov --one-section all.bprof").out, Ours("lcov plain.bprof").out);
+  EXPECT_EQ(Ours("lcov all.bprof").out.find("TN:"), 0u);
   // The real lcov reads it, with the one-section file's totals.
   const std::string rc = " --rc lcov_branch_coverage=1";
   const std::string sum_s = MustRun("lcov --summary sections.info" + rc, dir_).err +
