@@ -30,8 +30,6 @@ void Emit(const std::string& out_path, const std::string& text) {
   WriteOutputFileOrFail(out_path, text);
 }
 
-}  // namespace
-
 // The unnamed runs' section (`unnamed_name`; it lists every file), then
 // each named test's (lcov_writer.h).
 std::string TestSections(const LoadedReport& whole,
@@ -55,6 +53,8 @@ std::string TestSections(const LoadedReport& whole,
   }
   return out;
 }
+
+}  // namespace
 
 int RunLcov(const ProfileInputs& in, const std::string& out_path,
             const LcovOptions& o, const FilterOptions& filter_options) {
