@@ -5,7 +5,7 @@
 
 #include "reconstruct/commands.h"
 #include "reconstruct/html_writer.h"
-#include "reconstruct/test_reports.h"
+#include "reconstruct/provenance.h"
 
 namespace ballarus {
 

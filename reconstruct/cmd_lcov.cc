@@ -16,7 +16,7 @@
 #include "reconstruct/lcov_writer.h"
 #include "reconstruct/named_runs.h"
 #include "reconstruct/output_file.h"
-#include "reconstruct/test_reports.h"
+#include "reconstruct/provenance.h"
 
 namespace ballarus {
 namespace {

@@ -21,7 +21,7 @@
 
 #include "reconstruct/commands.h"
 #include "reconstruct/json_writer.h"
-#include "reconstruct/test_reports.h"
+#include "reconstruct/provenance.h"
 #include "reconstruct/source_text.h"
 #include "reconstruct/text_writer.h"
 

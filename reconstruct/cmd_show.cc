@@ -11,7 +11,7 @@
 #include "reconstruct/commands.h"
 #include "reconstruct/json_stream.h"
 #include "reconstruct/json_writer.h"
-#include "reconstruct/test_reports.h"
+#include "reconstruct/provenance.h"
 #include "reconstruct/text_writer.h"
 
 namespace ballarus {

@@ -12,7 +12,7 @@
 
 #include "reconstruct/commands.h"
 #include "reconstruct/json_writer.h"
-#include "reconstruct/test_reports.h"
+#include "reconstruct/provenance.h"
 
 namespace ballarus {
 namespace {

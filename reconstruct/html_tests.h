@@ -1,5 +1,5 @@
 // html_tests.h — the HTML report's per-test provenance: which named tests
-// (BALLARUS_TEST, reconstruct/test_reports.h) executed each source line and
+// (BALLARUS_TEST, reconstruct/provenance.h) executed each source line and
 // each function.
 //
 // Only for a profile with named runs; the report of a profile without
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "reconstruct/coverage_summary.h"
-#include "reconstruct/test_reports.h"
+#include "reconstruct/provenance.h"
 
 namespace ballarus {
 

@@ -64,7 +64,7 @@ struct HtmlOptions {
   }
 };
 
-struct TestProvenance;  // reconstruct/test_reports.h
+struct TestProvenance;  // reconstruct/provenance.h
 
 // Writes the report; returns the number of pages written.  Fails (Fatal)
 // naming the directory or file it cannot write.  A missing `dot` is a

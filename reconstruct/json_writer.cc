@@ -2,7 +2,7 @@
 #include "reconstruct/json_writer.h"
 
 #include "reconstruct/json_stream.h"
-#include "reconstruct/test_reports.h"
+#include "reconstruct/provenance.h"
 
 #include <string>
 #include <vector>

@@ -26,7 +26,7 @@ std::string JsonDump(const ojson& j);
 ojson CountJson(const Count& c);
 
 class JsonOut;
-struct TestProvenance;  // reconstruct/test_reports.h
+struct TestProvenance;  // reconstruct/provenance.h
 
 // A profile with named runs (BALLARUS_TEST) adds which tests executed
 // what: pass its provenance as `tests` (null or empty: the output is as

@@ -1,4 +1,4 @@
-// test_reports.h — the reports of a profile's named tests, one at a time,
+// provenance.h — the reports of a profile's named tests, one at a time,
 // and which tests executed each line, function and path.
 //
 // A profile with named runs (BALLARUS_TEST, reconstruct/named_runs.h)
@@ -9,8 +9,8 @@
 // (checked).  A test executed a line when the line's count in its report
 // is above 0, a function when its execution count is, a path when the
 // path is among its executed paths.
-#ifndef BALLARUS_RECONSTRUCT_TEST_REPORTS_H_
-#define BALLARUS_RECONSTRUCT_TEST_REPORTS_H_
+#ifndef BALLARUS_RECONSTRUCT_PROVENANCE_H_
+#define BALLARUS_RECONSTRUCT_PROVENANCE_H_
 
 #include <cstdint>
 #include <functional>
@@ -52,4 +52,4 @@ TestProvenance ComputeProvenance(const LoadedReport& whole);
 
 }  // namespace ballarus
 
-#endif  // BALLARUS_RECONSTRUCT_TEST_REPORTS_H_
+#endif  // BALLARUS_RECONSTRUCT_PROVENANCE_H_

@@ -1,5 +1,5 @@
-// test_reports.cc — see test_reports.h.
-#include "reconstruct/test_reports.h"
+// provenance.cc — see provenance.h.
+#include "reconstruct/provenance.h"
 
 #include <stdexcept>
 
@@ -9,7 +9,7 @@ namespace ballarus {
 namespace {
 
 // A test's report lists the whole report's files and functions, in order
-// (test_reports.h); anything else is a bug here, not bad input.
+// (provenance.h); anything else is a bug here, not bad input.
 void CheckAligned(const report::Report& whole, const report::Report& part,
                   const std::string& test) {
   bool same = whole.files == part.files &&
