@@ -92,8 +92,12 @@ int RunOverlap(const DiffSides& sides, bool json, uint64_t top,
 // (reconstruct/html_combined.h), ranked by `variation`.
 int RunHtml(const ProfileInputs& in, const HtmlOptions& options,
             const FilterOptions& filter, const VariationOptions& variation);
+struct LcovOptions {
+  std::string test_name;     // -t: TN: of the sum (or of the unnamed runs)
+  bool one_section = false;  // no TN: section per named test
+};
 int RunLcov(const ProfileInputs& in, const std::string& out_path,
-            const std::string& test_name, const FilterOptions& filter);
+            const LcovOptions& options, const FilterOptions& filter);
 int RunCobertura(const ProfileInputs& in, const std::string& out_path,
                  const std::string& root, const FilterOptions& filter);
 int RunVerify(const ProfileInputs& in, const ProfileInputs& against);
@@ -111,6 +115,8 @@ struct PathsOptions {
 };
 int RunPaths(const ProfileInputs& in, const PathsOptions& options,
              const FilterOptions& filter);
+// `tests`: the named tests of the profiles (reconstruct/cmd_tests.cc).
+int RunTests(const ProfileInputs& in, bool json);
 
 }  // namespace ballarus
 

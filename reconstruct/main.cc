@@ -9,6 +9,7 @@
 //                                      [--decode ID]
 //   ballarus-reconstruct gcda (--in-place | -o DIR) PROFILE...   (cmd_gcda.h)
 //   ballarus-reconstruct combine [-o OUT] [--json F] INPUT... (cmd_combine.h)
+//   ballarus-reconstruct tests PROFILE... [--json]   (cmd_tests.cc)
 //
 // This file only wires the command line (CLI11) to the subcommands, one
 // file each (cmd_show.cc, cmd_verify.cc, cmd_merge.cc, cmd_stats.cc,
@@ -89,6 +90,15 @@ void AddInputs(CLI::App* app, ProfileInputs* in) {
                 "(default: stop at the first)");
 }
 
+// --test NAME of the reports: the counts of one named test alone
+// (reconstruct/named_runs.h).
+void AddTestOption(CLI::App* app, ProfileInputs* in) {
+  app->add_option("--test", in->test,
+                  "report the counts of this named test alone (a "
+                  "BALLARUS_TEST name; `tests` lists them)")
+      ->type_name("NAME");
+}
+
 // One subcommand: Register adds it and its options to the command line
 // (the options are stored in the object); Run runs it once it was chosen.
 // Main holds them in a table, in the order --help lists them.
@@ -105,6 +115,7 @@ class ShowCommand : public Subcommand {
     CLI::App* show = app->add_subcommand(
         "show", "Print every function's block, edge and line counts.");
     AddInputs(show, &in_);
+    AddTestOption(show, &in_);
     show->add_flag("--json", json_, "print JSON (see docs/DESIGN.md)");
     show->add_option("--function", regex_,
                      "only functions whose name or demangled name matches "
@@ -172,6 +183,7 @@ class StatsCommand : public Subcommand {
         "stats", "Counter work per function: blocks, edges, static counters, "
                  "dynamic increments; with --gcov, gcov's for comparison.");
     AddInputs(stats, &in_);
+    AddTestOption(stats, &in_);
     stats->add_flag("--json", json_, "print JSON");
     stats->add_option("--gcov", gcov_,
                       "gcov .gcda files of the same program and workload (the "
@@ -194,6 +206,7 @@ class PathsCommand : public Subcommand {
         "Ball-Larus path profile: each function's executed paths by "
         "count, with their blocks and source lines.");
     AddInputs(paths, &in_);
+    AddTestOption(paths, &in_);
     paths
         ->add_option("--top", options_.top,
                      "paths listed per function (with --program: in all), "
@@ -253,6 +266,7 @@ class GcovCommand : public Subcommand {
         "Write .gcov annotated sources (or gcov's JSON with -j) exactly as "
         "gcov 12 writes them, from the profile.");
     AddInputs(gcov, &in_);
+    AddTestOption(gcov, &in_);
     AddGcovFlags(gcov);
     gcov->add_option("-s,--source-prefix", o_.source_prefix,
                      "prefix to remove from source names")
@@ -313,18 +327,24 @@ class LcovCommand : public Subcommand {
     CLI::App* lcov = app->add_subcommand(
         "lcov", "Write an lcov tracefile (for genhtml, lcov, CI services).");
     AddInputs(lcov, &in_);
+    AddTestOption(lcov, &in_);
     AddOutputFile(lcov, &out_);
-    lcov->add_option("-t,--test-name", test_,
-                     "the TN: name (letters, digits, '_')")
+    lcov->add_option("-t,--test-name", o_.test_name,
+                     "the TN: name (letters, digits, '_'); with named runs, "
+                     "that of the runs under no name")
         ->type_name("NAME");
+    lcov->add_flag("--one-section", o_.one_section,
+                   "one TN: section per file with the sum of all runs, "
+                   "not one per named test");
     AddCoverageFilterOptions(lcov, &filter_);
     return lcov;
   }
-  int Run() override { return RunLcov(in_, out_, test_, filter_); }
+  int Run() override { return RunLcov(in_, out_, o_, filter_); }
 
  private:
   ProfileInputs in_;
-  std::string out_, test_;
+  std::string out_;
+  LcovOptions o_;
   FilterOptions filter_;
 };
 
@@ -334,6 +354,7 @@ class CoberturaCommand : public Subcommand {
     CLI::App* cobertura = app->add_subcommand(
         "cobertura", "Write Cobertura XML (for CI services).");
     AddInputs(cobertura, &in_);
+    AddTestOption(cobertura, &in_);
     AddOutputFile(cobertura, &out_);
     cobertura
         ->add_option("--root", root_,
@@ -359,6 +380,7 @@ class GcovrJsonCommand : public Subcommand {
         "Write gcovr's JSON tracefile (for gcovr --add-tracefile: its HTML, "
         "Cobertura, SonarQube, Coveralls reports).");
     AddInputs(gcovr, &in_);
+    AddTestOption(gcovr, &in_);
     AddOutputFile(gcovr, &out_);
     gcovr
         ->add_option("--root", o_.root,
@@ -483,6 +505,7 @@ class HtmlCommand : public Subcommand {
         "Write a self-contained HTML report: summaries, annotated source, "
         "hottest functions and paths, CFG pictures.");
     AddInputs(html, &in_);
+    AddTestOption(html, &in_);
     html->add_option("-o,--output", o_.out_dir,
                      "the report's directory (created)")
         ->required()
@@ -571,6 +594,24 @@ class CombineCommand : public Subcommand {
   CombineArgs args_;
 };
 
+class TestsCommand : public Subcommand {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* tests = app->add_subcommand(
+        "tests",
+        "List the named tests of the profiles (BALLARUS_TEST): runs, "
+        "translation units, functions and lines each executed.");
+    AddInputs(tests, &in_);
+    tests->add_flag("--json", json_, "print JSON");
+    return tests;
+  }
+  int Run() override { return RunTests(in_, json_); }
+
+ private:
+  ProfileInputs in_;
+  bool json_ = false;
+};
+
 // The subcommands, in the order --help lists them.
 std::vector<std::unique_ptr<Subcommand>> AllSubcommands() {
   std::vector<std::unique_ptr<Subcommand>> all;
@@ -588,6 +629,7 @@ std::vector<std::unique_ptr<Subcommand>> AllSubcommands() {
   all.push_back(std::make_unique<DiffCommand>());
   all.push_back(std::make_unique<OverlapCommand>());
   all.push_back(std::make_unique<HtmlCommand>());
+  all.push_back(std::make_unique<TestsCommand>());
   return all;
 }
 
