@@ -2,17 +2,21 @@
 // tracefile; `ballarus-reconstruct cobertura PROFILE [-o OUT]`: Cobertura
 // XML.  Both from the coverage summary (reconstruct/coverage_summary.h:
 // lcov's own merge of gcov's data), for the files and functions the
-// filters keep (reconstruct/report_filter.h).
+// filters keep (reconstruct/report_filter.h).  A profile with named runs
+// gives lcov one TN: section per test (lcov_writer.h) unless --one-section.
 #include <sys/stat.h>
 
 #include <cctype>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "reconstruct/commands.h"
 #include "reconstruct/coverage_summary.h"
 #include "reconstruct/lcov_writer.h"
+#include "reconstruct/named_runs.h"
 #include "reconstruct/output_file.h"
+#include "reconstruct/test_reports.h"
 
 namespace ballarus {
 namespace {
@@ -28,17 +32,53 @@ void Emit(const std::string& out_path, const std::string& text) {
 
 }  // namespace
 
+// The named tests' sections (lcov_writer.h), after `sum_section`'s, the
+// unnamed runs' section that lists every file.
+std::string TestSections(const LoadedReport& whole,
+                         const std::vector<std::string>& tests,
+                         const std::string& unnamed_name,
+                         const FilterOptions& filter_options) {
+  std::string out;
+  {
+    LoadedReport part;
+    LoadTestReport(whole, "", &part);
+    const FileFilter filter(part.report, filter_options);
+    out = LcovTracefile(coverage::Summarize(part.report, filter), unnamed_name);
+  }
+  const std::vector<std::string> names = LcovTestNames(tests, unnamed_name);
+  for (size_t t = 0; t < tests.size(); ++t) {
+    LoadedReport part;
+    LoadTestReport(whole, tests[t], &part);
+    const FileFilter filter(part.report, filter_options);
+    out += LcovTracefile(coverage::Summarize(part.report, filter), names[t],
+                         /*executed_only=*/true);
+  }
+  return out;
+}
+
 int RunLcov(const ProfileInputs& in, const std::string& out_path,
-            const std::string& test_name, const FilterOptions& filter_options) {
-  LoadedReport loaded;
-  LoadReport(in, &loaded);
-  const FileFilter filter(loaded.report, filter_options);
-  for (char c : test_name)
+            const LcovOptions& o, const FilterOptions& filter_options) {
+  for (char c : o.test_name)
     if (!(isalnum(static_cast<unsigned char>(c)) || c == '_'))
       Fail("", "--test-name: lcov allows letters, digits and '_' only: " +
-                   Printable(test_name));
+                   Printable(o.test_name));
+  LoadedReport loaded;
+  LoadReport(in, &loaded);
+  const std::vector<std::string> tests =
+      in.test.empty() && !o.one_section
+          ? NamedTests(loaded.profile.records.raw)
+          : std::vector<std::string>{};
+  if (!tests.empty()) {
+    Emit(out_path, TestSections(loaded, tests, o.test_name, filter_options));
+    return 0;
+  }
+  // One section: the sum, or the --test's (named as the test by default).
+  const std::string name = o.test_name.empty() && !in.test.empty()
+                               ? LcovTestNames({in.test}, "")[0]
+                               : o.test_name;
+  const FileFilter filter(loaded.report, filter_options);
   Emit(out_path,
-       LcovTracefile(coverage::Summarize(loaded.report, filter), test_name));
+       LcovTracefile(coverage::Summarize(loaded.report, filter), name));
   return 0;
 }
 

@@ -55,7 +55,8 @@ void LoadReport(const ProfileInputs& in, LoadedReport* out) {
   std::string err;
   if (files.size() == 1 && in.args.size() == 1 && files[0] == in.args[0]) {
     // One file named: read as it is (error offsets are the file's).
-    if (!LoadProfile(files[0], &out->profile, &err)) Fail(files[0], err);
+    if (!LoadProfile(files[0], &out->profile, &err, in.test))
+      Fail(files[0], err);
     out->files = files;
   } else {
     ballarus_profile merged{};
@@ -65,8 +66,8 @@ void LoadReport(const ProfileInputs& in, LoadedReport* out) {
     } free_merged{&merged};
     MergeProfileFiles(files, in.skip_bad, &merged, &out->files);
     const std::string label = InputsLabel(in.args);
-    if (!LoadProfileFrom(&merged, label, &out->profile, &err))
-      Fail(label, "merged: " + err);
+    if (!LoadProfileFrom(&merged, label, &out->profile, &err, in.test))
+      Fail(label, (in.test.empty() ? "merged: " : "") + err);
   }
   out->report = report::BuildReport(out->profile);
 }

@@ -78,8 +78,12 @@ int RunDiff(const ProfileInputs& a, const ProfileInputs& b, bool json,
             uint64_t top, const FilterOptions& filter);
 int RunHtml(const ProfileInputs& in, const HtmlOptions& options,
             const FilterOptions& filter);
+struct LcovOptions {
+  std::string test_name;     // -t: TN: of the sum (or of the unnamed runs)
+  bool one_section = false;  // no TN: section per named test
+};
 int RunLcov(const ProfileInputs& in, const std::string& out_path,
-            const std::string& test_name, const FilterOptions& filter);
+            const LcovOptions& options, const FilterOptions& filter);
 int RunCobertura(const ProfileInputs& in, const std::string& out_path,
                  const std::string& root, const FilterOptions& filter);
 int RunVerify(const ProfileInputs& in, const ProfileInputs& against);

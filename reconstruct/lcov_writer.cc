@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,9 +15,12 @@
 namespace ballarus {
 
 std::string LcovTracefile(const coverage::Summary& s,
-                          const std::string& test_name) {
+                          const std::string& test_name, bool executed_only) {
   std::string out;
   for (const coverage::FileCoverage& f : s.files) {
+    if (executed_only && f.totals.lines_hit == 0 &&
+        f.totals.functions_hit == 0 && f.totals.branches_hit == 0)
+      continue;
     out += "TN:" + test_name + "\n";
     out += "SF:" + f.path + "\n";
     // FN by line, then name (lcov keeps them in a hash: any order reads).
@@ -46,6 +51,23 @@ std::string LcovTracefile(const coverage::Summary& s,
       out += fmt::format("DA:{},{}\n", line, count);
     out += fmt::format("LF:{}\nLH:{}\nend_of_record\n", f.totals.lines,
                        f.totals.lines_hit);
+  }
+  return out;
+}
+
+std::vector<std::string> LcovTestNames(const std::vector<std::string>& tests,
+                                       const std::string& taken) {
+  std::set<std::string> used{taken};
+  std::vector<std::string> out;
+  for (const std::string& t : tests) {
+    std::string name = t;
+    for (char& c : name)
+      if (!(isalnum(static_cast<unsigned char>(c)) || c == '_')) c = '_';
+    std::string unique = name;
+    for (int k = 2; used.count(unique); ++k)
+      unique = name + "_" + std::to_string(k);
+    used.insert(unique);
+    out.push_back(unique);
   }
   return out;
 }

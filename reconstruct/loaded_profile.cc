@@ -11,6 +11,7 @@
 
 #include "core/gcov_arcs.h"
 #include "core/paths.h"
+#include "reconstruct/named_runs.h"
 #include "runtime/ballarus_format.h"
 
 namespace ballarus {
@@ -260,20 +261,60 @@ void GroupFunctions(LoadedProfile* out) {
 // Everything after reading: line counts, groups, order.
 void Finish(LoadedProfile* out);
 
+// out->whole read, the records of `test` decoded from it.
+bool LoadTest(const std::string& test, LoadedProfile* out, std::string* error) {
+  const std::string label = out->path;
+  return LoadPartOf(out->whole->raw, test, label, out, error);
+}
+
 }  // namespace
 
 bool LoadProfile(const std::string& path, LoadedProfile* out,
-                 std::string* error) {
+                 std::string* error, const std::string& test) {
   out->path = path;
+  if (!test.empty()) {
+    out->whole = std::make_unique<ProfileRecords>();
+    char err[512];
+    if (ballarus_profile_read_file(path.c_str(), &out->whole->raw, err,
+                                   sizeof err) != 0) {
+      *error = err;
+      return false;
+    }
+    return LoadTest(test, out, error);
+  }
   if (!ReadProfile(path, &out->records, error)) return false;
   Finish(out);
   return true;
 }
 
 bool LoadProfileFrom(ballarus_profile* raw, const std::string& label,
-                     LoadedProfile* out, std::string* error) {
+                     LoadedProfile* out, std::string* error,
+                     const std::string& test) {
   out->path = label;
+  if (!test.empty()) {
+    out->whole = std::make_unique<ProfileRecords>();
+    out->whole->raw = *raw;
+    *raw = ballarus_profile{};
+    return LoadTest(test, out, error);
+  }
   if (!ReadProfileFrom(raw, &out->records, error)) return false;
+  Finish(out);
+  return true;
+}
+
+bool LoadPartOf(const ballarus_profile& whole, const std::string& test,
+                const std::string& label, LoadedProfile* out,
+                std::string* error) {
+  out->path = label;
+  out->test = test;
+  ballarus_profile part{};
+  if (test.empty()) {
+    UnnamedProfile(whole, &part);
+  } else if (!TestProfile(whole, test, &part)) {
+    *error = NoSuchTest(whole, test);
+    return false;
+  }
+  if (!ReadProfileFrom(&part, &out->records, error)) return false;
   Finish(out);
   return true;
 }

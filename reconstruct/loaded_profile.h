@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,6 +73,12 @@ struct LoadedFunction {
 
 struct LoadedProfile {
   std::string path;
+  // The named test loaded alone (`--test`), or empty: the whole profile.
+  // With a test, `records` are the test's (reconstruct/named_runs.h
+  // TestProfile) and borrow the metadata of `whole`, the profile as read
+  // (parsed, not decoded).
+  std::string test;
+  std::unique_ptr<ProfileRecords> whole;
   // The file as read.  LoadProfile moves every function copy's counts into
   // `functions`: records.tus[t].copies is empty afterwards.
   ProfileRecords records;
@@ -111,15 +118,27 @@ struct LoadedProfile {
 
 // Loads `path` into *out (which must be fresh).  On failure returns false
 // and sets *error to one line without the file name (ReadProfile's
-// errors, core/profile_reader.h).
+// errors, core/profile_reader.h).  With a `test` name, loads the counts
+// of that named test alone (see `test` above); a name the profile does not
+// hold is an error listing the names it does (named_runs.h NoSuchTest).
 bool LoadProfile(const std::string& path, LoadedProfile* out,
-                 std::string* error);
+                 std::string* error, const std::string& test = {});
 
 // The same for a profile already parsed (several files merged in memory:
 // reconstruct/profile_inputs.h), taken over from *raw; `label` becomes
 // `path` (what reports call the profile).
 bool LoadProfileFrom(ballarus_profile* raw, const std::string& label,
-                     LoadedProfile* out, std::string* error);
+                     LoadedProfile* out, std::string* error,
+                     const std::string& test = {});
+
+// The counts of named test `test` of `whole`, or with an empty `test` the
+// counts of its unnamed runs (reconstruct/named_runs.h), loaded into *out
+// (fresh) as a profile called `label`.  Its records borrow `whole`'s
+// metadata: `whole` must outlive *out.  A test `whole` does not hold is an
+// error (NoSuchTest).
+bool LoadPartOf(const ballarus_profile& whole, const std::string& test,
+                const std::string& label, LoadedProfile* out,
+                std::string* error);
 
 }  // namespace ballarus
 

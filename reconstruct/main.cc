@@ -87,6 +87,15 @@ void AddInputs(CLI::App* app, ProfileInputs* in) {
                 "(default: stop at the first)");
 }
 
+// --test NAME of the reports: the counts of one named test alone
+// (reconstruct/named_runs.h).
+void AddTestOption(CLI::App* app, ProfileInputs* in) {
+  app->add_option("--test", in->test,
+                  "report the counts of this named test alone (a "
+                  "BALLARUS_TEST name; `tests` lists them)")
+      ->type_name("NAME");
+}
+
 // One subcommand: Register adds it and its options to the command line
 // (the options are stored in the object); Run runs it once it was chosen.
 // Main holds them in a table, in the order --help lists them.
@@ -103,6 +112,7 @@ class ShowCommand : public Subcommand {
     CLI::App* show = app->add_subcommand(
         "show", "Print every function's block, edge and line counts.");
     AddInputs(show, &in_);
+    AddTestOption(show, &in_);
     show->add_flag("--json", json_, "print JSON (see docs/DESIGN.md)");
     show->add_option("--function", regex_,
                      "only functions whose name or demangled name matches "
@@ -170,6 +180,7 @@ class StatsCommand : public Subcommand {
         "stats", "Counter work per function: blocks, edges, static counters, "
                  "dynamic increments; with --gcov, gcov's for comparison.");
     AddInputs(stats, &in_);
+    AddTestOption(stats, &in_);
     stats->add_flag("--json", json_, "print JSON");
     stats->add_option("--gcov", gcov_,
                       "gcov .gcda files of the same program and workload (the "
@@ -192,6 +203,7 @@ class PathsCommand : public Subcommand {
         "Ball-Larus path profile: each function's executed paths by "
         "count, with their blocks and source lines.");
     AddInputs(paths, &in_);
+    AddTestOption(paths, &in_);
     paths
         ->add_option("--top", options_.top,
                      "paths listed per function (with --program: in all), "
@@ -251,6 +263,7 @@ class GcovCommand : public Subcommand {
         "Write .gcov annotated sources (or gcov's JSON with -j) exactly as "
         "gcov 12 writes them, from the profile.");
     AddInputs(gcov, &in_);
+    AddTestOption(gcov, &in_);
     AddGcovFlags(gcov);
     gcov->add_option("-s,--source-prefix", o_.source_prefix,
                      "prefix to remove from source names")
@@ -311,18 +324,24 @@ class LcovCommand : public Subcommand {
     CLI::App* lcov = app->add_subcommand(
         "lcov", "Write an lcov tracefile (for genhtml, lcov, CI services).");
     AddInputs(lcov, &in_);
+    AddTestOption(lcov, &in_);
     AddOutputFile(lcov, &out_);
-    lcov->add_option("-t,--test-name", test_,
-                     "the TN: name (letters, digits, '_')")
+    lcov->add_option("-t,--test-name", o_.test_name,
+                     "the TN: name (letters, digits, '_'); with named runs, "
+                     "that of the runs under no name")
         ->type_name("NAME");
+    lcov->add_flag("--one-section", o_.one_section,
+                   "one TN: section per file with the sum of all runs, "
+                   "not one per named test");
     AddCoverageFilterOptions(lcov, &filter_);
     return lcov;
   }
-  int Run() override { return RunLcov(in_, out_, test_, filter_); }
+  int Run() override { return RunLcov(in_, out_, o_, filter_); }
 
  private:
   ProfileInputs in_;
-  std::string out_, test_;
+  std::string out_;
+  LcovOptions o_;
   FilterOptions filter_;
 };
 
@@ -332,6 +351,7 @@ class CoberturaCommand : public Subcommand {
     CLI::App* cobertura = app->add_subcommand(
         "cobertura", "Write Cobertura XML (for CI services).");
     AddInputs(cobertura, &in_);
+    AddTestOption(cobertura, &in_);
     AddOutputFile(cobertura, &out_);
     cobertura
         ->add_option("--root", root_,
@@ -357,6 +377,7 @@ class GcovrJsonCommand : public Subcommand {
         "Write gcovr's JSON tracefile (for gcovr --add-tracefile: its HTML, "
         "Cobertura, SonarQube, Coveralls reports).");
     AddInputs(gcovr, &in_);
+    AddTestOption(gcovr, &in_);
     AddOutputFile(gcovr, &out_);
     gcovr
         ->add_option("--root", o_.root,
@@ -425,6 +446,7 @@ class HtmlCommand : public Subcommand {
         "Write a self-contained HTML report: summaries, annotated source, "
         "hottest functions and paths, CFG pictures.");
     AddInputs(html, &in_);
+    AddTestOption(html, &in_);
     html->add_option("-o,--output", o_.out_dir,
                      "the report's directory (created)")
         ->required()

@@ -38,6 +38,7 @@ namespace ballarus {
 struct ProfileInputs {
   std::vector<std::string> args;  // as given: files and directories
   bool skip_bad = false;
+  std::string test;  // --test: one named test's counts (loaded_profile.h)
 };
 
 // The files `args` name, directories expanded (see above).  Fails (Fatal)
