@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# ctest_named_test.sh — named runs with CTest: ctest_project/ (five tests,
-# one of two processes, one with an ENVIRONMENT of its own) built with the
-# installed toolchain file, its tests named by ballarus_name_tests():
+# ctest_named_test.sh — named runs with CTest: ctest_project/ (six tests:
+# one of two processes, one with an ENVIRONMENT of its own, one in a
+# subdirectory) built with the installed toolchain file, its tests named by
+# ballarus_name_tests():
 #   * oracle: the same build, tests unnamed (NAME_TESTS=OFF), each test run
 #     alone into profiles of its own, and the whole suite run unnamed;
 #   * the tests named (reconfigured with NAME_TESTS=ON, objects unchanged):
@@ -14,7 +15,7 @@
 
 src=$tmp/src b=$tmp/b
 copy_project ctest_project "$src"
-tests=(upper reverse vowels from_env two_processes)
+tests=(upper reverse vowels from_env two_processes extra_digits)
 
 configure() {  # configure NAME_TESTS
   check "configure NAME_TESTS=$1" cmake -S "$src" -B "$b" -DNAME_TESTS="$1" \
@@ -55,5 +56,5 @@ for p in $(profiles_in "$tmp/named"); do
 done
 
 same_line_sets "$tmp/named" "$tmp/oracle" "${tests[@]}"
-same_sum "$tmp/named" "$tmp/today"
+same_sum "$tmp/named" "$tmp/today" bytes
 finish
