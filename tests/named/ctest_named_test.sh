@@ -9,7 +9,9 @@
 #     every test's ENVIRONMENT holds BALLARUS_TEST=<its name> after its own
 #     entries; `ctest -j2` passes; the lines each named test executed equal
 #     the lines of that test run alone, and each profile's sum is byte for
-#     byte the unnamed suite's profile.
+#     byte the unnamed suite's profile;
+#   * ballarus_name_tests(DIRECTORY extra) from the top directory: it names
+#     extra/'s test with CMake 3.28, and stops with advice before.
 
 . "${TEST_SRCDIR:-$0.runfiles}/ballarus/tests/named/common.sh"
 
@@ -54,6 +56,25 @@ take_profiles "$b" "$tmp/named"
 for p in $(profiles_in "$tmp/named"); do
   check "verify $p" "$recon" verify "$p"
 done
+
+# ballarus_name_tests(DIRECTORY extra) from the top directory: CMake 3.28
+# names extra/'s test so; an older CMake stops with the advice to call it
+# in that directory.
+cmake_version=$(cmake --version | sed -n '1s/.* //p')
+if cmake -S "$src" -B "$tmp/top" -DNAME_EXTRA_FROM_TOP=ON \
+    -DCMAKE_TOOLCHAIN_FILE="$prefix/lib/cmake/Ballarus/ballarus-toolchain.cmake" \
+    >"$tmp/top.log" 2>&1; then
+  printf '3.28\n%s\n' "$cmake_version" | sort -V -C \
+    || fail "DIRECTORY extra was accepted by CMake $cmake_version"
+  ctest --test-dir "$tmp/top" --show-only=json-v1 >"$tmp/top.json"
+  grep -q 'BALLARUS_TEST=extra_digits' "$tmp/top.json" \
+    || fail "DIRECTORY extra did not name extra_digits"
+else
+  # (CMake wraps the message's lines.)
+  tr -s ' \n' ' ' <"$tmp/top.log" \
+    | grep -q "which needs CMake 3.28; call ballarus_name_tests() in that directory" \
+    || fail "DIRECTORY extra failed without the CMake 3.28 advice: $(tail -n 5 "$tmp/top.log")"
+fi
 
 same_line_sets "$tmp/named" "$tmp/oracle" "${tests[@]}"
 same_sum "$tmp/named" "$tmp/today" bytes
