@@ -5,6 +5,7 @@
 
 #include "reconstruct/commands.h"
 #include "reconstruct/html_writer.h"
+#include "reconstruct/test_reports.h"
 
 namespace ballarus {
 
@@ -13,7 +14,8 @@ int RunHtml(const ProfileInputs& in, const HtmlOptions& o,
   LoadedReport loaded;
   LoadReport(in, &loaded);
   const FileFilter filter(loaded.report, filter_options);
-  const size_t pages = WriteHtmlReport(loaded.report, filter, o);
+  const TestProvenance tests = ComputeProvenance(loaded);
+  const size_t pages = WriteHtmlReport(loaded.report, filter, o, &tests);
   std::printf("%s: %zu pages in %s (open %s/index.html)\n", kProg, pages,
               Printable(o.out_dir).c_str(), Printable(o.out_dir).c_str());
   return 0;

@@ -32,8 +32,8 @@ void Emit(const std::string& out_path, const std::string& text) {
 
 }  // namespace
 
-// The named tests' sections (lcov_writer.h), after `sum_section`'s, the
-// unnamed runs' section that lists every file.
+// The unnamed runs' section (`unnamed_name`; it lists every file), then
+// each named test's (lcov_writer.h).
 std::string TestSections(const LoadedReport& whole,
                          const std::vector<std::string>& tests,
                          const std::string& unnamed_name,

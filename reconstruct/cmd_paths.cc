@@ -21,6 +21,7 @@
 
 #include "reconstruct/commands.h"
 #include "reconstruct/json_writer.h"
+#include "reconstruct/test_reports.h"
 #include "reconstruct/source_text.h"
 #include "reconstruct/text_writer.h"
 
@@ -409,17 +410,26 @@ int RunPaths(const ProfileInputs& in, const PathsOptions& o,
       PrintProgramText(r, ranked, executed, program_total, sources.get());
     }
   } else if (o.json) {
+    // Named runs: which tests executed each function, line and path.
+    const TestProvenance tests = ComputeProvenance(loaded);
     ojson root;
     root["profile"] = path;
     root["runs"] = r.runs;
+    if (!tests.empty()) root["tests"] = TestsJson(tests);
     ojson arr = ojson::array();
     for (const FunctionReport* f : fs) {
-      ojson j = FunctionJson(r, *f);
-      if (f->paths) AddPathFields(r, *f, o.top, program_total, sources.get(), &j);
+      ojson j = FunctionJson(r, *f, &tests);
+      if (f->paths) {
+        AddPathFields(r, *f, o.top, program_total, sources.get(), &j);
+        if (!tests.empty())
+          for (ojson& p : j["paths"])
+            p["tests"] = PathTestsJson(
+                r, *f, std::stoull(p["id"].get<std::string>()), tests);
+      }
       arr.push_back(j);
     }
     root["functions"] = arr;
-    if (o.regex.empty()) root["lines"] = FileLinesJson(r);
+    if (o.regex.empty()) root["lines"] = FileLinesJson(r, &tests);
     std::cout << JsonDump(root) << "\n";
   } else {
     fmt::print("profile {}: {} runs, {} functions with path data\n\n{}",

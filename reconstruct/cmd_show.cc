@@ -11,6 +11,7 @@
 #include "reconstruct/commands.h"
 #include "reconstruct/json_stream.h"
 #include "reconstruct/json_writer.h"
+#include "reconstruct/test_reports.h"
 #include "reconstruct/text_writer.h"
 
 namespace ballarus {
@@ -80,17 +81,23 @@ int RunShow(const ProfileInputs& in, bool json, const std::string& regex) {
   if (json) {
     // Streamed (json_stream.h): the same bytes as the document's dump(1),
     // without the document.
+    // Named runs: which tests executed each function and line.
+    const TestProvenance tests = ComputeProvenance(loaded);
     std::cout.flush();
     JsonOut o(stdout);
     o.BeginObject();
     o.Key("profile").String(r.profile);
     o.Key("runs").Uint(r.runs);
+    if (!tests.empty()) {
+      o.Key("tests");
+      StreamTests(o, tests);
+    }
     o.Key("functions").BeginArray();
-    for (const FunctionReport* f : fs) StreamFunctionJson(o, r, *f);
+    for (const FunctionReport* f : fs) StreamFunctionJson(o, r, *f, &tests);
     o.EndArray();
     if (regex.empty()) {
       o.Key("lines");
-      StreamFileLines(o, r);
+      StreamFileLines(o, r, &tests);
     }
     o.EndObject();
     o.Flush();

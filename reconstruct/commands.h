@@ -101,6 +101,8 @@ struct PathsOptions {
 };
 int RunPaths(const ProfileInputs& in, const PathsOptions& options,
              const FilterOptions& filter);
+// `tests`: the named tests of the profiles (reconstruct/cmd_tests.cc).
+int RunTests(const ProfileInputs& in, bool json);
 
 }  // namespace ballarus
 

@@ -66,6 +66,12 @@ document.addEventListener('DOMContentLoaded',function(){
 });
 )";
 
+// Appended to report.css when the profile has named runs (html_tests.h).
+inline constexpr const char* kTestsCss = R"(table.src td.tests{white-space:normal;text-align:left;font-size:11px}
+details.tests summary{cursor:pointer;color:#036}
+details.tests div{white-space:normal;font-size:11px}
+)";
+
 }  // namespace ballarus
 
 #endif  // BALLARUS_RECONSTRUCT_HTML_ASSETS_H_

@@ -19,6 +19,7 @@
 #include "reconstruct/html_assets.h"
 #include "reconstruct/html_cfg.h"
 #include "reconstruct/html_functions.h"
+#include "reconstruct/html_tests.h"
 #include "reconstruct/output_file.h"
 #include "reconstruct/progress.h"
 #include "reconstruct/source_text.h"
@@ -180,6 +181,7 @@ struct Site {
   std::vector<Hot> hot_paths;         // the index's, hottest first
   std::map<size_t, CfgPicture> cfg_of;  // function -> its CFG picture
   bool any_paths = false;             // some function shown has paths
+  const TestProvenance* tests = nullptr;  // named runs, or null
 
   const FunctionReport& F(size_t fi) const { return fns[fi].f; }
   std::string PageName(size_t page) const {
@@ -460,6 +462,9 @@ std::string IndexPage(const Site& s) {
       "units, {} functions shown{}.  Root: <code>{}</code>.</p>\n",
       HtmlEscape(r.profile), r.runs, r.tus.size(), s.shown.size(),
       r.has_paths ? ", with Ball–Larus path profiles" : "", HtmlEscape(s.root));
+  if (!r.test.empty())
+    h += "<p class=\"note\" id=\"test\">The counts of test <code>" +
+         HtmlEscape(r.test) + "</code> alone (BALLARUS_TEST).</p>\n";
   h += "<h2>Summary</h2>\n<table id=\"totals\"><thead><tr><th class=\"l\">"
        "</th>" + RateHeader("%") + "</tr></thead><tbody>\n";
   h += TotalsRows(s.summary.totals);
@@ -467,6 +472,7 @@ std::string IndexPage(const Site& s) {
   h += DirectoriesAndFiles(s);
   h += HottestFunctions(s);
   h += s.any_paths ? HottestPaths(s) : "<h2>Hottest paths</h2>\n" + NoPathsNote(s);
+  if (s.tests) h += TestsSection(*s.tests, s.summary);
   h += "<p class=\"note\">Line, function and branch figures are lcov's for "
        "the same counts (gcov's line counts).  Written by "
        "ballarus-reconstruct html.</p>\n</body></html>\n";
@@ -540,12 +546,13 @@ std::string FileFunctions(const Site& s, size_t page,
   h += s.any_paths ? "<th>paths executed</th><th class=\"l\">hottest paths "
                      "(click: highlight)</th>"
                    : "";
+  h += s.tests ? "<th class=\"l\">executed by</th>" : "";
   h += "</tr></thead><tbody>\n";
   for (size_t fi : fns) {
     const FunctionReport& f = s.F(fi);
     h += fmt::format(
         "<tr id=\"fn{}\"><td class=\"l\">{}{}{}</td><td data-v=\"{}\"><a "
-        "href=\"#L{}\">{}</a></td><td data-v=\"{}\">{}</td>{}</tr>\n",
+        "href=\"#L{}\">{}</a></td><td data-v=\"{}\">{}</td>{}{}</tr>\n",
         fi, HtmlEscape(f.display_name()), BuildNote(s.fns[fi]),
         s.cfg_of.count(fi) ? fmt::format(" <a href=\"#cfg{}\">(CFG)</a>", fi)
                            : std::string(),
@@ -553,7 +560,12 @@ std::string FileFunctions(const Site& s, size_t page,
         f.execution_count ? CountText(CountOf(f.execution_count)) : "?",
         s.any_paths ? PathsExecutedCell(f) + "<td class=\"l\">" +
                           PathButtons(s, fi, page) + "</td>"
-                    : std::string());
+                    : std::string(),
+        s.tests ? "<td class=\"l\">" +
+                      ExecutedByCell(*s.tests,
+                                     TestsOfFunctions(*s.tests, s.fns[fi].copies)) +
+                      "</td>"
+                : std::string());
   }
   return h + "</tbody></table>\n";
 }
@@ -579,7 +591,8 @@ std::string BranchCells(const std::vector<coverage::Branch>& branches) {
 
 // The annotated source: count, hit or miss, branches, text per line.
 std::string SourceTable(const coverage::FileCoverage& fc,
-                        const std::vector<std::string>* text) {
+                        const std::vector<std::string>* text,
+                        const TestProvenance* tests) {
   std::string h = "<h2>Source</h2>\n<table class=\"src\" id=\"source\"><tbody>\n";
   size_t n_lines = text ? text->size() : 0;
   if (!fc.lines.empty()) n_lines = std::max<size_t>(n_lines, fc.lines.rbegin()->first);
@@ -595,15 +608,21 @@ std::string SourceTable(const coverage::FileCoverage& fc,
         b != fc.branches.end() ? BranchCells(b->second) : std::string();
     const std::string code =
         text && ln <= text->size() ? HtmlEscape((*text)[ln - 1]) : "";
+    const std::string by =
+        tests ? "<td class=\"tests\">" +
+                    ExecutedByCell(*tests, TestsOfLine(*tests, fc.file, ln)) +
+                    "</td>"
+              : std::string();
     h += fmt::format(
         "<tr id=\"L{}\"{}><td class=\"ln\">{}</td><td class=\"cnt\">{}</td>"
-        "<td class=\"br\">{}</td><td class=\"code\">{}</td></tr>\n",
+        "<td class=\"br\">{}</td>{}<td class=\"code\">{}</td></tr>\n",
         ln, cls.empty() ? "" : " class=\"" + cls + "\"", ln, count, branches,
-        code);
+        by, code);
   }
   if (!text)
-    h += "<tr><td></td><td></td><td></td><td class=\"code\">(source not "
-         "found)</td></tr>\n";
+    h += std::string("<tr><td></td><td></td><td></td>") +
+         (tests ? "<td></td>" : "") +
+         "<td class=\"code\">(source not found)</td></tr>\n";
   return h + "</tbody></table>\n";
 }
 
@@ -656,7 +675,7 @@ std::string SourcePage(const Site& s, size_t page, const std::vector<size_t>& fn
   h += TotalsRows(fc.totals);
   h += "</tbody></table>\n";
   h += FileFunctions(s, page, fns);
-  h += SourceTable(fc, sources->Lines(fc.file));
+  h += SourceTable(fc, sources->Lines(fc.file), s.tests);
   h += CfgSections(s, fns);
   h += "</body></html>\n";
   return h;
@@ -665,22 +684,26 @@ std::string SourcePage(const Site& s, size_t page, const std::vector<size_t>& fn
 }  // namespace
 
 size_t WriteHtmlReport(const Report& r, const FileFilter& filter,
-                       const HtmlOptions& o) {
+                       const HtmlOptions& o, const TestProvenance* tests) {
   if (mkdir(o.out_dir.c_str(), 0755) != 0 && errno != EEXIST)
     Fail(o.out_dir, "cannot create the directory");
   struct stat st;
   if (stat(o.out_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     Fail(o.out_dir, "not a directory");
   Site s(r, filter, o);
+  if (tests && !tests->empty()) s.tests = tests;
   s.summary = coverage::Summarize(r, filter);
   SourceCache sources(r, filter);
-  s.title = o.title.empty() ? "ballarus report: " + r.profile : o.title;
+  s.title = !o.title.empty() ? o.title
+            : r.test.empty()  ? "ballarus report: " + r.profile
+                              : "ballarus report: " + r.profile + ", test " + r.test;
   PlanPages(&s);
   ChooseFunctionsAndPaths(&s);
   DrawCfgs(&s);
 
   size_t pages = 0;
-  WriteFile(o.out_dir + "/report.css", kReportCss);
+  WriteFile(o.out_dir + "/report.css",
+            s.tests ? std::string(kReportCss) + kTestsCss : kReportCss);
   WriteFile(o.out_dir + "/report.js", kReportJs);
   WriteFile(o.out_dir + "/index.html", IndexPage(s));
   ++pages;

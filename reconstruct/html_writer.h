@@ -19,6 +19,8 @@
 //                   branch's outcome;
 //   cfg<N>.gv       the dot source of each picture not drawn in time;
 //   report.css, report.js   style, table sorting and path highlighting.
+// A profile with named runs (BALLARUS_TEST) adds which tests executed each
+// line and function, and a table of the tests (reconstruct/html_tests.h).
 //
 // Line, function and branch figures are lcov's (coverage_summary.h), so
 // they equal genhtml's for the same counts; functions are listed once
@@ -62,13 +64,17 @@ struct HtmlOptions {
   }
 };
 
+struct TestProvenance;  // reconstruct/test_reports.h
+
 // Writes the report; returns the number of pages written.  Fails (Fatal)
 // naming the directory or file it cannot write.  A missing `dot` is a
 // one-line warning on stderr and a report without pictures.  Stages that
 // take more than a second show a progress line (reconstruct/progress.h)
-// unless `quiet`.
+// unless `quiet`.  With `tests` (a profile with named runs), each line and
+// function says which tests executed it (reconstruct/html_tests.h).
 size_t WriteHtmlReport(const report::Report& r, const FileFilter& filter,
-                       const HtmlOptions& options);
+                       const HtmlOptions& options,
+                       const TestProvenance* tests = nullptr);
 
 // &, <, >, " and ' as entities, after Printable (commands.h).
 std::string HtmlEscape(const std::string& s);

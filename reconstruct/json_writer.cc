@@ -2,6 +2,7 @@
 #include "reconstruct/json_writer.h"
 
 #include "reconstruct/json_stream.h"
+#include "reconstruct/test_reports.h"
 
 #include <string>
 #include <vector>
@@ -88,6 +89,20 @@ std::string JsonDump(const ojson& j) {
 
 ojson CountJson(const Count& c) { return c ? ojson(*c) : ojson(nullptr); }
 
+namespace {
+
+bool HasTests(const TestProvenance* tests) {
+  return tests != nullptr && !tests->empty();
+}
+
+void StreamIndices(JsonOut& o, const std::vector<uint32_t>& which) {
+  o.BeginArray();
+  for (uint32_t t : which) o.Uint(t);
+  o.EndArray();
+}
+
+}  // namespace
+
 void StreamCount(JsonOut& o, const Count& c) {
   if (c)
     o.Uint(*c);
@@ -95,7 +110,8 @@ void StreamCount(JsonOut& o, const Count& c) {
     o.Null();
 }
 
-void StreamFunctionJson(JsonOut& o, const Report& r, const FunctionReport& f) {
+void StreamFunctionJson(JsonOut& o, const Report& r, const FunctionReport& f,
+                        const TestProvenance* tests) {
   o.BeginObject();
   o.Key("name").String(f.name);
   o.Key("demangled").String(f.demangled);
@@ -109,6 +125,10 @@ void StreamFunctionJson(JsonOut& o, const Report& r, const FunctionReport& f) {
   o.Key("tus").BeginArray();
   for (uint32_t t : f.tus) o.String(r.tus[t].source);
   o.EndArray();
+  if (HasTests(tests)) {
+    o.Key("tests");
+    StreamIndices(o, tests->functions[&f - r.functions.data()]);
+  }
   if (f.edges_from_paths) o.Key("edges_from_paths").Bool(true);
   // The other way round: its path counts are solved from its edge counts.
   if (f.paths && f.paths->storage == PathInfo::kFromEdges)
@@ -162,13 +182,15 @@ void StreamFunctionJson(JsonOut& o, const Report& r, const FunctionReport& f) {
   o.EndObject();
 }
 
-ojson FunctionJson(const Report& r, const FunctionReport& f) {
+ojson FunctionJson(const Report& r, const FunctionReport& f,
+                   const TestProvenance* tests) {
   JsonOut o;
-  StreamFunctionJson(o, r, f);
+  StreamFunctionJson(o, r, f, tests);
   return ojson::parse(o.TakeString());
 }
 
-void StreamFileLines(JsonOut& o, const Report& r) {
+void StreamFileLines(JsonOut& o, const Report& r, const TestProvenance* tests) {
+  static const std::vector<uint32_t> kNone;
   o.BeginArray();
   for (size_t file = 0; file < r.by_file.size(); ++file)
     for (const report::FileLine& l : r.by_file[file].lines)
@@ -180,15 +202,44 @@ void StreamFileLines(JsonOut& o, const Report& r) {
         o.Key("count").Int(*l.count);
         o.Key("unexecuted_block").Bool(l.unexecuted_block);
         o.Key("exceptional").Bool(l.exceptional);
+        if (HasTests(tests)) {
+          auto it = tests->lines[file].find(l.line);
+          o.Key("tests");
+          StreamIndices(o, it == tests->lines[file].end() ? kNone : it->second);
+        }
         o.EndObject();
       }
   o.EndArray();
 }
 
-ojson FileLinesJson(const Report& r) {
+ojson FileLinesJson(const Report& r, const TestProvenance* tests) {
   JsonOut o;
-  StreamFileLines(o, r);
+  StreamFileLines(o, r, tests);
   return ojson::parse(o.TakeString());
+}
+
+void StreamTests(JsonOut& o, const TestProvenance& tests) {
+  o.BeginArray();
+  for (size_t t = 0; t < tests.tests.size(); ++t) {
+    o.BeginObject();
+    o.Key("name").String(tests.tests[t]);
+    o.Key("runs").Uint(tests.runs[t]);
+    o.EndObject();
+  }
+  o.EndArray();
+}
+
+ojson TestsJson(const TestProvenance& tests) {
+  JsonOut o;
+  StreamTests(o, tests);
+  return ojson::parse(o.TakeString());
+}
+
+ojson PathTestsJson(const Report& r, const FunctionReport& f, uint64_t number,
+                    const TestProvenance& tests) {
+  const auto& of = tests.paths[&f - r.functions.data()];
+  auto it = of.find(number);
+  return it == of.end() ? ojson::array() : ojson(it->second);
 }
 
 }  // namespace ballarus

@@ -26,22 +26,41 @@ std::string JsonDump(const ojson& j);
 ojson CountJson(const Count& c);
 
 class JsonOut;
+struct TestProvenance;  // reconstruct/test_reports.h
+
+// A profile with named runs (BALLARUS_TEST) adds which tests executed
+// what: pass its provenance as `tests` (null or empty: the output is as
+// without named runs).  The top level then has "tests": [{"name", "runs"}]
+// (TestsJson), and functions, lines and paths a "tests" array of indices
+// into it: the tests that executed them.
 
 // StreamFunctionJson / StreamFileLines write what FunctionJson /
 // FileLinesJson return, straight to a JsonOut (json_stream.h): the one
-// implementation of both.
+// implementation of both.  `f` is one of r.functions.
 void StreamFunctionJson(JsonOut& out, const report::Report& r,
-                        const report::FunctionReport& f);
-void StreamFileLines(JsonOut& out, const report::Report& r);
+                        const report::FunctionReport& f,
+                        const TestProvenance* tests = nullptr);
+void StreamFileLines(JsonOut& out, const report::Report& r,
+                     const TestProvenance* tests = nullptr);
 
 // One function as `show --json` prints it: name, demangled, file, line,
-// end_line, checksum, execution_count, tus, [edges_from_paths], blocks,
-// edges, line_counts.
-ojson FunctionJson(const report::Report& r, const report::FunctionReport& f);
+// end_line, checksum, execution_count, tus, [tests], [edges_from_paths],
+// blocks, edges, line_counts.
+ojson FunctionJson(const report::Report& r, const report::FunctionReport& f,
+                   const TestProvenance* tests = nullptr);
 
 // The top-level "lines": every counted line of every file, by file and
-// line: [{"file", "line", "count"}].
-ojson FileLinesJson(const report::Report& r);
+// line: [{"file", "line", "count", ..., ["tests"]}].
+ojson FileLinesJson(const report::Report& r,
+                    const TestProvenance* tests = nullptr);
+
+// The top-level "tests": [{"name", "runs"}], in the order of the indices.
+void StreamTests(JsonOut& out, const TestProvenance& tests);
+ojson TestsJson(const TestProvenance& tests);
+
+// The "tests" array of path `number` of `f` (one of r.functions).
+ojson PathTestsJson(const report::Report& r, const report::FunctionReport& f,
+                    uint64_t number, const TestProvenance& tests);
 
 }  // namespace ballarus
 

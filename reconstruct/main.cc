@@ -8,6 +8,7 @@
 //   ballarus-reconstruct paths PROFILE [--top N] [--function REGEX] [--json]
 //                                      [--decode ID]
 //   ballarus-reconstruct gcda (--in-place | -o DIR) PROFILE...   (cmd_gcda.h)
+//   ballarus-reconstruct tests PROFILE... [--json]   (cmd_tests.cc)
 //
 // This file only wires the command line (CLI11) to the subcommands, one
 // file each (cmd_show.cc, cmd_verify.cc, cmd_merge.cc, cmd_stats.cc,
@@ -507,6 +508,24 @@ class HtmlCommand : public Subcommand {
   FilterOptions filter_;
 };
 
+class TestsCommand : public Subcommand {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* tests = app->add_subcommand(
+        "tests",
+        "List the named tests of the profiles (BALLARUS_TEST): runs, "
+        "translation units, functions and lines each executed.");
+    AddInputs(tests, &in_);
+    tests->add_flag("--json", json_, "print JSON");
+    return tests;
+  }
+  int Run() override { return RunTests(in_, json_); }
+
+ private:
+  ProfileInputs in_;
+  bool json_ = false;
+};
+
 // The subcommands, in the order --help lists them.
 std::vector<std::unique_ptr<Subcommand>> AllSubcommands() {
   std::vector<std::unique_ptr<Subcommand>> all;
@@ -522,6 +541,7 @@ std::vector<std::unique_ptr<Subcommand>> AllSubcommands() {
   all.push_back(std::make_unique<GcovrJsonCommand>());
   all.push_back(std::make_unique<DiffCommand>());
   all.push_back(std::make_unique<HtmlCommand>());
+  all.push_back(std::make_unique<TestsCommand>());
   return all;
 }
 

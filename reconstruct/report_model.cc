@@ -340,6 +340,7 @@ const char* PathStorageName(uint32_t storage) {
 Report BuildReport(const LoadedProfile& p) {
   Report r;
   r.profile = p.path;
+  r.test = p.test;
   r.runs = p.runs();
   r.has_paths = p.has_paths();
   r.files = p.files;

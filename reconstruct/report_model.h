@@ -280,6 +280,8 @@ struct Totals {
 
 struct Report {
   std::string profile;  // the file's path as given
+  std::string test;     // the named test whose counts these are alone
+                        // (--test, LoadedProfile::test), or empty
   uint64_t runs = 0;
   bool has_paths = false;  // some TU built with path mode, or path data
   // One per absolute path (LoadedProfile::files): shown as its shortest
