@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
 # gzip_named_test.sh — named runs with automake: gzip 1.12 (Debian's orig
 # tarball, cached in the user's ~/.cache/ballarus-src/src, where
-# scripts/new_user_check.sh fetches it) configured with CC=ballarus-gcc, its `make check` (26 tests,
-# automake's parallel harness) run three ways on the same build:
+# scripts/new_user_check.sh fetches it) configured with CC=ballarus-gcc,
+# its `make check` (26 tests, automake's parallel harness) run three ways
+# on the same build:
 #   * each test alone, unnamed (make check TESTS=T), into profiles of its
 #     own: the oracle;
 #   * the whole suite unnamed: today's profiles;
 #   * the whole suite with `make check LOG_COMPILER=ballarus-test-env`,
 #     nothing else changed: every test named by its entry in TESTS.
 # The lines each named test executed must equal the lines of that test run
-# alone (but for a test of random input, two-files: run alone and named, its
-# named lines must be the lines of that run's sum); every profile's sum, its named section dropped, must have today's
-# runs and executed lines (the sum holds check-local's unnamed processes
-# too).  Not today's counts byte for byte: two unnamed runs of gzip's suite
-# already differ in a few counts (two-files' random bytes among them);
-# ctest_named_test checks the bytes on a suite that repeats exactly.
-# Several minutes: list-big compresses a 4 GiB sparse file in each of the
-# three runs.
+# alone (of one of up to 21 runs alone for a test whose lines vary between
+# runs: pipes read in chunks of varying size, two-files' random bytes; that
+# one is also run alone and named, where its named lines must be the sum's).
+# Every profile's sum, its named section dropped, must have today's runs
+# and executed lines (the sum holds check-local's unnamed processes too);
+# not today's counts byte for byte, as two unnamed runs of gzip's suite
+# already differ in a few counts.  ctest_named_test checks the bytes on a
+# suite that repeats exactly.  Several minutes: list-big compresses a
+# 4 GiB sparse file in each of the three runs.
 
 . "${TEST_SRCDIR:-$0.runfiles}/ballarus/tests/named/common.sh"
 
@@ -63,11 +65,17 @@ suite today
 suite named LOG_COMPILER=ballarus-test-env
 echo "make check: 26 tests alone, the suite unnamed and named in $(($(date +%s) - start)) s"
 
-# two-files compresses 5000 bytes of /dev/urandom: whether deflate's match
-# search finds a match differs from run to run, named or not.
-# Such a test is checked on a run of its own, named, instead.
-mapfile -t random_tests < <(cd "$g/tests" && grep -l /dev/urandom "${tests[@]}")
+# run_alone TEST DIR: TEST alone again, unnamed, its profiles into DIR
+# (same_line_sets: a test whose lines vary between runs).
+run_alone() {
+  check "make check TESTS=$1" make -C "$g/tests" check TESTS="$1"
+  take_profiles "$g" "$2"
+}
 same_line_sets "$tmp/named" "$tmp/oracle" "${tests[@]}"
+# two-files compresses 5000 bytes of /dev/urandom: whether deflate's match
+# search finds a match differs from run to run.  Alone and named, every
+# process is the test's: its named lines must be that run's sum's.
+mapfile -t random_tests < <(cd "$g/tests" && grep -l /dev/urandom "${tests[@]}")
 for t in "${random_tests[@]}"; do
   check "make check TESTS=$t (named)" \
     make -C "$g/tests" check TESTS="$t" LOG_COMPILER=ballarus-test-env
