@@ -6,7 +6,7 @@
 # which produces
 #
 #   PREFIX/bin/ballarus-gcc, PREFIX/bin/ballarus-g++, PREFIX/bin/ballarus-reconstruct
-#   PREFIX/bin/ballarus-gcc-{ar,ranlib,nm}
+#   PREFIX/bin/ballarus-gcc-{ar,ranlib,nm}, PREFIX/bin/ballarus-test-env
 #   PREFIX/lib/cmake/Ballarus/{ballarus-toolchain,BallarusConfig,BallarusConfigVersion}.cmake
 #   PREFIX/lib/ballarus/ballarus.so, PREFIX/lib/ballarus/libballarus_rt.a
 #   PREFIX/include/ballarus/ballarus.h
@@ -52,6 +52,7 @@ rel_man_reconstruct='@MAN_RECONSTRUCT@'
 rel_bazel_collector='@BAZEL_COLLECTOR@'
 rel_bazel_run_test='@BAZEL_RUN_TEST@'
 rel_ar='@AR_HELPER@'
+rel_test_env='@TEST_ENV@'
 rel_cmake=('@CMAKE_TOOLCHAIN@' '@CMAKE_CONFIG@' '@CMAKE_VERSION@')
 
 die() {
@@ -66,6 +67,7 @@ usage: bazel run //:install -- [--gcc | --no-gcc] PREFIX
 Installs ballarus into PREFIX:
   PREFIX/bin/{ballarus-gcc,ballarus-g++,ballarus-reconstruct}
   PREFIX/bin/{ballarus-gcc-ar,ballarus-gcc-ranlib,ballarus-gcc-nm}
+  PREFIX/bin/ballarus-test-env (names a test's profile counts: make check)
   PREFIX/lib/cmake/Ballarus/ (the CMake toolchain file and package)
   PREFIX/lib/ballarus/{ballarus.so,libballarus_rt.a}
   PREFIX/include/ballarus/ballarus.h
@@ -114,7 +116,7 @@ done
 
 for rel in "$rel_plugin" "$rel_runtime" "$rel_reconstruct" "$rel_header" "$rel_wrapper" \
     "$rel_man_gcc" "$rel_man_reconstruct" "$rel_bazel_collector" "$rel_bazel_run_test" \
-    "$rel_ar" "${rel_cmake[@]}"; do
+    "$rel_ar" "$rel_test_env" "${rel_cmake[@]}"; do
   [ -f "$root/$rel" ] || die "missing from the build: $root/$rel"
 done
 
@@ -167,6 +169,7 @@ put_link ballarus-gcc "$dest/bin/ballarus-g++"
 put 0755 "$root/$rel_ar"          "$dest/bin/ballarus-gcc-ar"
 put_link ballarus-gcc-ar "$dest/bin/ballarus-gcc-ranlib"
 put_link ballarus-gcc-ar "$dest/bin/ballarus-gcc-nm"
+put 0755 "$root/$rel_test_env"    "$dest/bin/ballarus-test-env"
 for rel in "${rel_cmake[@]}"; do
   put 0644 "$root/$rel" "$dest/lib/cmake/Ballarus/${rel##*/}"
 done

@@ -56,6 +56,7 @@ has -rwxr-xr-x /usr/bin/ballarus-gcc
 links /usr/bin/ballarus-g++ /usr/bin/ballarus-gcc
 has -rwxr-xr-x /usr/bin/ballarus-gcc-ar
 links /usr/bin/ballarus-gcc-ranlib /usr/bin/ballarus-gcc-ar
+has -rwxr-xr-x /usr/bin/ballarus-test-env
 has -rw-r--r-- /usr/lib/cmake/Ballarus/BallarusConfig.cmake
 has -rwxr-xr-x /usr/bin/ballarus-reconstruct
 has -rw-r--r-- /usr/lib/ballarus/ballarus.so
