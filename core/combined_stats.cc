@@ -25,6 +25,8 @@ unsigned ClampBins(unsigned bins) {
   return std::min(std::max(bins, kMinBins), kMaxBins);
 }
 
+}  // namespace
+
 void PutVarint(u128 v, std::string* out) {
   while (v >= 0x80) {
     out->push_back(static_cast<char>(static_cast<uint8_t>(v) | 0x80));
@@ -71,8 +73,6 @@ bool GetU64(const std::string& data, size_t* pos, uint64_t* v,
   *v = static_cast<uint64_t>(wide);
   return true;
 }
-
-}  // namespace
 
 uint8_t Crc8(const char* data, size_t size) {
   uint8_t crc = 0;
@@ -171,12 +171,7 @@ void CombinedStats::Serialize(std::string* out) const {
   out->push_back(static_cast<char>(kCombinedStatsVersion));
   out->push_back(static_cast<char>(bins()));
   PutVarint(n_, out);
-  PutVarint(min_, out);
-  PutVarint(max_, out);
-  PutVarint(sum_, out);
-  PutVarint(sum_sq_.lo, out);
-  PutVarint(sum_sq_.hi, out);
-  for (uint64_t c : hist_) PutVarint(c, out);
+  SerializeBody(out);
   out->push_back(
       static_cast<char>(Crc8(out->data() + start, out->size() - start)));
 }
@@ -236,18 +231,9 @@ bool CombinedStats::Parse(const std::string& data, size_t* pos,
     return false;
   }
   CombinedStats s(bins);
-  uint64_t sq_hi = 0;
   if (!GetU64(data, &p, &s.n_, "n", error) ||
-      !GetU64(data, &p, &s.min_, "min", error) ||
-      !GetU64(data, &p, &s.max_, "max", error) ||
-      !GetVarint(data, &p, 128, &s.sum_, "sum", error) ||
-      !GetVarint(data, &p, 128, &s.sum_sq_.lo, "sum of squares", error) ||
-      !GetU64(data, &p, &sq_hi, "sum of squares", error)) {
+      !s.ParseFields(data, &p, error)) {
     return false;
-  }
-  s.sum_sq_.hi = sq_hi;
-  for (uint64_t& c : s.hist_) {
-    if (!GetU64(data, &p, &c, "histogram bin", error)) return false;
   }
   if (p >= data.size()) {
     *error = "truncated record: no checksum";
@@ -258,6 +244,49 @@ bool CombinedStats::Parse(const std::string& data, size_t* pos,
     return false;
   }
   ++p;
+  std::string wrong = s.CheckConsistent();
+  if (!wrong.empty()) {
+    *error = "damaged record: " + wrong;
+    return false;
+  }
+  *out = std::move(s);
+  *pos = p;
+  return true;
+}
+
+void CombinedStats::SerializeBody(std::string* out) const {
+  PutVarint(min_, out);
+  PutVarint(max_, out);
+  PutVarint(sum_, out);
+  PutVarint(sum_sq_.lo, out);
+  PutVarint(sum_sq_.hi, out);
+  for (uint64_t c : hist_) PutVarint(c, out);
+}
+
+bool CombinedStats::ParseFields(const std::string& data, size_t* pos,
+                                std::string* error) {
+  uint64_t sq_hi = 0;
+  if (!GetU64(data, pos, &min_, "min", error) ||
+      !GetU64(data, pos, &max_, "max", error) ||
+      !GetVarint(data, pos, 128, &sum_, "sum", error) ||
+      !GetVarint(data, pos, 128, &sum_sq_.lo, "sum of squares", error) ||
+      !GetU64(data, pos, &sq_hi, "sum of squares", error)) {
+    return false;
+  }
+  sum_sq_.hi = sq_hi;
+  for (uint64_t& c : hist_) {
+    if (!GetU64(data, pos, &c, "histogram bin", error)) return false;
+  }
+  return true;
+}
+
+bool CombinedStats::ParseBody(const std::string& data, size_t* pos,
+                              uint64_t n, unsigned bins, CombinedStats* out,
+                              std::string* error) {
+  size_t p = *pos;
+  CombinedStats s(bins);
+  s.n_ = n;
+  if (!s.ParseFields(data, &p, error)) return false;
   std::string wrong = s.CheckConsistent();
   if (!wrong.empty()) {
     *error = "damaged record: " + wrong;

@@ -100,6 +100,14 @@ class CombinedStats {
   // `*out` and `*pos` are then unchanged.
   static bool Parse(const std::string& data, size_t* pos, CombinedStats* out,
                     std::string* error);
+  // The record without what a container stores once (version, bin count,
+  // n) and without the checksum (a container checks its whole bytes):
+  // min, max, sum, sum of squares and the bins' counts, as LEB128 varints.
+  void SerializeBody(std::string* out) const;
+  // Reads SerializeBody's form for `n` observations in `bins` bins, with
+  // Parse's consistency checks; `*out` and `*pos` unchanged on failure.
+  static bool ParseBody(const std::string& data, size_t* pos, uint64_t n,
+                        unsigned bins, CombinedStats* out, std::string* error);
   // The whole of `data` as one record (trailing bytes are an error).
   static bool ParseAll(const std::string& data, CombinedStats* out,
                        std::string* error);
@@ -109,6 +117,7 @@ class CombinedStats {
 
  private:
   std::string CheckConsistent() const;
+  bool ParseFields(const std::string& data, size_t* pos, std::string* error);
 
   uint64_t n_ = 0;
   u128 sum_ = 0;
@@ -121,6 +130,15 @@ class CombinedStats {
 // CRC-8/SMBUS (polynomial x^8 + x^2 + x + 1, initial 0): detects every
 // error burst of up to 8 bits, so every change of a single byte.
 uint8_t Crc8(const char* data, size_t size);
+
+// LEB128 varints, as the records use them.  GetVarint reads a canonical
+// one of at most `bits` bits (false with *error naming `what` if it is cut
+// short, too wide or non-canonical); GetU64 one of 64 bits.
+void PutVarint(u128 v, std::string* out);
+bool GetVarint(const std::string& data, size_t* pos, unsigned bits, u128* v,
+               const char* what, std::string* error);
+bool GetU64(const std::string& data, size_t* pos, uint64_t* v,
+            const char* what, std::string* error);
 
 // The serialization format version written by Serialize.
 inline constexpr uint8_t kCombinedStatsVersion = 1;

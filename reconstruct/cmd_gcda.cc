@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/combined_profile.h"
 #include "core/gcda.h"
 #include "core/profile_reader.h"
 #include "reconstruct/commands.h"
@@ -22,6 +23,24 @@ int Error(const std::string& line) {
   return 2;
 }
 
+// A combined profile's rounded mean counts as a profile of one run; says
+// so on stderr.
+bool ReadMean(const std::string& path, CombinedProfile* c, ProfileRecords* p,
+              std::string* error) {
+  if (!ReadCombinedProfile(path, c, error)) return false;
+  if (!MeanProfile(*c, p, error)) {
+    *error = path + ": " + *error;
+    return false;
+  }
+  std::fprintf(stderr,
+               "%s: note: %s: combined profile of %llu observations: writing "
+               "each count's mean, rounded to the nearest integer, as one "
+               "run\n",
+               kProg, Printable(path).c_str(),
+               static_cast<unsigned long long>(c->n()));
+  return true;
+}
+
 }  // namespace
 
 CLI::App* AddGcdaCommand(CLI::App* app, GcdaArgs* args) {
@@ -31,7 +50,8 @@ CLI::App* AddGcdaCommand(CLI::App* app, GcdaArgs* args) {
       "optimised as with gcov's own profile.");
   gcda->add_option("PROFILE", args->profiles,
                    "profiles of one program, or directories of *.bprof "
-                   "(their counts are added)")
+                   "(their counts are added), or a combined profile (its "
+                   "rounded means)")
       ->required();
   gcda->add_flag("--skip-bad", args->skip_bad,
                  "name unusable profiles on stderr and go on without them");
@@ -53,13 +73,18 @@ int RunGcda(const GcdaArgs& args) {
   if (!args.in_place && args.dir.empty())
     return Error("gcda: give --in-place or -o DIR");
   std::vector<std::unique_ptr<ProfileRecords>> read;
+  std::vector<std::unique_ptr<CombinedProfile>> combined;
   std::vector<GcdaInput> profiles;
   // Directories expanded (reconstruct/profile_inputs.h); each profile
   // kept apart (its own runs' sum_max, gcda_export.h).
   for (const std::string& path : ExpandProfileInputs(args.profiles)) {
     auto p = std::make_unique<ProfileRecords>();
     std::string err;
-    if (!ReadProfile(path, p.get(), &err)) {
+    if (FileLooksCombined(path)) {
+      combined.push_back(std::make_unique<CombinedProfile>());
+      if (!ReadMean(path, combined.back().get(), p.get(), &err))
+        return Error(err);
+    } else if (!ReadProfile(path, p.get(), &err)) {
       if (!args.skip_bad) return Error(path + ": " + err);
       std::fprintf(stderr, "%s: %s: skipped: %s\n", kProg,
                    Printable(path).c_str(), Printable(err).c_str());

@@ -8,6 +8,7 @@
 //   ballarus-reconstruct paths PROFILE [--top N] [--function REGEX] [--json]
 //                                      [--decode ID]
 //   ballarus-reconstruct gcda (--in-place | -o DIR) PROFILE...   (cmd_gcda.h)
+//   ballarus-reconstruct combine [-o OUT] [--json F] INPUT... (cmd_combine.h)
 //
 // This file only wires the command line (CLI11) to the subcommands, one
 // file each (cmd_show.cc, cmd_verify.cc, cmd_merge.cc, cmd_stats.cc,
@@ -27,6 +28,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "reconstruct/cmd_combine.h"
 #include "reconstruct/cmd_gcda.h"
 #include "reconstruct/cmd_gcovr.h"
 #include "reconstruct/commands.h"
@@ -485,12 +487,24 @@ class HtmlCommand : public Subcommand {
   FilterOptions filter_;
 };
 
+class CombineCommand : public Subcommand {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    return AddCombineCommand(app, &args_);
+  }
+  int Run() override { return RunCombine(args_); }
+
+ private:
+  CombineArgs args_;
+};
+
 // The subcommands, in the order --help lists them.
 std::vector<std::unique_ptr<Subcommand>> AllSubcommands() {
   std::vector<std::unique_ptr<Subcommand>> all;
   all.push_back(std::make_unique<ShowCommand>());
   all.push_back(std::make_unique<VerifyCommand>());
   all.push_back(std::make_unique<MergeCommand>());
+  all.push_back(std::make_unique<CombineCommand>());
   all.push_back(std::make_unique<StatsCommand>());
   all.push_back(std::make_unique<PathsCommand>());
   all.push_back(std::make_unique<GcdaCommand>());
