@@ -256,21 +256,26 @@ typedef struct ballarus_meta_names {
      uint32   tag           BALLARUS_SECTION_NAMED
      uint32   flags         0
      uint64   n_named
-   named_record (48-byte header, then its data):
+   named_record (56-byte header, then its data):
      uint32   tag           BALLARUS_RECORD_NAMED
      uint32   name_size     1 .. BALLARUS_TEST_NAME_MAX bytes, each printable
                             ASCII (0x20 .. 0x7e); no NUL stored
      uint64   stamp         the TU record of this file the counts belong to
      uint64   runs          processes under this name that added to that
                             record (not above the record's runs)
-     uint64   n_dense       { uint64 index; uint64 count } pairs: counters
-                            of the TU's array (indices < n_counters,
-                            strictly increasing)
+     uint64   n_dense       counter pairs: counters of the TU's array
+                            (indices < n_counters, strictly increasing)
+     uint64   dense_size    bytes of the encoded pairs (at least 2 a pair)
      uint64   n_sparse      sparse entries, as the TU record's (sorted by
                             (function, key), keys unique)
-     uint64   check         ballarus_hash64 of the first 40 bytes, the name
-                            with its padding, the pairs, the sparse entries
+     uint64   check         ballarus_hash64 of the first 48 bytes, then of
+                            the data below with its padding
      name: name_size bytes, zero padding to a multiple of 8
+     pairs: dense_size bytes, zero padding to a multiple of 8; per pair two
+            unsigned LEB128 varints in their shortest form (at most 10
+            bytes, below 2^64): the index's distance from the previous
+            pair's index + 1 (the first pair: its index), then the count
+     sparse: n_sparse ballarus_sparse_entry
    Only counters the named processes changed are stored (counts are residues
    modulo 2^64 as above; zero counts are dropped).  Records are sorted by
    name (bytes, a prefix first), then stamp, each (name, stamp) once.  The
@@ -282,7 +287,7 @@ typedef struct ballarus_meta_names {
 #define BALLARUS_SECTION_NAMED 0x534e4c42u /* "BLNS" little-endian */
 #define BALLARUS_RECORD_NAMED 0x524e4c42u  /* "BLNR" little-endian */
 #define BALLARUS_NAMED_SECTION_SIZE 16u
-#define BALLARUS_NAMED_HEADER_SIZE 48u
+#define BALLARUS_NAMED_HEADER_SIZE 56u
 #define BALLARUS_TEST_NAME_MAX 255u
 #define BALLARUS_PROFILE_HEADER_SIZE 40u
 #define BALLARUS_RECORD_HEADER_SIZE 56u

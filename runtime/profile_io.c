@@ -409,8 +409,8 @@ static int parse(const unsigned char *data, uint64_t size,
                      &file_check, err, errlen) != 0)
       goto bad;
   if (rd32(data + 8) == BALLARUS_PROFILE_VERSION_NAMED &&
-      ballarus_pio_parse_named(data, size, &off, &p, &file_check, err,
-                               errlen) != 0)
+      ballarus_pio_parse_named(data, size, &off, borrow, &p, &file_check,
+                               err, errlen) != 0)
     goto bad;
   if (off != size) {
     ballarus_pio_fail(err, errlen, "offset %llu: %llu trailing bytes after the last record",

@@ -52,6 +52,12 @@ typedef struct ballarus_named_record {
   uint64_t n_dense;
   ballarus_sparse_entry *sparse; /* sorted by (function, key) */
   uint64_t n_sparse;
+  /* Sealed (ballarus_profile_parse_borrowing only): the record's bytes in
+     the parsed buffer, header and data, verified; dense and sparse are
+     NULL then, and the record is written back as these bytes unless a
+     merge adds to it.  */
+  const unsigned char *sealed;
+  uint64_t sealed_size;
 } ballarus_named_record;
 
 typedef struct ballarus_profile {
@@ -119,7 +125,9 @@ int ballarus_profile_read_fd_known(int fd, const unsigned char *const *known,
 
 /* Parses `size` bytes like ballarus_profile_parse, with read_fd_known's
    known blobs, the records' metadata borrowed from `data`, which the caller
-   keeps alive (and unchanged) until ballarus_profile_free(out).  */
+   keeps alive (and unchanged) until ballarus_profile_free(out); its named
+   records are sealed (checked, not decoded: a dump writes back the other
+   tests' counts without decoding and encoding them again).  */
 int ballarus_profile_parse_borrowing(const unsigned char *data, uint64_t size,
                                      const unsigned char *const *known,
                                      size_t n_known, ballarus_profile *out,

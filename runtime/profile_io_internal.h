@@ -90,9 +90,10 @@ int ballarus_pio_check_meta(const unsigned char *m, uint64_t meta_size,
 
 /* The named section (profile_named.c).  Parses it at data[*off] (after
    the TU records of a version 3 file) into p->named, folding it into
-   *file_check; p->records must be parsed already.  */
+   *file_check; p->records must be parsed already.  `seal`: the records
+   stay sealed in `data` (profile_io.h).  */
 int ballarus_pio_parse_named(const unsigned char *data, uint64_t size,
-                             uint64_t *off, ballarus_profile *p,
+                             uint64_t *off, int seal, ballarus_profile *p,
                              uint64_t *file_check, char *err, size_t errlen);
 
 /* Serialises p's named section (checked as the parser checks it) into a

@@ -1038,6 +1038,13 @@ std::vector<std::string> Describe(const ballarus_profile& p) {
   return out;
 }
 
+std::vector<std::string> DescribeBytes(const std::vector<uint8_t>& bytes) {
+  ballarus_profile p = Parsed(bytes);
+  std::vector<std::string> out = Describe(p);
+  ballarus_profile_free(&p);
+  return out;
+}
+
 // Where the named section starts: after the TU records.
 size_t NamedSectionAt(const std::vector<uint8_t>& b) {
   uint32_t n;
@@ -1078,17 +1085,18 @@ void ResealNamed(std::vector<uint8_t>* b) {
   off += 16;
   for (uint64_t k = 0; k < n_named; k++) {
     uint32_t name_size;
-    uint64_t nd, ns;
+    uint64_t dense_size, ns;
     memcpy(&name_size, b->data() + off + 4, 4);
-    memcpy(&nd, b->data() + off + 24, 8);
-    memcpy(&ns, b->data() + off + 32, 8);
-    const size_t body = (name_size + 7) / 8 * 8 + 16 * nd + 24 * ns;
-    uint64_t check = ballarus_hash64(b->data() + off, 40);
-    check = ballarus_hash64_update(check, b->data() + off + 48, body);
-    memcpy(b->data() + off + 40, &check, 8);
-    file = ballarus_hash64_update(file, b->data() + off + 40, 8);
+    memcpy(&dense_size, b->data() + off + 32, 8);
+    memcpy(&ns, b->data() + off + 40, 8);
+    const size_t body =
+        (name_size + 7) / 8 * 8 + (dense_size + 7) / 8 * 8 + 24 * ns;
+    uint64_t check = ballarus_hash64(b->data() + off, 48);
+    check = ballarus_hash64_update(check, b->data() + off + 56, body);
+    memcpy(b->data() + off + 48, &check, 8);
+    file = ballarus_hash64_update(file, b->data() + off + 48, 8);
     file = ballarus_hash64_update(file, b->data() + off + 8, 8);
-    off += 48 + body;
+    off += 56 + body;
   }
   memcpy(b->data() + 24, &file, 8);
   Reseal(b);
@@ -1112,10 +1120,18 @@ TEST(ProfileNamed, RoundTripKeepsEveryNamedValue) {
   uint32_t version;
   memcpy(&version, bytes.data() + 8, 4);
   EXPECT_EQ(version, 3u);
-  // Section header, then three records: 48-byte header, 8 name bytes,
-  // 16 per pair, 24 per sparse entry.
+  // Section header, then three records: 56-byte header, 8 name bytes,
+  // the pairs' varints padded to 8 ((0, 1), (+1, 3): 4 bytes; (0, 2^64-1):
+  // 1 + 10 bytes; (1, 2): 2 bytes), 24 per sparse entry.
   const size_t at = NamedSectionAt(bytes);
-  EXPECT_EQ(bytes.size() - at, 16u + (56 + 32) + (56 + 16 + 24) + (56 + 16));
+  EXPECT_EQ(bytes.size() - at,
+            16u + (56 + 8 + 8) + (56 + 8 + 16 + 24) + (56 + 8 + 8));
+  const uint8_t pairs0[8] = {0, 1, 1, 3, 0, 0, 0, 0};
+  EXPECT_EQ(memcmp(bytes.data() + at + 16 + 56 + 8, pairs0, 8), 0);
+  const size_t rec1 = at + 16 + 72 + 56 + 8;  // (0, 2^64 - 1)
+  EXPECT_EQ(bytes[rec1], 0);
+  for (int i = 1; i < 10; i++) EXPECT_EQ(bytes[rec1 + i], 0xff) << i;
+  EXPECT_EQ(bytes[rec1 + 10], 1);
   ballarus_profile q = Parsed(bytes);
   EXPECT_EQ(Describe(q),
             (std::vector<std::string>{
@@ -1201,6 +1217,12 @@ TEST(ProfileNamed, EveryBitFlipAndTruncationOfTheSectionIsRejected) {
       bad[byte] ^= static_cast<uint8_t>(1u << bit);
       SCOPED_TRACE("byte " + std::to_string(byte));
       ExpectRejected(bad, bytes.size());
+      ballarus_profile q;
+      char err[512];
+      EXPECT_EQ(ballarus_profile_parse_borrowing(bad.data(), bad.size(),
+                                                 nullptr, 0, &q, err,
+                                                 sizeof err),
+                -1);
     }
   for (size_t len = at; len < bytes.size(); len++) {
     SCOPED_TRACE(len);
@@ -1215,17 +1237,57 @@ TEST(ProfileNamed, DamagedSectionsAreRefusedWithTheirReason) {
   ballarus_profile_free(&p);
   const size_t at = NamedSectionAt(good);
   const size_t rec0 = at + 16;  // "t/one"@A: pairs (0,1), (2,3)
+  const size_t pairs = rec0 + 56 + 8;  // 0 1 1 3: gaps and counts
   // Resealed edits: the rule, not a check, is what fires.
   std::vector<uint8_t> b = good;
-  b[rec0 + 48 + 8 + 16] = 3;  // second pair's index 2 -> 3 (n_counters 3)
+  b[pairs + 2] = 2;  // second pair's index 2 -> 3 (n_counters 3)
   ResealNamed(&b);
-  EXPECT_EQ(ExpectRejected(b, rec0 + 48 + 8 + 16),
-            "offset " + std::to_string(rec0 + 48 + 8 + 16) +
-                ": named record 0 (test 't/one'): counter pair 1: index 3 "
-                "not increasing or not below n_counters 3");
+  EXPECT_EQ(ExpectRejected(b, pairs + 2),
+            "offset " + std::to_string(pairs + 2) +
+                ": named record 0: counter pair 1: index not below "
+                "n_counters 3");
 
   b = good;
-  b[rec0 + 48 + 1] = '\n';  // "t\none"
+  b[pairs + 1] = 0x81;  // the count's varint runs into the next pair's
+  b[pairs + 2] = 0x00;  // ... and ends in a zero byte: not its shortest form
+  ResealNamed(&b);
+  EXPECT_EQ(ExpectRejected(b, pairs),
+            "offset " + std::to_string(pairs) +
+                ": named record 0: counter pair 0: bad varint (truncated, "
+                "not in its shortest form or above 2^64 - 1)");
+
+  b = good;
+  b[pairs + 3] = 0x83;  // the last count runs into the padding
+  ResealNamed(&b);
+  EXPECT_EQ(ExpectRejected(b, pairs + 2),
+            "offset " + std::to_string(pairs + 2) +
+                ": named record 0: counter pair 1: bad varint (truncated, "
+                "not in its shortest form or above 2^64 - 1)");
+
+  b = good;
+  b[pairs + 4] = 1;  // a byte after the pairs, inside dense_size
+  b[rec0 + 32] = 5;  // dense_size 4 -> 5
+  ResealNamed(&b);
+  EXPECT_EQ(ExpectRejected(b, pairs + 4),
+            "offset " + std::to_string(pairs + 4) +
+                ": named record 0: 1 bytes after the last counter pair");
+
+  b = good;
+  b[pairs + 5] = 1;  // the pairs' padding
+  ResealNamed(&b);
+  EXPECT_EQ(ExpectRejected(b, pairs + 5),
+            "offset " + std::to_string(pairs + 5) +
+                ": named record 0: nonzero padding after the counter pairs");
+
+  b = good;
+  b[rec0 + 24] = 3;  // n_dense 2 -> 3: 4 bytes cannot hold 3 pairs
+  ResealNamed(&b);
+  EXPECT_NE(ExpectRejected(b, rec0).find("truncated (5 name bytes, 3 pairs "
+                                         "in 4 bytes"),
+            std::string::npos);
+
+  b = good;
+  b[rec0 + 56 + 1] = '\n';  // "t\none"
   ResealNamed(&b);
   EXPECT_EQ(ExpectRejected(b, rec0 + 4),
             "offset " + std::to_string(rec0 + 4) +
@@ -1245,7 +1307,7 @@ TEST(ProfileNamed, DamagedSectionsAreRefusedWithTheirReason) {
             std::string::npos);
 
   b = good;
-  b[rec0 + 48 + 1] = 'z';  // "tzone" sorts after "t/one"@B
+  b[rec0 + 56 + 1] = 'z';  // "tzone" sorts after "t/one"@B
   ResealNamed(&b);
   EXPECT_NE(ExpectRejected(b, rec0 + 100).find("not sorted"),
             std::string::npos);
@@ -1284,6 +1346,63 @@ TEST(ProfileNamed, SerializeRefusesWhatTheParserWouldRefuse) {
   EXPECT_FALSE(ballarus_test_name_valid("a\tb", 3));
   EXPECT_TRUE(ballarus_test_name_valid(std::string(255, 'x').c_str(), 255));
   EXPECT_FALSE(ballarus_test_name_valid(std::string(256, 'x').c_str(), 256));
+}
+
+// The runtime's path: parsed borrowing (named records sealed), updated
+// with a process's counts, written.  Equal bytes to the decoded path's.
+TEST(ProfileNamed, SealedRecordsGiveTheBytesOfDecodedOnes) {
+  ballarus_profile named = NamedSample();
+  const std::vector<uint8_t> file = Bytes(named);
+  ballarus_profile_free(&named);
+  auto run = [] {
+    ballarus_profile p = Empty(1);
+    Add(&p, kA, {1, 0, 1}, 1);
+    Add(&p, kB, {2}, 1, {{1, 7, 5}});
+    AddNamed(&p, "t/one", StampOf(kA), 1, {{0, 1}, {2, 1}});  // adds
+    AddNamed(&p, "t/one", StampOf(kB), 1, {{0, 2}}, {{1, 7, 5}});  // adds
+    AddNamed(&p, "t/six", StampOf(kB), 1, {{0, 2}});  // new
+    return p;
+  };
+  ballarus_profile decoded = Parsed(file), sealed;
+  char err[512] = "";
+  ASSERT_EQ(ballarus_profile_parse_borrowing(file.data(), file.size(), nullptr,
+                                             0, &sealed, err, sizeof err),
+            0)
+      << err;
+  ASSERT_EQ(sealed.n_named, 3u);
+  for (uint64_t k = 0; k < sealed.n_named; k++) {
+    EXPECT_NE(sealed.named[k].sealed, nullptr);
+    EXPECT_EQ(sealed.named[k].dense, nullptr);
+  }
+  EXPECT_EQ(Bytes(sealed), file);  // written back as read
+  ballarus_profile a = run(), b = run();
+  ASSERT_EQ(ballarus_profile_update(&decoded, &a, nullptr, nullptr, err,
+                                    sizeof err),
+            0)
+      << err;
+  ASSERT_EQ(ballarus_profile_update(&sealed, &b, nullptr, nullptr, err,
+                                    sizeof err),
+            0)
+      << err;
+  EXPECT_EQ(Bytes(sealed), Bytes(decoded));
+  EXPECT_EQ(DescribeBytes(Bytes(sealed)),
+            (std::vector<std::string>{
+                "t/one@A 4: 0=2 2=4 |",
+                "t/one@B 3: 0=1 | 1/7=75",
+                "t/six@B 1: 0=2 |",
+                "t/two@A 1: 1=2 |"}));
+  // A rebuilt TU's sealed records go with it.
+  ballarus_profile rebuilt = Empty(1);
+  Add(&rebuilt, kA2, {1, 0, 0}, 1);
+  ASSERT_EQ(ballarus_profile_update(&sealed, &rebuilt, nullptr, nullptr, err,
+                                    sizeof err),
+            0)
+      << err;
+  EXPECT_EQ(DescribeBytes(Bytes(sealed)),
+            (std::vector<std::string>{"t/one@B 3: 0=1 | 1/7=75",
+                                      "t/six@B 1: 0=2 |"}));
+  for (ballarus_profile* p : {&decoded, &sealed, &a, &b, &rebuilt})
+    ballarus_profile_free(p);
 }
 
 TEST(ProfileNamed, ATreeOfMergesEqualsOneMergeByteForByte) {
