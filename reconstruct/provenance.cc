@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include "reconstruct/commands.h"
 #include "reconstruct/named_runs.h"
 
 namespace ballarus {

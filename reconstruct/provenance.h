@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "reconstruct/commands.h"
-
 namespace ballarus {
+
+struct LoadedReport;  // reconstruct/commands.h
 
 // The report of named test `test` of `whole` (a report of the whole
 // profile, loaded without --test), or with an empty `test` that of the
