@@ -352,8 +352,7 @@ void PrintSection(const char* title, const std::string& header,
 void PrintText(const DiffSide& A, const DiffSide& B, const Diff& d,
                const SectionTotals& n, const OverlapView& overlap) {
   fmt::print("diff A {} ({} runs) -> B {} ({} runs)\n",
-             Printable(A.r().profile), A.r().runs, Printable(B.r().profile),
-             B.r().runs);
+             SideLabel(A.side), A.r().runs, SideLabel(B.side), B.r().runs);
   fmt::print("functions: {} in both ({} with the same CFG), {} only in A, {} "
              "only in B\n",
              d.n_both, d.n_same, d.n_only_a, d.n_only_b);

@@ -51,8 +51,7 @@ void PrintJson(const Side& A, const Side& B, const Matching& m,
 void PrintText(const Side& A, const Side& B, const Matching& m,
                const OverlapView& v) {
   fmt::print("overlap of A {} ({} runs) and B {} ({} runs)\n",
-             Printable(A.r().profile), A.r().runs, Printable(B.r().profile),
-             B.r().runs);
+             SideLabel(A), A.r().runs, SideLabel(B), B.r().runs);
   fmt::print("functions: {} in both ({} with the same CFG), {} only in A, {} "
              "only in B\n",
              m.both, m.same_cfg, m.only_a, m.only_b);

@@ -10,53 +10,20 @@
 #include "reconstruct/profile_inputs.h"
 
 namespace ballarus {
-namespace {
 
 using report::FunctionReport;
 
-// "the profile has no named runs" or "its tests: a, b, c" (at most 10).
-std::string TestsItHas(const ProfileRecords& all) {
-  const std::vector<std::string> names = TestNames(all);
-  if (names.empty()) return "the profile has no named runs (BALLARUS_TEST)";
-  std::string list;
-  for (size_t i = 0; i < names.size() && i < 10; ++i)
-    list += (i ? ", " : "") + Printable(names[i]);
-  if (names.size() > 10) list += fmt::format(", ... ({} tests)", names.size());
-  return "its tests: " + list;
-}
-
-// Test `spec.test` of the inputs: the whole profile merged, then the
-// test's counts read as a profile of their own.  ReadNamedRun decodes
-// them once and LoadProfileFrom again (the loader's grouping and line
-// counts start from a raw profile): decoding costs a test's TUs twice.
-void LoadTest(const SideSpec& spec, Side* out) {
-  const std::string label = InputsLabel(spec.inputs.args);
-  out->all = std::make_unique<ProfileRecords>();
-  MergeProfileFiles(ExpandProfileInputs(spec.inputs.args), spec.inputs.skip_bad,
-                    &out->all->raw, &out->loaded.files);
-  ProfileRecords named;
-  std::string err;
-  if (!ReadNamedRun(*out->all, spec.test, &named, &err))
-    Fail(label, "test '" + spec.test + "': " + err + "; " + TestsItHas(*out->all));
-  ballarus_profile raw = named.raw;
-  named.raw = ballarus_profile{};
-  named.tus.clear();
-  const std::string shown = label + ", test " + spec.test;
-  const bool ok = LoadProfileFrom(&raw, shown, &out->loaded.profile, &err);
-  ballarus_profile_free(&raw);
-  if (!ok) Fail(shown, err);
-  out->loaded.report = report::BuildReport(out->loaded.profile);
-}
-
-}  // namespace
-
 void LoadSide(const SideSpec& spec, const FilterOptions& filter, Side* out) {
   out->test = spec.test;
-  if (spec.test.empty())
-    LoadReport(spec.inputs, &out->loaded);
-  else
-    LoadTest(spec, out);
+  ProfileInputs in = spec.inputs;
+  in.test = spec.test;
+  LoadReport(in, &out->loaded);
   out->filter = std::make_unique<FileFilter>(out->r(), filter);
+}
+
+std::string SideLabel(const Side& s) {
+  const std::string profile = Printable(s.r().profile);
+  return s.test.empty() ? profile : profile + ", test " + Printable(s.test);
 }
 
 bool SameCfg(const FunctionReport& a, const FunctionReport& b) {

@@ -31,9 +31,6 @@ namespace ballarus {
 
 struct Side {
   std::string test;
-  // With a test: the whole profile, whose metadata the test's records
-  // borrow (it outlives `loaded`: members are destroyed in reverse order).
-  std::unique_ptr<ProfileRecords> all;
   LoadedReport loaded;
   std::unique_ptr<FileFilter> filter;
 
@@ -43,6 +40,9 @@ struct Side {
 // Loads one side and prepares its filter; Fail()s on unusable inputs or
 // a test the profile has no runs of (naming the tests it has).
 void LoadSide(const SideSpec& spec, const FilterOptions& filter, Side* out);
+
+// How text reports name a side: "PROFILE" or "PROFILE, test NAME".
+std::string SideLabel(const Side& s);
 
 struct FunctionPair {
   const report::FunctionReport* a = nullptr;  // null: only in B
