@@ -38,18 +38,12 @@ namespace {
 
 using harness::CommandResult;
 using harness::Quote;
+using harness::Runfiles;
 using nlohmann::json;
 
 const std::vector<int> kInputs = {2, 3, 10, 600, 1000};
 constexpr unsigned kBins = 15;
 
-std::string Runfiles() {
-  for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
-    const char* d = getenv(var);
-    if (d && *d) return std::string(d) + "/ballarus";
-  }
-  return ".";
-}
 
 std::string Prefix() {
   std::string error;
@@ -67,13 +61,8 @@ CommandResult MustRun(const std::string& cmd, const std::string& cwd) {
 }
 
 std::string DumpDom(const std::string& url) {
-  CommandResult r = harness::Run(
-      "chromium --headless --no-sandbox --disable-gpu "
-      "--disable-background-networking --disable-component-update "
-      "--no-first-run --user-data-dir=" +
-          Quote(harness::TempRoot() + "/chromium-profile") +
-          " --virtual-time-budget=3000 --dump-dom " + Quote(url),
-      "/");
+  CommandResult r =
+      harness::Chromium("--virtual-time-budget=3000 --dump-dom", url);
   EXPECT_EQ(r.status, 0) << url << ": " << r.err;
   return r.out;
 }
@@ -81,14 +70,10 @@ std::string DumpDom(const std::string& url) {
 void Screenshot(const std::string& url, const std::string& name) {
   const char* d = getenv("TEST_UNDECLARED_OUTPUTS_DIR");
   const std::string png = std::string(d && *d ? d : harness::TempRoot()) + "/" + name;
-  CommandResult r = harness::Run(
-      "chromium --headless --no-sandbox --disable-gpu "
-      "--disable-background-networking --disable-component-update "
-      "--no-first-run --user-data-dir=" +
-          Quote(harness::TempRoot() + "/chromium-profile") +
-          " --window-size=1280,1200 --virtual-time-budget=3000 --screenshot=" +
-          Quote(png) + " " + Quote(url),
-      "/");
+  CommandResult r = harness::Chromium(
+      "--window-size=1280,1200 --virtual-time-budget=3000 --screenshot=" +
+          Quote(png),
+      url);
   EXPECT_EQ(r.status, 0) << r.err;
   std::string bytes;
   ASSERT_TRUE(harness::ReadFile(png, &bytes)) << png;

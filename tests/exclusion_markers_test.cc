@@ -33,14 +33,8 @@ namespace {
 
 using harness::CommandResult;
 using harness::Quote;
+using harness::Runfiles;
 
-std::string Runfiles() {
-  for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
-    const char* d = getenv(var);
-    if (d && *d) return std::string(d) + "/ballarus";
-  }
-  return ".";
-}
 
 std::string Prefix() {
   std::string error;

@@ -120,6 +120,23 @@ std::string TempRoot() {
   return t && *t ? t : "/tmp";
 }
 
+std::string Runfiles() {
+  for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
+    const char* d = getenv(var);
+    if (d && *d) return std::string(d) + "/ballarus";
+  }
+  return ".";
+}
+
+CommandResult Chromium(const std::string& flags, const std::string& url) {
+  return Run("chromium --headless --no-sandbox --disable-gpu "
+             "--disable-background-networking --disable-component-update "
+             "--no-first-run --user-data-dir=" +
+                 Quote(TempRoot() + "/chromium-profile") + " " + flags + " " +
+                 Quote(url),
+             "/");
+}
+
 std::string InstallPrefix(std::string* error) {
   static std::once_flag once;
   static std::string prefix, failure;

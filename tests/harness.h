@@ -41,6 +41,12 @@ std::string Basename(const std::string& path);
 std::string ProgramsDir();
 // A scratch directory: $TEST_TMPDIR, else /tmp.
 std::string TempRoot();
+// This workspace in the test's runfiles ($RUNFILES_DIR or $TEST_SRCDIR,
+// then /ballarus), or "." when run by hand.
+std::string Runfiles();
+// Headless chromium (its profile in TempRoot()) on `url` with `flags`,
+// e.g. "--virtual-time-budget=3000 --dump-dom": the DOM is r.out.
+CommandResult Chromium(const std::string& flags, const std::string& url);
 
 // ballarus installed (the //:install script of the runfiles) into
 // TempRoot()/prefix, once per test process; every later call returns the

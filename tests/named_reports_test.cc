@@ -342,13 +342,8 @@ TEST_F(NamedReports, LcovTestNamesAreLcovsWords) {
 
 // `chromium --headless` on a file:// URL; the DOM after load.
 std::string DumpDom(const std::string& url) {
-  CommandResult r = harness::Run(
-      "chromium --headless --no-sandbox --disable-gpu "
-      "--disable-background-networking --disable-component-update "
-      "--no-first-run --user-data-dir=" +
-          Quote(harness::TempRoot() + "/chromium-profile") +
-          " --virtual-time-budget=3000 --dump-dom " + Quote(url),
-      "/");
+  CommandResult r =
+      harness::Chromium("--virtual-time-budget=3000 --dump-dom", url);
   EXPECT_EQ(r.status, 0) << url << ": " << r.err;
   return r.out;
 }

@@ -50,15 +50,9 @@ namespace {
 
 using harness::CommandResult;
 using harness::Quote;
+using harness::Runfiles;
 using nlohmann::json;
 
-std::string Runfiles() {
-  for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
-    const char* d = getenv(var);
-    if (d && *d) return std::string(d) + "/ballarus";
-  }
-  return ".";
-}
 
 std::string InstallPrefix() {
   std::string error;

@@ -56,15 +56,9 @@ namespace {
 
 using harness::CommandResult;
 using harness::Quote;
+using harness::Runfiles;
 using nlohmann::json;
 
-std::string Runfiles() {
-  for (const char* var : {"RUNFILES_DIR", "TEST_SRCDIR"}) {
-    const char* d = getenv(var);
-    if (d && *d) return std::string(d) + "/ballarus";
-  }
-  return ".";
-}
 
 std::string InstallPrefix() {
   std::string error;
@@ -100,28 +94,17 @@ void RunHot(const std::string& dir, int n, const std::string& profile) {
 
 // `chromium --headless` on a file:// URL; returns the DOM after load.
 std::string DumpDom(const std::string& url) {
-  const std::string profile_dir = harness::TempRoot() + "/chromium-profile";
-  CommandResult r = harness::Run(
-      "chromium --headless --no-sandbox --disable-gpu "
-      "--disable-background-networking --disable-component-update "
-      "--no-first-run --user-data-dir=" +
-          Quote(profile_dir) + " --virtual-time-budget=3000 --dump-dom " +
-          Quote(url),
-      "/");
+  CommandResult r =
+      harness::Chromium("--virtual-time-budget=3000 --dump-dom", url);
   EXPECT_EQ(r.status, 0) << url << ": " << r.err;
   return r.out;
 }
 
 void Screenshot(const std::string& url, const std::string& png) {
-  const std::string profile_dir = harness::TempRoot() + "/chromium-profile";
-  CommandResult r = harness::Run(
-      "chromium --headless --no-sandbox --disable-gpu "
-      "--disable-background-networking --disable-component-update "
-      "--no-first-run --user-data-dir=" +
-          Quote(profile_dir) +
-          " --window-size=1280,1600 --virtual-time-budget=3000 --screenshot=" +
-          Quote(png) + " " + Quote(url),
-      "/");
+  CommandResult r = harness::Chromium(
+      "--window-size=1280,1600 --virtual-time-budget=3000 --screenshot=" +
+          Quote(png),
+      url);
   EXPECT_EQ(r.status, 0) << r.err;
   std::string bytes;
   ASSERT_TRUE(harness::ReadFile(png, &bytes)) << png;
