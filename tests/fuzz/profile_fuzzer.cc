@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "core/combined_profile.h"
+#include "core/profile_reader.h"
 #include "reconstruct/commands.h"
 #include "reconstruct/coverage_summary.h"
 #include "reconstruct/gcov_view.h"
@@ -112,8 +114,18 @@ void Exercise(const std::string& path) {
     po.program = po.json = true;
     RunPaths(in, po, none);
   });
-  run([&] { RunDiff(in, in, false, 0, all); });
-  run([&] { RunDiff(in, in, true, 5, none); });
+  const DiffSides sides{{in, ""}, {in, ""}};
+  run([&] { RunDiff(sides, false, 0, all); });
+  run([&] { RunDiff(sides, true, 5, none); });
+  run([&] { RunOverlap(sides, true, 0, none); });
+  run([&] { RunTests(in, false); });
+  run([&] {  // the first named test alone, if any
+    const std::vector<std::string> tests = TestNames(loaded.profile.records);
+    if (tests.empty()) return;
+    ProfileInputs one = in;
+    one.test = tests.front();
+    RunShow(one, true, "");
+  });
   {  // the HTML report, no pictures
     HtmlOptions ho;
     ho.out_dir = Dir();
@@ -123,6 +135,20 @@ void Exercise(const std::string& path) {
     } catch (const Fatal&) {
     }
   }
+}
+
+// The same bytes as a combined profile (`combine`'s output): refused with
+// one line, or read and turned into the mean profile `gcda` writes.
+void ExerciseCombined(const std::string& path) {
+  ballarus::CombinedProfile c;
+  std::string err;
+  if (!ballarus::ReadCombinedProfile(path, &c, &err)) {
+    if (ballarus::Printable(err).find('\n') != std::string::npos)
+      __builtin_trap();
+    return;
+  }
+  ballarus::ProfileRecords mean;
+  (void)ballarus::MeanProfile(c, &mean, &err);
 }
 
 }  // namespace
@@ -140,5 +166,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::fwrite(data, 1, size, f);
   std::fclose(f);
   Exercise(path);
+  ExerciseCombined(path);
   return 0;
 }
