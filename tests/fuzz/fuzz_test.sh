@@ -8,8 +8,10 @@
 # copies, shared libraries, setjmp and fork re-entries, an empty and a
 # truncated file; v3-* with compressed metadata as written now, v2-* the
 # same profiles with version 2 metadata as older builds wrote them
-# (meta_v3_to_v2.py), the rest profiles of version 1, which the reader
-# refuses at its version field).  Any crash, hang (10 s), leak or sanitizer report fails
+# (meta_v3_to_v2.py), named-tests a profile with named runs (profile
+# version 3), combined-per-test.bcomb a combined profile (`combine`), the
+# rest profiles of version 1, which the reader refuses at its version
+# field).  Every input is also read as a combined profile.  Any crash, hang (10 s), leak or sanitizer report fails
 # the test; the input that caused it is kept in the test's outputs
 # (bazel-testlogs/tests/fuzz_test/test.outputs/).
 set -euo pipefail
