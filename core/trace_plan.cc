@@ -73,10 +73,19 @@ TracePlan PlanTrace(const Function& fn, const std::vector<uint64_t>& weights,
   const std::vector<bool> blocking = BlockingEdges(fn, plan.call_block);
   // Step 2: the spanning tree may use neither blocking edges nor edges that
   // are not flow edges; flag them ignored in a copy.
+  // The virtual edge EXIT->ENTRY would make one edge of every ENTRY->EXIT
+  // path a chord, a witness Trace(Ewit) does not need (a cycle through it
+  // is no directed cycle of the CFG): EXIT is renamed to a new block, so
+  // the virtual edge joins ENTRY to an isolated vertex.
   Function g = fn;
-  for (size_t i = 0; i < ne; ++i)
-    if (blocking[i] || !IsTraceFlowEdge(fn.edges[i]))
-      g.edges[i].flags |= kEdgeIgnored;
+  g.blocks.emplace_back();
+  const uint32_t exit_alias = static_cast<uint32_t>(nb);
+  for (size_t i = 0; i < ne; ++i) {
+    Edge& e = g.edges[i];
+    if (blocking[i] || !IsTraceFlowEdge(e)) e.flags |= kEdgeIgnored;
+    if (e.dst == kExitBlock) e.dst = exit_alias;
+    if (e.src == kExitBlock) e.src = exit_alias;
+  }
   const SpanningTree t = MaximumSpanningTree(g, weights);
 
   std::vector<bool> wit = blocking;

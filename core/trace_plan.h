@@ -14,8 +14,10 @@
 //      a witness read to decide a branch was written by this activation, not
 //      by a callee or the caller;
 //   2. the chords of the maximum spanning tree (core/spanning_tree.h) of the
-//      closed graph from which the blocking edges are excluded: E - Ewit then
-//      holds no diamond and no directed cycle, i.e. Trace(Ewit) is solved.
+//      CFG (without the closed graph's virtual edge EXIT->ENTRY, which
+//      profiling needs and tracing does not) from which the blocking edges
+//      are excluded: E - Ewit then holds no diamond and no directed cycle,
+//      i.e. Trace(Ewit) is solved.
 // Only flow edges take part (IsTraceFlowEdge): fake and ignored edges are
 // never walked by ordinary control flow; abnormal re-entries are announced
 // in the stream instead (TraceEventKind::kLand).
@@ -32,6 +34,10 @@
 //           an exception caught by a landing pad), at `block`; every
 //           activation deeper than d was abandoned.  Written by the
 //           receiving block before anything else it writes.
+//   kEnd    {depth = d}  the thread ended normally (returned from its start
+//           routine, exit, exec) with d traced activations live (0 after a
+//           return from the outermost one).  Written last; a stream without
+//           it was cut (ring buffer, fatal signal).
 // Normal returns write nothing: the blocking witnesses make the regenerator
 // reach EXIT by itself.  Untraced callees write nothing.  The edge
 // instrumentation of an edge whose target is a landing pad still runs after
@@ -47,12 +53,12 @@
 
 namespace ballarus {
 
-enum class TraceEventKind : uint8_t { kWitness, kEnter, kLand };
+enum class TraceEventKind : uint8_t { kWitness, kEnter, kLand, kEnd };
 
 struct TraceEvent {
   TraceEventKind kind = TraceEventKind::kWitness;
   uint32_t id = 0;     // witness id, function id or landing block
-  uint32_t depth = 0;  // kEnter, kLand: activation depth
+  uint32_t depth = 0;  // kEnter, kLand, kEnd: activation depth
   bool operator==(const TraceEvent& o) const {
     return kind == o.kind && id == o.id && depth == o.depth;
   }

@@ -113,13 +113,21 @@ TEST(TracePlan, BlockersAsFarFromCallsAsPossible) {
   EXPECT_EQ(p.witness_edges, (V{1, 2, 5, 6}));
 }
 
-TEST(TracePlan, Figure13NeedsOneChordPerCycle) {
-  // Closed graph: 8 edges + virtual, 6 vertices -> 4 independent cycles.
-  // Blocker: 5->1 (C->EXIT).  The 3 remaining cycles need 3 chords.
+TEST(TracePlan, Figure13HasThePapersWitnessCount) {
+  // The paper's placement has three witnesses (t, u, v) and EOF, which
+  // here is the blocker 5->1 (C->EXIT).  The other 7 edges join 5 blocks
+  // (EXIT only through the blocker): 3 chords.
   const TestFunction t = Figure13();
   const TracePlan p = PlanTrace(t.fn, {}, CallBlocks(t));
   EXPECT_EQ(p.blocking, (V{7}));
   EXPECT_EQ(p.witness_edges.size(), 4u);
+}
+
+TEST(TracePlan, StraightLineNeedsNoWitness) {
+  // A function without predicates writes nothing (the edge-profiling
+  // spanning tree would count its entries on one chord).
+  const Function f = Make(4, {{0, 2, 0}, {2, 3, 0}, {3, 1, 0}});
+  EXPECT_TRUE(PlanTrace(f, {}, {false, false, true, false}).witness_edges.empty());
 }
 
 TEST(TracePlan, FakeEdgesTakeNoPart) {

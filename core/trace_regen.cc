@@ -98,10 +98,11 @@ class Regenerator {
     return Advance(f);
   }
 
-  // Between outermost activations only kEnter{depth 0} may come.
+  // Between outermost activations only kEnter{depth 0} or kEnd may come.
   bool Outermost() {
-    if (pos_ == events_.size()) return false;
+    if (pos_ == events_.size()) return Truncated();
     const TraceEvent& ev = events_[pos_];
+    if (ev.kind == TraceEventKind::kEnd) return End(ev);
     if (ev.kind != TraceEventKind::kEnter || ev.depth != 0)
       return Fail("expected the start of an outermost activation");
     return Enter(ev);
@@ -117,14 +118,26 @@ class Regenerator {
   }
 
   // At a call block: nested activations and landings, then on.
+  // A cut stream stops here: the call may have run traced code.
   bool Calls(Frame& f) {
-    if (pos_ < events_.size()) {
-      const TraceEvent& ev = events_[pos_];
-      if (ev.kind == TraceEventKind::kEnter) return Enter(ev);
-      if (ev.kind == TraceEventKind::kLand) return Land(ev);
-    }
+    if (pos_ == events_.size()) return Truncated();
+    const TraceEvent& ev = events_[pos_];
+    if (ev.kind == TraceEventKind::kEnter) return Enter(ev);
+    if (ev.kind == TraceEventKind::kLand) return Land(ev);
+    if (ev.kind == TraceEventKind::kEnd && ev.depth >= stack_.size())
+      return End(ev);  // the thread ended inside this call
     f.calls_done = true;
     return true;
+  }
+
+  // kEnd{d}: the thread ended with d activations live, the innermost one
+  // where the walk stands now.  Nothing may follow.
+  bool End(const TraceEvent& ev) {
+    if (ev.depth != stack_.size())
+      return Fail("the thread ends with another number of live activations");
+    Consume();
+    if (pos_ != events_.size()) return Fail("events after the thread's end");
+    return false;
   }
 
   // kLand{block, depth}: abandon deeper activations, resume at `block`
@@ -160,6 +173,7 @@ class Regenerator {
     const std::vector<uint32_t>& succ = tables_[f.fid].succ[f.pc];
     if (succ.empty()) {
       if (pos_ == events_.size()) return Truncated();
+      if (events_[pos_].kind == TraceEventKind::kEnd) return End(events_[pos_]);
       return Fail("block without successor, but the stream goes on");
     }
     if (succ.size() == 1) return Take(f, succ[0]);

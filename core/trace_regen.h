@@ -10,6 +10,12 @@
 // the callees' kEnter events (and kLand events of longjmps/exceptions) are
 // handled before the block's successor is chosen; EXIT pops the activation.
 //
+// A stream without kEnd was cut (ring buffer, fatal signal): the walk
+// stops, kTruncated, where a missing event could matter (a call block, a
+// branch), so the steps are always a prefix of the execution.  After
+// kEnd{d} the innermost of the d live activations stops at its next call
+// block (the thread ended inside that call: exit, exec).
+//
 // Never loops: between two consumed events the walk moves only along
 // witness-free edges, which form no directed cycle, so more idle steps than
 // twice the largest function's block count (+4) is reported as an error.
@@ -42,7 +48,7 @@ struct TraceStep {
 };
 
 enum class RegenStatus {
-  kComplete,   // every activation reached EXIT or was abandoned, all read
+  kComplete,   // the stream ended with kEnd and fits the CFGs
   kTruncated,  // the stream ended while an activation needed more events
   kError,      // the stream does not fit the CFGs (see `error`)
 };
