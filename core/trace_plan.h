@@ -23,21 +23,31 @@
 // in the stream instead (TraceEventKind::kLand).
 //
 // A thread's trace stream is a sequence of TraceEvents:
-//   kEnter  {id = function id, depth = d}  a traced activation starts; d is
-//           the number of traced activations live on the thread below it
-//           (0 for an outermost one).  Written at the function's entry.
+//   kEnter  {id = function id, depth = d, site = s}  a traced activation
+//           starts; d is the number of traced activations live on the
+//           thread below it (0 for an outermost one), s the block of the
+//           caller (the activation at depth d-1) whose call led here.
+//           Written at the function's entry.  The site is needed: a call
+//           block's callee may be untraced, and the next call block may
+//           follow without a witness, so the depth alone cannot tell which
+//           of the two calls this activation belongs to.
 //   kWitness{id = witness id}  an edge of the current (innermost traced)
 //           activation's function with a witness was taken.  Ids are per
 //           function: 0..witness_edges.size()-1.
-//   kLand   {id = block, depth = d}  control came back abnormally into the
-//           live activation at depth d (a longjmp landing after its setjmp,
-//           an exception caught by a landing pad), at `block`; every
-//           activation deeper than d was abandoned.  Written by the
-//           receiving block before anything else it writes.
-//   kEnd    {depth = d}  the thread ended normally (returned from its start
-//           routine, exit, exec) with d traced activations live (0 after a
-//           return from the outermost one).  Written last; a stream without
-//           it was cut (ring buffer, fatal signal).
+//   kLand   {id = block, depth = d, site = s, live = n}  control came back
+//           abnormally into the live activation at depth d (a longjmp
+//           landing after its setjmp, an exception caught by a landing pad),
+//           at `block`; every activation deeper than d was abandoned.  When
+//           it was thrown / longjmp'ed, n activations were live, the
+//           innermost in the call at its block s.  Written by the receiving
+//           block before anything else it writes.
+//   kEnd    {depth = d, site = s}  the thread ended normally (returned
+//           from its start routine, exit, exec) with d traced activations
+//           live (0 after a return from the outermost one), the innermost in
+//           the call at its block s.  Written last; a stream without it was
+//           cut (ring buffer, fatal signal).
+// The sites come from a thread-local (block, depth) pair that a traced
+// function stores before each call.
 // Normal returns write nothing: the blocking witnesses make the regenerator
 // reach EXIT by itself.  Untraced callees write nothing.  The edge
 // instrumentation of an edge whose target is a landing pad still runs after
@@ -59,8 +69,11 @@ struct TraceEvent {
   TraceEventKind kind = TraceEventKind::kWitness;
   uint32_t id = 0;     // witness id, function id or landing block
   uint32_t depth = 0;  // kEnter, kLand, kEnd: activation depth
+  uint32_t site = 0;   // kEnter, kLand, kEnd: a call block (see above)
+  uint32_t live = 0;   // kLand: live activations at the throw
   bool operator==(const TraceEvent& o) const {
-    return kind == o.kind && id == o.id && depth == o.depth;
+    return kind == o.kind && id == o.id && depth == o.depth &&
+           site == o.site && live == o.live;
   }
 };
 

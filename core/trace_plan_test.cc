@@ -3,6 +3,7 @@
 // and the placements the paper prescribes on small ones.
 #include "core/trace_plan.h"
 
+#include <random>
 #include <vector>
 
 #include "core/trace_test_graphs.h"
@@ -84,6 +85,16 @@ TEST(TracePlan, EveryTestGraphIsTraceable) {
       for (size_t i = 0; i < w.size(); ++i) w[i] = (i * 7 + seed * 13) % 10;
       ExpectTraceable(t, PlanTrace(t.fn, w, CallBlocks(t)));
     }
+  }
+}
+
+TEST(TracePlan, RandomGraphsAreTraceable) {
+  std::mt19937 rng(2024);
+  for (int i = 0; i < 500; ++i) {
+    const TestFunction t = RandomCfg(rng);
+    std::vector<uint64_t> w(t.fn.edges.size());
+    for (uint64_t& x : w) x = rng() % 100;
+    ExpectTraceable(t, PlanTrace(t.fn, w, CallBlocks(t)));
   }
 }
 

@@ -118,14 +118,23 @@ class Regenerator {
   }
 
   // At a call block: nested activations and landings, then on.
-  // A cut stream stops here: the call may have run traced code.
+  // An event of a call (kEnter, kLand, kEnd) names the activation making
+  // the call (by the number of live activations, itself included) and its
+  // call block.  One of an outer activation, or of this one at a later
+  // block, leaves this block's calls done: this activation goes on (to
+  // EXIT) without events.  A cut stream stops here: the call may have run
+  // traced code.
   bool Calls(Frame& f) {
     if (pos_ == events_.size()) return Truncated();
     const TraceEvent& ev = events_[pos_];
-    if (ev.kind == TraceEventKind::kEnter) return Enter(ev);
-    if (ev.kind == TraceEventKind::kLand) return Land(ev);
-    if (ev.kind == TraceEventKind::kEnd && ev.depth >= stack_.size())
+    uint32_t live = ev.depth;  // kEnter, kEnd
+    if (ev.kind == TraceEventKind::kLand) live = ev.live;
+    if (ev.kind != TraceEventKind::kWitness &&
+        (live > stack_.size() || (live == stack_.size() && ev.site == f.pc))) {
+      if (ev.kind == TraceEventKind::kEnter) return Enter(ev);
+      if (ev.kind == TraceEventKind::kLand) return Land(ev);
       return End(ev);  // the thread ended inside this call
+    }
     f.calls_done = true;
     return true;
   }
@@ -143,6 +152,8 @@ class Regenerator {
   // kLand{block, depth}: abandon deeper activations, resume at `block`
   // through a flow edge from the call block or an abnormal re-entry.
   bool Land(const TraceEvent& ev) {
+    if (ev.live != stack_.size())
+      return Fail("thrown from an activation that is not the innermost");
     if (ev.depth >= stack_.size()) return Fail("landing in no live activation");
     stack_.resize(ev.depth + 1);
     Frame& f = stack_.back();

@@ -56,30 +56,35 @@ class Walker {
 
   Walk Run() {
     Walk w;
-    Activation(0, 0, &w);
-    w.optimised.push_back({K::kEnd, 0, 0});
+    steps_ = 0;
+    Activation(0, 0, 0, &w);
+    w.optimised.push_back({K::kEnd, 0, 0, 0});
     return w;
   }
   const std::vector<std::vector<uint64_t>>& freq() const { return freq_; }
 
  private:
   static constexpr uint32_t kMaxDepth = 4;
+  static constexpr size_t kBudget = 400;
 
-  void Activation(uint32_t fid, uint32_t depth, Walk* w) {
+  void Activation(uint32_t fid, uint32_t depth, uint32_t site, Walk* w) {
     const Function& f = program_[fid].fn;
-    w->optimised.push_back({K::kEnter, fid, depth});
+    w->optimised.push_back({K::kEnter, fid, depth, site});
     w->naive.push_back({fid, kEntryBlock});
     uint32_t pc = kEntryBlock;
     while (pc != kExitBlock) {
       const int callee = program_[fid].callee[pc];
       w->path_ends += callee >= 0;
       if (callee >= 0 && depth + 1 < kMaxDepth)
-        Activation(static_cast<uint32_t>(callee), depth + 1, w);
+        Activation(static_cast<uint32_t>(callee), depth + 1, pc, w);
       std::vector<size_t> succ;
       for (size_t i = 0; i < f.edges.size(); ++i)
         if (f.edges[i].src == pc && IsTraceFlowEdge(f.edges[i]))
           succ.push_back(i);
-      const size_t e = succ[rng_() % succ.size()];
+      // Past the step budget, the first edge (random CFGs: the chain
+      // towards EXIT) so that every walk ends.
+      const size_t e =
+          ++steps_ > kBudget ? succ[0] : succ[rng_() % succ.size()];
       ++freq_[fid][e];
       w->predicate_witnesses += succ.size() >= 2;
       if (plans_) {
@@ -101,6 +106,7 @@ class Walker {
   std::mt19937 rng_;
   std::vector<std::vector<uint64_t>> freq_;
   std::vector<std::vector<bool>> back_;
+  size_t steps_ = 0;
 };
 
 // Plans weighted by the edge frequencies of training walks (another seed).
@@ -172,6 +178,22 @@ TEST(TraceRegen, RandomWalksRegenerateExactly) {
   }
   total.Print("total");
   EXPECT_LT(total.witnesses, total.predicate);
+}
+
+TEST(TraceRegen, RandomGraphsRegenerateExactly) {
+  std::mt19937 rng(77);
+  for (int g = 0; g < 300; ++g) {
+    const std::vector<TestFunction> program{RandomCfg(rng)};
+    const std::vector<TracePlan> plans = TrainedPlans(program);
+    const std::vector<TracedFunction> traced = Traced(program, plans);
+    Walker walker(program, &plans, g);
+    for (int i = 0; i < 20; ++i) {
+      const Walk w = walker.Run();
+      const RegenResult r = RegenerateTrace(traced, w.optimised);
+      ASSERT_EQ(r.status, RegenStatus::kComplete) << g << ": " << r.error;
+      ASSERT_EQ(r.steps, w.naive) << "graph " << g << " walk " << i;
+    }
+  }
 }
 
 TEST(TraceRegen, TruncatedStreamGivesAPrefix) {
@@ -258,8 +280,8 @@ TEST(TraceRegen, LongjmpLandsInTheCaller) {
   EXPECT_TRUE(pm.witness_edges.empty());
   const std::vector<TracedFunction> traced{{&main_fn, &pm}, {&g, &pg}};
   const RegenResult r = RegenerateTrace(
-      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1}, {K::kWitness, 0, 0},
-               {K::kLand, 2, 0}, {K::kEnter, 1, 1}, {K::kWitness, 1, 0},
+      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1, 2}, {K::kWitness, 0, 0},
+               {K::kLand, 2, 0, 3, 2}, {K::kEnter, 1, 1, 2}, {K::kWitness, 1, 0},
                {K::kEnd, 0, 0}});
   ASSERT_EQ(r.status, RegenStatus::kComplete) << r.error;
   const std::vector<TraceStep> want{{0, 0}, {0, 2}, {1, 0}, {1, 2}, {1, 3},
@@ -278,13 +300,13 @@ TEST(TraceRegen, ExceptionTakesTheEhEdge) {
   ASSERT_EQ(pm.witness_edges, (std::vector<size_t>{1, 2}));
   const std::vector<TracedFunction> traced{{&main_fn, &pm}, {&g, &pg}};
   const RegenResult thrown = RegenerateTrace(
-      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1}, {K::kLand, 4, 0},
+      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1, 2}, {K::kLand, 4, 0, 2, 2},
                {K::kWitness, 1, 0}, {K::kEnd, 0, 0}});
   ASSERT_EQ(thrown.status, RegenStatus::kComplete) << thrown.error;
   EXPECT_EQ(thrown.steps, (std::vector<TraceStep>{
                               {0, 0}, {0, 2}, {1, 0}, {1, 2}, {0, 4}, {0, 1}}));
   const RegenResult normal = RegenerateTrace(
-      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1}, {K::kWitness, 0, 0},
+      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1, 2}, {K::kWitness, 0, 0},
                {K::kEnd, 0, 0}});
   ASSERT_EQ(normal.status, RegenStatus::kComplete) << normal.error;
   EXPECT_EQ(normal.steps,
@@ -292,13 +314,13 @@ TEST(TraceRegen, ExceptionTakesTheEhEdge) {
                 {0, 0}, {0, 2}, {1, 0}, {1, 2}, {1, 1}, {0, 3}, {0, 1}}));
   // exit() inside g: the thread ends with both activations live.
   const RegenResult exited = RegenerateTrace(
-      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1}, {K::kEnd, 0, 2}});
+      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1, 2}, {K::kEnd, 0, 2, 2}});
   ASSERT_EQ(exited.status, RegenStatus::kComplete) << exited.error;
   EXPECT_EQ(exited.steps,
             (std::vector<TraceStep>{{0, 0}, {0, 2}, {1, 0}, {1, 2}}));
   // Landing in a block no edge or re-entry leads to.
   const RegenResult bad = RegenerateTrace(
-      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1}, {K::kLand, 3, 1}});
+      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1, 2}, {K::kLand, 3, 1, 2, 2}});
   EXPECT_EQ(bad.status, RegenStatus::kError);
 }
 

@@ -5,6 +5,7 @@
 #ifndef BALLARUS_CORE_TRACE_TEST_GRAPHS_H_
 #define BALLARUS_CORE_TRACE_TEST_GRAPHS_H_
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -105,6 +106,29 @@ inline TestFunction CallsBelowBranches(int callee) {
              {4, 5, 0}, {5, 6, kEdgeTrue}, {5, 7, kEdgeFalse}, {6, 7, 0},
              {7, 1, 0}},
             {{5, callee}, {6, callee}});
+}
+
+// A random CFG of 3..12 blocks: the chain ENTRY->2->...->n-1->EXIT (each
+// block's first edge, so following first edges always ends) plus up to two
+// random extra edges per block (forward, backward, self, to EXIT), no
+// parallel edges; about one block in four calls function 0 (recursion).
+template <typename Rng>
+TestFunction RandomCfg(Rng& rng) {
+  const uint32_t n = 3 + rng() % 10;
+  std::vector<E> es{{0, 2, 0}};
+  for (uint32_t b = 2; b < n; ++b) {
+    std::vector<uint32_t> dsts{b + 1 < n ? b + 1 : kExitBlock};
+    for (uint32_t k = rng() % 3; k > 0; --k) {
+      uint32_t d = 1 + rng() % (n - 1);
+      if (std::find(dsts.begin(), dsts.end(), d) == dsts.end())
+        dsts.push_back(d);
+    }
+    for (uint32_t d : dsts) es.push_back({b, d, 0});
+  }
+  std::vector<std::pair<uint32_t, int>> calls;
+  for (uint32_t b = 2; b < n; ++b)
+    if (rng() % 4 == 0) calls.push_back({b, 0});
+  return Fn("random", n, es, calls);
 }
 
 }  // namespace ballarus
