@@ -7,14 +7,15 @@
 // first met on witness-free paths from p through q — holds the next unread
 // witness (the sets of one predicate are disjoint because E - Ewit holds no
 // diamond).  Taking a witnessed edge consumes its witness.  At a call block
-// the callees' kEnter events (and kLand events of longjmps/exceptions) are
-// handled before the block's successor is chosen; EXIT pops the activation.
+// the kEnter events of its callees (and the kLand events of longjmps and
+// exceptions) whose site is this block and activation are handled before
+// the block's successor is chosen; EXIT pops the activation.
 //
 // A stream without kEnd was cut (ring buffer, fatal signal): the walk
 // stops, kTruncated, where a missing event could matter (a call block, a
 // branch), so the steps are always a prefix of the execution.  After
-// kEnd{d} the innermost of the d live activations stops at its next call
-// block (the thread ended inside that call: exit, exec).
+// kEnd{d, s} the innermost of the d live activations stops at its call
+// block s (the thread ended inside that call: exit, exec).
 //
 // Never loops: between two consumed events the walk moves only along
 // witness-free edges, which form no directed cycle, so more idle steps than
