@@ -1,0 +1,108 @@
+// trace_plan.cc — blocking witnesses, then maximum-spanning-tree chords
+// (see trace_plan.h; Ball & Larus TOPLAS'94 §4.1–4.2).
+#include "core/trace_plan.h"
+
+#include <algorithm>
+
+#include "core/spanning_tree.h"
+
+namespace ballarus {
+
+bool IsTraceFlowEdge(const Edge& e) {
+  return (e.flags & (kEdgeFake | kEdgeIgnored)) == 0;
+}
+
+std::vector<uint32_t> FlowOutDegrees(const Function& fn) {
+  std::vector<uint32_t> out(fn.blocks.size(), 0);
+  for (const Edge& e : fn.edges)
+    if (IsTraceFlowEdge(e) && e.src < out.size() && e.dst < out.size())
+      ++out[e.src];
+  return out;
+}
+
+namespace {
+
+// blockers(G, v) for every call block and EXIT: a backward search from v
+// through non-predicates; each flow edge into a visited vertex from a
+// predicate is a blocker.
+std::vector<bool> BlockingEdges(const Function& fn,
+                                const std::vector<bool>& call_block) {
+  const size_t nb = fn.blocks.size();
+  const std::vector<uint32_t> out = FlowOutDegrees(fn);
+  std::vector<std::vector<size_t>> in(nb);
+  for (size_t i = 0; i < fn.edges.size(); ++i) {
+    const Edge& e = fn.edges[i];
+    if (IsTraceFlowEdge(e) && e.src < nb && e.dst < nb) in[e.dst].push_back(i);
+  }
+  std::vector<bool> blocking(fn.edges.size(), false);
+  std::vector<bool> seen(nb, false);
+  std::vector<uint32_t> stack;
+  for (uint32_t v = 0; v < nb; ++v) {
+    if (v != kExitBlock && !call_block[v]) continue;
+    // `seen` is shared: a non-predicate reached from one target has the
+    // same blockers whichever target reached it.
+    if (!seen[v]) seen[v] = true, stack.push_back(v);
+    while (!stack.empty()) {
+      const uint32_t x = stack.back();
+      stack.pop_back();
+      for (size_t i : in[x]) {
+        const uint32_t p = fn.edges[i].src;
+        if (out[p] >= 2) {
+          blocking[i] = true;
+        } else if (!seen[p]) {
+          seen[p] = true;
+          stack.push_back(p);
+        }
+      }
+    }
+  }
+  return blocking;
+}
+
+}  // namespace
+
+TracePlan PlanTrace(const Function& fn, const std::vector<uint64_t>& weights,
+                    const std::vector<bool>& call_blocks) {
+  const size_t nb = fn.blocks.size();
+  const size_t ne = fn.edges.size();
+  TracePlan plan;
+  plan.call_block.assign(nb, false);
+  for (size_t b = 0; b < nb && b < call_blocks.size(); ++b)
+    plan.call_block[b] = call_blocks[b];
+
+  const std::vector<bool> blocking = BlockingEdges(fn, plan.call_block);
+  // Step 2: the spanning tree may use neither blocking edges nor edges that
+  // are not flow edges; flag them ignored in a copy.
+  // The virtual edge EXIT->ENTRY would make one edge of every ENTRY->EXIT
+  // path a chord, a witness Trace(Ewit) does not need (a cycle through it
+  // is no directed cycle of the CFG): EXIT is renamed to a new block, so
+  // the virtual edge joins ENTRY to an isolated vertex.
+  Function g = fn;
+  g.blocks.emplace_back();
+  const uint32_t exit_alias = static_cast<uint32_t>(nb);
+  for (size_t i = 0; i < ne; ++i) {
+    Edge& e = g.edges[i];
+    if (blocking[i] || !IsTraceFlowEdge(e)) e.flags |= kEdgeIgnored;
+    if (e.dst == kExitBlock) e.dst = exit_alias;
+    if (e.src == kExitBlock) e.src = exit_alias;
+  }
+  const SpanningTree t = MaximumSpanningTree(g, weights);
+
+  std::vector<bool> wit = blocking;
+  for (size_t c : t.chords) wit[c] = true;
+  for (size_t c : t.uncountable_chords) wit[c] = true;
+  plan.witness_of_edge.assign(ne, kNoWitness);
+  for (size_t i = 0; i < ne; ++i) {
+    if (!wit[i]) continue;
+    if (blocking[i]) plan.blocking.push_back(i);
+    if (IsUncountableEdge(fn.edges[i])) {
+      plan.unwitnessable.push_back(i);
+      continue;
+    }
+    plan.witness_of_edge[i] = static_cast<int64_t>(plan.witness_edges.size());
+    plan.witness_edges.push_back(i);
+  }
+  return plan;
+}
+
+}  // namespace ballarus

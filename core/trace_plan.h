@@ -1,0 +1,111 @@
+// trace_plan.h — where tracing writes witnesses, and what a trace stream is.
+//
+// Ball & Larus, "Optimally Profiling and Tracing Programs", TOPLAS 16(4)
+// 1994, §4.  A trace lets the exact sequence of executed blocks be rebuilt
+// offline from the CFG (trace_regen.h, the paper's Figure 14).  Only some
+// edges write a witness (their witness id); the regenerator decides every
+// other branch from the CFG and the next witness still to be read.
+//
+// Placement (§4.2, the two-step algorithm the paper recommends):
+//   1. blocking witnesses: for every call block and for EXIT, the edges
+//      blockers(G, v) = { p->x0 | p a predicate, x0..x(n-1) not predicates,
+//      x(n) = v } — the predicate out-edges as far from v as possible.  Then
+//      no witness-free path leads from a predicate to a call or to EXIT, so
+//      a witness read to decide a branch was written by this activation, not
+//      by a callee or the caller;
+//   2. the chords of the maximum spanning tree (core/spanning_tree.h) of the
+//      CFG (without the closed graph's virtual edge EXIT->ENTRY, which
+//      profiling needs and tracing does not) from which the blocking edges
+//      are excluded: E - Ewit then holds no diamond and no directed cycle,
+//      i.e. Trace(Ewit) is solved.
+// Only flow edges take part (IsTraceFlowEdge): fake and ignored edges are
+// never walked by ordinary control flow; abnormal re-entries are announced
+// in the stream instead (TraceEventKind::kLand).
+//
+// A thread's trace stream is a sequence of TraceEvents:
+//   kEnter  {id = function id, depth = d, site = s}  a traced activation
+//           starts; d is the number of traced activations live on the
+//           thread below it (0 for an outermost one), s the block of the
+//           caller (the activation at depth d-1) whose call led here.
+//           Written at the function's entry.  The site is needed: a call
+//           block's callee may be untraced, and the next call block may
+//           follow without a witness, so the depth alone cannot tell which
+//           of the two calls this activation belongs to.
+//   kWitness{id = witness id}  an edge of the current (innermost traced)
+//           activation's function with a witness was taken.  Ids are per
+//           function: 0..witness_edges.size()-1.
+//   kLand   {id = block, depth = d, site = s, live = n}  control came back
+//           abnormally into the live activation at depth d (a longjmp
+//           landing after its setjmp, an exception caught by a landing pad),
+//           at `block`; every activation deeper than d was abandoned.  When
+//           it was thrown / longjmp'ed, n activations were live, the
+//           innermost in the call at its block s.  Written by the receiving
+//           block before anything else it writes.
+//   kEnd    {depth = d, site = s}  the thread ended normally (returned
+//           from its start routine, exit, exec) with d traced activations
+//           live (0 after a return from the outermost one), the innermost in
+//           the call at its block s.  Written last; a stream without it was
+//           cut (ring buffer, fatal signal).
+// The sites come from a thread-local (block, depth) pair that a traced
+// function stores before each call.
+// Normal returns write nothing: the blocking witnesses make the regenerator
+// reach EXIT by itself.  Untraced callees write nothing.  The edge
+// instrumentation of an edge whose target is a landing pad still runs after
+// the kLand (the regenerator then expects its witness).
+#ifndef BALLARUS_CORE_TRACE_PLAN_H_
+#define BALLARUS_CORE_TRACE_PLAN_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/model.h"
+
+namespace ballarus {
+
+enum class TraceEventKind : uint8_t { kWitness, kEnter, kLand, kEnd };
+
+struct TraceEvent {
+  TraceEventKind kind = TraceEventKind::kWitness;
+  uint32_t id = 0;     // witness id, function id or landing block
+  uint32_t depth = 0;  // kEnter, kLand, kEnd: activation depth
+  uint32_t site = 0;   // kEnter, kLand, kEnd: a call block (see above)
+  uint32_t live = 0;   // kLand: live activations at the throw
+  bool operator==(const TraceEvent& o) const {
+    return kind == o.kind && id == o.id && depth == o.depth &&
+           site == o.site && live == o.live;
+  }
+};
+
+inline constexpr int64_t kNoWitness = -1;
+
+struct TracePlan {
+  // Parallel to Function::edges: the edge's witness id, or kNoWitness.
+  std::vector<int64_t> witness_of_edge;
+  // Witness id -> edge index; ascending edge index.
+  std::vector<size_t> witness_edges;
+  // The blocking witnesses of step 1 (a subset of witness_edges), ascending.
+  std::vector<size_t> blocking;
+  // Edges that need a witness but cannot hold code (abnormal edges, e.g. of
+  // a computed goto), ascending.  Empty for an exactly regenerable plan.
+  std::vector<size_t> unwitnessable;
+  // Parallel to Function::blocks: the block contains a call that may run
+  // traced code, longjmp or throw (the input of PlanTrace).
+  std::vector<bool> call_block;
+};
+
+// True if ordinary control flow walks `e` (not fake, not ignored).
+bool IsTraceFlowEdge(const Edge& e);
+
+// Number of flow out-edges of each block; a predicate has two or more.
+std::vector<uint32_t> FlowOutDegrees(const Function& fn);
+
+// The witness placement of `fn`.  weights[i] estimates fn.edges[i]'s
+// frequency (missing entries count as 0); call_blocks[b] says block b holds
+// a call (missing entries: no call).  Deterministic.
+TracePlan PlanTrace(const Function& fn, const std::vector<uint64_t>& weights,
+                    const std::vector<bool>& call_blocks);
+
+}  // namespace ballarus
+
+#endif  // BALLARUS_CORE_TRACE_PLAN_H_

@@ -1,0 +1,157 @@
+// trace_plan_test.cc — witness placement (core/trace_plan.cc): the paper's
+// two properties checked by independent searches on every hand-made graph,
+// and the placements the paper prescribes on small ones.
+#include "core/trace_plan.h"
+
+#include <random>
+#include <vector>
+
+#include "core/trace_test_graphs.h"
+#include "gtest/gtest.h"
+
+namespace ballarus {
+namespace {
+
+using V = std::vector<size_t>;
+
+std::vector<bool> CallBlocks(const TestFunction& t) {
+  std::vector<bool> calls(t.callee.size());
+  for (size_t b = 0; b < calls.size(); ++b) calls[b] = t.callee[b] >= 0;
+  return calls;
+}
+
+// Blocks reached from `from` along flow edges without a witness; also
+// returns (through `extra`) how many such edges exceed a tree's count —
+// non-zero iff a diamond or a directed cycle starts at `from`.
+std::vector<bool> WitnessFree(const Function& f, const TracePlan& p,
+                              uint32_t from, size_t* extra) {
+  std::vector<bool> reached(f.blocks.size(), false);
+  reached[from] = true;
+  std::vector<uint32_t> stack{from};
+  size_t edges = 0, vertices = 1;
+  while (!stack.empty()) {
+    const uint32_t x = stack.back();
+    stack.pop_back();
+    for (size_t i = 0; i < f.edges.size(); ++i) {
+      const Edge& e = f.edges[i];
+      if (e.src != x || !IsTraceFlowEdge(e)) continue;
+      if (p.witness_of_edge[i] != kNoWitness) continue;
+      ++edges;
+      if (!reached[e.dst]) {
+        reached[e.dst] = true;
+        ++vertices;
+        stack.push_back(e.dst);
+      }
+    }
+  }
+  *extra = edges - (vertices - 1);
+  return reached;
+}
+
+// Trace(Ewit) (no diamond, no directed cycle in E - Ewit) and the blocking
+// property (no witness-free path from a predicate's out-edge to a call
+// block or EXIT), checked independently of the placement algorithm.
+void ExpectTraceable(const TestFunction& t, const TracePlan& p) {
+  const Function& f = t.fn;
+  const std::vector<uint32_t> out = FlowOutDegrees(f);
+  for (uint32_t s = 0; s < f.blocks.size(); ++s) {
+    size_t extra = 0;
+    WitnessFree(f, p, s, &extra);
+    EXPECT_EQ(extra, 0u) << f.name << ": diamond or cycle from " << s;
+    if (out[s] < 2) continue;
+    for (const Edge& e : f.edges) {
+      if (e.src != s || !IsTraceFlowEdge(e)) continue;
+      const size_t i = &e - f.edges.data();
+      if (p.witness_of_edge[i] != kNoWitness) continue;
+      const std::vector<bool> r = WitnessFree(f, p, e.dst, &extra);
+      EXPECT_FALSE(r[kExitBlock]) << f.name << ": " << s << " reaches EXIT";
+      for (uint32_t b = 0; b < f.blocks.size(); ++b)
+        EXPECT_FALSE(r[b] && t.callee[b] >= 0)
+            << f.name << ": " << s << " reaches call block " << b;
+    }
+  }
+  EXPECT_TRUE(p.unwitnessable.empty());
+  for (size_t w = 0; w < p.witness_edges.size(); ++w)
+    EXPECT_EQ(p.witness_of_edge[p.witness_edges[w]], static_cast<int64_t>(w));
+}
+
+TEST(TracePlan, EveryTestGraphIsTraceable) {
+  for (const TestFunction& t :
+       {IfElse(), WhileLoop(), NestedLoops(), EarlyExitLoop(), MultipleExits(),
+        Figure13(), SwitchLoop(), CallInLoop(0), CallingSelfLoop(0),
+        Recursive(0, 1), CallsBelowBranches(0)}) {
+    for (uint64_t seed = 0; seed < 4; ++seed) {
+      std::vector<uint64_t> w(t.fn.edges.size());
+      for (size_t i = 0; i < w.size(); ++i) w[i] = (i * 7 + seed * 13) % 10;
+      ExpectTraceable(t, PlanTrace(t.fn, w, CallBlocks(t)));
+    }
+  }
+}
+
+TEST(TracePlan, RandomGraphsAreTraceable) {
+  std::mt19937 rng(2024);
+  for (int i = 0; i < 500; ++i) {
+    const TestFunction t = RandomCfg(rng);
+    std::vector<uint64_t> w(t.fn.edges.size());
+    for (uint64_t& x : w) x = rng() % 100;
+    ExpectTraceable(t, PlanTrace(t.fn, w, CallBlocks(t)));
+  }
+}
+
+TEST(TracePlan, IfElseBlocksBothArmsForExit) {
+  // 2->3 and 2->4 lead to EXIT without another predicate: both blockers.
+  const TestFunction t = IfElse();
+  const TracePlan p = PlanTrace(t.fn, {}, CallBlocks(t));
+  EXPECT_EQ(p.blocking, (V{1, 2}));
+  EXPECT_EQ(p.witness_edges, (V{1, 2}));
+}
+
+TEST(TracePlan, WhileLoopChordOnLighterCycleEdge) {
+  // Blocker 2->4 (to EXIT); the cycle 2->3->2 needs one chord: with the
+  // back edge lighter than the entry into the body, the back edge.
+  const TestFunction t = WhileLoop();
+  const TracePlan p = PlanTrace(t.fn, {1, 10, 1, 9, 1}, CallBlocks(t));
+  EXPECT_EQ(p.blocking, (V{2}));
+  EXPECT_EQ(p.witness_edges, (V{2, 3}));
+}
+
+TEST(TracePlan, BlockersAsFarFromCallsAsPossible) {
+  // Figure 15: the call at 5 is blocked on the predicate's out-edges 2->3
+  // and 2->4, not on 3->5 and 4->5; the call at 6 and EXIT by 5->6, 5->7.
+  const TestFunction t = CallsBelowBranches(0);
+  const TracePlan p = PlanTrace(t.fn, {}, CallBlocks(t));
+  EXPECT_EQ(p.blocking, (V{1, 2, 5, 6}));
+  EXPECT_EQ(p.witness_edges, (V{1, 2, 5, 6}));
+}
+
+TEST(TracePlan, Figure13HasThePapersWitnessCount) {
+  // The paper's placement has three witnesses (t, u, v) and EOF, which
+  // here is the blocker 5->1 (C->EXIT).  The other 7 edges join 5 blocks
+  // (EXIT only through the blocker): 3 chords.
+  const TestFunction t = Figure13();
+  const TracePlan p = PlanTrace(t.fn, {}, CallBlocks(t));
+  EXPECT_EQ(p.blocking, (V{7}));
+  EXPECT_EQ(p.witness_edges.size(), 4u);
+}
+
+TEST(TracePlan, StraightLineNeedsNoWitness) {
+  // A function without predicates writes nothing (the edge-profiling
+  // spanning tree would count its entries on one chord).
+  const Function f = Make(4, {{0, 2, 0}, {2, 3, 0}, {3, 1, 0}});
+  EXPECT_TRUE(PlanTrace(f, {}, {false, false, true, false}).witness_edges.empty());
+}
+
+TEST(TracePlan, FakeEdgesTakeNoPart) {
+  // A call at 3 that may not return has a fake edge to EXIT: not a flow
+  // edge, so 3 is no predicate and the fake edge holds no witness.
+  const Function f = Make(5, {{0, 2, 0}, {2, 3, kEdgeTrue}, {2, 4, kEdgeFalse},
+                              {3, 4, 0}, {3, 1, kEdgeFake}, {4, 1, 0}});
+  const TracePlan p = PlanTrace(f, {}, {false, false, false, true, false});
+  EXPECT_EQ(p.witness_of_edge[4], kNoWitness);
+  EXPECT_EQ(FlowOutDegrees(f)[3], 1u);
+  // 2->3 blocks the call; 2->4 blocks EXIT; 2->3 also EXIT's blocker.
+  EXPECT_EQ(p.blocking, (V{1, 2}));
+}
+
+}  // namespace
+}  // namespace ballarus

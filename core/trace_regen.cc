@@ -1,0 +1,273 @@
+// trace_regen.cc — Figure 14 of Ball & Larus TOPLAS'94 over a stack of
+// activations (see trace_regen.h).
+#include "core/trace_regen.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace ballarus {
+namespace {
+
+// Per function: flow successors, and for predicates the witness -> out-edge
+// choice (computed on first use).
+struct Tables {
+  std::vector<std::vector<uint32_t>> succ;
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> choice;
+  std::vector<bool> has_choice;
+};
+
+Tables BuildTables(const Function& fn) {
+  Tables t;
+  const size_t nb = fn.blocks.size();
+  t.succ.resize(nb);
+  t.choice.resize(nb);
+  t.has_choice.assign(nb, false);
+  for (size_t i = 0; i < fn.edges.size(); ++i) {
+    const Edge& e = fn.edges[i];
+    if (IsTraceFlowEdge(e) && e.src < nb && e.dst < nb)
+      t.succ[e.src].push_back(static_cast<uint32_t>(i));
+  }
+  return t;
+}
+
+// witness(p, q) for each flow out-edge p->q: the witnesses first met on
+// witness-free paths that start with that edge.
+void ComputeChoice(const Function& fn, const TracePlan& plan, Tables* t,
+                   uint32_t p) {
+  auto& pairs = t->choice[p];
+  std::vector<bool> seen(fn.blocks.size(), false);
+  for (uint32_t e0 : t->succ[p]) {
+    std::fill(seen.begin(), seen.end(), false);
+    std::vector<uint32_t> edges{e0};
+    while (!edges.empty()) {
+      const uint32_t e = edges.back();
+      edges.pop_back();
+      const int64_t w = plan.witness_of_edge[e];
+      if (w != kNoWitness) {
+        pairs.emplace_back(static_cast<uint32_t>(w), e0);
+        continue;
+      }
+      const uint32_t x = fn.edges[e].dst;
+      if (seen[x]) continue;
+      seen[x] = true;
+      for (uint32_t next : t->succ[x]) edges.push_back(next);
+    }
+  }
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  t->has_choice[p] = true;
+}
+
+struct Frame {
+  uint32_t fid = 0;
+  uint32_t pc = kEntryBlock;
+  int64_t pending = kNoWitness;  // read to decide a branch, not yet taken
+  bool calls_done = false;
+};
+
+class Regenerator {
+ public:
+  Regenerator(const std::vector<TracedFunction>& program,
+              const std::vector<TraceEvent>& events)
+      : program_(program), events_(events) {
+    for (const TracedFunction& f : program) {
+      tables_.push_back(BuildTables(*f.fn));
+      idle_limit_ = std::max(idle_limit_, 2 * f.fn->blocks.size() + 4);
+    }
+  }
+
+  RegenResult Run() {
+    while (result_.status == RegenStatus::kComplete && Step()) {
+    }
+    result_.events_read = pos_;
+    return std::move(result_);
+  }
+
+ private:
+  // One step of the walk; false when it stops.
+  bool Step() {
+    if (++idle_ > idle_limit_) return Fail("no progress (plan and CFG differ)");
+    if (stack_.empty()) return Outermost();
+    Frame& f = stack_.back();
+    if (f.pc == kExitBlock) {
+      stack_.pop_back();
+      idle_ = 0;
+      return true;
+    }
+    if (plan(f).call_block[f.pc] && !f.calls_done) return Calls(f);
+    return Advance(f);
+  }
+
+  // Between outermost activations only kEnter{depth 0} or kEnd may come.
+  bool Outermost() {
+    if (pos_ == events_.size()) return Truncated();
+    const TraceEvent& ev = events_[pos_];
+    if (ev.kind == TraceEventKind::kEnd) return End(ev);
+    if (ev.kind != TraceEventKind::kEnter || ev.depth != 0)
+      return Fail("expected the start of an outermost activation");
+    return Enter(ev);
+  }
+
+  bool Enter(const TraceEvent& ev) {
+    if (ev.id >= program_.size()) return Fail("unknown function id");
+    if (ev.depth != stack_.size()) return Fail("activation depth mismatch");
+    Consume();
+    stack_.push_back(Frame{ev.id});
+    Output(stack_.back());
+    return true;
+  }
+
+  // At a call block: nested activations and landings, then on.
+  // An event of a call (kEnter, kLand, kEnd) names the activation making
+  // the call (by the number of live activations, itself included) and its
+  // call block.  One of an outer activation, or of this one at a later
+  // block, leaves this block's calls done: this activation goes on (to
+  // EXIT) without events.  A cut stream stops here: the call may have run
+  // traced code.
+  bool Calls(Frame& f) {
+    if (pos_ == events_.size()) return Truncated();
+    const TraceEvent& ev = events_[pos_];
+    uint32_t live = ev.depth;  // kEnter, kEnd
+    if (ev.kind == TraceEventKind::kLand) live = ev.live;
+    if (ev.kind != TraceEventKind::kWitness &&
+        (live > stack_.size() || (live == stack_.size() && ev.site == f.pc))) {
+      if (ev.kind == TraceEventKind::kEnter) return Enter(ev);
+      if (ev.kind == TraceEventKind::kLand) return Land(ev);
+      return End(ev);  // the thread ended inside this call
+    }
+    f.calls_done = true;
+    return true;
+  }
+
+  // kEnd{d}: the thread ended with d activations live, the innermost one
+  // where the walk stands now.  Nothing may follow.
+  bool End(const TraceEvent& ev) {
+    if (ev.depth != stack_.size())
+      return Fail("the thread ends with another number of live activations");
+    Consume();
+    if (pos_ != events_.size()) return Fail("events after the thread's end");
+    return false;
+  }
+
+  // kLand{block, depth}: abandon deeper activations, resume at `block`
+  // through a flow edge from the call block or an abnormal re-entry.
+  bool Land(const TraceEvent& ev) {
+    if (ev.live != stack_.size())
+      return Fail("thrown from an activation that is not the innermost");
+    if (ev.depth >= stack_.size()) return Fail("landing in no live activation");
+    stack_.resize(ev.depth + 1);
+    Frame& f = stack_.back();
+    const Function& fn = *program_[f.fid].fn;
+    if (ev.id >= fn.blocks.size() || ev.id <= kExitBlock)
+      return Fail("landing block out of range");
+    Consume();
+    int64_t via = -1;
+    for (uint32_t e : tables_[f.fid].succ[f.pc])
+      if (fn.edges[e].dst == ev.id) via = e;
+    f.pending = kNoWitness;
+    if (via >= 0) return Take(f, static_cast<uint32_t>(via));
+    if (!IsReentryTarget(fn, ev.id)) return Fail("landing block not reachable");
+    Move(f, ev.id);
+    return true;
+  }
+
+  static bool IsReentryTarget(const Function& fn, uint32_t b) {
+    for (const Edge& e : fn.edges)
+      if (e.src == kEntryBlock && e.dst == b &&
+          (e.flags & (kEdgeFake | kEdgeReentry | kEdgeAbnormal)))
+        return true;
+    return false;
+  }
+
+  // Chooses the successor of f.pc and takes it.
+  bool Advance(Frame& f) {
+    const std::vector<uint32_t>& succ = tables_[f.fid].succ[f.pc];
+    if (succ.empty()) {
+      if (pos_ == events_.size()) return Truncated();
+      if (events_[pos_].kind == TraceEventKind::kEnd) return End(events_[pos_]);
+      return Fail("block without successor, but the stream goes on");
+    }
+    if (succ.size() == 1) return Take(f, succ[0]);
+    if (f.pending == kNoWitness) {
+      if (!ReadWitness(&f.pending)) return false;
+    }
+    Tables& t = tables_[f.fid];
+    if (!t.has_choice[f.pc]) ComputeChoice(*program_[f.fid].fn, plan(f), &t, f.pc);
+    const auto& pairs = t.choice[f.pc];
+    auto it = std::lower_bound(
+        pairs.begin(), pairs.end(),
+        std::make_pair(static_cast<uint32_t>(f.pending), uint32_t{0}));
+    if (it == pairs.end() || it->first != f.pending)
+      return Fail("witness reachable from no successor of the branch");
+    if (it + 1 != pairs.end() && (it + 1)->first == f.pending)
+      return Fail("witness reachable from two successors (plan not exact)");
+    return Take(f, it->second);
+  }
+
+  // Takes edge e of f's function, consuming its witness if it has one.
+  bool Take(Frame& f, uint32_t e) {
+    const int64_t w = plan(f).witness_of_edge[e];
+    if (w != kNoWitness) {
+      if (f.pending == kNoWitness && !ReadWitness(&f.pending)) return false;
+      if (f.pending != w) return Fail("witness of another edge");
+      f.pending = kNoWitness;
+    }
+    Move(f, program_[f.fid].fn->edges[e].dst);
+    return true;
+  }
+
+  void Move(Frame& f, uint32_t block) {
+    f.pc = block;
+    f.calls_done = false;
+    Output(f);
+  }
+
+  bool ReadWitness(int64_t* w) {
+    if (pos_ == events_.size()) return Truncated();
+    const TraceEvent& ev = events_[pos_];
+    if (ev.kind != TraceEventKind::kWitness) return Fail("expected a witness");
+    const Frame& f = stack_.back();
+    if (ev.id >= plan(f).witness_edges.size()) return Fail("witness id out of range");
+    Consume();
+    *w = ev.id;
+    return true;
+  }
+
+  const TracePlan& plan(const Frame& f) const { return *program_[f.fid].plan; }
+  void Consume() { ++pos_, idle_ = 0; }
+  void Output(const Frame& f) { result_.steps.push_back({f.fid, f.pc}); }
+
+  bool Truncated() {
+    result_.status = RegenStatus::kTruncated;
+    return false;
+  }
+
+  bool Fail(const std::string& what) {
+    result_.status = RegenStatus::kError;
+    result_.error = "event " + std::to_string(pos_) + ": " + what;
+    if (!stack_.empty()) {
+      const Frame& f = stack_.back();
+      result_.error += " (in " + program_[f.fid].fn->name + ", block " +
+                       std::to_string(f.pc) + ")";
+    }
+    return false;
+  }
+
+  const std::vector<TracedFunction>& program_;
+  const std::vector<TraceEvent>& events_;
+  std::vector<Tables> tables_;
+  std::vector<Frame> stack_;
+  RegenResult result_;
+  size_t pos_ = 0;
+  size_t idle_ = 0;
+  size_t idle_limit_ = 2;
+};
+
+}  // namespace
+
+RegenResult RegenerateTrace(const std::vector<TracedFunction>& program,
+                            const std::vector<TraceEvent>& events) {
+  return Regenerator(program, events).Run();
+}
+
+}  // namespace ballarus

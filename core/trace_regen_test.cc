@@ -1,0 +1,328 @@
+// trace_regen_test.cc — regeneration (core/trace_regen.cc) against the
+// naive trace: random walks over hand-made programs write both the block
+// sequence (a witness at every block) and the optimised witness stream; the
+// regenerated sequence must equal the walk's, element for element.  Also:
+// truncated and corrupted streams, longjmp and exception landings, and the
+// witness counts of the three tracing schemes.
+#include "core/trace_regen.h"
+
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/path_dag.h"
+#include "core/trace_plan.h"
+#include "core/trace_test_graphs.h"
+#include "gtest/gtest.h"
+
+namespace ballarus {
+namespace {
+
+using K = TraceEventKind;
+
+std::vector<bool> CallBlocks(const TestFunction& t) {
+  std::vector<bool> calls(t.callee.size());
+  for (size_t b = 0; b < calls.size(); ++b) calls[b] = t.callee[b] >= 0;
+  return calls;
+}
+
+struct Walk {
+  std::vector<TraceStep> naive;       // the reference block sequence
+  std::vector<TraceEvent> optimised;  // the plan's witness stream
+  size_t blocks = 0;                  // executed blocks (not ENTRY/EXIT)
+  size_t predicate_witnesses = 0;     // branch targets taken
+  size_t witnesses = 0;               // kWitness events written
+  // Whole-program-paths alternative (one path number per Ball–Larus path
+  // end): back edges taken, EXITs reached, and call blocks run (a path
+  // must end before a call for the callee's numbers to come in order).
+  size_t path_ends = 0;
+};
+
+// Executes a program by uniform random choices at every predicate, calling
+// callees up to `max_depth` live activations (deeper calls stand for
+// untraced callees: they write nothing).  Counts edge frequencies too.
+class Walker {
+ public:
+  Walker(const std::vector<TestFunction>& program,
+         const std::vector<TracePlan>* plans, uint32_t seed)
+      : program_(program), plans_(plans), rng_(seed) {
+    for (const TestFunction& t : program) {
+      freq_.emplace_back(t.fn.edges.size(), 0);
+      back_.emplace_back(t.fn.edges.size(), false);
+      for (uint32_t e : FindBackEdges(t.fn)) back_.back()[e] = true;
+    }
+  }
+
+  Walk Run() {
+    Walk w;
+    steps_ = 0;
+    Activation(0, 0, 0, &w);
+    w.optimised.push_back({K::kEnd, 0, 0, 0});
+    return w;
+  }
+  const std::vector<std::vector<uint64_t>>& freq() const { return freq_; }
+
+ private:
+  static constexpr uint32_t kMaxDepth = 4;
+  static constexpr size_t kBudget = 400;
+
+  void Activation(uint32_t fid, uint32_t depth, uint32_t site, Walk* w) {
+    const Function& f = program_[fid].fn;
+    w->optimised.push_back({K::kEnter, fid, depth, site});
+    w->naive.push_back({fid, kEntryBlock});
+    uint32_t pc = kEntryBlock;
+    while (pc != kExitBlock) {
+      const int callee = program_[fid].callee[pc];
+      w->path_ends += callee >= 0;
+      if (callee >= 0 && depth + 1 < kMaxDepth)
+        Activation(static_cast<uint32_t>(callee), depth + 1, pc, w);
+      std::vector<size_t> succ;
+      for (size_t i = 0; i < f.edges.size(); ++i)
+        if (f.edges[i].src == pc && IsTraceFlowEdge(f.edges[i]))
+          succ.push_back(i);
+      // Past the step budget, the first edge (random CFGs: the chain
+      // towards EXIT) so that every walk ends.
+      const size_t e =
+          ++steps_ > kBudget ? succ[0] : succ[rng_() % succ.size()];
+      ++freq_[fid][e];
+      w->predicate_witnesses += succ.size() >= 2;
+      if (plans_) {
+        const int64_t wit = (*plans_)[fid].witness_of_edge[e];
+        if (wit != kNoWitness) {
+          w->optimised.push_back({K::kWitness, static_cast<uint32_t>(wit), 0});
+          ++w->witnesses;
+        }
+      }
+      pc = f.edges[e].dst;
+      w->path_ends += back_[fid][e] || pc == kExitBlock;
+      w->naive.push_back({fid, pc});
+      w->blocks += pc != kExitBlock;
+    }
+  }
+
+  const std::vector<TestFunction>& program_;
+  const std::vector<TracePlan>* plans_;
+  std::mt19937 rng_;
+  std::vector<std::vector<uint64_t>> freq_;
+  std::vector<std::vector<bool>> back_;
+  size_t steps_ = 0;
+};
+
+// Plans weighted by the edge frequencies of training walks (another seed).
+std::vector<TracePlan> TrainedPlans(const std::vector<TestFunction>& program) {
+  Walker training(program, nullptr, 1234);
+  for (int i = 0; i < 50; ++i) training.Run();
+  std::vector<TracePlan> plans;
+  for (size_t f = 0; f < program.size(); ++f)
+    plans.push_back(PlanTrace(program[f].fn, training.freq()[f],
+                              CallBlocks(program[f])));
+  return plans;
+}
+
+std::vector<TracedFunction> Traced(const std::vector<TestFunction>& program,
+                                   const std::vector<TracePlan>& plans) {
+  std::vector<TracedFunction> out;
+  for (size_t f = 0; f < program.size(); ++f)
+    out.push_back({&program[f].fn, &plans[f]});
+  return out;
+}
+
+std::vector<std::vector<TestFunction>> Programs() {
+  std::vector<std::vector<TestFunction>> ps;
+  for (const TestFunction& t :
+       {IfElse(), WhileLoop(), NestedLoops(), EarlyExitLoop(), MultipleExits(),
+        Figure13(), SwitchLoop()})
+    ps.push_back({t});
+  ps.push_back({CallInLoop(1), IfElse()});
+  ps.push_back({CallInLoop(1), CallInLoop(2), NestedLoops()});
+  ps.push_back({Recursive(0, 1), EarlyExitLoop()});
+  ps.push_back({CallingSelfLoop(1), CallsBelowBranches(2), Figure13()});
+  return ps;
+}
+
+struct Counts {
+  size_t blocks = 0, predicate = 0, witnesses = 0, path_ends = 0;
+  void Add(size_t b, size_t p, size_t w, size_t e) {
+    blocks += b, predicate += p, witnesses += w, path_ends += e;
+  }
+  void Print(const std::string& name) const {
+    std::printf("%-18s blocks %6zu  predicate %6zu  witnesses %6zu  "
+                "path ends %6zu\n",
+                name.c_str(), blocks, predicate, witnesses, path_ends);
+  }
+};
+
+TEST(TraceRegen, RandomWalksRegenerateExactly) {
+  Counts total;
+  for (const auto& program : Programs()) {
+    const std::vector<TracePlan> plans = TrainedPlans(program);
+    const std::vector<TracedFunction> traced = Traced(program, plans);
+    Walker walker(program, &plans, 42);
+    Counts c;
+    for (int i = 0; i < 300; ++i) {
+      const Walk w = walker.Run();
+      const RegenResult r = RegenerateTrace(traced, w.optimised);
+      ASSERT_EQ(r.status, RegenStatus::kComplete)
+          << program[0].fn.name << " walk " << i << ": " << r.error;
+      ASSERT_EQ(r.steps, w.naive) << program[0].fn.name << " walk " << i;
+      EXPECT_EQ(r.events_read, w.optimised.size());
+      c.Add(w.blocks, w.predicate_witnesses, w.witnesses, w.path_ends);
+    }
+    // The paper's claim for profile-weighted placement: no more witnesses
+    // than predicate tracing, which writes fewer than the naive trace.
+    EXPECT_LE(c.witnesses, c.predicate) << program[0].fn.name;
+    EXPECT_LE(c.predicate, c.blocks) << program[0].fn.name;
+    c.Print(program[0].fn.name);
+    total.Add(c.blocks, c.predicate, c.witnesses, c.path_ends);
+  }
+  total.Print("total");
+  EXPECT_LT(total.witnesses, total.predicate);
+}
+
+TEST(TraceRegen, RandomGraphsRegenerateExactly) {
+  std::mt19937 rng(77);
+  for (int g = 0; g < 300; ++g) {
+    const std::vector<TestFunction> program{RandomCfg(rng)};
+    const std::vector<TracePlan> plans = TrainedPlans(program);
+    const std::vector<TracedFunction> traced = Traced(program, plans);
+    Walker walker(program, &plans, g);
+    for (int i = 0; i < 20; ++i) {
+      const Walk w = walker.Run();
+      const RegenResult r = RegenerateTrace(traced, w.optimised);
+      ASSERT_EQ(r.status, RegenStatus::kComplete) << g << ": " << r.error;
+      ASSERT_EQ(r.steps, w.naive) << "graph " << g << " walk " << i;
+    }
+  }
+}
+
+TEST(TraceRegen, TruncatedStreamGivesAPrefix) {
+  for (const auto& program : Programs()) {
+    const std::vector<TracePlan> plans = TrainedPlans(program);
+    const std::vector<TracedFunction> traced = Traced(program, plans);
+    Walker walker(program, &plans, 7);
+    for (int i = 0; i < 50; ++i) {
+      const Walk w = walker.Run();
+      for (size_t k = 0; k < w.optimised.size(); ++k) {
+        const std::vector<TraceEvent> cut(w.optimised.begin(),
+                                          w.optimised.begin() + k);
+        const RegenResult r = RegenerateTrace(traced, cut);
+        ASSERT_EQ(r.status, RegenStatus::kTruncated) << r.error;
+        ASSERT_LE(r.steps.size(), w.naive.size());
+        ASSERT_TRUE(std::equal(r.steps.begin(), r.steps.end(),
+                               w.naive.begin()));
+      }
+    }
+  }
+}
+
+TEST(TraceRegen, CorruptedStreamNeverPassesForTheWalk) {
+  // A stream is determined by its block sequence, so a changed or dropped
+  // event can never regenerate the walk completely.
+  std::mt19937 rng(99);
+  for (const auto& program : Programs()) {
+    const std::vector<TracePlan> plans = TrainedPlans(program);
+    const std::vector<TracedFunction> traced = Traced(program, plans);
+    Walker walker(program, &plans, 5);
+    for (int i = 0; i < 100; ++i) {
+      const Walk w = walker.Run();
+      std::vector<TraceEvent> bad = w.optimised;
+      const size_t at = rng() % bad.size();
+      if (i % 3 == 0) {
+        bad.erase(bad.begin() + at);
+      } else if (i % 3 == 1) {
+        bad[at % (bad.size() - 1)].id += 1 + rng() % 3;  // kEnd has no id
+      } else {
+        bad.insert(bad.begin() + at, TraceEvent{K::kWitness, 0, 0});
+      }
+      const RegenResult r = RegenerateTrace(traced, bad);
+      EXPECT_FALSE(r.status == RegenStatus::kComplete && r.steps == w.naive);
+      EXPECT_LE(r.events_read, bad.size());
+    }
+  }
+}
+
+TEST(TraceRegen, ErrorsNameTheProblem) {
+  const std::vector<TestFunction> program{IfElse()};
+  const std::vector<TracePlan> plans = TrainedPlans(program);
+  const std::vector<TracedFunction> traced = Traced(program, plans);
+  auto error = [&](std::vector<TraceEvent> ev) {
+    const RegenResult r = RegenerateTrace(traced, ev);
+    EXPECT_EQ(r.status, RegenStatus::kError);
+    return r.error;
+  };
+  EXPECT_EQ(error({{K::kWitness, 0, 0}}),
+            "event 0: expected the start of an outermost activation");
+  EXPECT_EQ(error({{K::kEnter, 3, 0}}), "event 0: unknown function id");
+  EXPECT_EQ(error({{K::kEnter, 0, 0}, {K::kWitness, 9, 0}}),
+            "event 1: witness id out of range (in if_else, block 2)");
+  EXPECT_EQ(error({{K::kEnter, 0, 0}, {K::kWitness, 0, 0}, {K::kWitness, 0, 0}}),
+            "event 2: expected the start of an outermost activation");
+  EXPECT_EQ(error({{K::kEnter, 0, 0}, {K::kWitness, 0, 0}, {K::kEnd, 0, 0},
+                   {K::kEnter, 0, 0}}),
+            "event 3: events after the thread's end");
+  EXPECT_EQ(error({{K::kEnter, 0, 0}, {K::kWitness, 0, 0}, {K::kEnd, 0, 1}}),
+            "event 2: the thread ends with another number of live "
+            "activations");
+  EXPECT_EQ(error({{K::kEnter, 0, 0}, {K::kEnter, 0, 1}}),
+            "event 1: expected a witness (in if_else, block 2)");
+}
+
+// main: 0 -> 2 (calls g; also a setjmp receiver: ENTRY re-entry edge)
+// -> 3 -> EXIT.  g: if/else whose then-block 3 calls longjmp.
+TEST(TraceRegen, LongjmpLandsInTheCaller) {
+  const Function main_fn = Make(4, {{0, 2, 0}, {2, 3, 0}, {3, 1, 0},
+                                    {0, 2, kEdgeFake | kEdgeReentry}});
+  const Function g = IfElse().fn;
+  const TracePlan pm = PlanTrace(main_fn, {}, {false, false, true, false});
+  const TracePlan pg = PlanTrace(g, {}, {false, false, false, true, false, false});
+  ASSERT_EQ(pg.witness_edges, (std::vector<size_t>{1, 2}));
+  EXPECT_TRUE(pm.witness_edges.empty());
+  const std::vector<TracedFunction> traced{{&main_fn, &pm}, {&g, &pg}};
+  const RegenResult r = RegenerateTrace(
+      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1, 2}, {K::kWitness, 0, 0},
+               {K::kLand, 2, 0, 3, 2}, {K::kEnter, 1, 1, 2}, {K::kWitness, 1, 0},
+               {K::kEnd, 0, 0}});
+  ASSERT_EQ(r.status, RegenStatus::kComplete) << r.error;
+  const std::vector<TraceStep> want{{0, 0}, {0, 2}, {1, 0}, {1, 2}, {1, 3},
+                                    {0, 2}, {1, 0}, {1, 2}, {1, 4}, {1, 5},
+                                    {1, 1}, {0, 3}, {0, 1}};
+  EXPECT_EQ(r.steps, want);
+}
+
+// main: 0 -> 2 (calls g) -> 3 normally, 2 -> 4 on an exception; g throws.
+TEST(TraceRegen, ExceptionTakesTheEhEdge) {
+  const Function main_fn = Make(5, {{0, 2, 0}, {2, 3, kEdgeFallthru},
+                                    {2, 4, kEdgeEh}, {3, 1, 0}, {4, 1, 0}});
+  const Function g = Make(3, {{0, 2, 0}, {2, 1, 0}});
+  const TracePlan pm = PlanTrace(main_fn, {}, {false, false, true, false, false});
+  const TracePlan pg = PlanTrace(g, {}, {false, false, true});
+  ASSERT_EQ(pm.witness_edges, (std::vector<size_t>{1, 2}));
+  const std::vector<TracedFunction> traced{{&main_fn, &pm}, {&g, &pg}};
+  const RegenResult thrown = RegenerateTrace(
+      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1, 2}, {K::kLand, 4, 0, 2, 2},
+               {K::kWitness, 1, 0}, {K::kEnd, 0, 0}});
+  ASSERT_EQ(thrown.status, RegenStatus::kComplete) << thrown.error;
+  EXPECT_EQ(thrown.steps, (std::vector<TraceStep>{
+                              {0, 0}, {0, 2}, {1, 0}, {1, 2}, {0, 4}, {0, 1}}));
+  const RegenResult normal = RegenerateTrace(
+      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1, 2}, {K::kWitness, 0, 0},
+               {K::kEnd, 0, 0}});
+  ASSERT_EQ(normal.status, RegenStatus::kComplete) << normal.error;
+  EXPECT_EQ(normal.steps,
+            (std::vector<TraceStep>{
+                {0, 0}, {0, 2}, {1, 0}, {1, 2}, {1, 1}, {0, 3}, {0, 1}}));
+  // exit() inside g: the thread ends with both activations live.
+  const RegenResult exited = RegenerateTrace(
+      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1, 2}, {K::kEnd, 0, 2, 2}});
+  ASSERT_EQ(exited.status, RegenStatus::kComplete) << exited.error;
+  EXPECT_EQ(exited.steps,
+            (std::vector<TraceStep>{{0, 0}, {0, 2}, {1, 0}, {1, 2}}));
+  // Landing in a block no edge or re-entry leads to.
+  const RegenResult bad = RegenerateTrace(
+      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1, 2}, {K::kLand, 3, 1, 2, 2}});
+  EXPECT_EQ(bad.status, RegenStatus::kError);
+}
+
+}  // namespace
+}  // namespace ballarus
