@@ -23,9 +23,10 @@
    it): the child's stream starts at the fork.  Ring mode keeps it: the
    child's ring shows what led to the fork too.
 
-   Fatal signals (ring mode): the handler for SIGSEGV, SIGBUS, SIGILL,
-   SIGFPE and SIGABRT writes every thread's ring (the crashing thread's and
-   every other registered thread's) with write(2) only — no malloc, stdio
+   Fatal signals: the handler for SIGSEGV, SIGBUS, SIGILL, SIGFPE and
+   SIGABRT writes every thread's ring (the crashing thread's and every
+   other registered thread's), or in full mode every live thread's partial
+   chunk, with write(2) only — no malloc, stdio
    or lock — and renames the file over its path (renameat), once per
    process.  It then puts back the action that was installed before
    ballarus_trace_start (the program's handler, or SIG_DFL) and:
@@ -449,7 +450,7 @@ int ballarus_trace_start(const char *path, const char *spec, char *err,
   g.header.ring_n = g.ring_n;
   if (open_file(err, errlen) != 0) return -1;
   if (pthread_key_create(&g.key, thread_exit) != 0 ||
-      (mode == BALLARUS_TRACE_MODE_RING && install_handlers(err, errlen))) {
+      install_handlers(err, errlen) != 0) {
     if (!err[0]) snprintf(err, errlen, "pthread_key_create failed");
     return -1;
   }

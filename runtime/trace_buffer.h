@@ -19,7 +19,7 @@
      - full: a chunk when it fills; a thread's partial chunk and an END
        record at its exit; every live thread's partial chunk at process
        exit (threads still running then are traced up to what they had
-       stored).
+       stored), also from the fatal-signal handler (below).
      - ring: every registered thread's ring (its last N witnesses, the
        partial chunk included) at process exit, or from the fatal-signal
        handler: SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT.  Threads that
@@ -56,7 +56,7 @@ static inline void ballarus_trace_witness(uint32_t id) {
 
 /* Starts tracing into `path` with `spec` "full" or "ring:N" (N from 1 to
    2^28).  Call once per process, before any witness (a witness written
-   before is dropped).  Ring mode installs the fatal-signal handlers.
+   before is dropped).  Installs the fatal-signal handlers.
    Returns 0, or -1 with a one-line message in err[errlen].  */
 int ballarus_trace_start(const char *path, const char *spec, char *err,
                          size_t errlen);

@@ -167,6 +167,36 @@ TEST(TraceRt, SegvWritesTheRingAndKeepsTheStatus) {
   EXPECT_EQ(t.witnesses[1], Seq(0, 4900, 5000));
 }
 
+TEST(TraceRt, SegvInFullModeWritesThePartialChunk) {
+  std::string dir = FreshDir("segv_full");
+  int st = RunProg(dir, "full", {"segv", "5000"});
+  ASSERT_TRUE(WIFSIGNALED(st));
+  EXPECT_EQ(WTERMSIG(st), SIGSEGV);
+  Trace t = ReadTrace(dir + "/trace");
+  ASSERT_EQ(t.error, "");
+  EXPECT_EQ(t.witnesses[1], Seq(0, 0, 5000));
+}
+
+TEST(TraceRt, SegvWritesEveryThreadsRing) {
+  // Threads 1..3 wrote stream k and wait; the main thread writes stream 0
+  // and crashes: the file holds the last 700 of each of the four streams.
+  std::string plain = FreshDir("segvthreads_plain");
+  int without = RunProg(plain, "none", {"segvthreads", "3000", "3"});
+  ASSERT_TRUE(WIFSIGNALED(without));
+  std::string dir = FreshDir("segvthreads");
+  EXPECT_EQ(RunProg(dir, "ring:700", {"segvthreads", "3000", "3"}), without);
+  Trace t = ReadTrace(dir + "/trace");
+  ASSERT_EQ(t.error, "");
+  std::map<uint32_t, int> seen;
+  for (const auto& [serial, w] : t.witnesses) {
+    ASSERT_EQ(w.size(), 700u) << serial;
+    uint32_t k = (w[0] - 2300 % 13) >> 16;
+    EXPECT_EQ(w, Seq(k, 2300, 3000)) << serial;
+    seen[k]++;
+  }
+  EXPECT_EQ(seen, (std::map<uint32_t, int>{{0, 1}, {1, 1}, {2, 1}, {3, 1}}));
+}
+
 TEST(TraceRt, AbortWritesTheRingAndKeepsTheStatus) {
   std::string plain = FreshDir("abort_plain");
   int without = RunProg(plain, "none", {"abort", "50"});

@@ -8,8 +8,12 @@
      handler N      installs a SIGSEGV handler (before SPEC starts), then
                     as segv: the handler prints "handled" and exits 42
      late N         as handler, the handler installed after SPEC starts
+     segvthreads N T  T threads write N witnesses of streams 1..T and wait;
+                    main writes N of stream 0 and dereferences null
      fork N         N witnesses, fork; the child writes N more of stream 1
                     and exits, the parent waits and writes N of stream 2  */
+#define _GNU_SOURCE
+
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -49,6 +53,26 @@ static int run_threads(uint32_t t) {
   return 0;
 }
 
+static pthread_barrier_t written;
+
+static void *thread_wait(void *arg) {
+  write_stream((uint32_t)(uintptr_t)arg);
+  pthread_barrier_wait(&written);
+  pause();
+  return NULL;
+}
+
+static int run_segv_threads(uint32_t t) {
+  pthread_t th;
+  pthread_barrier_init(&written, NULL, t + 1);
+  for (uint32_t k = 0; k < t; k++)
+    pthread_create(&th, NULL, thread_wait, (void *)(uintptr_t)(k + 1));
+  pthread_barrier_wait(&written);
+  write_stream(0);
+  volatile int *null = NULL;
+  return *null;
+}
+
 static int run_fork(void) {
   write_stream(0);
   pid_t pid = fork();
@@ -77,6 +101,8 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "threads") == 0)
     return run_threads(argc > 5 ? (uint32_t)atoi(argv[5]) : 2);
   if (strcmp(cmd, "fork") == 0) return run_fork();
+  if (strcmp(cmd, "segvthreads") == 0)
+    return run_segv_threads(argc > 5 ? (uint32_t)atoi(argv[5]) : 2);
   write_stream(0);
   if (strcmp(cmd, "abort") == 0) abort();
   if (strcmp(cmd, "segv") == 0 || strcmp(cmd, "handler") == 0 ||
