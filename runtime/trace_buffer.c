@@ -83,7 +83,8 @@ typedef struct trace_thread {
   uint32_t ring_head, ring_len;
 } trace_thread;
 
-__thread uint32_t *__ballarus_trace_pos;
+__thread uint32_t *__ballarus_trace_pos
+    __attribute__((tls_model("initial-exec")));
 static __thread trace_thread *self;
 
 static struct {

@@ -38,8 +38,13 @@ extern "C" {
 
 #define BALLARUS_TRACE_CHUNK_WORDS 4096u /* 16 KiB, a power of two */
 
-/* This thread's next free word in its chunk (NULL until it registers).  */
-extern __thread uint32_t *__ballarus_trace_pos;
+/* This thread's next free word in its chunk (NULL until it registers).
+   initial-exec: a %fs-relative load even in position-independent code,
+   where the default model would call __tls_get_addr at every witness (a
+   shared library using it takes static TLS, which dlopen can still
+   satisfy for one pointer).  */
+extern __thread uint32_t *__ballarus_trace_pos
+    __attribute__((tls_model("initial-exec")));
 
 void __ballarus_trace_slow(uint32_t id);
 
