@@ -56,6 +56,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/safe_file.h"
@@ -97,7 +98,8 @@ static struct {
   ballarus_trace_file_header header;
   trace_thread *threads; /* the list */
   uint32_t serials;
-  int finished;
+  int finished;          /* finish has begun */
+  int written;           /* ... and is over */
   pthread_key_t key;
   struct sigaction old[5];
 } g = {.dirfd = -1, .fd = -1};
@@ -324,10 +326,19 @@ static void thread_exit(void *arg) {
 /* ---------------------------------------------------------------------- */
 /* The file, exit and fatal signals.                                       */
 
-/* Async-signal-safe: write(2), renameat(2) and close(2) only, once.  */
+/* Async-signal-safe: write(2), renameat(2) and close(2) only, once.  A
+   second caller (another thread crashing meanwhile) waits up to a second
+   for the first to be done, so that the process does not die while the
+   file is half written.  */
 void ballarus_trace_finish(void) {
-  if (g.mode == 0 || __atomic_exchange_n(&g.finished, 1, __ATOMIC_ACQ_REL))
+  if (g.mode == 0) return;
+  if (__atomic_exchange_n(&g.finished, 1, __ATOMIC_ACQ_REL)) {
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; i < 1000 && !__atomic_load_n(&g.written, __ATOMIC_ACQUIRE);
+         i++)
+      nanosleep(&ms, NULL);
     return;
+  }
   for (trace_thread *t = __atomic_load_n(&g.threads, __ATOMIC_ACQUIRE); t;
        t = t->next) {
     if (t->dead) continue;
@@ -339,6 +350,7 @@ void ballarus_trace_finish(void) {
   renameat(g.dirfd, g.tmp, g.dirfd, g.name);
   close(g.fd);
   g.fd = -1;
+  __atomic_store_n(&g.written, 1, __ATOMIC_RELEASE);
 }
 
 static void fatal_handler(int sig, siginfo_t *si, void *uc) {
