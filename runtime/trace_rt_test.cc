@@ -197,16 +197,23 @@ TEST(TraceRt, SegvWritesEveryThreadsRing) {
   EXPECT_EQ(seen, (std::map<uint32_t, int>{{0, 1}, {1, 1}, {2, 1}, {3, 1}}));
 }
 
-TEST(TraceRt, AbortWritesTheRingAndKeepsTheStatus) {
-  std::string plain = FreshDir("abort_plain");
-  int without = RunProg(plain, "none", {"abort", "50"});
-  ASSERT_TRUE(WIFSIGNALED(without));
-  EXPECT_EQ(WTERMSIG(without), SIGABRT);
-  std::string dir = FreshDir("abort");
-  EXPECT_EQ(RunProg(dir, "ring:100", {"abort", "50"}), without);
-  Trace t = ReadTrace(dir + "/trace");
-  ASSERT_EQ(t.error, "");
-  EXPECT_EQ(t.witnesses[1], Seq(0, 0, 50));
+TEST(TraceRt, EveryFatalSignalWritesTheRingAndKeepsTheStatus) {
+  struct Case {
+    const char* cmd;
+    int sig;
+  } cases[] = {{"abort", SIGABRT}, {"fpe", SIGFPE}, {"ill", SIGILL},
+               {"bus", SIGBUS}};
+  for (const Case& c : cases) {
+    std::string plain = FreshDir(std::string(c.cmd) + "_plain");
+    int without = RunProg(plain, "none", {c.cmd, "50"});
+    ASSERT_TRUE(WIFSIGNALED(without)) << c.cmd;
+    EXPECT_EQ(WTERMSIG(without), c.sig) << c.cmd;
+    std::string dir = FreshDir(c.cmd);
+    EXPECT_EQ(RunProg(dir, "ring:100", {c.cmd, "50"}), without) << c.cmd;
+    Trace t = ReadTrace(dir + "/trace");
+    ASSERT_EQ(t.error, "") << c.cmd;
+    EXPECT_EQ(t.witnesses[1], Seq(0, 0, 50)) << c.cmd;
+  }
 }
 
 TEST(TraceRt, ProgramHandlerStillRuns) {

@@ -5,6 +5,8 @@
      threads N T    T threads, thread k writing trace_seq(k + 1, i), i < N
      segv N         N witnesses, then a null dereference
      abort N        N witnesses, then abort()
+     fpe, ill, bus N  N witnesses, then an integer division by zero, a trap
+                    instruction, an access past the end of a mapped file
      handler N      installs a SIGSEGV handler (before SPEC starts), then
                     as segv: the handler prints "handled" and exits 42
      late N         as handler, the handler installed after SPEC starts
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,6 +76,21 @@ static int run_segv_threads(uint32_t t) {
   return *null;
 }
 
+/* SIGFPE, SIGILL or SIGBUS raised by the kernel for a fault.  */
+static int fault(const char *cmd) {
+  if (strcmp(cmd, "fpe") == 0) {
+    volatile int one = 1, zero = 0; /* gcc turns 1 / x into compares */
+    return one / zero;
+  }
+  if (strcmp(cmd, "ill") == 0) __builtin_trap();
+  FILE *f = tmpfile();
+  if (f == NULL || ftruncate(fileno(f), 4096) != 0) return 4;
+  volatile char *m =
+      mmap(NULL, 4096, PROT_READ, MAP_SHARED, fileno(f), 0);
+  if (m == MAP_FAILED || ftruncate(fileno(f), 0) != 0) return 4;
+  return m[0];
+}
+
 static int run_fork(void) {
   write_stream(0);
   pid_t pid = fork();
@@ -105,6 +123,9 @@ int main(int argc, char **argv) {
     return run_segv_threads(argc > 5 ? (uint32_t)atoi(argv[5]) : 2);
   write_stream(0);
   if (strcmp(cmd, "abort") == 0) abort();
+  if (strcmp(cmd, "fpe") == 0 || strcmp(cmd, "ill") == 0 ||
+      strcmp(cmd, "bus") == 0)
+    return fault(cmd);
   if (strcmp(cmd, "segv") == 0 || strcmp(cmd, "handler") == 0 ||
       strcmp(cmd, "late") == 0) {
     volatile int *null = NULL;
