@@ -202,7 +202,7 @@ TEST(TraceRt, EveryFatalSignalWritesTheRingAndKeepsTheStatus) {
     const char* cmd;
     int sig;
   } cases[] = {{"abort", SIGABRT}, {"fpe", SIGFPE}, {"ill", SIGILL},
-               {"bus", SIGBUS}};
+               {"bus", SIGBUS},     {"raise", SIGSEGV}};
   for (const Case& c : cases) {
     std::string plain = FreshDir(std::string(c.cmd) + "_plain");
     int without = RunProg(plain, "none", {c.cmd, "50"});
@@ -225,6 +225,15 @@ TEST(TraceRt, ProgramHandlerStillRuns) {
   EXPECT_EQ(WEXITSTATUS(st), 42);
   EXPECT_EQ(out, "handled\n");
   Trace t = ReadTrace(dir + "/trace");
+  ASSERT_EQ(t.error, "");
+  EXPECT_EQ(t.witnesses[1], Seq(0, 4970, 5000));
+  // The same with a SIGSEGV sent by raise, which the runtime raises again.
+  dir = FreshDir("handler_raise");
+  st = RunProg(dir, "ring:30", {"handler_raise", "5000"}, &out);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 42);
+  EXPECT_EQ(out, "handled\n");
+  t = ReadTrace(dir + "/trace");
   ASSERT_EQ(t.error, "");
   EXPECT_EQ(t.witnesses[1], Seq(0, 4970, 5000));
   // Installed after: it replaces the runtime's and still gets the signal.

@@ -10,6 +10,8 @@
      handler N      installs a SIGSEGV handler (before SPEC starts), then
                     as segv: the handler prints "handled" and exits 42
      late N         as handler, the handler installed after SPEC starts
+     raise N, handler_raise N  as segv and handler, with raise(SIGSEGV)
+                    instead of a fault
      segvthreads N T  T threads write N witnesses of streams 1..T and wait;
                     main writes N of stream 0 and dereferences null
      fork N         N witnesses, fork; the child writes N more of stream 1
@@ -109,7 +111,7 @@ int main(int argc, char **argv) {
   if (argc < 5) return 2;
   const char *cmd = argv[3];
   n_witnesses = (uint32_t)strtoul(argv[4], NULL, 10);
-  if (strcmp(cmd, "handler") == 0) signal(SIGSEGV, on_segv);
+  if (strncmp(cmd, "handler", 7) == 0) signal(SIGSEGV, on_segv);
   if (strcmp(argv[2], "none") != 0 &&
       ballarus_trace_start(argv[1], argv[2], err, sizeof err) != 0) {
     fprintf(stderr, "trace_prog: %s\n", err);
@@ -123,6 +125,7 @@ int main(int argc, char **argv) {
     return run_segv_threads(argc > 5 ? (uint32_t)atoi(argv[5]) : 2);
   write_stream(0);
   if (strcmp(cmd, "abort") == 0) abort();
+  if (strstr(cmd, "raise")) return raise(SIGSEGV) + 5;
   if (strcmp(cmd, "fpe") == 0 || strcmp(cmd, "ill") == 0 ||
       strcmp(cmd, "bus") == 0)
     return fault(cmd);
