@@ -100,12 +100,22 @@ static struct {
   uint32_t serials;
   int finished;          /* finish has begun */
   int written;           /* ... and is over */
+  int write_errno;       /* the first write error, 0 if none */
+  int rename_errno;      /* the final rename's error, 0 if none */
   pthread_key_t key;
   struct sigaction old[5];
 } g = {.dirfd = -1, .fd = -1};
 
 static const int fatal_signals[5] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE,
                                      SIGABRT};
+
+/* Writes to the trace file, remembering the first error for the message at
+   exit (async-signal-safe).  */
+static void trace_write(const void *data, size_t size) {
+  if (g.fd >= 0 && ballarus_sf_write_all(g.fd, data, size) != 0 &&
+      g.write_errno == 0)
+    g.write_errno = errno ? errno : EIO;
+}
 
 /* ---------------------------------------------------------------------- */
 /* Encoding (trace_format.h): a sink of witnesses, streamed into buf.      */
@@ -130,7 +140,7 @@ static void sink_init(sink *s, uint8_t *buf, size_t cap, int fd, int count) {
 }
 
 static void sink_flush(sink *s) {
-  if (s->fd >= 0 && s->len > 0) ballarus_sf_write_all(s->fd, s->buf, s->len);
+  if (s->fd >= 0 && s->len > 0) trace_write(s->buf, s->len);
   s->len = 0;
 }
 
@@ -180,7 +190,7 @@ static void write_chunk(trace_thread *t, const uint32_t *words, uint32_t n) {
   fill_header(&h, t, BALLARUS_TRACE_CHUNK, n, s.bytes, t->total);
   memcpy(t->out, &h, hs);
   memcpy(t->out + hs + s.len, &s.fnv, 4);
-  if (g.fd >= 0) ballarus_sf_write_all(g.fd, t->out, hs + s.len + 4);
+  trace_write(t->out, hs + s.len + 4);
   t->seq++;
 }
 
@@ -191,7 +201,7 @@ static void write_end(trace_thread *t) {
   fill_header(&h, t, BALLARUS_TRACE_END, 0, 0, t->total);
   memcpy(r, &h, sizeof h);
   memcpy(r + sizeof h, &fnv, 4);
-  if (g.fd >= 0) ballarus_sf_write_all(g.fd, r, sizeof r);
+  trace_write(r, sizeof r);
   t->seq++;
 }
 
@@ -234,11 +244,11 @@ static void write_ring(const trace_thread *t, uint32_t pending) {
   sink_init(&s, buf, sizeof buf, -1, 1);
   ring_emit(t, pending, count, &s);
   fill_header(&h, t, BALLARUS_TRACE_RING, count, s.bytes, t->total + pending);
-  ballarus_sf_write_all(g.fd, &h, sizeof h);
+  trace_write(&h, sizeof h);
   sink_init(&s, buf, sizeof buf, g.fd, 0);
   ring_emit(t, pending, count, &s);
   sink_flush(&s);
-  ballarus_sf_write_all(g.fd, &s.fnv, 4);
+  trace_write(&s.fnv, 4);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -347,10 +357,23 @@ void ballarus_trace_finish(void) {
     else if (t->posp != NULL)
       write_chunk(t, t->chunk + 1, pending_of(t));
   }
-  renameat(g.dirfd, g.tmp, g.dirfd, g.name);
+  if (renameat(g.dirfd, g.tmp, g.dirfd, g.name) != 0) g.rename_errno = errno;
   close(g.fd);
   g.fd = -1;
   __atomic_store_n(&g.written, 1, __ATOMIC_RELEASE);
+}
+
+/* At exit: finishes, and says what went wrong, if anything.  */
+static void trace_atexit(void) {
+  int was_finished = g.finished;
+  ballarus_trace_finish();
+  if (was_finished) return;
+  if (g.write_errno)
+    dprintf(2, "ballarus: trace %s: write: %s (trace incomplete)\n", g.name,
+            strerror(g.write_errno));
+  if (g.rename_errno)
+    dprintf(2, "ballarus: trace %s: rename to %s: %s\n", g.tmp, g.name,
+            strerror(g.rename_errno));
 }
 
 static void fatal_handler(int sig, siginfo_t *si, void *uc) {
@@ -468,7 +491,7 @@ int ballarus_trace_start(const char *path, const char *spec, char *err,
     return -1;
   }
   pthread_atfork(NULL, NULL, atfork_child);
-  atexit(ballarus_trace_finish);
+  atexit(trace_atexit);
   __atomic_store_n(&g.mode, mode, __ATOMIC_RELEASE);
   return 0;
 }

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,10 +46,12 @@ std::string ReadBytes(const std::string& path) {
   return ss.str();
 }
 
-// Runs trace_prog DIR/trace SPEC CMD N [T] in DIR; returns the wait status,
-// its standard output in *out.
+// Runs trace_prog DIR/trace SPEC CMD N [T] in DIR (its files limited to
+// fsize bytes if fsize >= 0); returns the wait status, its standard output
+// in *out, its standard error in DIR/stderr.
 int RunProg(const std::string& dir, const std::string& spec,
-        const std::vector<std::string>& args, std::string* out = nullptr) {
+            const std::vector<std::string>& args, std::string* out = nullptr,
+            long fsize = -1) {
   std::string prog = Runfile("trace_prog");
   std::vector<std::string> all = {prog, dir + "/trace", spec};
   all.insert(all.end(), args.begin(), args.end());
@@ -58,7 +61,15 @@ int RunProg(const std::string& dir, const std::string& spec,
     for (auto& a : all) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     std::string o = dir + "/stdout";
-    if (!freopen(o.c_str(), "w", stdout)) _exit(126);
+    std::string e = dir + "/stderr";
+    if (!freopen(o.c_str(), "w", stdout) || !freopen(e.c_str(), "w", stderr))
+      _exit(126);
+    if (fsize >= 0) {
+      struct rlimit r = {static_cast<rlim_t>(fsize),
+                         static_cast<rlim_t>(fsize)};
+      signal(SIGXFSZ, SIG_IGN);
+      if (setrlimit(RLIMIT_FSIZE, &r) != 0) _exit(126);
+    }
     if (chdir(dir.c_str()) != 0) _exit(126);
     execv(prog.c_str(), argv.data());
     _exit(127);
@@ -108,7 +119,8 @@ std::vector<std::string> Files(const std::string& dir) {
   std::vector<std::string> names;
   DIR* d = opendir(dir.c_str());
   while (struct dirent* e = d ? readdir(d) : nullptr)
-    if (e->d_name[0] != '.' && strcmp(e->d_name, "stdout") != 0)
+    if (e->d_name[0] != '.' && strcmp(e->d_name, "stdout") != 0 &&
+        strcmp(e->d_name, "stderr") != 0)
       names.push_back(e->d_name);
   if (d) closedir(d);
   std::sort(names.begin(), names.end());
@@ -131,6 +143,18 @@ TEST(TraceRt, FullTraceReadsBackEqual) {
   struct stat st;
   ASSERT_EQ(stat((dir + "/trace").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST(TraceRt, WriteErrorIsReported) {
+  // Files limited to 10000 bytes: the first chunk (~8.8 KB) fits, the
+  // second does not.
+  std::string dir = FreshDir("efbig");
+  ASSERT_EQ(RunProg(dir, "full", {"seq", "10000"}, nullptr, 10000), 0);
+  EXPECT_EQ(ReadBytes(dir + "/stderr"),
+            "ballarus: trace trace: write: " + std::string(strerror(EFBIG)) +
+                " (trace incomplete)\n");
+  Trace t = ReadTrace(dir + "/trace");
+  EXPECT_EQ(t.witnesses[1], Seq(0, 0, 4095));
 }
 
 TEST(TraceRt, RingKeepsExactlyTheLastN) {
