@@ -104,6 +104,7 @@ static struct {
   int rename_errno;      /* the final rename's error, 0 if none */
   pthread_key_t key;
   struct sigaction old[5];
+  int installed;          /* how many of old[] were saved */
 } g = {.dirfd = -1, .fd = -1};
 
 static const int fatal_signals[5] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE,
@@ -397,6 +398,8 @@ static int install_handlers(char *err, size_t errlen) {
       snprintf(err, errlen, "sigaction(%d): %s", fatal_signals[i],
                strerror(errno));
       return -1;
+    } else {
+      g.installed = i + 1;
     }
   return 0;
 }
@@ -434,6 +437,7 @@ static void atfork_child(void) {
   snprintf(g.name, sizeof g.name, "%s.%ld", g.base, (long)getpid());
   g.header.parent_pid = g.header.pid;
   g.header.generation++;
+  g.write_errno = g.rename_errno = 0;
   if (open_file(err, sizeof err) != 0) {
     dprintf(2, "ballarus: trace %s: %s\n", g.name, err);
     g.mode = 0;
@@ -461,6 +465,21 @@ static int parse_spec(const char *spec, char *err, size_t errlen) {
   return -1;
 }
 
+/* Undoes what ballarus_trace_start did before it failed; returns -1.  */
+static int start_failed(void) {
+  for (int i = 0; i < g.installed; i++)
+    sigaction(fatal_signals[i], &g.old[i], NULL);
+  g.installed = 0;
+  if (g.fd >= 0) {
+    unlinkat(g.dirfd, g.tmp, 0);
+    close(g.fd);
+  }
+  close(g.dirfd);
+  g.fd = g.dirfd = -1;
+  g.ring_n = 0;
+  return -1;
+}
+
 int ballarus_trace_start(const char *path, const char *spec, char *err,
                          size_t errlen) {
   const char *name;
@@ -475,7 +494,7 @@ int ballarus_trace_start(const char *path, const char *spec, char *err,
   if (g.dirfd < 0) return -1;
   if (strlen(name) >= sizeof g.base) {
     snprintf(err, errlen, "%s: name too long", path);
-    return -1;
+    return start_failed();
   }
   strcpy(g.base, name);
   strcpy(g.name, name);
@@ -484,11 +503,14 @@ int ballarus_trace_start(const char *path, const char *spec, char *err,
   g.header.header_size = sizeof g.header;
   g.header.mode = (uint32_t)mode;
   g.header.ring_n = g.ring_n;
-  if (open_file(err, errlen) != 0) return -1;
-  if (pthread_key_create(&g.key, thread_exit) != 0 ||
-      install_handlers(err, errlen) != 0) {
-    if (!err[0]) snprintf(err, errlen, "pthread_key_create failed");
-    return -1;
+  if (open_file(err, errlen) != 0) return start_failed();
+  if (pthread_key_create(&g.key, thread_exit) != 0) {
+    snprintf(err, errlen, "pthread_key_create failed");
+    return start_failed();
+  }
+  if (install_handlers(err, errlen) != 0) {
+    pthread_key_delete(g.key);
+    return start_failed();
   }
   pthread_atfork(NULL, NULL, atfork_child);
   atexit(trace_atexit);

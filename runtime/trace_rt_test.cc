@@ -157,6 +157,18 @@ TEST(TraceRt, WriteErrorIsReported) {
   EXPECT_EQ(t.witnesses[1], Seq(0, 0, 4095));
 }
 
+TEST(TraceRt, StartRejectsBadSpecs) {
+  for (const char* spec : {"ring:0", "ring:", "ring:268435457", "ring:5x",
+                           "fulll"}) {
+    std::string dir = FreshDir("badspec");
+    EXPECT_EQ(RunProg(dir, spec, {"seq", "5"}), 3 << 8) << spec;
+    EXPECT_EQ(ReadBytes(dir + "/stderr"),
+              std::string("trace_prog: trace \"") + spec +
+                  "\": expected full or ring:N with N from 1 to 268435456\n");
+    EXPECT_EQ(Files(dir), std::vector<std::string>{}) << spec;
+  }
+}
+
 TEST(TraceRt, RingKeepsExactlyTheLastN) {
   struct Case {
     const char* spec;
