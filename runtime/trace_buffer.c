@@ -1,0 +1,519 @@
+/* trace_buffer.c — per-thread witness buffers, the ring recorder, the
+   fatal-signal flush and the trace file (trace_format.h).
+
+   Threads.  A thread's state (trace_thread) is one anonymous mapping made
+   at its first witness: the chunk the hot path writes, the encoding buffer
+   of full mode or the ring of ring mode.  It is pushed onto a lock-free
+   list (compare-and-swap on its head) and never freed before process exit,
+   so the signal handler and the exit writer walk the list without a lock.
+   A thread's position lives in its TLS; the list keeps its address while
+   the thread runs, and the position it had when it exited.  Other threads
+   are read racily: a thread still running while the process exits or
+   crashes is written up to the witnesses it had stored (a witness being
+   stored at that instant may be missing).
+
+   Thread exit (a pthread key destructor): full mode writes the partial
+   chunk and an END record; ring mode keeps the ring for the process's
+   final write.  Instrumented code that runs after the destructor
+   registers the thread again, under a new serial number.
+
+   fork(): the child gets its own file, PATH.<pid> (generation + 1); the
+   other threads' state belongs to the parent and is skipped.  Full mode
+   drops the forking thread's pending chunk in the child (the parent writes
+   it): the child's stream starts at the fork.  Ring mode keeps it: the
+   child's ring shows what led to the fork too.
+
+   Fatal signals: the handler for SIGSEGV, SIGBUS, SIGILL, SIGFPE and
+   SIGABRT writes every thread's ring (the crashing thread's and every
+   other registered thread's), or in full mode every live thread's partial
+   chunk, with write(2) only — no malloc, stdio
+   or lock — and renames the file over its path (renameat), once per
+   process.  It then puts back the action that was installed before
+   ballarus_trace_start (the program's handler, or SIG_DFL) and:
+     - for a signal raised by the kernel for a fault (si_code > 0), returns:
+       the faulting instruction runs again and the program's handler (or
+       the default action) gets a genuine fault with its siginfo;
+     - for a signal sent by kill, raise or abort (si_code <= 0), raises it
+       again: blocked while the handler runs, it is delivered to the
+       restored action when the handler returns.
+   So the exit status and signal are those of the program without the
+   runtime.  A handler the program installs after ballarus_trace_start
+   replaces ours (sigaction is not intercepted): the ring is then written
+   only at exit.  The handler runs on the thread's alternate signal stack
+   if the program set one (SA_ONSTACK); without one, a stack overflow
+   cannot be recorded.  */
+
+#define _GNU_SOURCE
+
+#include "runtime/trace_buffer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/safe_file.h"
+#include "runtime/trace_format.h"
+
+#define HIDDEN __attribute__((visibility("hidden")))
+#define CHUNK_BYTES (BALLARUS_TRACE_CHUNK_WORDS * 4u)
+#define CHUNK_USED (BALLARUS_TRACE_CHUNK_WORDS - 1u)
+#define OUT_BYTES                                                         \
+  (sizeof(ballarus_trace_record_header) +                                 \
+   BALLARUS_TRACE_VARINT_MAX * BALLARUS_TRACE_CHUNK_WORDS + 4u)
+#define RING_MAX (1u << 28)
+
+typedef struct trace_thread {
+  struct trace_thread *next;
+  uint32_t *chunk;       /* CHUNK_BYTES, aligned to CHUNK_BYTES */
+  uint32_t **posp;       /* the thread's __ballarus_trace_pos, NULL once
+                            it exited */
+  uint32_t *end_pos;     /* its position at exit */
+  uint32_t serial, tid, seq;
+  int dead;              /* another process's (after fork) */
+  uint64_t total;        /* witnesses moved out of the chunk so far */
+  uint8_t *out;          /* full mode: one record's encoding */
+  uint32_t *ring;        /* ring mode: N words */
+  uint32_t ring_head, ring_len;
+} trace_thread;
+
+__thread uint32_t *__ballarus_trace_pos
+    __attribute__((tls_model("initial-exec")));
+static __thread trace_thread *self;
+
+static struct {
+  int mode;              /* 0 when not tracing */
+  uint32_t ring_n;
+  int dirfd, fd;
+  char base[256];        /* the last component of the path */
+  char name[280];        /* the final name in dirfd: base, or base.<pid> */
+  char tmp[330];         /* the file being written in dirfd */
+  ballarus_trace_file_header header;
+  trace_thread *threads; /* the list */
+  uint32_t serials;
+  int finished;          /* finish has begun */
+  int written;           /* ... and is over */
+  int write_errno;       /* the first write error, 0 if none */
+  int rename_errno;      /* the final rename's error, 0 if none */
+  pthread_key_t key;
+  struct sigaction old[5];
+  int installed;          /* how many of old[] were saved */
+} g = {.dirfd = -1, .fd = -1};
+
+static const int fatal_signals[5] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+                                     SIGABRT};
+
+/* Writes to the trace file, remembering the first error for the message at
+   exit (async-signal-safe).  */
+static void trace_write(const void *data, size_t size) {
+  if (g.fd >= 0 && ballarus_sf_write_all(g.fd, data, size) != 0 &&
+      g.write_errno == 0)
+    g.write_errno = errno ? errno : EIO;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Encoding (trace_format.h): a sink of witnesses, streamed into buf.      */
+
+typedef struct sink {
+  uint8_t *buf;
+  size_t cap, len;
+  int fd;         /* flushed there when buf fills; -1: buf is large enough */
+  int count_only; /* only count the bytes */
+  uint32_t prev, fnv, bytes;
+} sink;
+
+static void sink_init(sink *s, uint8_t *buf, size_t cap, int fd, int count) {
+  s->buf = buf;
+  s->cap = cap;
+  s->len = 0;
+  s->fd = fd;
+  s->count_only = count;
+  s->prev = 0;
+  s->fnv = 2166136261u;
+  s->bytes = 0;
+}
+
+static void sink_flush(sink *s) {
+  if (s->fd >= 0 && s->len > 0) trace_write(s->buf, s->len);
+  s->len = 0;
+}
+
+static void sink_put(sink *s, uint32_t w) {
+  uint32_t d = w - s->prev;
+  uint32_t z = (d << 1) ^ (uint32_t)((int32_t)d >> 31);
+  uint8_t tmp[BALLARUS_TRACE_VARINT_MAX];
+  unsigned n = 0;
+  s->prev = w;
+  do {
+    tmp[n] = (uint8_t)(z & 0x7f);
+    z >>= 7;
+    if (z) tmp[n] |= 0x80;
+    n++;
+  } while (z);
+  s->bytes += n;
+  if (s->count_only) return;
+  if (s->len + n > s->cap) sink_flush(s);
+  for (unsigned i = 0; i < n; i++) {
+    s->fnv = (s->fnv ^ tmp[i]) * 16777619u;
+    s->buf[s->len++] = tmp[i];
+  }
+}
+
+static void fill_header(ballarus_trace_record_header *h, const trace_thread *t,
+                        uint32_t kind, uint32_t count, uint32_t bytes,
+                        uint64_t total) {
+  memset(h, 0, sizeof *h);
+  h->magic = BALLARUS_TRACE_RECORD_MAGIC;
+  h->kind = kind;
+  h->thread = t->serial;
+  h->tid = t->tid;
+  h->seq = t->seq;
+  h->count = count;
+  h->bytes = bytes;
+  h->total = total;
+}
+
+/* Full mode: words[0..n) as one CHUNK record, one write.  */
+static void write_chunk(trace_thread *t, const uint32_t *words, uint32_t n) {
+  ballarus_trace_record_header h;
+  size_t hs = sizeof h;
+  sink s;
+  sink_init(&s, t->out + hs, OUT_BYTES - hs - 4, -1, 0);
+  for (uint32_t i = 0; i < n; i++) sink_put(&s, words[i]);
+  t->total += n;
+  fill_header(&h, t, BALLARUS_TRACE_CHUNK, n, s.bytes, t->total);
+  memcpy(t->out, &h, hs);
+  memcpy(t->out + hs + s.len, &s.fnv, 4);
+  trace_write(t->out, hs + s.len + 4);
+  t->seq++;
+}
+
+static void write_end(trace_thread *t) {
+  uint8_t r[sizeof(ballarus_trace_record_header) + 4];
+  ballarus_trace_record_header h;
+  uint32_t fnv = 2166136261u; /* of the empty payload */
+  fill_header(&h, t, BALLARUS_TRACE_END, 0, 0, t->total);
+  memcpy(r, &h, sizeof h);
+  memcpy(r + sizeof h, &fnv, 4);
+  trace_write(r, sizeof r);
+  t->seq++;
+}
+
+/* Ring mode: words[0..n) pushed into the ring, overwriting the oldest.  */
+static void ring_push(trace_thread *t, const uint32_t *words, uint32_t n) {
+  uint32_t N = g.ring_n;
+  t->total += n;
+  if (n >= N) {
+    memcpy(t->ring, words + (n - N), (size_t)N * 4);
+    t->ring_head = 0;
+    t->ring_len = N;
+    return;
+  }
+  uint32_t first = N - t->ring_head < n ? N - t->ring_head : n;
+  memcpy(t->ring + t->ring_head, words, (size_t)first * 4);
+  memcpy(t->ring, words + first, (size_t)(n - first) * 4);
+  t->ring_head = (t->ring_head + n) % N;
+  t->ring_len = t->ring_len + n > N ? N : t->ring_len + n;
+}
+
+/* The witnesses of the thread's ring then chunk[1..pending), the last
+   `count` of them, into s.  */
+static void ring_emit(const trace_thread *t, uint32_t pending, uint32_t count,
+                      sink *s) {
+  uint32_t N = g.ring_n;
+  uint32_t all = t->ring_len + pending, skip = all - count;
+  uint32_t oldest = (t->ring_head + N - t->ring_len) % N;
+  for (uint32_t i = skip; i < all; i++)
+    sink_put(s, i < t->ring_len ? t->ring[(oldest + i) % N]
+                                : t->chunk[1 + i - t->ring_len]);
+}
+
+/* The thread's RING record, streamed: its size counted first.  */
+static void write_ring(const trace_thread *t, uint32_t pending) {
+  uint8_t buf[4096];
+  uint32_t all = t->ring_len + pending;
+  uint32_t count = all < g.ring_n ? all : g.ring_n;
+  sink s;
+  ballarus_trace_record_header h;
+  sink_init(&s, buf, sizeof buf, -1, 1);
+  ring_emit(t, pending, count, &s);
+  fill_header(&h, t, BALLARUS_TRACE_RING, count, s.bytes, t->total + pending);
+  trace_write(&h, sizeof h);
+  sink_init(&s, buf, sizeof buf, g.fd, 0);
+  ring_emit(t, pending, count, &s);
+  sink_flush(&s);
+  trace_write(&s.fnv, 4);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Threads.                                                                 */
+
+static void thread_exit(void *arg);
+
+static void *map_aligned(size_t size, size_t align) {
+  uint8_t *m = mmap(NULL, size + align, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) return NULL;
+  uintptr_t a = ((uintptr_t)m + align - 1) & ~(uintptr_t)(align - 1);
+  return (void *)a;
+}
+
+static trace_thread *thread_register(void) {
+  size_t extra = g.mode == BALLARUS_TRACE_MODE_RING ? (size_t)g.ring_n * 4
+                                                    : OUT_BYTES;
+  uint8_t *m = map_aligned(CHUNK_BYTES + sizeof(trace_thread) + extra,
+                           CHUNK_BYTES);
+  if (m == NULL) return NULL;
+  trace_thread *t = (trace_thread *)(m + CHUNK_BYTES);
+  t->chunk = (uint32_t *)m;
+  t->posp = &__ballarus_trace_pos;
+  if (g.mode == BALLARUS_TRACE_MODE_RING)
+    t->ring = (uint32_t *)(t + 1);
+  else
+    t->out = (uint8_t *)(t + 1);
+  t->serial = __atomic_add_fetch(&g.serials, 1, __ATOMIC_RELAXED);
+  t->tid = (uint32_t)syscall(SYS_gettid);
+  t->next = __atomic_load_n(&g.threads, __ATOMIC_RELAXED);
+  while (!__atomic_compare_exchange_n(&g.threads, &t->next, t, 1,
+                                      __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+  }
+  self = t;
+  __ballarus_trace_pos = t->chunk + 1;
+  pthread_setspecific(g.key, t);
+  return t;
+}
+
+/* Moves the witnesses of t's chunk out: written (full) or into the ring.  */
+static void chunk_drain(trace_thread *t, uint32_t n) {
+  if (g.mode == BALLARUS_TRACE_MODE_FULL)
+    write_chunk(t, t->chunk + 1, n);
+  else
+    ring_push(t, t->chunk + 1, n);
+}
+
+void __ballarus_trace_slow(uint32_t id) {
+  trace_thread *t = self;
+  if (__atomic_load_n(&g.mode, __ATOMIC_RELAXED) == 0 ||
+      __atomic_load_n(&g.finished, __ATOMIC_RELAXED))
+    return;
+  if (__ballarus_trace_pos == NULL || t == NULL) {
+    t = thread_register();
+    if (t == NULL) return;
+  } else {
+    chunk_drain(t, CHUNK_USED);
+  }
+  t->chunk[1] = id;
+  __ballarus_trace_pos = t->chunk + 2;
+}
+
+static uint32_t pending_of(const trace_thread *t) {
+  uint32_t *pos = t->posp ? __atomic_load_n(t->posp, __ATOMIC_RELAXED)
+                          : t->end_pos;
+  if (pos == NULL || pos < t->chunk + 1) return 0;
+  return (uint32_t)(pos - (t->chunk + 1));
+}
+
+static void thread_exit(void *arg) {
+  trace_thread *t = arg;
+  if (__atomic_load_n(&g.finished, __ATOMIC_ACQUIRE)) return;
+  t->end_pos = __ballarus_trace_pos;
+  if (g.mode == BALLARUS_TRACE_MODE_FULL) {
+    chunk_drain(t, pending_of(t));
+    write_end(t);
+    t->end_pos = t->chunk + 1;
+  }
+  __atomic_store_n(&t->posp, NULL, __ATOMIC_RELEASE);
+  __ballarus_trace_pos = NULL;
+  self = NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The file, exit and fatal signals.                                       */
+
+/* Async-signal-safe: write(2), renameat(2) and close(2) only, once.  A
+   second caller (another thread crashing meanwhile) waits up to a second
+   for the first to be done, so that the process does not die while the
+   file is half written.  */
+void ballarus_trace_finish(void) {
+  if (g.mode == 0) return;
+  if (__atomic_exchange_n(&g.finished, 1, __ATOMIC_ACQ_REL)) {
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; i < 1000 && !__atomic_load_n(&g.written, __ATOMIC_ACQUIRE);
+         i++)
+      nanosleep(&ms, NULL);
+    return;
+  }
+  for (trace_thread *t = __atomic_load_n(&g.threads, __ATOMIC_ACQUIRE); t;
+       t = t->next) {
+    if (t->dead) continue;
+    if (g.mode == BALLARUS_TRACE_MODE_RING)
+      write_ring(t, pending_of(t));
+    else if (t->posp != NULL)
+      write_chunk(t, t->chunk + 1, pending_of(t));
+  }
+  if (renameat(g.dirfd, g.tmp, g.dirfd, g.name) != 0) g.rename_errno = errno;
+  close(g.fd);
+  g.fd = -1;
+  __atomic_store_n(&g.written, 1, __ATOMIC_RELEASE);
+}
+
+/* At exit: finishes, and says what went wrong, if anything.  */
+static void trace_atexit(void) {
+  int was_finished = g.finished;
+  ballarus_trace_finish();
+  if (was_finished) return;
+  if (g.write_errno)
+    dprintf(2, "ballarus: trace %s: write: %s (trace incomplete)\n", g.name,
+            strerror(g.write_errno));
+  if (g.rename_errno)
+    dprintf(2, "ballarus: trace %s: rename to %s: %s\n", g.tmp, g.name,
+            strerror(g.rename_errno));
+}
+
+static void fatal_handler(int sig, siginfo_t *si, void *uc) {
+  int saved = errno;
+  (void)uc;
+  ballarus_trace_finish();
+  for (int i = 0; i < 5; i++)
+    if (fatal_signals[i] == sig) sigaction(sig, &g.old[i], NULL);
+  if (si == NULL || si->si_code <= 0) raise(sig);
+  errno = saved;
+}
+
+static int install_handlers(char *err, size_t errlen) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = fatal_handler;
+  sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (int i = 0; i < 5; i++)
+    if (sigaction(fatal_signals[i], &sa, &g.old[i]) != 0) {
+      snprintf(err, errlen, "sigaction(%d): %s", fatal_signals[i],
+               strerror(errno));
+      return -1;
+    } else {
+      g.installed = i + 1;
+    }
+  return 0;
+}
+
+/* Creates the temporary file beside g.name in g.dirfd and writes the file
+   header.  */
+static int open_file(char *err, size_t errlen) {
+  g.fd = ballarus_sf_create_unique(g.dirfd, g.name, 1, 0600, 0, g.tmp,
+                                   sizeof g.tmp, err, errlen);
+  if (g.fd < 0) return -1;
+  fcntl(g.fd, F_SETFL, fcntl(g.fd, F_GETFL) | O_APPEND);
+  g.header.pid = (uint32_t)getpid();
+  if (ballarus_sf_write_all(g.fd, &g.header, sizeof g.header) != 0) {
+    snprintf(err, errlen, "%s: %s", g.tmp, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+static void atfork_child(void) {
+  char err[256];
+  if (g.mode == 0 || g.finished) return;
+  close(g.fd);
+  for (trace_thread *t = g.threads; t; t = t->next) {
+    if (t != self) {
+      t->dead = 1;
+      continue;
+    }
+    if (g.mode == BALLARUS_TRACE_MODE_FULL) {
+      __ballarus_trace_pos = t->chunk + 1;
+      t->seq = 0;
+      t->total = 0;
+    }
+  }
+  snprintf(g.name, sizeof g.name, "%s.%ld", g.base, (long)getpid());
+  g.header.parent_pid = g.header.pid;
+  g.header.generation++;
+  g.write_errno = g.rename_errno = 0;
+  if (open_file(err, sizeof err) != 0) {
+    dprintf(2, "ballarus: trace %s: %s\n", g.name, err);
+    g.mode = 0;
+  }
+}
+
+static int parse_spec(const char *spec, char *err, size_t errlen) {
+  if (strcmp(spec, "full") == 0) {
+    g.mode = BALLARUS_TRACE_MODE_FULL;
+    return 0;
+  }
+  char *end;
+  unsigned long n;
+  errno = 0;
+  if (strncmp(spec, "ring:", 5) == 0 && spec[5] >= '0' && spec[5] <= '9' &&
+      (n = strtoul(spec + 5, &end, 10), errno == 0 && *end == 0) && n >= 1 &&
+      n <= RING_MAX) {
+    g.mode = BALLARUS_TRACE_MODE_RING;
+    g.ring_n = (uint32_t)n;
+    return 0;
+  }
+  snprintf(err, errlen,
+           "trace \"%s\": expected full or ring:N with N from 1 to %u", spec,
+           RING_MAX);
+  return -1;
+}
+
+/* Undoes what ballarus_trace_start did before it failed; returns -1.  */
+static int start_failed(void) {
+  for (int i = 0; i < g.installed; i++)
+    sigaction(fatal_signals[i], &g.old[i], NULL);
+  g.installed = 0;
+  if (g.fd >= 0) {
+    unlinkat(g.dirfd, g.tmp, 0);
+    close(g.fd);
+  }
+  close(g.dirfd);
+  g.fd = g.dirfd = -1;
+  g.ring_n = 0;
+  return -1;
+}
+
+int ballarus_trace_start(const char *path, const char *spec, char *err,
+                         size_t errlen) {
+  const char *name;
+  if (g.mode != 0) {
+    snprintf(err, errlen, "trace already started");
+    return -1;
+  }
+  if (parse_spec(spec, err, errlen) != 0) return -1;
+  int mode = g.mode;
+  g.mode = 0;
+  g.dirfd = ballarus_sf_open_parent(path, 0, 0, &name, err, errlen);
+  if (g.dirfd < 0) return -1;
+  if (strlen(name) >= sizeof g.base) {
+    snprintf(err, errlen, "%s: name too long", path);
+    return start_failed();
+  }
+  strcpy(g.base, name);
+  strcpy(g.name, name);
+  memcpy(g.header.magic, BALLARUS_TRACE_MAGIC, 8);
+  g.header.version = BALLARUS_TRACE_VERSION;
+  g.header.header_size = sizeof g.header;
+  g.header.mode = (uint32_t)mode;
+  g.header.ring_n = g.ring_n;
+  if (open_file(err, errlen) != 0) return start_failed();
+  if (pthread_key_create(&g.key, thread_exit) != 0) {
+    snprintf(err, errlen, "pthread_key_create failed");
+    return start_failed();
+  }
+  if (install_handlers(err, errlen) != 0) {
+    pthread_key_delete(g.key);
+    return start_failed();
+  }
+  pthread_atfork(NULL, NULL, atfork_child);
+  atexit(trace_atexit);
+  __atomic_store_n(&g.mode, mode, __ATOMIC_RELEASE);
+  return 0;
+}

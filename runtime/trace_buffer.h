@@ -1,0 +1,77 @@
+/* trace_buffer.h — the per-thread witness buffer of the trace runtime.
+
+   Instrumented code calls ballarus_trace_witness(id) on every witnessed
+   edge.  The hot path is one thread-local load, one store, one pointer
+   increment and one test: each thread writes into a chunk of
+   BALLARUS_TRACE_CHUNK_WORDS words aligned to its own size, and the
+   position reaching the chunk's end (an aligned address) sends the call to
+   the slow path, which
+     - registers the thread (its first witness: the position starts NULL),
+     - full trace: encodes the chunk and appends it to the trace file as one
+       CHUNK record (trace_format.h), one write(2) with O_APPEND, so threads
+       need no lock;
+     - ring (trace=ring:N): copies the chunk into the thread's ring of N
+       witnesses, overwriting the oldest.
+   Word 0 of a chunk is never written (the position starts at word 1), so
+   the aligned address only ever means "full" or "not registered".
+
+   What is written when:
+     - full: a chunk when it fills; a thread's partial chunk and an END
+       record at its exit; every live thread's partial chunk at process
+       exit (threads still running then are traced up to what they had
+       stored), also from the fatal-signal handler (below).
+     - ring: every registered thread's ring (its last N witnesses, the
+       partial chunk included) at process exit, or from the fatal-signal
+       handler: SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT.  Threads that
+       exited keep their ring until then.  See trace_buffer.c for the
+       handler's chaining rules.  */
+
+#ifndef BALLARUS_RUNTIME_TRACE_BUFFER_H
+#define BALLARUS_RUNTIME_TRACE_BUFFER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BALLARUS_TRACE_CHUNK_WORDS 4096u /* 16 KiB, a power of two */
+
+/* This thread's next free word in its chunk (NULL until it registers).
+   initial-exec: a %fs-relative load even in position-independent code,
+   where the default model would call __tls_get_addr at every witness (a
+   shared library using it takes static TLS, which dlopen can still
+   satisfy for one pointer).  */
+extern __thread uint32_t *__ballarus_trace_pos
+    __attribute__((tls_model("initial-exec")));
+
+void __ballarus_trace_slow(uint32_t id);
+
+static inline void ballarus_trace_witness(uint32_t id) {
+  uint32_t *p = __ballarus_trace_pos;
+  if (__builtin_expect(
+          ((uintptr_t)p & (BALLARUS_TRACE_CHUNK_WORDS * 4u - 1u)) == 0, 0)) {
+    __ballarus_trace_slow(id);
+    return;
+  }
+  *p = id;
+  __ballarus_trace_pos = p + 1;
+}
+
+/* Starts tracing into `path` with `spec` "full" or "ring:N" (N from 1 to
+   2^28).  Call once per process, before any witness (a witness written
+   before is dropped).  Installs the fatal-signal handlers.
+   Returns 0, or -1 with a one-line message in err[errlen].  */
+int ballarus_trace_start(const char *path, const char *spec, char *err,
+                         size_t errlen);
+
+/* Writes what is pending (as at process exit) and renames the file over
+   its path; witnesses after it are dropped.  Also run by atexit.  */
+void ballarus_trace_finish(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BALLARUS_RUNTIME_TRACE_BUFFER_H */

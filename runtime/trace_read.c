@@ -1,0 +1,104 @@
+/* trace_read.c — the trace file reader (trace_read.h).  */
+
+#include "runtime/trace_read.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Decodes count varint deltas of p[bytes] into out; -1 when they do not
+   fill the payload exactly.  */
+static int decode(const uint8_t *p, uint32_t bytes, uint32_t count,
+                  uint32_t *out) {
+  uint32_t at = 0, prev = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    uint32_t z = 0;
+    for (unsigned shift = 0;; shift += 7) {
+      if (at >= bytes || shift > 28) return -1;
+      uint8_t b = p[at++];
+      z |= (uint32_t)(b & 0x7f) << shift;
+      if (!(b & 0x80)) break;
+    }
+    prev += (z >> 1) ^ (0u - (z & 1));
+    out[i] = prev;
+  }
+  return at == bytes ? 0 : -1;
+}
+
+static uint32_t fnv(const uint8_t *p, uint32_t n) {
+  uint32_t h = 2166136261u;
+  for (uint32_t i = 0; i < n; i++) h = (h ^ p[i]) * 16777619u;
+  return h;
+}
+
+/* The next CHUNK seq expected of each thread serial (grown on demand).  */
+typedef struct seqs {
+  uint32_t *next;
+  size_t n;
+} seqs;
+
+static int check_seq(seqs *s, const ballarus_trace_record_header *h) {
+  if (h->kind == BALLARUS_TRACE_RING) return 0;
+  if (h->thread >= s->n) {
+    size_t n = h->thread + 16;
+    uint32_t *m = realloc(s->next, n * sizeof *m);
+    if (m == NULL) return -1;
+    memset(m + s->n, 0, (n - s->n) * sizeof *m);
+    s->next = m;
+    s->n = n;
+  }
+  if (h->seq != s->next[h->thread]) return -1;
+  s->next[h->thread]++;
+  return 0;
+}
+
+static int check_header(const ballarus_trace_record_header *h) {
+  return h->magic == BALLARUS_TRACE_RECORD_MAGIC &&
+         h->kind >= BALLARUS_TRACE_CHUNK && h->kind <= BALLARUS_TRACE_RING &&
+         h->thread != 0 &&
+         (uint64_t)h->count * BALLARUS_TRACE_VARINT_MAX >= h->bytes &&
+         h->count <= h->bytes && h->total >= h->count;
+}
+
+int ballarus_trace_read(const void *data, size_t size,
+                        ballarus_trace_file_header *fh,
+                        ballarus_trace_record_fn fn, void *ctx, char *err,
+                        size_t errlen) {
+  const uint8_t *d = data;
+  size_t at = sizeof *fh;
+  seqs s = {NULL, 0};
+  int rc = 0;
+  if (size < sizeof *fh || memcpy(fh, d, sizeof *fh) == NULL ||
+      memcmp(fh->magic, BALLARUS_TRACE_MAGIC, 8) != 0 ||
+      fh->version != BALLARUS_TRACE_VERSION ||
+      fh->header_size != sizeof *fh) {
+    snprintf(err, errlen, "not a ballarus trace file of version %u",
+             BALLARUS_TRACE_VERSION);
+    return -1;
+  }
+  while (rc == 0 && at < size) {
+    ballarus_trace_record_header h;
+    uint32_t sum, *w = NULL;
+    if (size - at < sizeof h) goto bad;
+    memcpy(&h, d + at, sizeof h);
+    if (!check_header(&h) || size - at - sizeof h < (size_t)h.bytes + 4)
+      goto bad;
+    memcpy(&sum, d + at + sizeof h + h.bytes, 4);
+    if (sum != fnv(d + at + sizeof h, h.bytes) || check_seq(&s, &h) != 0)
+      goto bad;
+    w = malloc((size_t)h.count * 4 + 4);
+    if (w == NULL || decode(d + at + sizeof h, h.bytes, h.count, w) != 0) {
+      free(w);
+      goto bad;
+    }
+    rc = fn(ctx, &h, w);
+    free(w);
+    at += sizeof h + h.bytes + 4;
+  }
+  free(s.next);
+  return rc;
+bad:
+  free(s.next);
+  snprintf(err, errlen, "bad trace record at byte %zu", at);
+  return -1;
+}

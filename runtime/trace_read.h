@@ -1,0 +1,36 @@
+/* trace_read.h — reading a trace file (trace_format.h): checks its header
+   and every record (magic, kind, sizes, checksum, each thread's CHUNK
+   records numbered 0, 1, 2, ... without a gap) and hands each record's
+   decoded witnesses to a callback.  Plain C, libc only.  */
+
+#ifndef BALLARUS_RUNTIME_TRACE_READ_H
+#define BALLARUS_RUNTIME_TRACE_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runtime/trace_format.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Called for every record with its header and its count witnesses; a
+   non-zero return stops the reading (and is returned).  */
+typedef int (*ballarus_trace_record_fn)(void *ctx,
+                                        const ballarus_trace_record_header *h,
+                                        const uint32_t *witnesses);
+
+/* Reads data[size]: *header gets the file header.  Returns 0, the
+   callback's non-zero value, or -1 with a one-line message in err[errlen]
+   naming the byte offset of the fault.  */
+int ballarus_trace_read(const void *data, size_t size,
+                        ballarus_trace_file_header *header,
+                        ballarus_trace_record_fn fn, void *ctx, char *err,
+                        size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BALLARUS_RUNTIME_TRACE_READ_H */

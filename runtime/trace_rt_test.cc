@@ -1,0 +1,353 @@
+// trace_rt_test.cc — end-to-end tests of the trace runtime: trace_prog
+// writes known witness sequences (testdata/trace_seq.h) through
+// ballarus_trace_witness in fresh directories, and the trace files are read
+// back with trace_read.c and compared witness for witness.
+#include <dirent.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "runtime/testdata/trace_seq.h"
+#include "runtime/trace_read.h"
+
+namespace {
+
+std::string Runfile(const std::string& name) {
+  const char* srcdir = getenv("TEST_SRCDIR");
+  const char* ws = getenv("TEST_WORKSPACE");
+  return std::string(srcdir ? srcdir : ".") + "/" + (ws ? ws : "ballarus") +
+         "/runtime/" + name;
+}
+
+std::string FreshDir(const std::string& name) {
+  const char* tmp = getenv("TEST_TMPDIR");
+  std::string dir = std::string(tmp ? tmp : "/tmp") + "/trace_" + name;
+  std::string cmd = "rm -rf '" + dir + "' && mkdir -p '" + dir + "'";
+  EXPECT_EQ(system(cmd.c_str()), 0);
+  return dir;
+}
+
+std::string ReadBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs trace_prog DIR/trace SPEC CMD N [T] in DIR (its files limited to
+// fsize bytes if fsize >= 0); returns the wait status, its standard output
+// in *out, its standard error in DIR/stderr.
+int RunProg(const std::string& dir, const std::string& spec,
+            const std::vector<std::string>& args, std::string* out = nullptr,
+            long fsize = -1) {
+  std::string prog = Runfile("trace_prog");
+  std::vector<std::string> all = {prog, dir + "/trace", spec};
+  all.insert(all.end(), args.begin(), args.end());
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    std::string o = dir + "/stdout";
+    std::string e = dir + "/stderr";
+    if (!freopen(o.c_str(), "w", stdout) || !freopen(e.c_str(), "w", stderr))
+      _exit(126);
+    if (fsize >= 0) {
+      struct rlimit r = {static_cast<rlim_t>(fsize),
+                         static_cast<rlim_t>(fsize)};
+      signal(SIGXFSZ, SIG_IGN);
+      if (setrlimit(RLIMIT_FSIZE, &r) != 0) _exit(126);
+    }
+    if (chdir(dir.c_str()) != 0) _exit(126);
+    execv(prog.c_str(), argv.data());
+    _exit(127);
+  }
+  int st = -1;
+  waitpid(pid, &st, 0);
+  if (out) *out = ReadBytes(dir + "/stdout");
+  return st;
+}
+
+// A trace file read back: the file header and, per thread serial, its
+// records' headers and witnesses in file order.
+struct Trace {
+  ballarus_trace_file_header header{};
+  std::map<uint32_t, std::vector<ballarus_trace_record_header>> records;
+  std::map<uint32_t, std::vector<uint32_t>> witnesses;
+  std::string error;
+};
+
+int Collect(void* ctx, const ballarus_trace_record_header* h,
+            const uint32_t* w) {
+  Trace* t = static_cast<Trace*>(ctx);
+  t->records[h->thread].push_back(*h);
+  t->witnesses[h->thread].insert(t->witnesses[h->thread].end(), w,
+                                 w + h->count);
+  return 0;
+}
+
+Trace ReadTrace(const std::string& path) {
+  Trace t;
+  std::string data = ReadBytes(path);
+  char err[256] = "";
+  if (ballarus_trace_read(data.data(), data.size(), &t.header, Collect, &t,
+                          err, sizeof err) != 0)
+    t.error = err;
+  return t;
+}
+
+// trace_seq(k, i) for i in [from, to).
+std::vector<uint32_t> Seq(uint32_t k, uint32_t from, uint32_t to) {
+  std::vector<uint32_t> v;
+  for (uint32_t i = from; i < to; i++) v.push_back(trace_seq(k, i));
+  return v;
+}
+
+std::vector<std::string> Files(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = opendir(dir.c_str());
+  while (struct dirent* e = d ? readdir(d) : nullptr)
+    if (e->d_name[0] != '.' && strcmp(e->d_name, "stdout") != 0 &&
+        strcmp(e->d_name, "stderr") != 0)
+      names.push_back(e->d_name);
+  if (d) closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(TraceRt, FullTraceReadsBackEqual) {
+  // 10000 witnesses cross the 4095-witness chunk twice.
+  std::string dir = FreshDir("full");
+  ASSERT_EQ(RunProg(dir, "full", {"seq", "10000"}), 0);
+  EXPECT_EQ(Files(dir), std::vector<std::string>{"trace"});
+  Trace t = ReadTrace(dir + "/trace");
+  ASSERT_EQ(t.error, "");
+  EXPECT_EQ(t.header.mode, BALLARUS_TRACE_MODE_FULL);
+  EXPECT_EQ(t.header.generation, 0u);
+  ASSERT_EQ(t.witnesses.size(), 1u);
+  EXPECT_EQ(t.witnesses[1], Seq(0, 0, 10000));
+  EXPECT_EQ(t.records[1].size(), 3u);
+  EXPECT_EQ(t.records[1].back().total, 10000u);
+  struct stat st;
+  ASSERT_EQ(stat((dir + "/trace").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+}
+
+TEST(TraceRt, WriteErrorIsReported) {
+  // Files limited to 10000 bytes: the first chunk (~8.8 KB) fits, the
+  // second does not.
+  std::string dir = FreshDir("efbig");
+  ASSERT_EQ(RunProg(dir, "full", {"seq", "10000"}, nullptr, 10000), 0);
+  EXPECT_EQ(ReadBytes(dir + "/stderr"),
+            "ballarus: trace trace: write: " + std::string(strerror(EFBIG)) +
+                " (trace incomplete)\n");
+  Trace t = ReadTrace(dir + "/trace");
+  EXPECT_EQ(t.witnesses[1], Seq(0, 0, 4095));
+}
+
+TEST(TraceRt, StartRejectsBadSpecs) {
+  for (const char* spec : {"ring:0", "ring:", "ring:268435457", "ring:5x",
+                           "fulll"}) {
+    std::string dir = FreshDir("badspec");
+    EXPECT_EQ(RunProg(dir, spec, {"seq", "5"}), 3 << 8) << spec;
+    EXPECT_EQ(ReadBytes(dir + "/stderr"),
+              std::string("trace_prog: trace \"") + spec +
+                  "\": expected full or ring:N with N from 1 to 268435456\n");
+    EXPECT_EQ(Files(dir), std::vector<std::string>{}) << spec;
+  }
+}
+
+TEST(TraceRt, RingKeepsExactlyTheLastN) {
+  struct Case {
+    const char* spec;
+    uint32_t ring, n;
+  } cases[] = {{"ring:100", 100, 10000},  {"ring:5000", 5000, 4100},
+               {"ring:5000", 5000, 10000}, {"ring:1", 1, 3},
+               {"ring:9000", 9000, 50}};
+  for (const Case& c : cases) {
+    std::string dir = FreshDir("ring");
+    ASSERT_EQ(RunProg(dir, c.spec, {"seq", std::to_string(c.n)}), 0);
+    Trace t = ReadTrace(dir + "/trace");
+    ASSERT_EQ(t.error, "") << c.spec << " " << c.n;
+    EXPECT_EQ(t.header.ring_n, c.ring);
+    ASSERT_EQ(t.records[1].size(), 1u);
+    EXPECT_EQ(t.records[1][0].kind, BALLARUS_TRACE_RING);
+    EXPECT_EQ(t.records[1][0].total, c.n);
+    uint32_t from = c.n > c.ring ? c.n - c.ring : 0;
+    EXPECT_EQ(t.witnesses[1], Seq(0, from, c.n)) << c.spec << " " << c.n;
+  }
+}
+
+TEST(TraceRt, SegvWritesTheRingAndKeepsTheStatus) {
+  std::string plain = FreshDir("segv_plain");
+  int without = RunProg(plain, "none", {"segv", "5000"});
+  ASSERT_TRUE(WIFSIGNALED(without));
+  EXPECT_EQ(WTERMSIG(without), SIGSEGV);
+  std::string dir = FreshDir("segv");
+  EXPECT_EQ(RunProg(dir, "ring:100", {"segv", "5000"}), without);
+  EXPECT_EQ(Files(dir), std::vector<std::string>{"trace"});
+  Trace t = ReadTrace(dir + "/trace");
+  ASSERT_EQ(t.error, "");
+  EXPECT_EQ(t.witnesses[1], Seq(0, 4900, 5000));
+}
+
+TEST(TraceRt, SegvInFullModeWritesThePartialChunk) {
+  std::string dir = FreshDir("segv_full");
+  int st = RunProg(dir, "full", {"segv", "5000"});
+  ASSERT_TRUE(WIFSIGNALED(st));
+  EXPECT_EQ(WTERMSIG(st), SIGSEGV);
+  Trace t = ReadTrace(dir + "/trace");
+  ASSERT_EQ(t.error, "");
+  EXPECT_EQ(t.witnesses[1], Seq(0, 0, 5000));
+}
+
+TEST(TraceRt, SegvWritesEveryThreadsRing) {
+  // Threads 1..3 wrote stream k and wait; the main thread writes stream 0
+  // and crashes: the file holds the last 700 of each of the four streams.
+  std::string plain = FreshDir("segvthreads_plain");
+  int without = RunProg(plain, "none", {"segvthreads", "3000", "3"});
+  ASSERT_TRUE(WIFSIGNALED(without));
+  std::string dir = FreshDir("segvthreads");
+  EXPECT_EQ(RunProg(dir, "ring:700", {"segvthreads", "3000", "3"}), without);
+  Trace t = ReadTrace(dir + "/trace");
+  ASSERT_EQ(t.error, "");
+  std::map<uint32_t, int> seen;
+  for (const auto& [serial, w] : t.witnesses) {
+    ASSERT_EQ(w.size(), 700u) << serial;
+    uint32_t k = (w[0] - 2300 % 13) >> 16;
+    EXPECT_EQ(w, Seq(k, 2300, 3000)) << serial;
+    seen[k]++;
+  }
+  EXPECT_EQ(seen, (std::map<uint32_t, int>{{0, 1}, {1, 1}, {2, 1}, {3, 1}}));
+}
+
+TEST(TraceRt, EveryFatalSignalWritesTheRingAndKeepsTheStatus) {
+  struct Case {
+    const char* cmd;
+    int sig;
+  } cases[] = {{"abort", SIGABRT}, {"fpe", SIGFPE}, {"ill", SIGILL},
+               {"bus", SIGBUS},     {"raise", SIGSEGV}};
+  for (const Case& c : cases) {
+    std::string plain = FreshDir(std::string(c.cmd) + "_plain");
+    int without = RunProg(plain, "none", {c.cmd, "50"});
+    ASSERT_TRUE(WIFSIGNALED(without)) << c.cmd;
+    EXPECT_EQ(WTERMSIG(without), c.sig) << c.cmd;
+    std::string dir = FreshDir(c.cmd);
+    EXPECT_EQ(RunProg(dir, "ring:100", {c.cmd, "50"}), without) << c.cmd;
+    Trace t = ReadTrace(dir + "/trace");
+    ASSERT_EQ(t.error, "") << c.cmd;
+    EXPECT_EQ(t.witnesses[1], Seq(0, 0, 50)) << c.cmd;
+  }
+}
+
+TEST(TraceRt, ProgramHandlerStillRuns) {
+  // Installed before the runtime starts: chained after the ring is written.
+  std::string dir = FreshDir("handler");
+  std::string out;
+  int st = RunProg(dir, "ring:30", {"handler", "5000"}, &out);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 42);
+  EXPECT_EQ(out, "handled\n");
+  Trace t = ReadTrace(dir + "/trace");
+  ASSERT_EQ(t.error, "");
+  EXPECT_EQ(t.witnesses[1], Seq(0, 4970, 5000));
+  // The same with a SIGSEGV sent by raise, which the runtime raises again.
+  dir = FreshDir("handler_raise");
+  st = RunProg(dir, "ring:30", {"handler_raise", "5000"}, &out);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 42);
+  EXPECT_EQ(out, "handled\n");
+  t = ReadTrace(dir + "/trace");
+  ASSERT_EQ(t.error, "");
+  EXPECT_EQ(t.witnesses[1], Seq(0, 4970, 5000));
+  // Installed after: it replaces the runtime's and still gets the signal.
+  dir = FreshDir("late");
+  st = RunProg(dir, "ring:30", {"late", "50"}, &out);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 42);
+  EXPECT_EQ(out, "handled\n");
+}
+
+// Each thread's stream is exactly trace_seq(k) of the stream k its first
+// witness names; every stream appears once.
+void CheckThreads(const Trace& t, uint32_t threads, uint32_t n,
+                  uint32_t ring) {
+  ASSERT_EQ(t.error, "");
+  std::map<uint32_t, int> seen;
+  for (const auto& [serial, w] : t.witnesses) {
+    ASSERT_FALSE(w.empty());
+    uint32_t from = ring && n > ring ? n - ring : 0;
+    uint32_t k = (w[0] - from % 13) >> 16;
+    EXPECT_EQ(w, Seq(k, from, n)) << "thread " << serial;
+    seen[k]++;
+  }
+  EXPECT_EQ(seen.size(), threads);
+  for (uint32_t k = 1; k <= threads; k++) EXPECT_EQ(seen[k], 1) << k;
+}
+
+TEST(TraceRt, ThreadsFullEachStreamExact) {
+  std::string dir = FreshDir("threads_full");
+  ASSERT_EQ(RunProg(dir, "full", {"threads", "20000", "4"}), 0);
+  Trace t = ReadTrace(dir + "/trace");
+  CheckThreads(t, 4, 20000, 0);
+  for (const auto& [serial, recs] : t.records)
+    EXPECT_EQ(recs.back().kind, BALLARUS_TRACE_END) << serial;
+}
+
+TEST(TraceRt, ThreadsRingEachStreamExact) {
+  std::string dir = FreshDir("threads_ring");
+  ASSERT_EQ(RunProg(dir, "ring:6000", {"threads", "20000", "4"}), 0);
+  CheckThreads(ReadTrace(dir + "/trace"), 4, 20000, 6000);
+}
+
+TEST(TraceRt, ForkChildWritesItsOwnFile) {
+  std::string dir = FreshDir("fork");
+  ASSERT_EQ(RunProg(dir, "full", {"fork", "5000"}), 0);
+  std::vector<std::string> files = Files(dir);
+  ASSERT_EQ(files.size(), 2u);
+  Trace parent = ReadTrace(dir + "/trace");
+  ASSERT_EQ(parent.error, "");
+  std::vector<uint32_t> want = Seq(0, 0, 5000), more = Seq(2, 0, 5000);
+  want.insert(want.end(), more.begin(), more.end());
+  EXPECT_EQ(parent.witnesses[1], want);
+  Trace child = ReadTrace(dir + "/" + files[1]);
+  ASSERT_EQ(child.error, "");
+  EXPECT_EQ(files[1], "trace." + std::to_string(child.header.pid));
+  EXPECT_EQ(child.header.generation, 1u);
+  EXPECT_EQ(child.header.parent_pid, parent.header.pid);
+  EXPECT_EQ(child.witnesses[1], Seq(1, 0, 5000));
+}
+
+TEST(TraceRt, ReaderRejectsDamage) {
+  std::string dir = FreshDir("damage");
+  ASSERT_EQ(RunProg(dir, "full", {"seq", "10000"}), 0);
+  std::string data = ReadBytes(dir + "/trace");
+  ballarus_trace_file_header h;
+  char err[256];
+  Trace sink;
+  for (size_t at : {size_t{0}, size_t{50}, size_t{200}, data.size() - 1}) {
+    std::string bad = data;
+    bad[at] ^= 0x10;
+    EXPECT_EQ(ballarus_trace_read(bad.data(), bad.size(), &h, Collect, &sink,
+                                  err, sizeof err),
+              -1)
+        << at;
+  }
+  EXPECT_EQ(ballarus_trace_read(data.data(), data.size() - 3, &h, Collect,
+                                &sink, err, sizeof err),
+            -1);
+}
+
+}  // namespace
