@@ -511,26 +511,6 @@ static uint64_t merge_dense(const ballarus_named_entry *a, uint64_t na,
   return n;
 }
 
-static uint64_t merge_sparse_into(const ballarus_sparse_entry *a, uint64_t na,
-                                  const ballarus_sparse_entry *b, uint64_t nb,
-                                  ballarus_sparse_entry *out) {
-  uint64_t i = 0, j = 0, n = 0;
-  while (i < na || j < nb) {
-    if (j == nb || (i < na && sparse_less(&a[i], &b[j]))) {
-      out[n++] = a[i++];
-    } else if (i == na || sparse_less(&b[j], &a[i])) {
-      out[n++] = b[j++];
-    } else {
-      out[n] = a[i];
-      out[n].count = ballarus_count_add(a[i].count, b[j].count);
-      if (out[n].count != 0) n++;
-      i++;
-      j++;
-    }
-  }
-  return n;
-}
-
 /* A sealed record's data decoded into arrays of its own (it was checked
    when parsed); a copy of the pointers of any other.  */
 static int unsealed(const ballarus_named_record *n, ballarus_named_record *u) {
@@ -597,8 +577,8 @@ static int combine(ballarus_named_record *d, const ballarus_named_record *a,
   d->name[a->name_size] = '\0';
   d->n_dense = merge_dense(a->dense, a->n_dense, b->dense, b->n_dense,
                            d->dense);
-  d->n_sparse = merge_sparse_into(a->sparse, a->n_sparse, b->sparse,
-                                  b->n_sparse, d->sparse);
+  d->n_sparse = ballarus_pio_merge_sparse(a->sparse, a->n_sparse, b->sparse,
+                                          b->n_sparse, d->sparse);
   return 0;
 }
 
