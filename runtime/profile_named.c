@@ -353,7 +353,8 @@ static int parse_named_record(const unsigned char *data, uint64_t size,
   }
   memcpy(n->name, name, name_size);
   n->name[name_size] = '\0';
-  memcpy(n->sparse, sparse, sparse_bytes);
+  if (sparse_bytes > 0) /* an empty scratch array is NULL */
+    memcpy(n->sparse, sparse, sparse_bytes);
   const ballarus_profile_record *r = record_of(p, n->stamp);
   uint64_t field;
   char why[400];
