@@ -411,9 +411,13 @@ bool DecodeProfile(ProfileRecords* out, std::string* error) {
 }
 
 std::vector<std::string> TestNames(const ProfileRecords& all) {
+  return TestNames(all.raw);
+}
+
+std::vector<std::string> TestNames(const ballarus_profile& raw) {
   std::vector<std::string> names;
-  for (uint64_t k = 0; k < all.raw.n_named; ++k) {
-    const ballarus_named_record& n = all.raw.named[k];
+  for (uint64_t k = 0; k < raw.n_named; ++k) {
+    const ballarus_named_record& n = raw.named[k];
     std::string name(n.name, n.name_size);
     if (names.empty() || names.back() != name) names.push_back(name);
   }

@@ -141,8 +141,9 @@ bool ReadProfileFrom(ballarus_profile* raw, ProfileRecords* out,
 // The decoding step of both: out->raw is parsed, out->tus empty.
 bool DecodeProfile(ProfileRecords* out, std::string* error);
 
-// Named runs (runtime/ballarus_format.h): the test names of all.raw's named
-// records, sorted, each once.
+// Named runs (runtime/ballarus_format.h): the test names of a profile's
+// named records, sorted (memcmp), each once.
+std::vector<std::string> TestNames(const ballarus_profile& raw);
 std::vector<std::string> TestNames(const ProfileRecords& all);
 
 // The counts of test `name` alone, decoded and solved like a profile: one

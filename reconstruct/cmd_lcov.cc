@@ -66,7 +66,7 @@ int RunLcov(const ProfileInputs& in, const std::string& out_path,
   LoadReport(in, &loaded);
   const std::vector<std::string> tests =
       in.test.empty() && !o.one_section
-          ? NamedTests(loaded.profile.records.raw)
+          ? TestNames(loaded.profile.records)
           : std::vector<std::string>{};
   if (!tests.empty()) {
     Emit(out_path, TestSections(loaded, tests, o.test_name, filter_options));

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/profile_reader.h"
+
 namespace ballarus {
 namespace {
 
@@ -112,14 +114,6 @@ std::vector<ballarus_sparse_entry> SparseRemainder(
 
 }  // namespace
 
-std::vector<std::string> NamedTests(const ballarus_profile& whole) {
-  std::vector<std::string> names;
-  for (uint64_t k = 0; k < whole.n_named; ++k)
-    if (names.empty() || names.back() != NameOf(whole.named[k]))
-      names.push_back(NameOf(whole.named[k]));
-  return names;
-}
-
 bool TestProfile(const ballarus_profile& whole, const std::string& name,
                  ballarus_profile* out) {
   std::vector<const ballarus_named_record*> mine;
@@ -177,7 +171,7 @@ void UnnamedProfile(const ballarus_profile& whole, ballarus_profile* out) {
 }
 
 std::string NoSuchTest(const ballarus_profile& whole, const std::string& name) {
-  const std::vector<std::string> names = NamedTests(whole);
+  const std::vector<std::string> names = TestNames(whole);
   std::string e = "no test '" + name + "' in the profile";
   if (names.empty()) return e + " (it has no named runs: see BALLARUS_TEST)";
   e += " (tests: ";

@@ -31,9 +31,6 @@
 
 namespace ballarus {
 
-// The test names of `whole`'s named records, sorted (memcmp), each once.
-std::vector<std::string> NamedTests(const ballarus_profile& whole);
-
 // Test `name`'s profile (see above) into *out (fresh; free it with
 // ballarus_profile_free).  False, leaving *out empty, when `whole` has no
 // named record of `name`.  Throws std::bad_alloc when out of memory.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/profile_reader.h"
 #include "gtest/gtest.h"
 
 namespace ballarus {
@@ -85,7 +86,7 @@ class NamedRuns : public ::testing::Test {
 };
 
 TEST_F(NamedRuns, NamesSortedOnce) {
-  EXPECT_EQ(NamedTests(whole_), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(TestNames(whole_), (std::vector<std::string>{"a", "b"}));
 }
 
 TEST_F(NamedRuns, TestProfileHoldsEveryRecordWithTheTestsCounts) {

@@ -53,7 +53,7 @@ void LoadTestReport(const LoadedReport& whole, const std::string& test,
 TestProvenance ComputeProvenance(const LoadedReport& whole) {
   TestProvenance out;
   if (!whole.profile.test.empty()) return out;
-  out.tests = NamedTests(whole.profile.records.raw);
+  out.tests = TestNames(whole.profile.records);
   if (out.tests.empty()) return out;
   out.lines.resize(whole.report.files.size());
   out.functions.resize(whole.report.functions.size());

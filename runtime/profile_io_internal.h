@@ -57,6 +57,13 @@ static inline int sparse_less(const ballarus_sparse_entry *a,
          (a->function == b->function && a->key < b->key);
 }
 
+/* Merges two sorted sparse arrays into `out` (room for na + nb): counts of
+   equal keys added modulo 2^64, entries that sum to 0 dropped; returns the
+   count.  Records and named records merge their path entries with it.  */
+uint64_t ballarus_pio_merge_sparse(const ballarus_sparse_entry *a, uint64_t na,
+                                   const ballarus_sparse_entry *b, uint64_t nb,
+                                   ballarus_sparse_entry *out);
+
 /* A record's check (ballarus_format.h): its header's first 48 bytes, the
    metadata header, the counters, the sparse entries.  */
 static inline uint64_t record_check(const unsigned char *rec_header,

@@ -71,32 +71,36 @@ int ballarus_profile_conflicts(const ballarus_profile *dst,
   return first_conflict(dst, src, NULL) >= 0;
 }
 
-/* Merges two sorted sparse arrays into a new one (counts of equal keys
-   added modulo 2^64, entries that sum to 0 dropped); returns NULL when out
-   of memory.  */
+uint64_t ballarus_pio_merge_sparse(const ballarus_sparse_entry *a, uint64_t na,
+                                   const ballarus_sparse_entry *b, uint64_t nb,
+                                   ballarus_sparse_entry *out) {
+  uint64_t i = 0, j = 0, n = 0;
+  while (i < na || j < nb) {
+    if (j == nb || (i < na && sparse_less(&a[i], &b[j]))) {
+      out[n++] = a[i++];
+    } else if (i == na || sparse_less(&b[j], &a[i])) {
+      out[n++] = b[j++];
+    } else {
+      /* A +1 written earlier and its "-1" undo cancel: drop the entry,
+         as the runtime never writes zero counts either.  */
+      out[n] = a[i];
+      out[n].count = ballarus_count_add(a[i].count, b[j].count);
+      if (out[n].count != 0) n++;
+      i++;
+      j++;
+    }
+  }
+  return n;
+}
+
+/* ballarus_pio_merge_sparse into a new array; NULL when out of memory.  */
 static ballarus_sparse_entry *merge_sparse(const ballarus_sparse_entry *a,
                                            uint64_t na,
                                            const ballarus_sparse_entry *b,
                                            uint64_t nb, uint64_t *n_out) {
   ballarus_sparse_entry *m = xmalloc((na + nb) * sizeof *m);
   if (m == NULL) return NULL;
-  uint64_t i = 0, j = 0, n = 0;
-  while (i < na || j < nb) {
-    if (j == nb || (i < na && sparse_less(&a[i], &b[j]))) {
-      m[n++] = a[i++];
-    } else if (i == na || sparse_less(&b[j], &a[i])) {
-      m[n++] = b[j++];
-    } else {
-      /* A +1 written earlier and its "-1" undo cancel: drop the entry,
-         as the runtime never writes zero counts either.  */
-      m[n] = a[i];
-      m[n].count = ballarus_count_add(a[i].count, b[j].count);
-      if (m[n].count != 0) n++;
-      i++;
-      j++;
-    }
-  }
-  *n_out = n;
+  *n_out = ballarus_pio_merge_sparse(a, na, b, nb, m);
   return m;
 }
 

@@ -353,7 +353,8 @@ static int parse_named_record(const unsigned char *data, uint64_t size,
   }
   memcpy(n->name, name, name_size);
   n->name[name_size] = '\0';
-  memcpy(n->sparse, sparse, sparse_bytes);
+  if (sparse_bytes > 0) /* an empty scratch array is NULL */
+    memcpy(n->sparse, sparse, sparse_bytes);
   const ballarus_profile_record *r = record_of(p, n->stamp);
   uint64_t field;
   char why[400];
@@ -511,26 +512,6 @@ static uint64_t merge_dense(const ballarus_named_entry *a, uint64_t na,
   return n;
 }
 
-static uint64_t merge_sparse_into(const ballarus_sparse_entry *a, uint64_t na,
-                                  const ballarus_sparse_entry *b, uint64_t nb,
-                                  ballarus_sparse_entry *out) {
-  uint64_t i = 0, j = 0, n = 0;
-  while (i < na || j < nb) {
-    if (j == nb || (i < na && sparse_less(&a[i], &b[j]))) {
-      out[n++] = a[i++];
-    } else if (i == na || sparse_less(&b[j], &a[i])) {
-      out[n++] = b[j++];
-    } else {
-      out[n] = a[i];
-      out[n].count = ballarus_count_add(a[i].count, b[j].count);
-      if (out[n].count != 0) n++;
-      i++;
-      j++;
-    }
-  }
-  return n;
-}
-
 /* A sealed record's data decoded into arrays of its own (it was checked
    when parsed); a copy of the pointers of any other.  */
 static int unsealed(const ballarus_named_record *n, ballarus_named_record *u) {
@@ -597,8 +578,8 @@ static int combine(ballarus_named_record *d, const ballarus_named_record *a,
   d->name[a->name_size] = '\0';
   d->n_dense = merge_dense(a->dense, a->n_dense, b->dense, b->n_dense,
                            d->dense);
-  d->n_sparse = merge_sparse_into(a->sparse, a->n_sparse, b->sparse,
-                                  b->n_sparse, d->sparse);
+  d->n_sparse = ballarus_pio_merge_sparse(a->sparse, a->n_sparse, b->sparse,
+                                          b->n_sparse, d->sparse);
   return 0;
 }
 
