@@ -1,0 +1,162 @@
+// mode=trace with the real GCC and the built plugin: a small program
+// (a loop, an if/else chain in a callee, a call per iteration) built with
+// -fplugin-arg-ballarus-mode=trace prints what the plain build prints, and
+// its trace file holds the events the program's semantics imply:
+// one kEnter of main at depth 0, one kEnter of classify per iteration at
+// depth 1 from one call site of main, exactly one witness per classify
+// activation (its three returns are three blocking witnesses) telling
+// i % 3 apart, n + 2 witnesses of main (argc > 1 once, the loop's
+// condition n + 1 times), and a final kEnd at depth 0.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "runtime/trace_events.h"
+#include "runtime/trace_read.h"
+#include "tests/harness.h"
+
+namespace {
+
+using harness::Quote;
+using harness::Run;
+
+const char kProgram[] = R"(#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) static int classify(int x) {
+  if (x % 3 == 0) return 0;
+  else if (x % 3 == 1) return 1;
+  return 2;
+}
+int main(int argc, char **argv) {
+  int n = argc > 1 ? atoi(argv[1]) : 5;
+  int sums[3] = {0, 0, 0};
+  for (int i = 0; i < n; i++) sums[classify(i)] += i;
+  printf("%d %d %d\n", sums[0], sums[1], sums[2]);
+  return 0;
+}
+)";
+
+int Collect(void* ctx, const ballarus_trace_record_header* h,
+            const uint32_t* w) {
+  auto* words = static_cast<std::vector<uint32_t>*>(ctx);
+  words->insert(words->end(), w, w + h->count);
+  return 0;
+}
+
+std::vector<uint32_t> ReadTrace(const std::string& path) {
+  const std::string bytes = harness::ReadFileOrDie(path);
+  std::vector<uint32_t> words;
+  ballarus_trace_file_header header;
+  char err[256];
+  EXPECT_EQ(ballarus_trace_read(bytes.data(), bytes.size(), &header, Collect,
+                                &words, err, sizeof err),
+            0)
+      << err;
+  return words;
+}
+
+class TracePluginTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = harness::TempRoot() + "/trace_plugin";
+    harness::MakeFreshDir(dir_);
+    harness::WriteFileOrDie(dir_ + "/prog.c", kProgram);
+  }
+  // Builds prog.c into `exe` with `flags`; the runtime is linked with the
+  // plugin.
+  void Build(const std::string& exe, const std::string& flags) {
+    const std::string rf = harness::Runfiles();
+    const std::string plugin =
+        flags.empty() ? ""
+                      : "-fplugin=" + Quote(rf + "/plugin/ballarus.so") + " " +
+                            flags + " ";
+    const std::string rt =
+        flags.empty() ? "" : Quote(rf + "/runtime/archive/libballarus_rt.a");
+    auto r = harness::Run("gcc " + plugin + "prog.c " + rt + " -lpthread -o " + exe,
+                 dir_);
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  std::string dir_;
+};
+
+// The events of one run with n iterations, checked as the header says.
+void CheckEvents(const std::vector<uint32_t>& w, int n) {
+  std::vector<int> depth_of_enter;
+  std::vector<uint32_t> sites;
+  std::map<int, uint32_t> id_of_class;
+  int main_witnesses = 0, enters = 0;
+  int classify_witnesses = -1;  // in the current classify activation
+  size_t i = 0;
+  bool ended = false;
+  while (i < w.size()) {
+    ASSERT_FALSE(ended) << "words after kEnd";
+    if (w[i] == BALLARUS_TRACE_EVENT_END) {
+      ASSERT_EQ(i + BALLARUS_TRACE_END_WORDS, w.size());
+      EXPECT_EQ(w[i + 1], 0u) << "kEnd's depth";
+      ended = true;
+      i += BALLARUS_TRACE_END_WORDS;
+    } else if (w[i] & BALLARUS_TRACE_EVENT_TAG) {
+      ASSERT_LE(i + BALLARUS_TRACE_ENTER_WORDS, w.size());
+      const uint32_t fn = w[i] & ~BALLARUS_TRACE_EVENT_TAG;
+      const uint32_t depth = w[i + 2];
+      if (enters++ == 0) {
+        EXPECT_EQ(depth, 0u);
+      } else {
+        EXPECT_EQ(depth, 1u);
+        EXPECT_NE(fn, w[0] & ~BALLARUS_TRACE_EVENT_TAG) << "main re-entered";
+        EXPECT_NE(classify_witnesses, 0) << "classify wrote no witness";
+        sites.push_back(w[i + 3]);
+        classify_witnesses = 0;
+      }
+      i += BALLARUS_TRACE_ENTER_WORDS;
+    } else if (classify_witnesses == 0) {
+      const int x = enters - 2;  // classify(x): the iteration
+      auto it = id_of_class.emplace(x % 3, w[i]).first;
+      EXPECT_EQ(it->second, w[i]) << "classify(" << x << ")";
+      classify_witnesses = 1;
+      ++i;
+    } else {
+      ++main_witnesses;
+      classify_witnesses = -1;
+      ++i;
+    }
+  }
+  EXPECT_TRUE(ended);
+  EXPECT_NE(classify_witnesses, 0) << "classify wrote no witness";
+  EXPECT_EQ(enters, n + 1);
+  EXPECT_EQ(main_witnesses, n + 2);
+  for (uint32_t s : sites) EXPECT_EQ(s, sites[0]);
+  if (n >= 3) {
+    EXPECT_EQ(id_of_class.size(), 3u);
+    EXPECT_NE(id_of_class[0], id_of_class[1]);
+    EXPECT_NE(id_of_class[1], id_of_class[2]);
+    EXPECT_NE(id_of_class[0], id_of_class[2]);
+  }
+}
+
+TEST_F(TracePluginTest, OutputUnchangedAndEventsAsDerived) {
+  Build("plain", "");
+  for (const char* opt : {"-O0", "-O2"}) {
+    SCOPED_TRACE(opt);
+    Build("traced", std::string(opt) + " -fplugin-arg-ballarus-mode=trace");
+    for (int n : {0, 1, 5, 12}) {
+      SCOPED_TRACE(n);
+      const std::string arg = " " + std::to_string(n);
+      auto plain = harness::Run("./plain" + arg, dir_);
+      auto untraced = harness::Run("./traced" + arg, dir_);
+      auto traced = harness::Run("./traced" + arg, dir_,
+                        {"BALLARUS_TRACE=full",
+                         "BALLARUS_TRACE_FILE=" + dir_ + "/t.trace"});
+      EXPECT_EQ(plain.status, 0);
+      EXPECT_EQ(untraced.out, plain.out);
+      EXPECT_EQ(traced.out, plain.out);
+      EXPECT_EQ(traced.status, plain.status);
+      EXPECT_EQ(traced.err, "");
+      CheckEvents(ReadTrace(dir_ + "/t.trace"), n);
+    }
+  }
+}
+
+}  // namespace
