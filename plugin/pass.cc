@@ -161,7 +161,7 @@ void AnalyseFunction(ballarus::Function* fn, FileTable* files,
     weights = EdgeWeights(*fn, gcc_edges, tu_identity, &measured);
   if (g_options.trace)
     PlanFunctionTrace(fn, weights, static_cast<uint32_t>(work->model_index),
-                      &work->trace);
+                      g_options.trace_naive, &work->trace);
   PlaceEdgeCounters(fn, gcc_edges, weights, next_counter, &work->counters);
   if (g_options.paths)
     PlanPathProfiling(fn, gcc_edges, weights, measured, work->reentry,

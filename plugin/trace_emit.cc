@@ -44,11 +44,12 @@ void PutList(const std::vector<T>& v, std::vector<uint8_t>* out) {
   for (const T& x : v) PutWord(static_cast<uint32_t>(x), out);
 }
 
-std::vector<uint8_t> EncodePlan(const ballarus::TracePlan& plan) {
+std::vector<uint8_t> EncodePlan(const ballarus::TracePlan& plan, bool naive) {
   std::vector<uint32_t> calls;
   for (size_t b = 0; b < plan.call_block.size(); ++b)
     if (plan.call_block[b]) calls.push_back(static_cast<uint32_t>(b));
   std::vector<uint8_t> out;
+  PutWord(naive ? BALLARUS_TRACE_PLAN_NAIVE : 0u, &out);
   PutList(calls, &out);
   PutList(plan.witness_edges, &out);
   PutList(plan.unwitnessable, &out);
@@ -100,19 +101,36 @@ void EmitWitnesses(const TraceWork& work) {
   }
 }
 
+// mode=trace-naive: each block's index at its start.
+void EmitBlockIndices(const TraceWork& work) {
+  tree w_fn = RuntimeFn("__ballarus_trace_w", 1);
+  std::vector<basic_block> blocks;
+  basic_block bb;
+  FOR_EACH_BB_FN(bb, cfun) {
+    if (static_cast<size_t>(bb->index) < work.call_block.size())
+      blocks.push_back(bb);
+  }
+  for (basic_block b : blocks) {
+    gimple_stmt_iterator gsi = gsi_after_labels(b);
+    gsi_insert_before(&gsi, gimple_build_call(w_fn, 1, U32(b->index)),
+                      GSI_SAME_STMT);
+  }
+}
+
 }  // namespace
 
 void PlanFunctionTrace(ballarus::Function* fn,
                        const std::vector<uint64_t>& weights,
-                       uint32_t fn_index, TraceWork* work) {
+                       uint32_t fn_index, bool naive, TraceWork* work) {
   ballarus::TracePlan plan =
       ballarus::PlanTrace(*fn, weights, CallBlocks(fn->blocks.size()));
   work->enabled = true;
+  work->naive = naive;
   work->fn_index = fn_index;
   work->call_block = plan.call_block;
   for (size_t e : plan.witness_edges)
     work->witness_edges.emplace_back(fn->edges[e].src, fn->edges[e].dst);
-  fn->extensions.push_back({BALLARUS_TRACE_EXTENSION_TAG, EncodePlan(plan)});
+  fn->extensions.push_back({BALLARUS_TRACE_EXTENSION_TAG, EncodePlan(plan, naive)});
   if (dump_file)
     fprintf(dump_file,
             "ballarus: trace %s: %zu witnesses (%zu blocking), %zu "
@@ -124,7 +142,10 @@ void PlanFunctionTrace(ballarus::Function* fn,
 void EmitTrace(const TraceWork& work, uint32_t tu_stamp) {
   if (!work.enabled) return;
   EmitSites(work, RuntimeFn("__ballarus_trace_site", 1));
-  EmitWitnesses(work);
+  if (work.naive)
+    EmitBlockIndices(work);
+  else
+    EmitWitnesses(work);
   tree leave = RuntimeFn("__ballarus_trace_leave", 0);
   edge e;
   edge_iterator ei;

@@ -12,6 +12,9 @@
 // index its position in the TU's metadata; the TU stamp the low 32 bits of
 // TuIdentity.  The plan goes into the metadata as the function's extension
 // BALLARUS_TRACE_EXTENSION_TAG, little-endian 32-bit words:
+//   flags: bit 0 (BALLARUS_TRACE_PLAN_NAIVE) mode=trace-naive: instead of
+//     witnesses, every block but ENTRY and EXIT writes its index at its
+//     start (the lists below are still the plan's);
 //   n, then the n call blocks (ascending);
 //   w, then the w witness edges (edge indices, by witness id);
 //   u, then the u unwitnessable edges (the trace is exact when u = 0).
@@ -28,6 +31,7 @@ namespace ballarus::plugin {
 
 struct TraceWork {
   bool enabled = false;
+  bool naive = false;  // mode=trace-naive
   uint32_t fn_index = 0;
   // By witness id: the edge's (source, destination) block indices.
   std::vector<std::pair<uint32_t, uint32_t>> witness_edges;
@@ -38,7 +42,7 @@ struct TraceWork {
 // adds the plan's extension to *fn.
 void PlanFunctionTrace(ballarus::Function* fn,
                        const std::vector<uint64_t>& weights,
-                       uint32_t fn_index, TraceWork* work);
+                       uint32_t fn_index, bool naive, TraceWork* work);
 
 // Emits cfun's trace calls; the edge insertions are queued for the
 // caller's gsi_commit_edge_inserts.

@@ -4,7 +4,7 @@
 
    A word below BALLARUS_TRACE_EVENT_TAG is a witness: its id, per function
    (the index into the function's trace plan, metadata extension
-   BALLARUS_TRACE_EXTENSION_TAG).  Otherwise the word starts an event:
+   BALLARUS_TRACE_EXTENSION_TAG), or in mode=trace-naive a block index.  Otherwise the word starts an event:
      kEnter: TAG | function index in its TU, TU stamp, depth, site
      kEnd:   BALLARUS_TRACE_EVENT_END, depth, site
    The TU stamp is the low 32 bits of the TU's identity (core/metadata.h
@@ -22,6 +22,9 @@
 /* Function extension (core/model.h Extension::tag) holding a traced
    function's plan: see plugin/trace_emit.h.  */
 #define BALLARUS_TRACE_EXTENSION_TAG 5u
+/* The extension's flags: the function writes block indices
+   (mode=trace-naive), not witness ids.  */
+#define BALLARUS_TRACE_PLAN_NAIVE 1u
 
 #ifdef __cplusplus
 extern "C" {

@@ -159,4 +159,58 @@ TEST_F(TracePluginTest, OutputUnchangedAndEventsAsDerived) {
   }
 }
 
+// Splits a trace-naive stream after each kEnter of classify (depth 1):
+// the words up to the next kEnter or kEnd, i.e. classify's blocks then
+// main's up to the next call.
+std::vector<std::vector<uint32_t>> NaiveSegments(
+    const std::vector<uint32_t>& w) {
+  std::vector<std::vector<uint32_t>> segments;
+  bool in_segment = false;
+  for (size_t i = 0; i < w.size();) {
+    if (w[i] & BALLARUS_TRACE_EVENT_TAG) {
+      const bool end = w[i] == BALLARUS_TRACE_EVENT_END;
+      in_segment = !end && w[i + 2] == 1;
+      if (in_segment) segments.emplace_back();
+      i += end ? BALLARUS_TRACE_END_WORDS : BALLARUS_TRACE_ENTER_WORDS;
+    } else {
+      if (in_segment) segments.back().push_back(w[i]);
+      ++i;
+    }
+  }
+  return segments;
+}
+
+// mode=trace-naive: output unchanged; every iteration but the last writes
+// the same blocks for the same i % 3 and other blocks for another; and the
+// optimal trace writes fewer words.
+TEST_F(TracePluginTest, NaiveTraceBlocksFollowTheInput) {
+  Build("plain", "");
+  const int n = 12;
+  const std::vector<std::string> env = {
+      "BALLARUS_TRACE=full", "BALLARUS_TRACE_FILE=" + dir_ + "/t.trace"};
+  for (const char* opt : {"-O0", "-O2"}) {
+    SCOPED_TRACE(opt);
+    Build("naive",
+          std::string(opt) + " -fplugin-arg-ballarus-mode=trace-naive");
+    Build("traced", std::string(opt) + " -fplugin-arg-ballarus-mode=trace");
+    const std::string arg = " " + std::to_string(n);
+    auto plain = harness::Run("./plain" + arg, dir_);
+    auto naive = harness::Run("./naive" + arg, dir_, env);
+    EXPECT_EQ(naive.out, plain.out);
+    EXPECT_EQ(naive.status, plain.status);
+    const std::vector<uint32_t> words = ReadTrace(dir_ + "/t.trace");
+    const auto segments = NaiveSegments(words);
+    ASSERT_EQ(segments.size(), static_cast<size_t>(n));
+    for (int i = 0; i + 1 < n; ++i) {
+      EXPECT_FALSE(segments[i].empty());
+      for (int j = 0; j + 1 < n; ++j)
+        EXPECT_EQ(segments[i] == segments[j], i % 3 == j % 3)
+            << "iterations " << i << " and " << j;
+    }
+    auto traced = harness::Run("./traced" + arg, dir_, env);
+    EXPECT_EQ(traced.out, plain.out);
+    EXPECT_LT(ReadTrace(dir_ + "/t.trace").size(), words.size());
+  }
+}
+
 }  // namespace
