@@ -36,13 +36,17 @@ void __ballarus_trace_leave(void) {
 
 void __ballarus_trace_site(uint32_t block) { trace_site = block; }
 
-/* kEnd of the exiting thread, before the buffer's own exit handler (which
-   start registered earlier, so it runs later) flushes it.  */
-static void trace_end_at_exit(void) {
+/* kEnd of the calling thread.  trace_buffer.c calls it when a thread
+   that wrote witnesses ends (its key destructor).  */
+void ballarus_trace_thread_end(void) {
   ballarus_trace_witness(BALLARUS_TRACE_EVENT_END);
   ballarus_trace_witness(trace_depth);
   ballarus_trace_witness(trace_site);
 }
+
+/* kEnd of the thread calling exit, before the buffer's own exit handler
+   (which start registered earlier, so it runs later) flushes it.  */
+static void trace_end_at_exit(void) { ballarus_trace_thread_end(); }
 
 /* Early among constructors, so that the program's own constructors are
    traced too.  */

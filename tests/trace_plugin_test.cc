@@ -38,6 +38,36 @@ int main(int argc, char **argv) {
 }
 )";
 
+const char kThreads[] = R"(#include <pthread.h>
+#include <stdio.h>
+__attribute__((noinline)) static int odd(int x) { return x & 1 ? 1 : 0; }
+static void *work(void *arg) {
+  long n = (long)arg, odds = 0;
+  for (long i = 0; i < n; i++) odds += odd((int)i);
+  return (void *)odds;
+}
+int main(void) {
+  pthread_t t[3];
+  long total = 0;
+  for (long i = 0; i < 3; i++) pthread_create(&t[i], NULL, work, (void *)(10 * (i + 1)));
+  for (int i = 0; i < 3; i++) {
+    void *r;
+    pthread_join(t[i], &r);
+    total += (long)r;
+  }
+  printf("%ld\n", total);
+  return 0;
+}
+)";
+
+// Each thread's words, by thread serial.
+int CollectByThread(void* ctx, const ballarus_trace_record_header* h,
+                    const uint32_t* w) {
+  auto* m = static_cast<std::map<uint32_t, std::vector<uint32_t>>*>(ctx);
+  (*m)[h->thread].insert((*m)[h->thread].end(), w, w + h->count);
+  return 0;
+}
+
 int Collect(void* ctx, const ballarus_trace_record_header* h,
             const uint32_t* w) {
   auto* words = static_cast<std::vector<uint32_t>*>(ctx);
@@ -210,6 +240,38 @@ TEST_F(TracePluginTest, NaiveTraceBlocksFollowTheInput) {
     auto traced = harness::Run("./traced" + arg, dir_, env);
     EXPECT_EQ(traced.out, plain.out);
     EXPECT_LT(ReadTrace(dir_ + "/t.trace").size(), words.size());
+  }
+}
+
+// Threads: every thread's stream starts with a kEnter at depth 0 and ends
+// with kEnd at depth 0 (threads at their end, main at exit).
+TEST_F(TracePluginTest, EveryThreadEndsItsStream) {
+  harness::WriteFileOrDie(dir_ + "/prog.c", kThreads);
+  Build("plain", "");
+  Build("traced", "-O1 -fplugin-arg-ballarus-mode=trace");
+  auto plain = harness::Run("./plain", dir_);
+  auto traced = harness::Run(
+      "./traced", dir_,
+      {"BALLARUS_TRACE=full", "BALLARUS_TRACE_FILE=" + dir_ + "/t.trace"});
+  EXPECT_EQ(traced.out, plain.out);
+  EXPECT_EQ(traced.status, 0);
+  const std::string bytes = harness::ReadFileOrDie(dir_ + "/t.trace");
+  std::map<uint32_t, std::vector<uint32_t>> streams;
+  ballarus_trace_file_header header;
+  char err[256];
+  ASSERT_EQ(ballarus_trace_read(bytes.data(), bytes.size(), &header,
+                                CollectByThread, &streams, err, sizeof err),
+            0)
+      << err;
+  ASSERT_EQ(streams.size(), 4u);
+  for (const auto& [thread, w] : streams) {
+    SCOPED_TRACE(thread);
+    ASSERT_GE(w.size(), BALLARUS_TRACE_ENTER_WORDS + BALLARUS_TRACE_END_WORDS);
+    EXPECT_TRUE(w[0] & BALLARUS_TRACE_EVENT_TAG);
+    EXPECT_EQ(w[2], 0u) << "first kEnter's depth";
+    const size_t end = w.size() - BALLARUS_TRACE_END_WORDS;
+    EXPECT_EQ(w[end], BALLARUS_TRACE_EVENT_END);
+    EXPECT_EQ(w[end + 1], 0u) << "kEnd's depth";
   }
 }
 
