@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "core/model.h"
@@ -117,7 +118,100 @@ void EmitBlockIndices(const TraceWork& work) {
   }
 }
 
+// extern __thread uint32_t *__ballarus_trace_pos, initial-exec
+// (trace_buffer.h).
+tree TracePosDecl() {
+  static tree decl = NULL_TREE;
+  if (decl != NULL_TREE) return decl;
+  tree type = build_pointer_type(unsigned_type_node);
+  decl = build_decl(BUILTINS_LOCATION, VAR_DECL,
+                    get_identifier("__ballarus_trace_pos"), type);
+  DECL_EXTERNAL(decl) = 1;
+  TREE_PUBLIC(decl) = 1;
+  DECL_ARTIFICIAL(decl) = 1;
+  DECL_VISIBILITY(decl) = VISIBILITY_HIDDEN;
+  DECL_VISIBILITY_SPECIFIED(decl) = 1;
+  set_decl_tls_model(decl, TLS_MODEL_INITIAL_EXEC);
+  varpool_node::get_create(decl);
+  return decl;
+}
+
+bool IsWitnessCall(gimple* stmt) {
+  if (!is_gimple_call(stmt)) return false;
+  tree fn = gimple_call_fndecl(stmt);
+  return fn != NULL_TREE &&
+         strcmp(IDENTIFIER_POINTER(DECL_NAME(fn)), "__ballarus_trace_w") == 0;
+}
+
+// Replaces the call `__ballarus_trace_w(id)` by trace_buffer.h's
+// ballarus_trace_witness: p = pos; if ((p & (chunk bytes - 1)) == 0)
+// __ballarus_trace_slow(id) (very unlikely); else *p = id, pos = p + 1.
+void InlineWitness(gcall* call, tree slow_fn) {
+  tree id = gimple_call_arg(call, 0);
+  basic_block bb = gimple_bb(call);
+  basic_block join = split_block(bb, call)->dest;
+  gimple_stmt_iterator gsi = gsi_for_stmt(call);
+  unlink_stmt_vdef(call);
+  gsi_remove(&gsi, true);
+  tree pos = TracePosDecl();
+  tree ptype = TREE_TYPE(pos);
+  tree p = make_temp_ssa_name(ptype, NULL, "BLRS_tp");
+  tree a = make_temp_ssa_name(pointer_sized_int_node, NULL, "BLRS_ta");
+  tree t = make_temp_ssa_name(pointer_sized_int_node, NULL, "BLRS_tt");
+  gsi = gsi_last_bb(bb);
+  gsi_insert_after(&gsi, gimple_build_assign(p, pos), GSI_NEW_STMT);
+  gsi_insert_after(&gsi, gimple_build_assign(a, NOP_EXPR, p), GSI_NEW_STMT);
+  gsi_insert_after(&gsi,
+                   gimple_build_assign(t, BIT_AND_EXPR, a,
+                                       build_int_cst(pointer_sized_int_node,
+                                                     BALLARUS_TRACE_CHUNK_BYTES -
+                                                         1)),
+                   GSI_NEW_STMT);
+  gsi_insert_after(&gsi,
+                   gimple_build_cond(EQ_EXPR, t,
+                                     build_int_cst(pointer_sized_int_node, 0),
+                                     NULL_TREE, NULL_TREE),
+                   GSI_NEW_STMT);
+  basic_block slow = split_edge(single_succ_edge(bb));
+  edge to_slow = single_succ_edge(bb);
+  to_slow->flags &= ~EDGE_FALLTHRU;
+  to_slow->flags |= EDGE_TRUE_VALUE;
+  to_slow->probability = profile_probability::very_unlikely();
+  edge to_fast = make_edge(bb, join, EDGE_FALSE_VALUE);
+  to_fast->probability = to_slow->probability.invert();
+  slow->count = bb->count.apply_probability(to_slow->probability);
+  basic_block fast = split_edge(to_fast);
+  gsi = gsi_start_bb(slow);
+  gsi_insert_after(&gsi, gimple_build_call(slow_fn, 1, id), GSI_NEW_STMT);
+  tree next = make_temp_ssa_name(ptype, NULL, "BLRS_tn");
+  gsi = gsi_start_bb(fast);
+  gsi_insert_after(&gsi,
+                   gimple_build_assign(build_simple_mem_ref(p), id),
+                   GSI_NEW_STMT);
+  gsi_insert_after(&gsi,
+                   gimple_build_assign(next, POINTER_PLUS_EXPR, p,
+                                       size_int(4)),
+                   GSI_NEW_STMT);
+  gsi_insert_after(&gsi, gimple_build_assign(pos, next), GSI_NEW_STMT);
+}
+
 }  // namespace
+
+void InlineTraceWitnesses() {
+  std::vector<gcall*> calls;
+  basic_block bb;
+  FOR_EACH_BB_FN(bb, cfun) {
+    for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi);
+         gsi_next(&gsi))
+      if (IsWitnessCall(gsi_stmt(gsi)))
+        calls.push_back(as_a<gcall*>(gsi_stmt(gsi)));
+  }
+  if (calls.empty()) return;
+  free_dominance_info(CDI_DOMINATORS);
+  free_dominance_info(CDI_POST_DOMINATORS);
+  tree slow_fn = RuntimeFn("__ballarus_trace_slow", 1);
+  for (gcall* call : calls) InlineWitness(call, slow_fn);
+}
 
 void PlanFunctionTrace(ballarus::Function* fn,
                        const std::vector<uint64_t>& weights,

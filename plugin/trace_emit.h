@@ -48,6 +48,11 @@ void PlanFunctionTrace(ballarus::Function* fn,
 // caller's gsi_commit_edge_inserts.
 void EmitTrace(const TraceWork& work, uint32_t tu_stamp);
 
+// After the edge insertions are committed: each __ballarus_trace_w call
+// of cfun becomes the buffer's inline hot path (trace_buffer.h
+// ballarus_trace_witness), the call staying on the very unlikely path.
+void InlineTraceWitnesses();
+
 }  // namespace ballarus::plugin
 
 #endif  // BALLARUS_PLUGIN_TRACE_EMIT_H_

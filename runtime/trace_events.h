@@ -19,6 +19,11 @@
 /* Words of each event, its first word included.  */
 #define BALLARUS_TRACE_ENTER_WORDS 4u
 #define BALLARUS_TRACE_END_WORDS 3u
+/* The inline witness (plugin/trace_emit.cc) is trace_buffer.h's
+   ballarus_trace_witness: a position aligned to the chunk's bytes means
+   "call __ballarus_trace_slow".  trace_hooks.c checks they agree.  */
+#define BALLARUS_TRACE_CHUNK_BYTES 16384u
+
 /* Function extension (core/model.h Extension::tag) holding a traced
    function's plan: see plugin/trace_emit.h.  */
 #define BALLARUS_TRACE_EXTENSION_TAG 5u

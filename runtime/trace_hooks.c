@@ -13,6 +13,9 @@
 #include "trace_buffer.h"
 #include "trace_events.h"
 
+_Static_assert(BALLARUS_TRACE_CHUNK_BYTES == BALLARUS_TRACE_CHUNK_WORDS * 4u,
+               "the plugin's inline witness tests the chunk's alignment");
+
 /* The thread's traced activations live, and the block of the innermost
    one's last call (trace_plan.h: kEnter's site).  */
 static __thread uint32_t trace_depth
