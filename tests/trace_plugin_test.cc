@@ -60,6 +60,36 @@ int main(void) {
 }
 )";
 
+const char kExceptions[] = R"(#include <cstdio>
+#include <stdexcept>
+__attribute__((noinline)) int f(int x) {
+  if (x > 3) throw std::runtime_error("big");
+  return x * 2;
+}
+int main(int argc, char**) {
+  int s = 0;
+  for (int i = 0; i < 6; i++) {
+    try { s += f(i + argc); } catch (const std::exception& e) { s -= 1; }
+  }
+  std::printf("%d\n", s);
+}
+)";
+
+const char kLongjmp[] = R"(#include <setjmp.h>
+#include <stdio.h>
+static jmp_buf jb;
+__attribute__((noinline)) static void g(int x) { if (x & 1) longjmp(jb, x); }
+int main(void) {
+  int s = 0;
+  for (int i = 0; i < 5; i++) {
+    int r = setjmp(jb);
+    if (r == 0) g(i); else s += r;
+  }
+  printf("%d\n", s);
+  return 0;
+}
+)";
+
 // Each thread's words, by thread serial.
 int CollectByThread(void* ctx, const ballarus_trace_record_header* h,
                     const uint32_t* w) {
@@ -96,7 +126,9 @@ class TracePluginTest : public ::testing::Test {
   }
   // Builds prog.c into `exe` with `flags`; the runtime is linked with the
   // plugin.
-  void Build(const std::string& exe, const std::string& flags) {
+  void Build(const std::string& exe, const std::string& flags,
+             const std::string& compiler = "gcc",
+             const std::string& source = "prog.c") {
     const std::string rf = harness::Runfiles();
     const std::string plugin =
         flags.empty() ? ""
@@ -104,7 +136,7 @@ class TracePluginTest : public ::testing::Test {
                             flags + " ";
     const std::string rt =
         flags.empty() ? "" : Quote(rf + "/runtime/archive/libballarus_rt.a");
-    auto r = harness::Run("gcc " + plugin + "prog.c " + rt + " -lpthread -o " + exe,
+    auto r = harness::Run(compiler + " " + plugin + source + " " + rt + " -lpthread -o " + exe,
                  dir_);
     ASSERT_EQ(r.status, 0) << r.err;
   }
@@ -273,6 +305,33 @@ TEST_F(TracePluginTest, EveryThreadEndsItsStream) {
     EXPECT_EQ(w[end], BALLARUS_TRACE_EVENT_END);
     EXPECT_EQ(w[end + 1], 0u) << "kEnd's depth";
   }
+}
+
+// Exceptions and longjmp (kLand is not written yet): the traced builds
+// compile, print as the plain ones and write a readable trace ending with
+// kEnd.
+TEST_F(TracePluginTest, ExceptionsAndLongjmpRunUnchanged) {
+  harness::WriteFileOrDie(dir_ + "/ex.cc", kExceptions);
+  harness::WriteFileOrDie(dir_ + "/sj.c", kLongjmp);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"g++", "ex.cc"}, {"gcc", "sj.c"}};
+  for (const auto& [compiler, source] : cases)
+    for (const char* opt : {"-O0", "-O2"}) {
+      SCOPED_TRACE(source + " " + opt);
+      Build("plain", "", compiler, source);
+      Build("traced", std::string(opt) + " -fplugin-arg-ballarus-mode=trace",
+            compiler, source);
+      auto plain = harness::Run("./plain", dir_);
+      auto traced = harness::Run(
+          "./traced", dir_,
+          {"BALLARUS_TRACE=full", "BALLARUS_TRACE_FILE=" + dir_ + "/t.trace"});
+      EXPECT_EQ(traced.out, plain.out);
+      EXPECT_EQ(traced.status, plain.status);
+      const std::vector<uint32_t> w = ReadTrace(dir_ + "/t.trace");
+      ASSERT_GE(w.size(), BALLARUS_TRACE_END_WORDS);
+      EXPECT_EQ(w[w.size() - BALLARUS_TRACE_END_WORDS],
+                BALLARUS_TRACE_EVENT_END);
+    }
 }
 
 }  // namespace
