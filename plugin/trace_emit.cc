@@ -98,6 +98,15 @@ void EmitWitnesses(const TraceWork& work) {
     edge e = find_edge(BASIC_BLOCK_FOR_FN(cfun, se.first),
                        BASIC_BLOCK_FOR_FN(cfun, se.second));
     gcc_assert(e != NULL);
+    // An abnormal edge, or an EH edge into a shared landing pad, cannot be
+    // split: its witness is not written (regeneration stops there).
+    if ((e->flags & EDGE_ABNORMAL) ||
+        ((e->flags & EDGE_EH) && !single_pred_p(e->dest))) {
+      if (dump_file)
+        fprintf(dump_file, "ballarus: trace: witness %zu on edge %u->%u "
+                "not written (abnormal)\n", id, se.first, se.second);
+      continue;
+    }
     gsi_insert_on_edge(e, gimple_build_call(w_fn, 1, U32(id)));
   }
 }
