@@ -97,8 +97,15 @@ bool ParseMode(const OptionSpec& spec, const char* value) {
   };
   if (value == nullptr) {
     error("ballarus: option %<-fplugin-arg-ballarus-mode%> needs a value "
-          "(edge, naive, path or edge,path)");
+          "(edge, naive, path, edge,path, trace or trace-naive)");
     return false;
+  }
+  g_options.trace_naive = strcmp(value, "trace-naive") == 0;
+  g_options.trace = g_options.trace_naive || strcmp(value, "trace") == 0;
+  if (g_options.trace) {
+    g_options.mode = Mode::kNone;
+    g_options.paths = false;
+    return true;
   }
   for (const auto& m : kModes) {
     if (strcmp(value, m.name) != 0) continue;
@@ -216,7 +223,7 @@ bool PrintTuneHelp(const OptionSpec&, const char*);
 
 // The decisions a user makes.
 const OptionSpec kUserOptions[] = {
-    {"mode", "edge|naive|path|edge,path",
+    {"mode", "edge|naive|path|edge,path|trace|trace-naive",
      "what is counted (default path):\n"
      "  edge: optimal edge profiling, counters only on the chords of a\n"
      "    maximum spanning tree of the CFG (Knuth; Ball & Larus 1994);\n"
@@ -226,7 +233,12 @@ const OptionSpec kUserOptions[] = {
      "    of every function counted; the edge profile is derived from\n"
      "    the paths\n"
      "  edge,path: both in one build (ballarus-reconstruct verify checks\n"
-     "    one against the other); naive,path likewise\n",
+     "    one against the other); naive,path likewise\n"
+     "  trace: no counts; witnesses on the edges Ball & Larus's tracing\n"
+     "    places, written when the program runs with BALLARUS_TRACE=full\n"
+     "    or ring:N (into BALLARUS_TRACE_FILE, default ballarus.trace)\n"
+     "  trace-naive: as trace, but every block writes its index (the\n"
+     "    reference trace the optimal one is checked against)\n",
      ParseMode},
     {"weights", "heuristic|gcc|uniform|profile=FILE",
      "where edge counters go: on the edges these weights call cold\n"

@@ -37,6 +37,10 @@ enum class Update { kDefault, kSingle, kAtomic, kThread };
 struct Options {
   Mode mode = Mode::kNone;  // edge counters: naive, edge, or none (path only)
   bool paths = true;        // Ball-Larus path profiling (default mode=path)
+  bool trace = false;       // mode=trace: witnesses (trace_emit.h), no counts
+  // mode=trace-naive: the block index written at every block's start
+  // instead of the witnesses (the reference trace for checking).
+  bool trace_naive = false;
   uint64_t path_table_max = 4096;
   // path-storage=hash: functions above path_table_max count their paths in
   // the runtime's hash table instead of being cut to fit a dense one.

@@ -51,6 +51,7 @@
 #include "plugin/path_plan.h"
 #include "plugin/reentry.h"
 #include "plugin/path_returns.h"
+#include "plugin/trace_emit.h"
 #include "plugin/tu_emit.h"
 
 namespace ballarus::plugin {
@@ -65,6 +66,7 @@ struct FunctionWork {
   EdgeCounters counters;
   PathWork path;
   std::vector<ReentryCall> reentry;  // calls ending with a re-entry edge
+  TraceWork trace;                    // mode=trace
 };
 
 // Spanning-tree weights for fn's edges (parallel to fn.edges), per
@@ -155,8 +157,11 @@ void AnalyseFunction(ballarus::Function* fn, FileTable* files,
 
   std::vector<uint64_t> weights;
   bool measured = false;
-  if (g_options.mode == Mode::kEdge || g_options.paths)
+  if (g_options.mode == Mode::kEdge || g_options.paths || g_options.trace)
     weights = EdgeWeights(*fn, gcc_edges, tu_identity, &measured);
+  if (g_options.trace)
+    PlanFunctionTrace(fn, weights, static_cast<uint32_t>(work->model_index),
+                      g_options.trace_naive, &work->trace);
   PlaceEdgeCounters(fn, gcc_edges, weights, next_counter, &work->counters);
   if (g_options.paths)
     PlanPathProfiling(fn, gcc_edges, weights, measured, work->reentry,
@@ -385,6 +390,7 @@ struct UnitDecls {
   PathHashDecls hashes;       // hashed path tables
   tree arrived = NULL_TREE;   // the re-entry flag, where a function uses it
   tree epoch = NULL_TREE;     // the fork epoch, where a function reads it
+  uint64_t tu_identity = 0;   // TuIdentity: mode=trace's TU stamp
 };
 
 // The TU's counter array and hashed path tables.  The array is never
@@ -432,9 +438,11 @@ void InstrumentFunction(FunctionWork* w, ballarus::Function* fn,
       g_options.path_keep_tails)
     KeepTailsApart();
   EmitEdgeCounters(w->counters, fn, d.counters, atomic);
+  EmitTrace(w->trace, static_cast<uint32_t>(d.tu_identity));
   QueueReentryCounts(w->reentry, *fn, d.counters, d.epoch, atomic);
   EndLoopRegisters(d.counters);
   gsi_commit_edge_inserts();
+  if (w->trace.enabled) InlineTraceWitnesses();
   if (per_thread) EndThreadCounters();
 }
 
@@ -480,8 +488,8 @@ unsigned int ExecuteBallarus() {
   if (g_options.paths) ChooseEntryBalances(&work, &tu.functions);
   tu.n_counters = n_counters;
   ballarus::GcovRecordUnit(&tu);  // where the .gcda goes, for -fprofile-use
-  const UnitDecls decls = EmitUnitDecls(work, n_counters, n_hashes,
-                                        per_thread);
+  UnitDecls decls = EmitUnitDecls(work, n_counters, n_hashes, per_thread);
+  decls.tu_identity = ballarus::TuIdentity(tu);
   for (FunctionWork& w : work) {
     push_cfun(DECL_STRUCT_FUNCTION(w.node->decl));
     InstrumentFunction(&w, &tu.functions[w.model_index], decls, atomic,

@@ -320,9 +320,14 @@ static uint32_t pending_of(const trace_thread *t) {
   return (uint32_t)(pos - (t->chunk + 1));
 }
 
+/* The exiting thread's last words (trace_hooks.c: kEnd), where the
+   runtime has them.  */
+extern void ballarus_trace_thread_end(void) __attribute__((weak));
+
 static void thread_exit(void *arg) {
   trace_thread *t = arg;
   if (__atomic_load_n(&g.finished, __ATOMIC_ACQUIRE)) return;
+  if (ballarus_trace_thread_end) ballarus_trace_thread_end();
   t->end_pos = __ballarus_trace_pos;
   if (g.mode == BALLARUS_TRACE_MODE_FULL) {
     chunk_drain(t, pending_of(t));

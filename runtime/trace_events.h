@@ -1,0 +1,48 @@
+/* trace_events.h — how mode=trace code writes core's trace events
+   (core/trace_plan.h TraceEvent) as words of a thread's trace stream
+   (trace_buffer.h).  The reader of a trace file decodes them back.
+
+   A word below BALLARUS_TRACE_EVENT_TAG is a witness: its id, per function
+   (the index into the function's trace plan, metadata extension
+   BALLARUS_TRACE_EXTENSION_TAG), or in mode=trace-naive a block index.  Otherwise the word starts an event:
+     kEnter: TAG | function index in its TU, TU stamp, depth, site
+     kEnd:   BALLARUS_TRACE_EVENT_END, depth, site
+   The TU stamp is the low 32 bits of the TU's identity (core/metadata.h
+   TuIdentity); the function index is its position in the TU's metadata.  */
+#ifndef BALLARUS_RUNTIME_TRACE_EVENTS_H_
+#define BALLARUS_RUNTIME_TRACE_EVENTS_H_
+
+#include <stdint.h>
+
+#define BALLARUS_TRACE_EVENT_TAG 0x80000000u
+#define BALLARUS_TRACE_EVENT_END 0xffffffffu
+/* Words of each event, its first word included.  */
+#define BALLARUS_TRACE_ENTER_WORDS 4u
+#define BALLARUS_TRACE_END_WORDS 3u
+/* The inline witness (plugin/trace_emit.cc) is trace_buffer.h's
+   ballarus_trace_witness: a position aligned to the chunk's bytes means
+   "call __ballarus_trace_slow".  trace_hooks.c checks they agree.  */
+#define BALLARUS_TRACE_CHUNK_BYTES 16384u
+
+/* Function extension (core/model.h Extension::tag) holding a traced
+   function's plan: see plugin/trace_emit.h.  */
+#define BALLARUS_TRACE_EXTENSION_TAG 5u
+/* The extension's flags: the function writes block indices
+   (mode=trace-naive), not witness ids.  */
+#define BALLARUS_TRACE_PLAN_NAIVE 1u
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Called by instrumented code (plugin/trace_emit.cc).  */
+void __ballarus_trace_w(uint32_t id);
+void __ballarus_trace_enter(uint32_t fn_index, uint32_t tu_stamp);
+void __ballarus_trace_leave(void);
+void __ballarus_trace_site(uint32_t block);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BALLARUS_RUNTIME_TRACE_EVENTS_H_ */
