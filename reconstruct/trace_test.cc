@@ -237,6 +237,18 @@ TEST_F(TraceCommand, CutStreamIsTruncatedPrefix) {
   EXPECT_NE(c.out.find("truncated, 0 blocks"), std::string::npos) << c.out;
 }
 
+TEST_F(TraceCommand, LineOfConsecutiveBlocksShownOnce) {
+  // main's then-block 4 on the if's line 23: 23 once, then 25.
+  Program p = MakeProgram();
+  p.tu.functions[0].blocks[4].lines = {{0, 23}};
+  std::string prof = WriteTestProfile("sameline.bprof", {{p.tu, {}, {}, 1}});
+  Result r = RunTool("trace '" + runtime_trace_ + "' --profile '" + prof +
+                     "' --last 3");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.substr(r.out.find('\n') + 1),
+            "  t.c:17  loop()\n  t.c:23  main()\n  t.c:25  main()\n");
+}
+
 void ExpectOneLine(const Result& r, const std::string& path,
                    const std::string& what) {
   EXPECT_EQ(r.status, 2) << r.out;
@@ -249,12 +261,14 @@ void ExpectOneLine(const Result& r, const std::string& path,
 
 TEST_F(TraceCommand, InconsistentStreamsNameTheEvent) {
   std::vector<uint32_t> words = RunWords(*program_);
-  // loop's witness replaced by an id no plan has (event 4: kEnter, kEnter,
-  // then loop's witnesses start at event 2).
+  // loop's first witness (word 6, event 2: after two 3-word kEnters; main
+  // writes none before its call) replaced by an id no plan has.
   std::vector<uint32_t> bad_id = words;
   bad_id[6] = (999u << 2);
   std::string p1 = Hand("badid.trace", {bad_id});
-  ExpectOneLine(RunTool(Args(p1)), p1, "thread 1: event ");
+  ExpectOneLine(RunTool(Args(p1)), p1,
+                "thread 1: event 2: witness id out of range (in loop, "
+                "block 3)\n");
   std::vector<uint32_t> unknown = {(7u << 2) | 1u, 0, 0};
   std::string p2 = Hand("unknown.trace", {unknown});
   ExpectOneLine(RunTool(Args(p2)), p2,
