@@ -4,22 +4,12 @@
 namespace ballarus {
 namespace {
 
-constexpr uint32_t kKindBits = 2;
-constexpr uint32_t kKindMask = (1u << kKindBits) - 1;
-
-uint32_t Head(uint32_t field, TraceEventKind kind) {
-  return (field << kKindBits) | static_cast<uint32_t>(kind);
-}
-
-// Words an event of `kind` takes.
-size_t EventWords(TraceEventKind kind) {
-  switch (kind) {
-    case TraceEventKind::kWitness: return 1;
-    case TraceEventKind::kEnter: return 3;
-    case TraceEventKind::kLand: return 4;
-    case TraceEventKind::kEnd: return 2;
-  }
-  return 1;
+// Words an event takes, its first word included.
+size_t EventWords(uint32_t first) {
+  if (first < kTraceEventTag) return 1;
+  if (first == kTraceEventEnd) return 3;
+  if (first == kTraceEventLand) return 5;
+  return 4;  // kEnter
 }
 
 void PutWord(uint32_t w, std::vector<uint8_t>* out) {
@@ -27,15 +17,17 @@ void PutWord(uint32_t w, std::vector<uint8_t>* out) {
 }
 
 // Reads a count-prefixed ascending list of indices below `limit`.
+bool GetWord(const std::vector<uint8_t>& b, size_t* pos, uint32_t* w) {
+  if (b.size() - *pos < 4) return false;
+  *w = 0;
+  for (int i = 0; i < 4; ++i) *w |= uint32_t{b[*pos + i]} << (8 * i);
+  *pos += 4;
+  return true;
+}
+
 bool GetList(const std::vector<uint8_t>& b, size_t* pos, uint32_t limit,
              std::vector<uint32_t>* out) {
-  auto word = [&](uint32_t* w) {
-    if (b.size() - *pos < 4) return false;
-    *w = 0;
-    for (int i = 0; i < 4; ++i) *w |= uint32_t{b[*pos + i]} << (8 * i);
-    *pos += 4;
-    return true;
-  };
+  auto word = [&](uint32_t* w) { return GetWord(b, pos, w); };
   uint32_t n = 0;
   if (!word(&n) || n > (b.size() - *pos) / 4) return false;
   for (uint32_t i = 0; i < n; ++i) {
@@ -49,48 +41,57 @@ bool GetList(const std::vector<uint8_t>& b, size_t* pos, uint32_t limit,
 
 }  // namespace
 
-void EncodeTraceEvent(const TraceEvent& e, std::vector<uint32_t>* out) {
+void EncodeTraceEvent(const TraceEvent& e, uint32_t tu_stamp,
+                      std::vector<uint32_t>* out) {
   switch (e.kind) {
     case TraceEventKind::kWitness:
-      out->push_back(Head(e.id, e.kind));
+      out->push_back(e.id);
       return;
     case TraceEventKind::kEnter:
-      out->insert(out->end(), {Head(e.id, e.kind), e.depth, e.site});
+      out->insert(out->end(), {kTraceEventTag | e.id, tu_stamp, e.depth, e.site});
       return;
     case TraceEventKind::kLand:
-      out->insert(out->end(), {Head(e.id, e.kind), e.depth, e.site, e.live});
+      out->insert(out->end(), {kTraceEventLand, e.id, e.depth, e.site, e.live});
       return;
     case TraceEventKind::kEnd:
-      out->insert(out->end(), {Head(e.depth, e.kind), e.site});
+      out->insert(out->end(), {kTraceEventEnd, e.depth, e.site});
       return;
   }
 }
 
-DecodedTrace DecodeTraceWords(const std::vector<uint32_t>& words) {
+DecodedTrace DecodeTraceWords(const std::vector<uint32_t>& words,
+                              const TraceFunctionResolver& resolve) {
   DecodedTrace d;
-  size_t i = 0;
-  while (i < words.size()) {
-    TraceEvent e;
-    e.kind = static_cast<TraceEventKind>(words[i] & kKindMask);
-    if (words.size() - i < EventWords(e.kind)) {
+  for (size_t i = 0; i < words.size(); i += EventWords(words[i])) {
+    const uint32_t w = words[i];
+    if (words.size() - i < EventWords(w)) {
       d.cut = true;
       break;
     }
-    uint32_t field = words[i] >> kKindBits;
-    switch (e.kind) {
-      case TraceEventKind::kWitness: e.id = field; break;
-      case TraceEventKind::kEnter:
-        e.id = field, e.depth = words[i + 1], e.site = words[i + 2];
+    TraceEvent e;
+    if (w < kTraceEventTag) {
+      e.id = w;
+    } else if (w == kTraceEventEnd) {
+      e.kind = TraceEventKind::kEnd;
+      e.depth = words[i + 1], e.site = words[i + 2];
+    } else if (w == kTraceEventLand) {
+      e.kind = TraceEventKind::kLand;
+      e.id = words[i + 1], e.depth = words[i + 2], e.site = words[i + 3];
+      e.live = words[i + 4];
+    } else {
+      e.kind = TraceEventKind::kEnter;
+      const uint32_t index = w & ~kTraceEventTag, stamp = words[i + 1];
+      const int64_t id = resolve(stamp, index);
+      if (id < 0) {
+        d.error = "event " + std::to_string(d.events.size()) +
+                  ": kEnter of function " + std::to_string(index) +
+                  " of a TU with stamp " + std::to_string(stamp) +
+                  " that no profile lists";
         break;
-      case TraceEventKind::kLand:
-        e.id = field, e.depth = words[i + 1], e.site = words[i + 2];
-        e.live = words[i + 3];
-        break;
-      case TraceEventKind::kEnd:
-        e.depth = field, e.site = words[i + 1];
-        break;
+      }
+      e.id = static_cast<uint32_t>(id);
+      e.depth = words[i + 2], e.site = words[i + 3];
     }
-    i += EventWords(e.kind);
     d.events.push_back(e);
   }
   return d;
@@ -98,6 +99,7 @@ DecodedTrace DecodeTraceWords(const std::vector<uint32_t>& words) {
 
 std::vector<uint8_t> EncodeTracePlanExtension(const TracePlan& plan) {
   std::vector<uint8_t> out;
+  PutWord(0, &out);  // flags
   std::vector<uint32_t> calls;
   for (size_t b = 0; b < plan.call_block.size(); ++b)
     if (plan.call_block[b]) calls.push_back(static_cast<uint32_t>(b));
@@ -105,6 +107,8 @@ std::vector<uint8_t> EncodeTracePlanExtension(const TracePlan& plan) {
   for (uint32_t b : calls) PutWord(b, &out);
   PutWord(static_cast<uint32_t>(plan.witness_edges.size()), &out);
   for (size_t e : plan.witness_edges) PutWord(static_cast<uint32_t>(e), &out);
+  PutWord(static_cast<uint32_t>(plan.unwitnessable.size()), &out);
+  for (size_t e : plan.unwitnessable) PutWord(static_cast<uint32_t>(e), &out);
   return out;
 }
 
@@ -112,12 +116,19 @@ bool DecodeTracePlanExtension(const Function& fn,
                               const std::vector<uint8_t>& bytes,
                               TracePlan* plan, std::string* error) {
   size_t pos = 0;
-  std::vector<uint32_t> calls, witnesses;
-  if (!GetList(bytes, &pos, static_cast<uint32_t>(fn.blocks.size()), &calls) ||
-      !GetList(bytes, &pos, static_cast<uint32_t>(fn.edges.size()),
-               &witnesses) ||
-      pos != bytes.size()) {
+  uint32_t flags = 0;
+  std::vector<uint32_t> calls, witnesses, unwitnessable;
+  const uint32_t n_edges = static_cast<uint32_t>(fn.edges.size());
+  if (!GetWord(bytes, &pos, &flags) || flags > kTracePlanNaive ||
+      !GetList(bytes, &pos, static_cast<uint32_t>(fn.blocks.size()), &calls) ||
+      !GetList(bytes, &pos, n_edges, &witnesses) ||
+      !GetList(bytes, &pos, n_edges, &unwitnessable) || pos != bytes.size()) {
     *error = "bad trace plan of function " + fn.name;
+    return false;
+  }
+  if (flags & kTracePlanNaive) {
+    *error = "function " + fn.name +
+             ": mode=trace-naive traces are not regenerated";
     return false;
   }
   *plan = TracePlan{};
@@ -128,6 +139,7 @@ bool DecodeTracePlanExtension(const Function& fn,
     plan->witness_of_edge[witnesses[id]] = static_cast<int64_t>(id);
     plan->witness_edges.push_back(witnesses[id]);
   }
+  plan->unwitnessable.assign(unwitnessable.begin(), unwitnessable.end());
   return true;
 }
 

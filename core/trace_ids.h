@@ -2,32 +2,29 @@
 // is written as the 32-bit words of a trace file (runtime/trace_format.h),
 // and how a function's trace plan travels in the profile's metadata.
 //
-// Words: the low 2 bits of an event's first word are its kind, the rest
-// its main field; multi-word events follow with plain words:
-//   witness  (id << 2) | 0                       id: per-function witness id
-//   enter    (function << 2) | 1, depth, site
-//   land     (block << 2) | 2, depth, site, live
-//   end      (depth << 2) | 3, site
-// A witness, the hot case, is one word whose value stays small (ids are
-// below the function's edge count), so the file's delta varints stay at
-// one byte in loops.  Fields must be below 2^30.
-//
-// Function ids: the index of the function in the program's trace
-// function table — the functions of the profile's translation units in
-// the order the profile lists them, each TU's functions in metadata order
-// (TraceFunctionTable in reconstruct/trace_program.h).
+// Words (the plugin's runtime/trace_events.h writes the same): a word
+// below kTraceEventTag is a witness, its per-function witness id; any
+// other word starts an event:
+//   kEnter  kTraceEventTag | function index in its TU, TU stamp, depth, site
+//   kEnd    kTraceEventEnd, depth, site
+//   kLand   kTraceEventLand, block, depth, site, live
+// The TU stamp is the low 32 bits of the TU's TuIdentity (core/metadata.h),
+// so a kEnter names its function across TUs and profiles.
 //
 // Plans: the plan a function was instrumented with depends on the
 // compiler's edge weights and call blocks, which the metadata does not
 // otherwise carry, so the instrumenting side stores it as the function's
 // kTracePlanExtensionTag extension: little-endian uint32 words
-//   n_call_blocks, call block indices (ascending),
-//   n_witnesses, witness edge indices (ascending; witness id = position).
+//   flags (bit 0 kTracePlanNaive: every block writes its index instead),
+//   n, the n call blocks (ascending),
+//   w, the w witness edges (edge indices, by witness id),
+//   u, the u unwitnessable edges.
 #ifndef BALLARUS_CORE_TRACE_IDS_H_
 #define BALLARUS_CORE_TRACE_IDS_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,23 +34,39 @@
 namespace ballarus {
 
 inline constexpr uint32_t kTracePlanExtensionTag = 5;
+inline constexpr uint32_t kTracePlanNaive = 1;
+inline constexpr uint32_t kTraceEventTag = 0x80000000u;
+inline constexpr uint32_t kTraceEventEnd = 0xffffffffu;
+inline constexpr uint32_t kTraceEventLand = 0xfffffffeu;
 
-// Appends the words of `e` to `out`.
-void EncodeTraceEvent(const TraceEvent& e, std::vector<uint32_t>* out);
+// Appends the words of `e` to `out`; for kEnter, e.id is the function's
+// index in its TU and `tu_stamp` the TU's stamp.
+void EncodeTraceEvent(const TraceEvent& e, uint32_t tu_stamp,
+                      std::vector<uint32_t>* out);
 
-// Decodes words into events.  A multi-word event cut by the end of the
-// words is dropped and `cut` set (the stream regenerates as truncated).
+// The function id (trace_regen.h's program index) of a TU's function, or
+// -1 when no loaded profile has it.
+using TraceFunctionResolver =
+    std::function<int64_t(uint32_t tu_stamp, uint32_t index)>;
+
+// Decodes words into events (kEnter ids resolved).  A multi-word event cut
+// by the end of the words is dropped and `cut` set (the stream then
+// regenerates as truncated); a kEnter the resolver does not know sets
+// `error` ("event N: ...") and stops.
 struct DecodedTrace {
   std::vector<TraceEvent> events;
   bool cut = false;  // the last event was incomplete
+  std::string error;
 };
-DecodedTrace DecodeTraceWords(const std::vector<uint32_t>& words);
+DecodedTrace DecodeTraceWords(const std::vector<uint32_t>& words,
+                              const TraceFunctionResolver& resolve);
 
 // The extension bytes of `plan` (see above).
 std::vector<uint8_t> EncodeTracePlanExtension(const TracePlan& plan);
 
 // The plan of `fn` from its extension; false with *error set if the bytes
-// are malformed or name blocks/edges `fn` does not have.
+// are malformed, name blocks/edges `fn` does not have, or the plan is
+// mode=trace-naive's (not regenerated here).
 bool DecodeTracePlanExtension(const Function& fn,
                               const std::vector<uint8_t>& bytes,
                               TracePlan* plan, std::string* error);

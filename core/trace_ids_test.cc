@@ -24,26 +24,39 @@ TraceEvent Ev(K kind, uint32_t id, uint32_t depth = 0, uint32_t site = 0,
 
 TEST(TraceIds, WordsOfEachKind) {
   std::vector<uint32_t> w;
-  EncodeTraceEvent(Ev(K::kWitness, 5), &w);
-  EncodeTraceEvent(Ev(K::kEnter, 7, 2, 9), &w);
-  EncodeTraceEvent(Ev(K::kLand, 4, 1, 6, 3), &w);
+  EncodeTraceEvent(Ev(K::kWitness, 5), 0, &w);
+  EncodeTraceEvent(Ev(K::kEnter, 7, 2, 9), 0xabcd, &w);
+  EncodeTraceEvent(Ev(K::kLand, 4, 1, 6, 3), 0, &w);
   TraceEvent end;
   end.kind = K::kEnd, end.depth = 2, end.site = 8;
-  EncodeTraceEvent(end, &w);
-  EXPECT_EQ(w, (std::vector<uint32_t>{20, 29, 2, 9, 18, 1, 6, 3, 11, 8}));
-  DecodedTrace d = DecodeTraceWords(w);
+  EncodeTraceEvent(end, 0, &w);
+  EXPECT_EQ(w, (std::vector<uint32_t>{5, 0x80000007u, 0xabcd, 2, 9,
+                                      0xfffffffeu, 4, 1, 6, 3,
+                                      0xffffffffu, 2, 8}));
+  // TU 0xabcd's function 7 is function id 12 of the program.
+  auto resolve = [](uint32_t stamp, uint32_t index) -> int64_t {
+    return stamp == 0xabcd && index == 7 ? 12 : -1;
+  };
+  DecodedTrace d = DecodeTraceWords(w, resolve);
   EXPECT_FALSE(d.cut);
+  EXPECT_EQ(d.error, "");
   EXPECT_EQ(d.events, (std::vector<TraceEvent>{Ev(K::kWitness, 5),
-                                              Ev(K::kEnter, 7, 2, 9),
+                                              Ev(K::kEnter, 12, 2, 9),
                                               Ev(K::kLand, 4, 1, 6, 3), end}));
+  w[2] = 0xabce;
+  d = DecodeTraceWords(w, resolve);
+  EXPECT_EQ(d.error, "event 1: kEnter of function 7 of a TU with stamp "
+                     "43982 that no profile lists");
+  EXPECT_EQ(d.events.size(), 1u);
 }
 
 TEST(TraceIds, CutEventDropped) {
   std::vector<uint32_t> w;
-  EncodeTraceEvent(Ev(K::kWitness, 1), &w);
-  EncodeTraceEvent(Ev(K::kEnter, 3, 1, 2), &w);
+  EncodeTraceEvent(Ev(K::kWitness, 1), 0, &w);
+  EncodeTraceEvent(Ev(K::kEnter, 3, 1, 2), 0, &w);
   w.pop_back();
-  DecodedTrace d = DecodeTraceWords(w);
+  DecodedTrace d = DecodeTraceWords(
+      w, [](uint32_t, uint32_t) -> int64_t { return 0; });
   EXPECT_TRUE(d.cut);
   EXPECT_EQ(d.events, (std::vector<TraceEvent>{Ev(K::kWitness, 1)}));
 }
@@ -75,12 +88,29 @@ TEST(TraceIds, MalformedPlansRejected) {
   std::vector<uint8_t> extra = good;
   extra.push_back(0);
   EXPECT_FALSE(DecodeTracePlanExtension(t.fn, extra, &back, &error));
+  // flags 0, no call block, witnesses (list), no unwitnessable edge.
+  auto plan_bytes = [](std::vector<uint8_t> witnesses) {
+    std::vector<uint8_t> b = {0, 0, 0, 0, 0, 0, 0, 0};
+    b.insert(b.end(), witnesses.begin(), witnesses.end());
+    b.insert(b.end(), {0, 0, 0, 0});
+    return b;
+  };
+  std::vector<uint8_t> ok = plan_bytes({1, 0, 0, 0, 3, 0, 0, 0});
+  EXPECT_TRUE(DecodeTracePlanExtension(t.fn, ok, &back, &error)) << error;
+  EXPECT_EQ(back.witness_edges, (std::vector<size_t>{3}));
   // One witness on edge 99 of a 5-edge function.
-  std::vector<uint8_t> far = {0, 0, 0, 0, 1, 0, 0, 0, 99, 0, 0, 0};
+  std::vector<uint8_t> far = plan_bytes({1, 0, 0, 0, 99, 0, 0, 0});
   EXPECT_FALSE(DecodeTracePlanExtension(t.fn, far, &back, &error));
   // Edges not ascending.
-  std::vector<uint8_t> order = {0, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0};
+  std::vector<uint8_t> order =
+      plan_bytes({2, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0});
   EXPECT_FALSE(DecodeTracePlanExtension(t.fn, order, &back, &error));
+  // mode=trace-naive's plan: refused with its own message.
+  std::vector<uint8_t> naive = good;
+  naive[0] = 1;
+  EXPECT_FALSE(DecodeTracePlanExtension(t.fn, naive, &back, &error));
+  EXPECT_EQ(error, "function while: mode=trace-naive traces are not "
+                   "regenerated");
 }
 
 }  // namespace

@@ -121,7 +121,11 @@ RegenResult Regenerate(const TraceProgram& p, const std::string& path,
                                    "regenerating a ring that starts "
                                    "mid-stream is not implemented",
                                    t.words.size(), t.ring_total));
-  DecodedTrace d = DecodeTraceWords(t.words);
+  DecodedTrace d = DecodeTraceWords(
+      t.words, [&p](uint32_t stamp, uint32_t index) {
+        return p.Resolve(stamp, index);
+      });
+  if (!d.error.empty()) Fail(path, where + d.error);
   std::string problem = TraceStreamProblem(p, d.events);
   if (!problem.empty()) Fail(path, where + problem);
   RegenResult r = RegenerateTrace(p.regen, d.events);

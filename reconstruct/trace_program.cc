@@ -1,6 +1,7 @@
 // trace_program.cc — see trace_program.h.
 #include "reconstruct/trace_program.h"
 
+#include "core/metadata.h"
 #include "core/trace_ids.h"
 
 namespace ballarus {
@@ -13,7 +14,10 @@ bool LoadTraceProgram(const std::vector<std::string>& profiles,
     *file = path;
     if (!ReadProfile(path, records.get(), error)) return false;
     for (const LoadedTu& t : records->tus) {
-      for (const Function& fn : t.tu.functions) {
+      const uint32_t stamp = static_cast<uint32_t>(TuIdentity(t.tu));
+      for (uint32_t i = 0; i < t.tu.functions.size(); ++i) {
+        const Function& fn = t.tu.functions[i];
+        out->ids.emplace(std::make_pair(stamp, i), out->functions.size());
         TraceProgramFunction f{&fn, &t.tu, std::nullopt};
         if (const Extension* x = FindTracePlanExtension(fn)) {
           TracePlan plan;
@@ -40,18 +44,17 @@ std::string TraceStreamProblem(const TraceProgram& p,
   for (size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
     if (e.kind != TraceEventKind::kEnter) continue;
-    std::string what;
-    if (e.id >= p.functions.size())
-      what = "the profiles list " + std::to_string(p.functions.size()) +
-             " functions";
-    else if (!p.functions[e.id].plan)
-      what = p.functions[e.id].fn->name + ", which has no trace plan";
-    else
-      continue;
-    return "event " + std::to_string(i) + ": kEnter of function id " +
-           std::to_string(e.id) + " (" + what + ")";
+    if (p.functions[e.id].plan) continue;
+    return "event " + std::to_string(i) + ": kEnter of " +
+           p.functions[e.id].fn->name + ", which has no trace plan";
   }
   return "";
+}
+
+
+int64_t TraceProgram::Resolve(uint32_t tu_stamp, uint32_t index) const {
+  auto it = ids.find({tu_stamp, index});
+  return it == ids.end() ? -1 : static_cast<int64_t>(it->second);
 }
 
 }  // namespace ballarus

@@ -1,11 +1,14 @@
 // trace_program.h — the traced program as the `trace` command regenerates
-// it: the trace function table of core/trace_ids.h (the functions of the
-// profiles' TUs, profile by profile, in file order, each TU's functions in
-// metadata order) with each function's CFG and its trace plan (the
-// kTracePlanExtensionTag extension; functions without one were not traced).
+// it: the functions of the profiles' TUs (profile by profile, in file
+// order, each TU's functions in metadata order: their function ids), found
+// by kEnter's (TU stamp, index in the TU) (core/trace_ids.h), each with its
+// CFG and its trace plan (the kTracePlanExtensionTag extension; functions
+// without one were not traced).
 #ifndef BALLARUS_RECONSTRUCT_TRACE_PROGRAM_H_
 #define BALLARUS_RECONSTRUCT_TRACE_PROGRAM_H_
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -31,6 +34,9 @@ struct TraceProgram {
   // and must never be entered (TraceStreamProblem checks it first).
   std::vector<TracePlan> empty_plans;
   std::vector<TracedFunction> regen;
+  std::map<std::pair<uint32_t, uint32_t>, size_t> ids;  // (stamp, index)
+  // The function id of a kEnter's (TU stamp, index), or -1.
+  int64_t Resolve(uint32_t tu_stamp, uint32_t index) const;
 };
 
 // Reads the profiles into *out; false with *file and *error on a profile
@@ -39,8 +45,8 @@ bool LoadTraceProgram(const std::vector<std::string>& profiles,
                       TraceProgram* out, std::string* file,
                       std::string* error);
 
-// The first event that names a function the program cannot regenerate
-// ("event N: kEnter of function id X, which ..."), or empty.
+// The first kEnter of a function without a trace plan ("event N: kEnter
+// of F, which has no trace plan"), or empty.
 std::string TraceStreamProblem(const TraceProgram& p,
                                const std::vector<TraceEvent>& events);
 

@@ -87,8 +87,9 @@ std::vector<uint32_t> RunWords(const Program& p, bool with_end = true) {
   std::vector<uint32_t> tail = {2, 3, 4, 5, 1};  // main from the call block
   Witnesses(main_fn, p.plans[0], tail, &ev);
   if (with_end) ev.push_back({K::kEnd, 0, 0, 0});
+  const uint32_t stamp = static_cast<uint32_t>(TuIdentity(p.tu));
   std::vector<uint32_t> words;
-  for (const TraceEvent& e : ev) EncodeTraceEvent(e, &words);
+  for (const TraceEvent& e : ev) EncodeTraceEvent(e, stamp, &words);
   return words;
 }
 
@@ -231,7 +232,7 @@ TEST_F(TraceCommand, CutStreamIsTruncatedPrefix) {
   std::string body = r.out.substr(r.out.find('\n') + 1);
   EXPECT_EQ(full.substr(full.find('\n') + 1).rfind(body, 0), 0u) << body;
   // A kEnter cut after its first word is dropped: truncated too.
-  std::vector<uint32_t> enter_cut = {(0u << 2) | 1u, 0};
+  std::vector<uint32_t> enter_cut = {kTraceEventTag | 0u, 0};
   Result c = RunTool(Args(Hand("cut2.trace", {enter_cut})));
   EXPECT_EQ(c.status, 0) << c.err;
   EXPECT_NE(c.out.find("truncated, 0 blocks"), std::string::npos) << c.out;
@@ -261,19 +262,19 @@ void ExpectOneLine(const Result& r, const std::string& path,
 
 TEST_F(TraceCommand, InconsistentStreamsNameTheEvent) {
   std::vector<uint32_t> words = RunWords(*program_);
-  // loop's first witness (word 6, event 2: after two 3-word kEnters; main
+  // loop's first witness (word 8, event 2: after two 4-word kEnters; main
   // writes none before its call) replaced by an id no plan has.
   std::vector<uint32_t> bad_id = words;
-  bad_id[6] = (999u << 2);
+  bad_id[8] = 999;
   std::string p1 = Hand("badid.trace", {bad_id});
   ExpectOneLine(RunTool(Args(p1)), p1,
                 "thread 1: event 2: witness id out of range (in loop, "
                 "block 3)\n");
-  std::vector<uint32_t> unknown = {(7u << 2) | 1u, 0, 0};
+  std::vector<uint32_t> unknown = {kTraceEventTag | 7u, 1234, 0, 0};
   std::string p2 = Hand("unknown.trace", {unknown});
   ExpectOneLine(RunTool(Args(p2)), p2,
-                "thread 1: event 0: kEnter of function id 7 (the profiles "
-                "list 2 functions)");
+                "thread 1: event 0: kEnter of function 7 of a TU with stamp "
+                "1234 that no profile lists\n");
 }
 
 TEST_F(TraceCommand, DamagedFilesAreOneLine) {
