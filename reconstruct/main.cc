@@ -32,6 +32,7 @@
 #include "reconstruct/cmd_combine.h"
 #include "reconstruct/cmd_gcda.h"
 #include "reconstruct/cmd_gcovr.h"
+#include "reconstruct/cmd_trace.h"
 #include "reconstruct/commands.h"
 
 namespace ballarus {
@@ -196,6 +197,42 @@ class StatsCommand : public Subcommand {
   ProfileInputs in_;
   bool json_ = false;
   std::vector<std::string> gcov_;
+};
+
+class TraceCommand : public Subcommand {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* trace = app->add_subcommand(
+        "trace",
+        "Regenerate each thread's executed blocks from a trace file and "
+        "print them as source lines or blocks.");
+    trace->add_option("TRACEFILE", o_.trace_file, "trace file")->required();
+    trace->add_option("--profile", o_.profiles,
+                      "profile(s) of the traced program: its CFGs and "
+                      "trace plans (repeatable, in the order they were "
+                      "numbered)")
+        ->required();
+    trace->add_option("--function", o_.function_regex,
+                      "only blocks of functions whose name or demangled "
+                      "name matches this regular expression");
+    trace->add_option("--last", o_.last,
+                      "only the last N lines (or blocks) of each thread");
+    trace->add_flag("--blocks", o_.blocks,
+                    "print (function, block) instead of source lines");
+    trace->add_flag("--lines", lines_, "print source lines (the default)");
+    trace->add_option("--thread", o_.thread,
+                      "only the thread of this serial number (from 1)");
+    trace->add_flag("--json", o_.json, "print JSON");
+    return trace;
+  }
+  int Run() override {
+    if (lines_ && o_.blocks) Fail("", "--lines and --blocks exclude each other");
+    return RunTrace(o_);
+  }
+
+ private:
+  TraceOptions o_;
+  bool lines_ = false;
 };
 
 class PathsCommand : public Subcommand {
@@ -621,6 +658,7 @@ std::vector<std::unique_ptr<Subcommand>> AllSubcommands() {
   all.push_back(std::make_unique<CombineCommand>());
   all.push_back(std::make_unique<StatsCommand>());
   all.push_back(std::make_unique<PathsCommand>());
+  all.push_back(std::make_unique<TraceCommand>());
   all.push_back(std::make_unique<GcdaCommand>());
   all.push_back(std::make_unique<GcovCommand>());
   all.push_back(std::make_unique<LcovCommand>());

@@ -1,0 +1,55 @@
+// trace_program.h — the traced program as the `trace` command regenerates
+// it: the functions of the profiles' TUs (profile by profile, in file
+// order, each TU's functions in metadata order: their function ids), found
+// by kEnter's (TU stamp, index in the TU) (core/trace_ids.h), each with its
+// CFG and its trace plan (the kTracePlanExtensionTag extension; functions
+// without one were not traced).
+#ifndef BALLARUS_RECONSTRUCT_TRACE_PROGRAM_H_
+#define BALLARUS_RECONSTRUCT_TRACE_PROGRAM_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/model.h"
+#include "core/profile_reader.h"
+#include "core/trace_plan.h"
+#include "core/trace_regen.h"
+
+namespace ballarus {
+
+struct TraceProgramFunction {
+  const Function* fn = nullptr;
+  const TranslationUnit* tu = nullptr;
+  std::optional<TracePlan> plan;  // absent: not traced
+};
+
+struct TraceProgram {
+  std::vector<std::unique_ptr<ProfileRecords>> profiles;
+  std::vector<TraceProgramFunction> functions;  // by function id
+  // For RegenerateTrace: untraced functions get an empty plan of their own
+  // and must never be entered (TraceStreamProblem checks it first).
+  std::vector<TracePlan> empty_plans;
+  std::vector<TracedFunction> regen;
+  std::map<std::pair<uint32_t, uint32_t>, size_t> ids;  // (stamp, index)
+  // The function id of a kEnter's (TU stamp, index), or -1.
+  int64_t Resolve(uint32_t tu_stamp, uint32_t index) const;
+};
+
+// Reads the profiles into *out; false with *file and *error on a profile
+// that does not read or a malformed plan.
+bool LoadTraceProgram(const std::vector<std::string>& profiles,
+                      TraceProgram* out, std::string* file,
+                      std::string* error);
+
+// The first kEnter of a function without a trace plan ("event N: kEnter
+// of F, which has no trace plan"), or empty.
+std::string TraceStreamProblem(const TraceProgram& p,
+                               const std::vector<TraceEvent>& events);
+
+}  // namespace ballarus
+
+#endif  // BALLARUS_RECONSTRUCT_TRACE_PROGRAM_H_
