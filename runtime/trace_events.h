@@ -6,7 +6,10 @@
    (the index into the function's trace plan, metadata extension
    BALLARUS_TRACE_EXTENSION_TAG), or in mode=trace-naive a block index.  Otherwise the word starts an event:
      kEnter: TAG | function index in its TU, TU stamp, depth, site
+     kLand:  BALLARUS_TRACE_EVENT_LAND, block, depth, site, live
      kEnd:   BALLARUS_TRACE_EVENT_END, depth, site
+   (core/trace_plan.h says what each field means.)  A function index is
+   below BALLARUS_TRACE_MAX_FUNCTIONS, so TAG | index is never LAND or END.
    The TU stamp is the low 32 bits of the TU's identity (core/metadata.h
    TuIdentity); the function index is its position in the TU's metadata.  */
 #ifndef BALLARUS_RUNTIME_TRACE_EVENTS_H_
@@ -16,8 +19,11 @@
 
 #define BALLARUS_TRACE_EVENT_TAG 0x80000000u
 #define BALLARUS_TRACE_EVENT_END 0xffffffffu
+#define BALLARUS_TRACE_EVENT_LAND 0xfffffffeu
+#define BALLARUS_TRACE_MAX_FUNCTIONS 0x7ffffff0u
 /* Words of each event, its first word included.  */
 #define BALLARUS_TRACE_ENTER_WORDS 4u
+#define BALLARUS_TRACE_LAND_WORDS 5u
 #define BALLARUS_TRACE_END_WORDS 3u
 /* The inline witness (plugin/trace_emit.cc) is trace_buffer.h's
    ballarus_trace_witness: a position aligned to the chunk's bytes means
@@ -37,9 +43,18 @@ extern "C" {
 
 /* Called by instrumented code (plugin/trace_emit.cc).  */
 void __ballarus_trace_w(uint32_t id);
-void __ballarus_trace_enter(uint32_t fn_index, uint32_t tu_stamp);
+/* Writes kEnter and returns the activation's depth (the d of its kEnter),
+   which the function keeps for its landings.  */
+uint32_t __ballarus_trace_enter(uint32_t fn_index, uint32_t tu_stamp);
 void __ballarus_trace_leave(void);
 void __ballarus_trace_site(uint32_t block);
+/* First thing in a block that control can reach abnormally (an exception
+   landing pad, the return of a setjmp-like call): writes kLand{block,
+   depth} and makes the activation at `depth` the innermost again.  */
+void __ballarus_trace_land(uint32_t block, uint32_t depth);
+/* Before an exec-family call: the thread's kEnd, and the trace written as
+   at exit (an exec that fails continues untraced).  */
+void __ballarus_trace_exec(void);
 
 #ifdef __cplusplus
 }

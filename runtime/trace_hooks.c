@@ -25,12 +25,23 @@ static __thread uint32_t trace_site
 
 void __ballarus_trace_w(uint32_t id) { ballarus_trace_witness(id); }
 
-void __ballarus_trace_enter(uint32_t fn_index, uint32_t tu_stamp) {
+uint32_t __ballarus_trace_enter(uint32_t fn_index, uint32_t tu_stamp) {
+  uint32_t depth = trace_depth;
   ballarus_trace_witness(BALLARUS_TRACE_EVENT_TAG | fn_index);
   ballarus_trace_witness(tu_stamp);
-  ballarus_trace_witness(trace_depth);
+  ballarus_trace_witness(depth);
   ballarus_trace_witness(trace_site);
-  trace_depth++;
+  trace_depth = depth + 1;
+  return depth;
+}
+
+void __ballarus_trace_land(uint32_t block, uint32_t depth) {
+  ballarus_trace_witness(BALLARUS_TRACE_EVENT_LAND);
+  ballarus_trace_witness(block);
+  ballarus_trace_witness(depth);
+  ballarus_trace_witness(trace_site);
+  ballarus_trace_witness(trace_depth);
+  trace_depth = depth + 1;
 }
 
 void __ballarus_trace_leave(void) {
@@ -45,6 +56,11 @@ void ballarus_trace_thread_end(void) {
   ballarus_trace_witness(BALLARUS_TRACE_EVENT_END);
   ballarus_trace_witness(trace_depth);
   ballarus_trace_witness(trace_site);
+}
+
+void __ballarus_trace_exec(void) {
+  ballarus_trace_thread_end();
+  ballarus_trace_finish();
 }
 
 /* kEnd of the thread calling exit, before the buffer's own exit handler
