@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "runtime/safe_file.h"
+#include "runtime/trace_events.h"
 #include "runtime/trace_format.h"
 
 #define HIDDEN __attribute__((visibility("hidden")))
@@ -69,6 +70,22 @@
   (sizeof(ballarus_trace_record_header) +                                 \
    BALLARUS_TRACE_VARINT_MAX * BALLARUS_TRACE_CHUNK_WORDS + 4u)
 #define RING_MAX (1u << 28)
+/* A chunk is drained early only when an event does not fit (trace_buffer.h
+   ballarus_trace_event), so it holds at least this many words.  */
+#define CHUNK_MIN (CHUNK_USED - (BALLARUS_TRACE_LAND_WORDS - 1u))
+_Static_assert(BALLARUS_TRACE_ENTER_WORDS <= BALLARUS_TRACE_LAND_WORDS &&
+                   BALLARUS_TRACE_END_WORDS <= BALLARUS_TRACE_LAND_WORDS,
+               "kLand is the longest event");
+/* Words of a checkpoint of the deepest stack kept.  */
+#define REGION_WORDS (1u + 3u * BALLARUS_TRACE_STACK_FRAMES)
+
+/* Ring mode: a chunk kept, and the checkpoint taken when it started.  */
+typedef struct ring_slot {
+  uint32_t region; /* its checkpoint's region */
+  uint32_t cp_len; /* its words; 0: unknown (one word D = unknown) */
+  uint32_t count;  /* the chunk's words */
+  uint64_t total;  /* words the thread wrote before the chunk */
+} ring_slot;
 
 typedef struct trace_thread {
   struct trace_thread *next;
@@ -78,14 +95,26 @@ typedef struct trace_thread {
   uint32_t *end_pos;     /* its position at exit */
   uint32_t serial, tid, seq;
   int dead;              /* another process's (after fork) */
-  uint64_t total;        /* witnesses moved out of the chunk so far */
+  uint64_t total;        /* words moved out of the chunk so far */
   uint8_t *out;          /* full mode: one record's encoding */
-  uint32_t *ring;        /* ring mode: N words */
-  uint32_t ring_head, ring_len;
+  /* Ring mode: n_slots kept chunks (slots[i]'s words at words[i *
+     CHUNK_USED]), slot_len of them filled, the oldest overwritten next at
+     slot_head; the chunk being written and its checkpoint (cur).  The
+     checkpoints' words: region r at arena + r * REGION_WORDS, one per
+     kept chunk and one for cur, the next checkpoint's in next_region (its
+     untouched pages cost no memory).  */
+  ring_slot *slots;
+  uint32_t *words;
+  uint32_t n_slots, slot_head, slot_len;
+  ring_slot cur;
+  uint32_t *arena;
+  uint32_t next_region;
 } trace_thread;
 
 __thread uint32_t *__ballarus_trace_pos
     __attribute__((tls_model("initial-exec")));
+__thread ballarus_trace_stack __ballarus_trace_stack
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
 static __thread trace_thread *self;
 
 static struct {
@@ -206,50 +235,130 @@ static void write_end(trace_thread *t) {
   t->seq++;
 }
 
-/* Ring mode: words[0..n) pushed into the ring, overwriting the oldest.  */
-static void ring_push(trace_thread *t, const uint32_t *words, uint32_t n) {
-  uint32_t N = g.ring_n;
-  t->total += n;
-  if (n >= N) {
-    memcpy(t->ring, words + (n - N), (size_t)N * 4);
-    t->ring_head = 0;
-    t->ring_len = N;
-    return;
+/* A record's words: a[(at + i) & mask], or with `stack` the checkpoint of
+   that stack as it is now.  */
+typedef struct words {
+  const uint32_t *a;
+  uint64_t at, mask;
+  const ballarus_trace_stack *stack;
+} words;
+
+/* Whether the checkpoint of stack s would say "unknown".  */
+static int stack_unknown(const ballarus_trace_stack *s) {
+  if (s->depth > s->cap) return 1;
+  for (uint32_t k = 0; k < s->depth; k++)
+    if (s->frames[k].fn == BALLARUS_TRACE_FRAME_UNKNOWN) return 1;
+  return 0;
+}
+
+/* Word i of s's checkpoint (trace_format.h CHECKPOINT), s known.  */
+static uint32_t stack_word(const ballarus_trace_stack *s, uint32_t i) {
+  if (i == 0) return s->depth;
+  uint32_t k = (i - 1) / 3;
+  const ballarus_trace_frame *f = &s->frames[k];
+  switch ((i - 1) % 3) {
+    case 0: return f->fn;
+    case 1: return f->stamp;
+    default: return k + 1 < s->depth ? s->frames[k + 1].site : s->site;
   }
-  uint32_t first = N - t->ring_head < n ? N - t->ring_head : n;
-  memcpy(t->ring + t->ring_head, words, (size_t)first * 4);
-  memcpy(t->ring, words + first, (size_t)(n - first) * 4);
-  t->ring_head = (t->ring_head + n) % N;
-  t->ring_len = t->ring_len + n > N ? N : t->ring_len + n;
 }
 
-/* The witnesses of the thread's ring then chunk[1..pending), the last
-   `count` of them, into s.  */
-static void ring_emit(const trace_thread *t, uint32_t pending, uint32_t count,
-                      sink *s) {
-  uint32_t N = g.ring_n;
-  uint32_t all = t->ring_len + pending, skip = all - count;
-  uint32_t oldest = (t->ring_head + N - t->ring_len) % N;
-  for (uint32_t i = skip; i < all; i++)
-    sink_put(s, i < t->ring_len ? t->ring[(oldest + i) % N]
-                                : t->chunk[1 + i - t->ring_len]);
+static uint32_t word_at(const words *w, uint32_t i) {
+  if (w->stack) return stack_word(w->stack, i);
+  return w->a[(w->at + i) & w->mask];
 }
 
-/* The thread's RING record, streamed: its size counted first.  */
-static void write_ring(const trace_thread *t, uint32_t pending) {
+/* One record of `count` words, streamed (its size counted first), for
+   the writes of finish and of a fork child, where no other thread writes
+   meanwhile.  */
+static void write_words(trace_thread *t, uint32_t kind, const words *w,
+                        uint32_t count, uint64_t total) {
   uint8_t buf[4096];
-  uint32_t all = t->ring_len + pending;
-  uint32_t count = all < g.ring_n ? all : g.ring_n;
   sink s;
   ballarus_trace_record_header h;
   sink_init(&s, buf, sizeof buf, -1, 1);
-  ring_emit(t, pending, count, &s);
-  fill_header(&h, t, BALLARUS_TRACE_RING, count, s.bytes, t->total + pending);
+  for (uint32_t i = 0; i < count; i++) sink_put(&s, word_at(w, i));
+  fill_header(&h, t, kind, count, s.bytes, total);
   trace_write(&h, sizeof h);
   sink_init(&s, buf, sizeof buf, g.fd, 0);
-  ring_emit(t, pending, count, &s);
+  for (uint32_t i = 0; i < count; i++) sink_put(&s, word_at(w, i));
   sink_flush(&s);
   trace_write(&s.fnv, 4);
+  t->seq++;
+}
+
+/* The CHECKPOINT of the calling thread's stack as it is now.  */
+static void write_live_checkpoint(trace_thread *t) {
+  static const uint32_t unknown = BALLARUS_TRACE_CHECKPOINT_UNKNOWN;
+  const ballarus_trace_stack *s = &__ballarus_trace_stack;
+  words w = {&unknown, 0, 0, NULL};
+  uint32_t count = 1;
+  if (!stack_unknown(s)) {
+    w.stack = s;
+    count = 1 + 3 * s->depth;
+  }
+  write_words(t, BALLARUS_TRACE_CHECKPOINT, &w, count, t->total);
+}
+
+/* Ring mode: the calling thread's checkpoint for the chunk it starts
+   (unknown when the stack is deeper than frames[] or has an unknown
+   frame).  */
+static void checkpoint_take(trace_thread *t) {
+  const ballarus_trace_stack *s = &__ballarus_trace_stack;
+  ring_slot c = {t->next_region, 0, 0, t->total};
+  t->cur = c;
+  if (stack_unknown(s)) return;
+  uint32_t len = 1 + 3 * s->depth;
+  uint32_t *a = t->arena + (size_t)c.region * REGION_WORDS;
+  for (uint32_t i = 0; i < len; i++) a[i] = stack_word(s, i);
+  __atomic_store_n(&t->cur.cp_len, len, __ATOMIC_RELEASE);
+}
+
+/* Ring mode: the chunk's n words kept in the next slot, overwriting the
+   oldest, whose region the next checkpoint takes.  */
+static void ring_push(trace_thread *t, const uint32_t *w, uint32_t n) {
+  ring_slot *sl = &t->slots[t->slot_head];
+  if (t->slot_len == t->n_slots) {
+    t->slot_len--;
+    t->next_region = sl->region;
+  } else {
+    t->next_region = t->slot_len + 1;
+  }
+  memcpy(t->words + (size_t)t->slot_head * CHUNK_USED, w, (size_t)n * 4);
+  *sl = t->cur;
+  sl->count = n;
+  t->total += n;
+  t->slot_head = (t->slot_head + 1) % t->n_slots;
+  __atomic_store_n(&t->slot_len, t->slot_len + 1, __ATOMIC_RELEASE);
+}
+
+/* A kept chunk as CHECKPOINT and RING records.  */
+static void write_slot(trace_thread *t, const ring_slot *sl,
+                       const uint32_t *w) {
+  static const uint32_t unknown = BALLARUS_TRACE_CHECKPOINT_UNKNOWN;
+  words cp = {t->arena, (uint64_t)sl->region * REGION_WORDS, ~(uint64_t)0,
+              NULL};
+  words ring = {w, 0, ~(uint64_t)0, NULL};
+  if (sl->cp_len == 0) cp = (words){&unknown, 0, 0, NULL};
+  write_words(t, BALLARUS_TRACE_CHECKPOINT, &cp, sl->cp_len ? sl->cp_len : 1,
+              sl->total);
+  write_words(t, BALLARUS_TRACE_RING, &ring, sl->count, sl->total + sl->count);
+}
+
+/* Ring mode at exit: the thread's kept chunks, oldest first, then the
+   chunk being written (its `pending` words).  */
+static void write_ring(trace_thread *t, uint32_t pending) {
+  uint32_t len = __atomic_load_n(&t->slot_len, __ATOMIC_ACQUIRE);
+  uint32_t first = (t->slot_head + t->n_slots - len) % t->n_slots;
+  for (uint32_t i = 0; i < len; i++) {
+    uint32_t k = (first + i) % t->n_slots;
+    write_slot(t, &t->slots[k], t->words + (size_t)k * CHUNK_USED);
+  }
+  if (pending > 0) {
+    ring_slot c = t->cur;
+    c.count = pending;
+    write_slot(t, &c, t->chunk + 1);
+  }
 }
 
 /* ---------------------------------------------------------------------- */
@@ -265,19 +374,54 @@ static void *map_aligned(size_t size, size_t align) {
   return (void *)a;
 }
 
+/* Ring mode: chunks kept besides the one being written, for at least N
+   words.  */
+static uint32_t ring_slots(void) {
+  return (g.ring_n + CHUNK_MIN - 1) / CHUNK_MIN;
+}
+
+/* Lays the thread's state out after its chunk in the mapping m: the
+   thread, the stack's frames, then the ring's slots, words and arena, or
+   full mode's encoding buffer.  Returns the mapping's size with m NULL.  */
+static size_t thread_layout(uint8_t *m, trace_thread *t) {
+  size_t at = CHUNK_BYTES + sizeof(trace_thread);
+  at += (size_t)BALLARUS_TRACE_STACK_FRAMES * sizeof(ballarus_trace_frame);
+  if (g.mode != BALLARUS_TRACE_MODE_RING) {
+    if (m) t->out = m + at;
+    return at + OUT_BYTES;
+  }
+  uint32_t n = ring_slots();
+  size_t arena = (size_t)(n + 1) * REGION_WORDS;
+  if (m) {
+    t->slots = (ring_slot *)(m + at);
+    t->words = (uint32_t *)(m + at + (size_t)n * sizeof(ring_slot));
+    t->arena = t->words + (size_t)n * CHUNK_USED;
+    t->n_slots = n;
+  }
+  return at + (size_t)n * (sizeof(ring_slot) + CHUNK_USED * 4) + arena * 4;
+}
+
+/* The calling thread's stack gets its frames; those live before (the
+   thread registers inside a traced activation) are unknown.  */
+static void stack_register(ballarus_trace_frame *frames) {
+  ballarus_trace_stack *s = &__ballarus_trace_stack;
+  uint32_t live = s->depth < BALLARUS_TRACE_STACK_FRAMES
+                      ? s->depth
+                      : BALLARUS_TRACE_STACK_FRAMES;
+  for (uint32_t k = 0; k < live; k++)
+    frames[k].fn = BALLARUS_TRACE_FRAME_UNKNOWN;
+  s->frames = frames;
+  s->cap = BALLARUS_TRACE_STACK_FRAMES;
+}
+
 static trace_thread *thread_register(void) {
-  size_t extra = g.mode == BALLARUS_TRACE_MODE_RING ? (size_t)g.ring_n * 4
-                                                    : OUT_BYTES;
-  uint8_t *m = map_aligned(CHUNK_BYTES + sizeof(trace_thread) + extra,
-                           CHUNK_BYTES);
+  uint8_t *m = map_aligned(thread_layout(NULL, NULL), CHUNK_BYTES);
   if (m == NULL) return NULL;
   trace_thread *t = (trace_thread *)(m + CHUNK_BYTES);
+  thread_layout(m, t);
+  stack_register((ballarus_trace_frame *)(t + 1));
   t->chunk = (uint32_t *)m;
   t->posp = &__ballarus_trace_pos;
-  if (g.mode == BALLARUS_TRACE_MODE_RING)
-    t->ring = (uint32_t *)(t + 1);
-  else
-    t->out = (uint8_t *)(t + 1);
   t->serial = __atomic_add_fetch(&g.serials, 1, __ATOMIC_RELAXED);
   t->tid = (uint32_t)syscall(SYS_gettid);
   t->next = __atomic_load_n(&g.threads, __ATOMIC_RELAXED);
@@ -290,7 +434,7 @@ static trace_thread *thread_register(void) {
   return t;
 }
 
-/* Moves the witnesses of t's chunk out: written (full) or into the ring.  */
+/* Moves the words of t's chunk out: written (full) or kept (ring).  */
 static void chunk_drain(trace_thread *t, uint32_t n) {
   if (g.mode == BALLARUS_TRACE_MODE_FULL)
     write_chunk(t, t->chunk + 1, n);
@@ -298,19 +442,38 @@ static void chunk_drain(trace_thread *t, uint32_t n) {
     ring_push(t, t->chunk + 1, n);
 }
 
-void __ballarus_trace_slow(uint32_t id) {
+/* The calling thread, its chunk empty and the chunk's checkpoint taken
+   (ring mode), ready for the words that did not fit; NULL when they are
+   dropped (not tracing, finished, no memory).  */
+static trace_thread *chunk_start(void) {
   trace_thread *t = self;
   if (__atomic_load_n(&g.mode, __ATOMIC_RELAXED) == 0 ||
       __atomic_load_n(&g.finished, __ATOMIC_RELAXED))
-    return;
+    return NULL;
   if (__ballarus_trace_pos == NULL || t == NULL) {
     t = thread_register();
-    if (t == NULL) return;
+    if (t == NULL) return NULL;
   } else {
-    chunk_drain(t, CHUNK_USED);
+    uint32_t n = (uint32_t)(__ballarus_trace_pos - (t->chunk + 1));
+    if (n == 0) return t;
+    chunk_drain(t, n);
   }
+  if (g.mode == BALLARUS_TRACE_MODE_RING) checkpoint_take(t);
+  return t;
+}
+
+void __ballarus_trace_slow(uint32_t id) {
+  trace_thread *t = chunk_start();
+  if (t == NULL) return;
   t->chunk[1] = id;
   __ballarus_trace_pos = t->chunk + 2;
+}
+
+void __ballarus_trace_slow_event(const uint32_t *words, uint32_t n) {
+  trace_thread *t = chunk_start();
+  if (t == NULL || n > CHUNK_USED) return;
+  memcpy(t->chunk + 1, words, (size_t)n * 4);
+  __ballarus_trace_pos = t->chunk + 1 + n;
 }
 
 static uint32_t pending_of(const trace_thread *t) {
@@ -424,21 +587,15 @@ static int open_file(char *err, size_t errlen) {
   return 0;
 }
 
+/* The child of fork: its own file; the other threads are the parent's.
+   Full mode: the forking thread's stream starts here, with a CHECKPOINT
+   of its stack (the innermost activation in its call to fork).  */
 static void atfork_child(void) {
   char err[256];
   if (g.mode == 0 || g.finished) return;
   close(g.fd);
-  for (trace_thread *t = g.threads; t; t = t->next) {
-    if (t != self) {
-      t->dead = 1;
-      continue;
-    }
-    if (g.mode == BALLARUS_TRACE_MODE_FULL) {
-      __ballarus_trace_pos = t->chunk + 1;
-      t->seq = 0;
-      t->total = 0;
-    }
-  }
+  for (trace_thread *t = g.threads; t; t = t->next)
+    if (t != self) t->dead = 1;
   snprintf(g.name, sizeof g.name, "%s.%ld", g.base, (long)getpid());
   g.header.parent_pid = g.header.pid;
   g.header.generation++;
@@ -446,6 +603,14 @@ static void atfork_child(void) {
   if (open_file(err, sizeof err) != 0) {
     dprintf(2, "ballarus: trace %s: %s\n", g.name, err);
     g.mode = 0;
+    return;
+  }
+  if (g.mode == BALLARUS_TRACE_MODE_FULL && self != NULL &&
+      __ballarus_trace_pos != NULL) {
+    __ballarus_trace_pos = self->chunk + 1;
+    self->seq = 0;
+    self->total = 0;
+    write_live_checkpoint(self);
   }
 }
 

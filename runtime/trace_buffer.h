@@ -59,6 +59,48 @@ static inline void ballarus_trace_witness(uint32_t id) {
   __ballarus_trace_pos = p + 1;
 }
 
+/* The thread's traced activations, kept by the hooks (trace_hooks.c) and
+   read by the checkpoints (trace_format.h) the slow path takes.
+   frames[k] is activation k: its function, TU stamp, and `site`: the block
+   of the call in activation k - 1 that made it.  The innermost
+   activation's own last call block is `site` below.  frames has `cap`
+   entries, allocated when the thread registers (cap 0 before); a frame
+   whose fn is BALLARUS_TRACE_FRAME_UNKNOWN was live before the thread
+   registered, or was skipped by a landing.  */
+#define BALLARUS_TRACE_STACK_FRAMES 16384u
+#define BALLARUS_TRACE_FRAME_UNKNOWN 0xffffffffu
+
+typedef struct ballarus_trace_frame {
+  uint32_t fn, stamp, site;
+} ballarus_trace_frame;
+
+typedef struct ballarus_trace_stack {
+  uint32_t depth; /* traced activations live */
+  uint32_t site;  /* the innermost activation's last call block */
+  uint32_t cap;
+  ballarus_trace_frame *frames;
+} ballarus_trace_stack;
+
+extern __thread ballarus_trace_stack __ballarus_trace_stack
+    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+void __ballarus_trace_slow_event(const uint32_t *words, uint32_t n);
+
+/* Writes an event's n words (n < BALLARUS_TRACE_CHUNK_WORDS) into one
+   chunk: when they would not all fit in the current one, the slow path
+   starts a new chunk first, so that no event spans two.  */
+static inline void ballarus_trace_event(const uint32_t *words, uint32_t n) {
+  uint32_t *p = __ballarus_trace_pos;
+  uintptr_t off = (uintptr_t)p & (BALLARUS_TRACE_CHUNK_WORDS * 4u - 1u);
+  if (__builtin_expect(
+          off == 0 || off + n * 4u > BALLARUS_TRACE_CHUNK_WORDS * 4u, 0)) {
+    __ballarus_trace_slow_event(words, n);
+    return;
+  }
+  for (uint32_t i = 0; i < n; i++) p[i] = words[i];
+  __ballarus_trace_pos = p + n;
+}
+
 /* Starts tracing into `path` with `spec` "full" or "ring:N" (N from 1 to
    2^28).  Call once per process, before any witness (a witness written
    before is dropped).  Installs the fatal-signal handlers.

@@ -1,40 +1,67 @@
 /* trace_format.h — the trace file written by the trace runtime
    (trace_buffer.c) and read back by trace_read.c.
 
-   A trace is a sequence of 32-bit witnesses per thread (Ball & Larus,
+   A trace is a stream of 32-bit words per thread (Ball & Larus,
    "Optimally profiling and tracing programs", section 4: the identifiers
    written on the chords of a spanning tree, from which the executed block
-   sequence is regenerated offline).  The runtime does not interpret them.
+   sequence is regenerated offline), with the events of trace_events.h
+   (kEnter, kLand, kEnd) among them.  Besides storing them, the runtime
+   keeps each thread's stack of traced activations for the checkpoints.
 
    File layout (all integers little-endian):
 
      ballarus_trace_file_header              (once, 48 bytes)
-     record*                                 (any number, any order of
-                                              threads: records of different
-                                              threads interleave)
+     record*                                 (any number; records of
+                                              different threads interleave,
+                                              a thread's are in order)
 
    A record:
 
      ballarus_trace_record_header            (40 bytes)
-     payload[bytes]                          (`count` witnesses, encoded)
+     payload[bytes]                          (`count` words, encoded)
      uint32 checksum                         (FNV-1a 32 over the payload)
 
-   Payload encoding: each witness w_i as the unsigned LEB128 varint of
+   Payload encoding: each word w_i as the unsigned LEB128 varint of
    zigzag(w_i - w_{i-1}) (32-bit wrap-around difference), w_{-1} = 0 at
    the start of every record, so each record decodes on its own.  A loop
    that writes the same few witnesses costs 1 byte per witness.
 
+   `seq` numbers all of a thread's records 0, 1, 2, ... whatever their
+   kind, so that a reader can check none is missing.  An event never spans
+   two records: the runtime starts a new chunk before an event that would
+   not fit in the current one, so a CHUNK or RING record starts with a
+   witness or an event's first word.
+
    Record kinds:
-     CHUNK  (full trace) the next `count` witnesses of the thread's stream;
-            `seq` numbers a thread's records 0, 1, 2, ... so that a reader
-            can check none is missing.
+     CHUNK  (full trace) the next `count` words of the thread's stream;
+            `total` = words the thread wrote up to the record's end.
      END    (full trace) the thread exited (count 0).  A thread that has
             no END record was still running when the process ended or
             crashed.
-     RING   (trace=ring:N) the thread's last `count` witnesses (count <=
-            N), oldest first; `total` is how many the thread wrote in all,
-            so total - count were overwritten.  One RING record per thread,
-            written at exit or by the fatal-signal handler.
+     RING   (trace=ring:N) a chunk the thread wrote: `count` words (at most
+            BALLARUS_TRACE_CHUNK_WORDS - 1), `total` = words the thread
+            wrote up to its end.  The runtime keeps whole chunks, at least
+            the last N words of the thread (the chunks are written oldest
+            first, each after its CHECKPOINT), at exit or from the
+            fatal-signal handler: CHECKPOINT, RING, CHECKPOINT, RING, ...
+            A RING's first word follows the previous RING's last one when
+            their totals say so (total - count of the later = total of the
+            earlier).
+     CHECKPOINT  the state of the thread at the first word of its next
+            record, taken when that chunk started.  Words: D, then D frames
+            (fn_index, tu_stamp, site), outermost first: the D traced
+            activations live, frame k (k < D - 1) in its call at block
+            `site` (the call that led to frame k + 1), the innermost
+            frame's `site` its last call block (what the next kEnter, kLand
+            or kEnd would carry as site).  If the next word is a witness,
+            the innermost activation is about to take its edge.
+            D = BALLARUS_TRACE_CHECKPOINT_UNKNOWN (and no frame) means
+            unknown: the stack was deeper than the runtime keeps, or
+            started before the thread was traced.  `total` = words the
+            thread wrote before the next record's first word; count is D *
+            3 + 1 (1 when unknown).  Ring mode writes one before each RING;
+            full mode one at the start of the forking thread's stream in a
+            fork child's file (the innermost frame in its call to fork).
 
    Threads: `thread` is the runtime's serial number of the thread in this
    process (1 for the first thread that wrote a witness), `tid` the
@@ -43,8 +70,9 @@
    Processes: one file per process.  The program's own file is the path it
    was started with; a child of fork() writes PATH.<pid> with `generation`
    one more than its parent's and `parent_pid` set.  A file is written as
-   PATH.tmp.<pid>.<serial> and renamed over PATH at exit or on a fatal
-   signal, so a reader never sees a file still being written.  */
+   PATH.tmp.<pid>.<serial> and renamed over PATH at exit, on a fatal
+   signal or before an exec (trace_events.h __ballarus_trace_exec), so a
+   reader never sees a file still being written.  */
 
 #ifndef BALLARUS_TRACE_FORMAT_H
 #define BALLARUS_TRACE_FORMAT_H
@@ -56,7 +84,7 @@ extern "C" {
 #endif
 
 #define BALLARUS_TRACE_MAGIC "BALTRACE" /* 8 bytes, no NUL */
-#define BALLARUS_TRACE_VERSION 1u
+#define BALLARUS_TRACE_VERSION 2u /* 1: no CHECKPOINT, one RING */
 #define BALLARUS_TRACE_RECORD_MAGIC 0x52435254u /* "TRCR" */
 
 #define BALLARUS_TRACE_MODE_FULL 1u
@@ -65,6 +93,10 @@ extern "C" {
 #define BALLARUS_TRACE_CHUNK 1u
 #define BALLARUS_TRACE_END 2u
 #define BALLARUS_TRACE_RING 3u
+#define BALLARUS_TRACE_CHECKPOINT 4u
+
+/* A CHECKPOINT's D when the stack is unknown.  */
+#define BALLARUS_TRACE_CHECKPOINT_UNKNOWN 0xffffffffu
 
 typedef struct ballarus_trace_file_header {
   char magic[8];          /* BALLARUS_TRACE_MAGIC */
@@ -80,17 +112,18 @@ typedef struct ballarus_trace_file_header {
 
 typedef struct ballarus_trace_record_header {
   uint32_t magic;    /* BALLARUS_TRACE_RECORD_MAGIC */
-  uint32_t kind;     /* BALLARUS_TRACE_CHUNK, _END or _RING */
+  uint32_t kind;     /* BALLARUS_TRACE_CHUNK, _END, _RING, _CHECKPOINT */
   uint32_t thread;   /* serial number of the thread, from 1 */
   uint32_t tid;      /* kernel thread id */
   uint32_t seq;      /* record number in the thread's stream */
-  uint32_t count;    /* witnesses in the payload */
+  uint32_t count;    /* words in the payload */
   uint32_t bytes;    /* payload bytes (the checksum follows them) */
   uint32_t reserved; /* 0 */
-  uint64_t total;    /* witnesses the thread wrote up to this record's end */
+  uint64_t total;    /* words the thread wrote up to this record's end
+                        (CHECKPOINT: before the next record's start) */
 } ballarus_trace_record_header;
 
-/* The largest encoding of one witness (a 32-bit varint).  */
+/* The largest encoding of one word (a 32-bit varint).  */
 #define BALLARUS_TRACE_VARINT_MAX 5u
 
 #ifdef __cplusplus

@@ -16,46 +16,66 @@
 _Static_assert(BALLARUS_TRACE_CHUNK_BYTES == BALLARUS_TRACE_CHUNK_WORDS * 4u,
                "the plugin's inline witness tests the chunk's alignment");
 
-/* The thread's traced activations live, and the block of the innermost
-   one's last call (trace_plan.h: kEnter's site).  */
-static __thread uint32_t trace_depth
-    __attribute__((tls_model("initial-exec")));
-static __thread uint32_t trace_site
-    __attribute__((tls_model("initial-exec")));
-
 void __ballarus_trace_w(uint32_t id) { ballarus_trace_witness(id); }
 
+/* The hooks keep the thread's stack of traced activations
+   (trace_buffer.h ballarus_trace_stack) and write each event before they
+   change it: a chunk that starts at an event's first word takes its
+   checkpoint in the state the event starts from.  */
 uint32_t __ballarus_trace_enter(uint32_t fn_index, uint32_t tu_stamp) {
-  uint32_t depth = trace_depth;
-  ballarus_trace_witness(BALLARUS_TRACE_EVENT_TAG | fn_index);
-  ballarus_trace_witness(tu_stamp);
-  ballarus_trace_witness(depth);
-  ballarus_trace_witness(trace_site);
-  trace_depth = depth + 1;
+  ballarus_trace_stack *s = &__ballarus_trace_stack;
+  uint32_t depth = s->depth;
+  const uint32_t w[BALLARUS_TRACE_ENTER_WORDS] = {
+      BALLARUS_TRACE_EVENT_TAG | fn_index, tu_stamp, depth, s->site};
+  ballarus_trace_event(w, BALLARUS_TRACE_ENTER_WORDS);
+  if (depth < s->cap) {
+    ballarus_trace_frame *f = &s->frames[depth];
+    f->fn = fn_index;
+    f->stamp = tu_stamp;
+    f->site = s->site;
+  }
+  s->depth = depth + 1;
   return depth;
 }
 
+/* The activation at `depth` is the innermost again.  Its last call block
+   is that of its call to activation depth + 1 when the control came from
+   deeper (a throw or longjmp through it).  Activations the landing makes
+   live that were not (depth >= live: a jump forward) are unknown.  */
 void __ballarus_trace_land(uint32_t block, uint32_t depth) {
-  ballarus_trace_witness(BALLARUS_TRACE_EVENT_LAND);
-  ballarus_trace_witness(block);
-  ballarus_trace_witness(depth);
-  ballarus_trace_witness(trace_site);
-  ballarus_trace_witness(trace_depth);
-  trace_depth = depth + 1;
+  ballarus_trace_stack *s = &__ballarus_trace_stack;
+  uint32_t live = s->depth;
+  const uint32_t w[BALLARUS_TRACE_LAND_WORDS] = {
+      BALLARUS_TRACE_EVENT_LAND, block, depth, s->site, live};
+  ballarus_trace_event(w, BALLARUS_TRACE_LAND_WORDS);
+  if (live > depth + 1 && depth + 1 < s->cap)
+    s->site = s->frames[depth + 1].site;
+  for (uint32_t k = live; k <= depth && k < s->cap; k++)
+    s->frames[k].fn = BALLARUS_TRACE_FRAME_UNKNOWN;
+  s->depth = depth + 1;
 }
 
+/* Back in the caller, whose last call block is the one of this call.  */
 void __ballarus_trace_leave(void) {
-  if (trace_depth > 0) trace_depth--;
+  ballarus_trace_stack *s = &__ballarus_trace_stack;
+  uint32_t depth = s->depth;
+  if (depth == 0) return;
+  depth--;
+  if (depth < s->cap) s->site = s->frames[depth].site;
+  s->depth = depth;
 }
 
-void __ballarus_trace_site(uint32_t block) { trace_site = block; }
+void __ballarus_trace_site(uint32_t block) {
+  __ballarus_trace_stack.site = block;
+}
 
 /* kEnd of the calling thread.  trace_buffer.c calls it when a thread
    that wrote witnesses ends (its key destructor).  */
 void ballarus_trace_thread_end(void) {
-  ballarus_trace_witness(BALLARUS_TRACE_EVENT_END);
-  ballarus_trace_witness(trace_depth);
-  ballarus_trace_witness(trace_site);
+  const ballarus_trace_stack *s = &__ballarus_trace_stack;
+  const uint32_t w[BALLARUS_TRACE_END_WORDS] = {BALLARUS_TRACE_EVENT_END,
+                                                s->depth, s->site};
+  ballarus_trace_event(w, BALLARUS_TRACE_END_WORDS);
 }
 
 void __ballarus_trace_exec(void) {

@@ -31,14 +31,13 @@ static uint32_t fnv(const uint8_t *p, uint32_t n) {
   return h;
 }
 
-/* The next CHUNK seq expected of each thread serial (grown on demand).  */
+/* The next seq expected of each thread serial (grown on demand).  */
 typedef struct seqs {
   uint32_t *next;
   size_t n;
 } seqs;
 
 static int check_seq(seqs *s, const ballarus_trace_record_header *h) {
-  if (h->kind == BALLARUS_TRACE_RING) return 0;
   if (h->thread >= s->n) {
     size_t n = h->thread + 16;
     uint32_t *m = realloc(s->next, n * sizeof *m);
@@ -53,11 +52,46 @@ static int check_seq(seqs *s, const ballarus_trace_record_header *h) {
 }
 
 static int check_header(const ballarus_trace_record_header *h) {
+  int checkpoint = h->kind == BALLARUS_TRACE_CHECKPOINT;
   return h->magic == BALLARUS_TRACE_RECORD_MAGIC &&
-         h->kind >= BALLARUS_TRACE_CHUNK && h->kind <= BALLARUS_TRACE_RING &&
-         h->thread != 0 &&
+         h->kind >= BALLARUS_TRACE_CHUNK &&
+         h->kind <= BALLARUS_TRACE_CHECKPOINT && h->thread != 0 &&
          (uint64_t)h->count * BALLARUS_TRACE_VARINT_MAX >= h->bytes &&
-         h->count <= h->bytes && h->total >= h->count;
+         h->count <= h->bytes && (checkpoint || h->total >= h->count) &&
+         (!checkpoint || h->count >= 1) &&
+         (h->kind != BALLARUS_TRACE_END || h->count == 0);
+}
+
+/* A CHECKPOINT's words: D and D frames of 3 words, or D unknown alone.  */
+static int check_checkpoint(const ballarus_trace_record_header *h,
+                            const uint32_t *w) {
+  if (h->kind != BALLARUS_TRACE_CHECKPOINT) return 0;
+  if (w[0] == BALLARUS_TRACE_CHECKPOINT_UNKNOWN) return h->count == 1 ? 0 : -1;
+  return (uint64_t)w[0] * 3 + 1 == h->count ? 0 : -1;
+}
+
+/* The file header; -1 with the message in err when it is not one this
+   reader reads.  */
+static int check_file_header(const uint8_t *d, size_t size,
+                             ballarus_trace_file_header *fh, char *err,
+                             size_t errlen) {
+  if (size < sizeof *fh || memcmp(d, BALLARUS_TRACE_MAGIC, 8) != 0) {
+    snprintf(err, errlen, "not a ballarus trace file");
+    return -1;
+  }
+  memcpy(fh, d, sizeof *fh);
+  if (fh->version != BALLARUS_TRACE_VERSION) {
+    snprintf(err, errlen,
+             "trace file version %u: this reader reads version %u only "
+             "(trace the program again with this ballarus)",
+             fh->version, BALLARUS_TRACE_VERSION);
+    return -1;
+  }
+  if (fh->header_size != sizeof *fh) {
+    snprintf(err, errlen, "bad trace file header size %u", fh->header_size);
+    return -1;
+  }
+  return 0;
 }
 
 int ballarus_trace_read(const void *data, size_t size,
@@ -68,14 +102,7 @@ int ballarus_trace_read(const void *data, size_t size,
   size_t at = sizeof *fh;
   seqs s = {NULL, 0};
   int rc = 0;
-  if (size < sizeof *fh || memcpy(fh, d, sizeof *fh) == NULL ||
-      memcmp(fh->magic, BALLARUS_TRACE_MAGIC, 8) != 0 ||
-      fh->version != BALLARUS_TRACE_VERSION ||
-      fh->header_size != sizeof *fh) {
-    snprintf(err, errlen, "not a ballarus trace file of version %u",
-             BALLARUS_TRACE_VERSION);
-    return -1;
-  }
+  if (check_file_header(d, size, fh, err, errlen) != 0) return -1;
   while (rc == 0 && at < size) {
     ballarus_trace_record_header h;
     uint32_t sum, *w = NULL;
@@ -87,7 +114,8 @@ int ballarus_trace_read(const void *data, size_t size,
     if (sum != fnv(d + at + sizeof h, h.bytes) || check_seq(&s, &h) != 0)
       goto bad;
     w = malloc((size_t)h.count * 4 + 4);
-    if (w == NULL || decode(d + at + sizeof h, h.bytes, h.count, w) != 0) {
+    if (w == NULL || decode(d + at + sizeof h, h.bytes, h.count, w) != 0 ||
+        check_checkpoint(&h, w) != 0) {
       free(w);
       goto bad;
     }

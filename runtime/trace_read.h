@@ -1,7 +1,9 @@
-/* trace_read.h — reading a trace file (trace_format.h): checks its header
-   and every record (magic, kind, sizes, checksum, each thread's CHUNK
-   records numbered 0, 1, 2, ... without a gap) and hands each record's
-   decoded witnesses to a callback.  Plain C, libc only.  */
+/* trace_read.h — reading a trace file (trace_format.h, version 2 only):
+   checks its header and every record (magic, kind, sizes, checksum, a
+   CHECKPOINT's words, each thread's records numbered 0, 1, 2, ... without
+   a gap) and hands each record's decoded words to a callback (a
+   CHECKPOINT's too: kind BALLARUS_TRACE_CHECKPOINT).  Plain C, libc
+   only.  */
 
 #ifndef BALLARUS_RUNTIME_TRACE_READ_H
 #define BALLARUS_RUNTIME_TRACE_READ_H
@@ -15,7 +17,7 @@
 extern "C" {
 #endif
 
-/* Called for every record with its header and its count witnesses; a
+/* Called for every record with its header and its count words; a
    non-zero return stops the reading (and is returned).  */
 typedef int (*ballarus_trace_record_fn)(void *ctx,
                                         const ballarus_trace_record_header *h,

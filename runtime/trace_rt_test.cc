@@ -1,7 +1,9 @@
 // trace_rt_test.cc — end-to-end tests of the trace runtime: trace_prog
 // writes known witness sequences (testdata/trace_seq.h) through
-// ballarus_trace_witness in fresh directories, and the trace files are read
-// back with trace_read.c and compared witness for witness.
+// ballarus_trace_witness, or calls the hooks of trace_events.h as a
+// simulated program, in fresh directories, and the trace files are read
+// back with trace_read.c and compared word for word; checkpoints are
+// compared with the stack the stream itself tells.
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -15,11 +17,13 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "runtime/testdata/trace_seq.h"
+#include "runtime/trace_events.h"
 #include "runtime/trace_read.h"
 
 namespace {
@@ -81,11 +85,13 @@ int RunProg(const std::string& dir, const std::string& spec,
 }
 
 // A trace file read back: the file header and, per thread serial, its
-// records' headers and witnesses in file order.
+// records' headers and words in file order: `witnesses` the stream (CHUNK
+// and RING words), `checkpoints` each CHECKPOINT's words.
 struct Trace {
   ballarus_trace_file_header header{};
   std::map<uint32_t, std::vector<ballarus_trace_record_header>> records;
   std::map<uint32_t, std::vector<uint32_t>> witnesses;
+  std::map<uint32_t, std::vector<std::vector<uint32_t>>> checkpoints;
   std::string error;
 };
 
@@ -93,8 +99,11 @@ int Collect(void* ctx, const ballarus_trace_record_header* h,
             const uint32_t* w) {
   Trace* t = static_cast<Trace*>(ctx);
   t->records[h->thread].push_back(*h);
-  t->witnesses[h->thread].insert(t->witnesses[h->thread].end(), w,
-                                 w + h->count);
+  if (h->kind == BALLARUS_TRACE_CHECKPOINT)
+    t->checkpoints[h->thread].emplace_back(w, w + h->count);
+  else
+    t->witnesses[h->thread].insert(t->witnesses[h->thread].end(), w,
+                                   w + h->count);
   return 0;
 }
 
@@ -169,24 +178,47 @@ TEST(TraceRt, StartRejectsBadSpecs) {
   }
 }
 
-TEST(TraceRt, RingKeepsExactlyTheLastN) {
+// The ring keeps whole chunks of 4095 words: ceil(N / 4091) of them
+// besides the one being written (a chunk ends early only before an event,
+// of at most 5 words, that does not fit).  The first word it keeps of a
+// stream of n words written one at a time:
+uint32_t RingFrom(uint32_t ring, uint32_t n) {
+  uint32_t chunks = (n + 4094) / 4095, kept = (ring + 4090) / 4091 + 1;
+  return chunks > kept ? (chunks - kept) * 4095 : 0;
+}
+
+TEST(TraceRt, RingKeepsWholeChunksOfTheLastN) {
   struct Case {
     const char* spec;
     uint32_t ring, n;
-  } cases[] = {{"ring:100", 100, 10000},  {"ring:5000", 5000, 4100},
-               {"ring:5000", 5000, 10000}, {"ring:1", 1, 3},
-               {"ring:9000", 9000, 50}};
+  } cases[] = {{"ring:100", 100, 10000},   {"ring:5000", 5000, 4100},
+               {"ring:5000", 5000, 20000}, {"ring:1", 1, 3},
+               {"ring:9000", 9000, 50},    {"ring:8182", 8182, 30000}};
   for (const Case& c : cases) {
     std::string dir = FreshDir("ring");
     ASSERT_EQ(RunProg(dir, c.spec, {"seq", std::to_string(c.n)}), 0);
     Trace t = ReadTrace(dir + "/trace");
     ASSERT_EQ(t.error, "") << c.spec << " " << c.n;
     EXPECT_EQ(t.header.ring_n, c.ring);
-    ASSERT_EQ(t.records[1].size(), 1u);
-    EXPECT_EQ(t.records[1][0].kind, BALLARUS_TRACE_RING);
-    EXPECT_EQ(t.records[1][0].total, c.n);
-    uint32_t from = c.n > c.ring ? c.n - c.ring : 0;
+    uint32_t from = RingFrom(c.ring, c.n);
+    EXPECT_GE(c.n - from, std::min(c.ring, c.n));
     EXPECT_EQ(t.witnesses[1], Seq(0, from, c.n)) << c.spec << " " << c.n;
+    // CHECKPOINT, RING, CHECKPOINT, RING, ...: one per chunk, numbered
+    // across kinds; no stack (no hook was called): D = 0.
+    const auto& recs = t.records[1];
+    ASSERT_EQ(recs.size(), 2 * ((c.n - from + 4094) / 4095));
+    uint64_t at = from;
+    for (size_t i = 0; i < recs.size(); i++) {
+      EXPECT_EQ(recs[i].seq, i);
+      EXPECT_EQ(recs[i].kind,
+                i % 2 ? BALLARUS_TRACE_RING : BALLARUS_TRACE_CHECKPOINT);
+      if (i % 2 == 0) EXPECT_EQ(recs[i].total, at);
+      if (i % 2 == 1) at += recs[i].count;
+      if (i % 2 == 1) EXPECT_EQ(recs[i].total, at);
+    }
+    EXPECT_EQ(at, c.n);
+    for (const auto& cp : t.checkpoints[1])
+      EXPECT_EQ(cp, std::vector<uint32_t>{0});
   }
 }
 
@@ -196,11 +228,11 @@ TEST(TraceRt, SegvWritesTheRingAndKeepsTheStatus) {
   ASSERT_TRUE(WIFSIGNALED(without));
   EXPECT_EQ(WTERMSIG(without), SIGSEGV);
   std::string dir = FreshDir("segv");
-  EXPECT_EQ(RunProg(dir, "ring:100", {"segv", "5000"}), without);
+  EXPECT_EQ(RunProg(dir, "ring:100", {"segv", "9000"}), without);
   EXPECT_EQ(Files(dir), std::vector<std::string>{"trace"});
   Trace t = ReadTrace(dir + "/trace");
   ASSERT_EQ(t.error, "");
-  EXPECT_EQ(t.witnesses[1], Seq(0, 4900, 5000));
+  EXPECT_EQ(t.witnesses[1], Seq(0, RingFrom(100, 9000), 9000));
 }
 
 TEST(TraceRt, SegvInFullModeWritesThePartialChunk) {
@@ -220,14 +252,16 @@ TEST(TraceRt, SegvWritesEveryThreadsRing) {
   int without = RunProg(plain, "none", {"segvthreads", "3000", "3"});
   ASSERT_TRUE(WIFSIGNALED(without));
   std::string dir = FreshDir("segvthreads");
-  EXPECT_EQ(RunProg(dir, "ring:700", {"segvthreads", "3000", "3"}), without);
+  EXPECT_EQ(RunProg(dir, "ring:700", {"segvthreads", "9000", "3"}),
+            without);
   Trace t = ReadTrace(dir + "/trace");
   ASSERT_EQ(t.error, "");
   std::map<uint32_t, int> seen;
+  uint32_t from = RingFrom(700, 9000);
   for (const auto& [serial, w] : t.witnesses) {
-    ASSERT_EQ(w.size(), 700u) << serial;
-    uint32_t k = (w[0] - 2300 % 13) >> 16;
-    EXPECT_EQ(w, Seq(k, 2300, 3000)) << serial;
+    ASSERT_EQ(w.size(), 9000u - from) << serial;
+    uint32_t k = (w[0] - from % 13) >> 16;
+    EXPECT_EQ(w, Seq(k, from, 9000)) << serial;
     seen[k]++;
   }
   EXPECT_EQ(seen, (std::map<uint32_t, int>{{0, 1}, {1, 1}, {2, 1}, {3, 1}}));
@@ -262,7 +296,7 @@ TEST(TraceRt, ProgramHandlerStillRuns) {
   EXPECT_EQ(out, "handled\n");
   Trace t = ReadTrace(dir + "/trace");
   ASSERT_EQ(t.error, "");
-  EXPECT_EQ(t.witnesses[1], Seq(0, 4970, 5000));
+  EXPECT_EQ(t.witnesses[1], Seq(0, RingFrom(30, 5000), 5000));
   // The same with a SIGSEGV sent by raise, which the runtime raises again.
   dir = FreshDir("handler_raise");
   st = RunProg(dir, "ring:30", {"handler_raise", "5000"}, &out);
@@ -271,7 +305,7 @@ TEST(TraceRt, ProgramHandlerStillRuns) {
   EXPECT_EQ(out, "handled\n");
   t = ReadTrace(dir + "/trace");
   ASSERT_EQ(t.error, "");
-  EXPECT_EQ(t.witnesses[1], Seq(0, 4970, 5000));
+  EXPECT_EQ(t.witnesses[1], Seq(0, RingFrom(30, 5000), 5000));
   // Installed after: it replaces the runtime's and still gets the signal.
   dir = FreshDir("late");
   st = RunProg(dir, "ring:30", {"late", "50"}, &out);
@@ -281,16 +315,19 @@ TEST(TraceRt, ProgramHandlerStillRuns) {
 }
 
 // Each thread's stream is exactly trace_seq(k) of the stream k its first
-// witness names; every stream appears once.
+// witness names, then the thread's kEnd (depth 0, site 0: no activation);
+// every stream appears once.
 void CheckThreads(const Trace& t, uint32_t threads, uint32_t n,
                   uint32_t ring) {
   ASSERT_EQ(t.error, "");
   std::map<uint32_t, int> seen;
   for (const auto& [serial, w] : t.witnesses) {
     ASSERT_FALSE(w.empty());
-    uint32_t from = ring && n > ring ? n - ring : 0;
+    uint32_t from = ring ? RingFrom(ring, n + BALLARUS_TRACE_END_WORDS) : 0;
     uint32_t k = (w[0] - from % 13) >> 16;
-    EXPECT_EQ(w, Seq(k, from, n)) << "thread " << serial;
+    std::vector<uint32_t> want = Seq(k, from, n);
+    want.insert(want.end(), {BALLARUS_TRACE_EVENT_END, 0, 0});
+    EXPECT_EQ(w, want) << "thread " << serial;
     seen[k]++;
   }
   EXPECT_EQ(seen.size(), threads);
@@ -328,6 +365,11 @@ TEST(TraceRt, ForkChildWritesItsOwnFile) {
   EXPECT_EQ(child.header.generation, 1u);
   EXPECT_EQ(child.header.parent_pid, parent.header.pid);
   EXPECT_EQ(child.witnesses[1], Seq(1, 0, 5000));
+  // The child's stream starts with the stack at the fork: none.
+  ASSERT_FALSE(child.records[1].empty());
+  EXPECT_EQ(child.records[1][0].kind, BALLARUS_TRACE_CHECKPOINT);
+  EXPECT_EQ(child.checkpoints[1],
+            std::vector<std::vector<uint32_t>>{{0}});
 }
 
 TEST(TraceRt, ReaderRejectsDamage) {

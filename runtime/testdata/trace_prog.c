@@ -15,7 +15,21 @@
      segvthreads N T  T threads write N witnesses of streams 1..T and wait;
                     main writes N of stream 0 and dereferences null
      fork N         N witnesses, fork; the child writes N more of stream 1
-                    and exits, the parent waits and writes N of stream 2  */
+                    and exits, the parent waits and writes N of stream 2
+   and a simulated program calling the hooks of trace_events.h (sim_step:
+   random calls, returns, landings and blocks from seed S, default 1):
+     hooks N [S]    N steps
+     hooks_segv N [S]  N steps, then a null dereference
+     hooks_fork N [S]  N steps, block FORK_BLOCK inside an activation and
+                    fork; the child takes N more steps and exits, the
+                    parent waits and takes N more steps
+     hooks_exec N [S]  N steps, __ballarus_trace_exec and exec /bin/true
+     hooks_execfail N [S]  as hooks_exec with an exec that fails, twice,
+                    N more steps between them
+     deep N         N nested calls, each from its own block, then N returns
+   A block b is its word (the naive mode's block index) and the site b; a
+   return writes the word 1 (EXIT's index) before its leave, as
+   mode=trace-naive does, so that the stream alone tells the stack.  */
 #define _GNU_SOURCE
 
 #include <pthread.h>
@@ -29,6 +43,10 @@
 
 #include "runtime/testdata/trace_seq.h"
 #include "runtime/trace_buffer.h"
+#include "runtime/trace_events.h"
+
+#define FORK_BLOCK 7777u
+#define SIM_DEPTH 40u
 
 static uint32_t n_witnesses;
 
@@ -106,6 +124,90 @@ static int run_fork(void) {
   return st == 0 ? 0 : 1;
 }
 
+static uint32_t sim_seed;
+static uint32_t sim_live; /* activations the simulation has live */
+
+static uint32_t sim_rand(void) {
+  sim_seed = sim_seed * 1103515245u + 12345u;
+  return sim_seed >> 8;
+}
+
+static void sim_block(uint32_t b) {
+  ballarus_trace_witness(b);
+  __ballarus_trace_site(b);
+}
+
+static void sim_call(uint32_t r) {
+  uint32_t fn = (r >> 4) % 50;
+  sim_block(2 + (r >> 10) % 997);
+  if (__ballarus_trace_enter(fn, fn * 2654435761u) != sim_live) abort();
+  sim_live++;
+}
+
+static void sim_step(void) {
+  uint32_t r = sim_rand(), op = r % 16;
+  if (op < 5 && sim_live < SIM_DEPTH) {
+    sim_call(r);
+  } else if (op < 9 && sim_live > 0) {
+    ballarus_trace_witness(1);
+    __ballarus_trace_leave();
+    sim_live--;
+  } else if (op == 9 && sim_live > 0) {
+    uint32_t d = (r >> 4) % sim_live;
+    __ballarus_trace_land(2 + (r >> 10) % 997, d);
+    sim_live = d + 1;
+  } else {
+    sim_block(2 + (r >> 4) % 997);
+  }
+}
+
+static void sim_steps(uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) sim_step();
+}
+
+static int run_deep(uint32_t n) {
+  for (uint32_t k = 0; k < n; k++) {
+    sim_block(2 + k % 997);
+    __ballarus_trace_enter(k % 50, k);
+  }
+  for (uint32_t k = 0; k < n; k++) {
+    ballarus_trace_witness(1);
+    __ballarus_trace_leave();
+  }
+  return 0;
+}
+
+static int run_hooks(const char *cmd, uint32_t n) {
+  sim_steps(n);
+  if (strcmp(cmd, "hooks_segv") == 0) {
+    volatile int *null = NULL;
+    return *null;
+  }
+  if (strcmp(cmd, "hooks_fork") == 0) {
+    if (sim_live == 0) sim_call(sim_rand());
+    sim_block(FORK_BLOCK);
+    pid_t pid = fork();
+    sim_steps(n);
+    if (pid == 0) exit(0);
+    int st;
+    waitpid(pid, &st, 0);
+    return st == 0 ? 0 : 1;
+  }
+  if (strcmp(cmd, "hooks_exec") == 0) {
+    __ballarus_trace_exec();
+    execl("/bin/true", "true", (char *)NULL);
+    return 5;
+  }
+  if (strcmp(cmd, "hooks_execfail") == 0) {
+    __ballarus_trace_exec();
+    execl("/nonexistent/true", "true", (char *)NULL);
+    sim_steps(n);
+    __ballarus_trace_exec();
+    execl("/nonexistent/true", "true", (char *)NULL);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   char err[512] = "";
   if (argc < 5) return 2;
@@ -118,6 +220,11 @@ int main(int argc, char **argv) {
     return 3;
   }
   if (strcmp(cmd, "late") == 0) signal(SIGSEGV, on_segv);
+  if (strncmp(cmd, "hooks", 5) == 0) {
+    sim_seed = argc > 5 ? (uint32_t)strtoul(argv[5], NULL, 10) : 1;
+    return run_hooks(cmd, n_witnesses);
+  }
+  if (strcmp(cmd, "deep") == 0) return run_deep(n_witnesses);
   if (strcmp(cmd, "threads") == 0)
     return run_threads(argc > 5 ? (uint32_t)atoi(argv[5]) : 2);
   if (strcmp(cmd, "fork") == 0) return run_fork();
