@@ -372,6 +372,254 @@ TEST(TraceRt, ForkChildWritesItsOwnFile) {
             std::vector<std::vector<uint32_t>>{{0}});
 }
 
+// The stack of traced activations that a stream of trace_prog's simulated
+// program tells by itself (its blocks and returns are words: see
+// trace_prog.c): kEnter pushes, the word 1 pops, kLand truncates, a block
+// word b sets the innermost activation's site.  Checks every event's
+// depth and site fields against it.
+class StackModel {
+ public:
+  struct Frame {
+    uint32_t fn, stamp, site;
+  };
+  std::vector<Frame> stack;
+  uint32_t root_site = 0;
+  std::string error;
+
+  // Consumes the witness or event at s[i]; returns the next position.
+  size_t Step(const std::vector<uint32_t>& s, size_t i) {
+    const uint32_t w = s[i];
+    if (w < BALLARUS_TRACE_EVENT_TAG) {
+      if (w != 1) Site() = w;
+      else if (stack.empty()) Fail(i, "return at depth 0");
+      else stack.pop_back();
+      return i + 1;
+    }
+    uint32_t n = w == BALLARUS_TRACE_EVENT_END    ? BALLARUS_TRACE_END_WORDS
+                 : w == BALLARUS_TRACE_EVENT_LAND ? BALLARUS_TRACE_LAND_WORDS
+                                                  : BALLARUS_TRACE_ENTER_WORDS;
+    if (i + n > s.size()) return Fail(i, "cut event"), s.size();
+    if (w == BALLARUS_TRACE_EVENT_END) {
+      if (s[i + 1] != stack.size() || s[i + 2] != Site()) Fail(i, "kEnd");
+    } else if (w == BALLARUS_TRACE_EVENT_LAND) {
+      if (s[i + 3] != Site() || s[i + 4] != stack.size() ||
+          s[i + 2] >= stack.size())
+        Fail(i, "kLand");
+      else
+        stack.resize(s[i + 2] + 1);
+    } else {
+      if (s[i + 2] != stack.size() || s[i + 3] != Site()) Fail(i, "kEnter");
+      stack.push_back({w & ~BALLARUS_TRACE_EVENT_TAG, s[i + 1], Site()});
+    }
+    return i + n;
+  }
+
+  // The checkpoint the runtime should write in this state.
+  std::vector<uint32_t> Checkpoint() const {
+    if (stack.size() > 16384) return {BALLARUS_TRACE_CHECKPOINT_UNKNOWN};
+    std::vector<uint32_t> cp = {static_cast<uint32_t>(stack.size())};
+    for (const Frame& f : stack) cp.insert(cp.end(), {f.fn, f.stamp, f.site});
+    return cp;
+  }
+
+ private:
+  uint32_t& Site() { return stack.empty() ? root_site : stack.back().site; }
+  void Fail(size_t i, const char* what) {
+    if (error.empty()) error = std::string(what) + " at word " + std::to_string(i);
+  }
+};
+
+struct Consistency {
+  std::string error;
+  int known = 0, unknown = 0;  // checkpoints compared
+};
+
+// Checks thread 1's records of t against the whole stream s of the same
+// run (a full trace, or the same program traced in full): every CHUNK or
+// RING is s's words at its place, starts at an event's first word (events
+// never span two records), and every CHECKPOINT equals the stack that s
+// tells at its place.
+Consistency CheckStream(const Trace& t, const std::vector<uint32_t>& s) {
+  Consistency c;
+  std::map<uint64_t, std::vector<uint32_t>> cps;
+  std::set<uint64_t> starts;
+  size_t k = 0;
+  for (const ballarus_trace_record_header& h : t.records.at(1)) {
+    if (h.kind == BALLARUS_TRACE_CHECKPOINT) {
+      cps[h.total] = t.checkpoints.at(1).at(k++);
+      continue;
+    }
+    uint64_t from = h.total - h.count;
+    if (h.count == 0) continue;
+    starts.insert(from);
+    if (h.total > s.size()) return c.error = "record past the stream", c;
+  }
+  const std::vector<uint32_t>& w = t.witnesses.at(1);
+  uint64_t first = s.size() - w.size();
+  if (!std::equal(w.begin(), w.end(), s.begin() + first))
+    return c.error = "words differ from the stream's end", c;
+  StackModel m;
+  for (size_t i = 0; i < s.size() && m.error.empty();) {
+    starts.erase(i);
+    auto it = cps.find(i);
+    if (it != cps.end()) {
+      if (it->second != m.Checkpoint())
+        return c.error = "checkpoint at word " + std::to_string(i), c;
+      (it->second.size() == 1 && it->second[0] != 0 ? c.unknown : c.known)++;
+      cps.erase(it);
+    }
+    i = m.Step(s, i);
+  }
+  if (!m.error.empty()) c.error = m.error;
+  else if (!starts.empty()) c.error = "record starts inside an event at word " + std::to_string(*starts.begin());
+  else if (!cps.empty()) c.error = "checkpoint inside an event at word " + std::to_string(cps.begin()->first);
+  return c;
+}
+
+// The simulated program traced in full: its whole stream.
+std::vector<uint32_t> FullStream(const std::string& name,
+                                 const std::vector<std::string>& args,
+                                 int* status = nullptr) {
+  std::string dir = FreshDir(name);
+  int st = RunProg(dir, "full", args);
+  if (status) *status = st;
+  else EXPECT_EQ(st, 0) << name;
+  Trace t = ReadTrace(dir + "/trace");
+  EXPECT_EQ(t.error, "") << name;
+  Consistency c = CheckStream(t, t.witnesses[1]);
+  EXPECT_EQ(c.error, "") << name;
+  return t.witnesses[1];
+}
+
+TEST(TraceRt, RingCheckpointsTellTheStack) {
+  // 30000 random steps (~66000 words, ~16 chunks) traced in full, then in
+  // rings that wrap: every kept chunk's checkpoint is the stack at its
+  // first word.
+  for (const char* seed : {"1", "2"}) {
+    std::vector<uint32_t> s = FullStream("hooks_full", {"hooks", "30000", seed});
+    ASSERT_GT(s.size(), 50000u);
+    for (uint32_t ring : {1u, 5000u, 20000u}) {
+      std::string dir = FreshDir("hooks_ring");
+      ASSERT_EQ(RunProg(dir, "ring:" + std::to_string(ring),
+                        {"hooks", "30000", seed}),
+                0);
+      Trace t = ReadTrace(dir + "/trace");
+      ASSERT_EQ(t.error, "") << ring;
+      Consistency c = CheckStream(t, s);
+      EXPECT_EQ(c.error, "") << ring << " seed " << seed;
+      EXPECT_GE(t.witnesses[1].size(), ring);
+      EXPECT_LE(t.witnesses[1].size(), ring + 2 * 4095);
+      EXPECT_EQ(c.known, static_cast<int>(t.checkpoints[1].size()));
+      EXPECT_GE(c.known, 2) << ring;
+    }
+  }
+}
+
+TEST(TraceRt, RingOnSegvTellsTheStack) {
+  int full_status = 0, ring_status = 0;
+  std::vector<uint32_t> s =
+      FullStream("hooks_segv_full", {"hooks_segv", "20000", "3"}, &full_status);
+  ASSERT_TRUE(WIFSIGNALED(full_status));
+  EXPECT_EQ(WTERMSIG(full_status), SIGSEGV);
+  std::string dir = FreshDir("hooks_segv_ring");
+  ring_status = RunProg(dir, "ring:6000", {"hooks_segv", "20000", "3"});
+  EXPECT_EQ(ring_status, full_status);
+  Trace t = ReadTrace(dir + "/trace");
+  ASSERT_EQ(t.error, "");
+  Consistency c = CheckStream(t, s);
+  EXPECT_EQ(c.error, "");
+  EXPECT_GE(c.known, 2);
+  EXPECT_GE(t.witnesses[1].size(), 6000u);
+}
+
+TEST(TraceRt, DeepStacksAreUnknownBeyondTheCap) {
+  // 20000 nested calls: the checkpoints of chunks that start deeper than
+  // 16384 activations say unknown, the others (on the way down and back
+  // up) give every frame.
+  std::vector<uint32_t> s = FullStream("deep_full", {"deep", "20000"});
+  for (const char* spec : {"ring:200000", "ring:3000"}) {
+    std::string dir = FreshDir("deep_ring");
+    ASSERT_EQ(RunProg(dir, spec, {"deep", "20000"}), 0);
+    Trace t = ReadTrace(dir + "/trace");
+    ASSERT_EQ(t.error, "") << spec;
+    Consistency c = CheckStream(t, s);
+    EXPECT_EQ(c.error, "") << spec;
+    EXPECT_GE(c.known, 1) << spec;
+    if (std::string(spec) == "ring:200000") EXPECT_GE(c.unknown, 2);
+  }
+}
+
+TEST(TraceRt, ForkChildStartsWithTheStackAtTheFork) {
+  std::string dir = FreshDir("hooks_fork");
+  ASSERT_EQ(RunProg(dir, "full", {"hooks_fork", "3000", "4"}), 0);
+  std::vector<std::string> files = Files(dir);
+  ASSERT_EQ(files.size(), 2u);
+  Trace parent = ReadTrace(dir + "/trace");
+  Trace child = ReadTrace(dir + "/" + files[1]);
+  ASSERT_EQ(parent.error, "");
+  ASSERT_EQ(child.error, "");
+  const std::vector<uint32_t>& s = parent.witnesses[1];
+  ASSERT_EQ(CheckStream(parent, s).error, "");
+  // The parent's stream: steps, the fork's block 7777, steps; the child
+  // took the same steps after the fork.
+  auto fork_at = std::find(s.begin(), s.end(), 7777u);
+  ASSERT_NE(fork_at, s.end());
+  size_t at = fork_at - s.begin() + 1;
+  StackModel m;
+  for (size_t i = 0; i < at;) i = m.Step(s, i);
+  ASSERT_EQ(m.error, "");
+  ASSERT_FALSE(m.stack.empty());
+  EXPECT_EQ(m.stack.back().site, 7777u);
+  ASSERT_FALSE(child.records[1].empty());
+  EXPECT_EQ(child.records[1][0].kind, BALLARUS_TRACE_CHECKPOINT);
+  EXPECT_EQ(child.records[1][0].seq, 0u);
+  EXPECT_EQ(child.records[1][0].total, 0u);
+  ASSERT_EQ(child.checkpoints[1].size(), 1u);
+  EXPECT_EQ(child.checkpoints[1][0], m.Checkpoint());
+  EXPECT_EQ(child.witnesses[1],
+            std::vector<uint32_t>(s.begin() + at, s.end()));
+  for (size_t i = 0; i < child.records[1].size(); i++)
+    EXPECT_EQ(child.records[1][i].seq, i);
+}
+
+// The stream of `hooks 3000 5` and the kEnd it ends with.
+std::vector<uint32_t> StreamWithEnd(const std::string& name) {
+  std::vector<uint32_t> s = FullStream(name, {"hooks", "3000", "5"});
+  StackModel m;
+  for (size_t i = 0; i < s.size();) i = m.Step(s, i);
+  uint32_t site = m.stack.empty() ? m.root_site : m.stack.back().site;
+  s.insert(s.end(), {BALLARUS_TRACE_EVENT_END,
+                     static_cast<uint32_t>(m.stack.size()), site});
+  return s;
+}
+
+TEST(TraceRt, ExecWritesTheTraceFirst) {
+  std::vector<uint32_t> want = StreamWithEnd("exec_plain");
+  for (const char* spec : {"full", "ring:100000"}) {
+    std::string dir = FreshDir("exec");
+    EXPECT_EQ(RunProg(dir, spec, {"hooks_exec", "3000", "5"}), 0) << spec;
+    EXPECT_EQ(Files(dir), std::vector<std::string>{"trace"}) << spec;
+    Trace t = ReadTrace(dir + "/trace");
+    ASSERT_EQ(t.error, "") << spec;
+    EXPECT_EQ(t.witnesses[1], want) << spec;
+    EXPECT_EQ(CheckStream(t, want).error, "") << spec;
+  }
+}
+
+TEST(TraceRt, FailedExecContinuesUntraced) {
+  // The trace ends at the first exec's kEnd; the steps after the failed
+  // exec and the second exec's kEnd are not written.
+  std::vector<uint32_t> want = StreamWithEnd("execfail_plain");
+  for (const char* spec : {"full", "ring:100000"}) {
+    std::string dir = FreshDir("execfail");
+    EXPECT_EQ(RunProg(dir, spec, {"hooks_execfail", "3000", "5"}), 0) << spec;
+    EXPECT_EQ(Files(dir), std::vector<std::string>{"trace"}) << spec;
+    Trace t = ReadTrace(dir + "/trace");
+    ASSERT_EQ(t.error, "") << spec;
+    EXPECT_EQ(t.witnesses[1], want) << spec;
+  }
+}
+
 TEST(TraceRt, ReaderRejectsDamage) {
   std::string dir = FreshDir("damage");
   ASSERT_EQ(RunProg(dir, "full", {"seq", "10000"}), 0);
