@@ -2,8 +2,10 @@
    fatal-signal flush and the trace file (trace_format.h).
 
    Threads.  A thread's state (trace_thread) is one anonymous mapping made
-   at its first witness: the chunk the hot path writes, the encoding buffer
-   of full mode or the ring of ring mode.  It is pushed onto a lock-free
+   at its first witness: the chunk the hot path writes, the frames of its
+   stack of traced activations (BALLARUS_TRACE_STACK_FRAMES), the encoding
+   buffer of full mode or the kept chunks and checkpoints of ring mode
+   (untouched pages cost nothing: MAP_NORESERVE).  It is pushed onto a lock-free
    list (compare-and-swap on its head) and never freed before process exit,
    so the signal handler and the exit writer walk the list without a lock.
    A thread's position lives in its TLS; the list keeps its address while
@@ -12,20 +14,27 @@
    crashes is written up to the witnesses it had stored (a witness being
    stored at that instant may be missing).
 
+   Ring mode keeps ceil(N / CHUNK_MIN) chunks besides the one being
+   written: a chunk is drained early only before an event that does not
+   fit, so each holds at least CHUNK_MIN words.  Each chunk's checkpoint
+   is taken by its own thread when the chunk starts, in a region of its
+   own (one per kept chunk and one for the chunk being written).
+
    Thread exit (a pthread key destructor): full mode writes the partial
-   chunk and an END record; ring mode keeps the ring for the process's
+   chunk and an END record; ring mode keeps the chunks for the process's
    final write.  Instrumented code that runs after the destructor
    registers the thread again, under a new serial number.
 
    fork(): the child gets its own file, PATH.<pid> (generation + 1); the
    other threads' state belongs to the parent and is skipped.  Full mode
    drops the forking thread's pending chunk in the child (the parent writes
-   it): the child's stream starts at the fork.  Ring mode keeps it: the
-   child's ring shows what led to the fork too.
+   it): the child's stream starts at the fork, with a CHECKPOINT of the
+   forking thread's stack.  Ring mode keeps it: the child's chunks show
+   what led to the fork too.
 
    Fatal signals: the handler for SIGSEGV, SIGBUS, SIGILL, SIGFPE and
-   SIGABRT writes every thread's ring (the crashing thread's and every
-   other registered thread's), or in full mode every live thread's partial
+   SIGABRT writes every thread's kept chunks (the crashing thread's and
+   every other registered thread's), or in full mode every live thread's partial
    chunk, with write(2) only — no malloc, stdio
    or lock — and renames the file over its path (renameat), once per
    process.  It then puts back the action that was installed before
@@ -38,8 +47,8 @@
        restored action when the handler returns.
    So the exit status and signal are those of the program without the
    runtime.  A handler the program installs after ballarus_trace_start
-   replaces ours (sigaction is not intercepted): the ring is then written
-   only at exit.  The handler runs on the thread's alternate signal stack
+   replaces ours (sigaction is not intercepted): the chunks are then
+   written only at exit.  The handler runs on the thread's alternate signal stack
    if the program set one (SA_ONSTACK); without one, a stack overflow
    cannot be recorded.  */
 

@@ -10,21 +10,25 @@
      - full trace: encodes the chunk and appends it to the trace file as one
        CHUNK record (trace_format.h), one write(2) with O_APPEND, so threads
        need no lock;
-     - ring (trace=ring:N): copies the chunk into the thread's ring of N
-       witnesses, overwriting the oldest.
+     - ring (trace=ring:N): keeps the chunk, overwriting the oldest kept
+       one (whole chunks, at least the last N words), and takes the new
+       chunk's checkpoint (trace_format.h CHECKPOINT) from the thread's
+       stack of traced activations (ballarus_trace_stack below).
    Word 0 of a chunk is never written (the position starts at word 1), so
    the aligned address only ever means "full" or "not registered".
+   Events (trace_events.h) go through ballarus_trace_event, which starts
+   a new chunk when the event would not fit in the current one.
 
    What is written when:
      - full: a chunk when it fills; a thread's partial chunk and an END
        record at its exit; every live thread's partial chunk at process
        exit (threads still running then are traced up to what they had
        stored), also from the fatal-signal handler (below).
-     - ring: every registered thread's ring (its last N witnesses, the
-       partial chunk included) at process exit, or from the fatal-signal
-       handler: SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT.  Threads that
-       exited keep their ring until then.  See trace_buffer.c for the
-       handler's chaining rules.  */
+     - ring: every registered thread's kept chunks, oldest first, each
+       after its checkpoint, and its partial chunk, at process exit, before
+       an exec, or from the fatal-signal handler: SIGSEGV, SIGBUS, SIGILL,
+       SIGFPE, SIGABRT.  Threads that exited keep their chunks until then.
+       See trace_buffer.c for the handler's chaining rules.  */
 
 #ifndef BALLARUS_RUNTIME_TRACE_BUFFER_H
 #define BALLARUS_RUNTIME_TRACE_BUFFER_H
