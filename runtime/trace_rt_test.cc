@@ -434,19 +434,20 @@ struct Consistency {
   int known = 0, unknown = 0;  // checkpoints compared
 };
 
-// Checks thread 1's records of t against the whole stream s of the same
-// run (a full trace, or the same program traced in full): every CHUNK or
-// RING is s's words at its place, starts at an event's first word (events
-// never span two records), and every CHECKPOINT equals the stack that s
-// tells at its place.
-Consistency CheckStream(const Trace& t, const std::vector<uint32_t>& s) {
+// Checks the records of thread `serial` of t against the whole stream s
+// of the same run (a full trace, or the same program traced in full):
+// every CHUNK or RING is s's words at its place, starts at an event's
+// first word (events never span two records), and every CHECKPOINT equals
+// the stack that s tells at its place.
+Consistency CheckStream(const Trace& t, const std::vector<uint32_t>& s,
+                        uint32_t serial = 1) {
   Consistency c;
   std::map<uint64_t, std::vector<uint32_t>> cps;
   std::set<uint64_t> starts;
   size_t k = 0;
-  for (const ballarus_trace_record_header& h : t.records.at(1)) {
+  for (const ballarus_trace_record_header& h : t.records.at(serial)) {
     if (h.kind == BALLARUS_TRACE_CHECKPOINT) {
-      cps[h.total] = t.checkpoints.at(1).at(k++);
+      cps[h.total] = t.checkpoints.at(serial).at(k++);
       continue;
     }
     uint64_t from = h.total - h.count;
@@ -454,7 +455,8 @@ Consistency CheckStream(const Trace& t, const std::vector<uint32_t>& s) {
     starts.insert(from);
     if (h.total > s.size()) return c.error = "record past the stream", c;
   }
-  const std::vector<uint32_t>& w = t.witnesses.at(1);
+  const std::vector<uint32_t>& w = t.witnesses.at(serial);
+  if (w.size() > s.size()) return c.error = "more words than the stream", c;
   uint64_t first = s.size() - w.size();
   if (!std::equal(w.begin(), w.end(), s.begin() + first))
     return c.error = "words differ from the stream's end", c;
@@ -530,6 +532,39 @@ TEST(TraceRt, RingOnSegvTellsTheStack) {
   EXPECT_EQ(c.error, "");
   EXPECT_GE(c.known, 2);
   EXPECT_GE(t.witnesses[1].size(), 6000u);
+}
+
+TEST(TraceRt, ThreadsRingCheckpointsTellEachStack) {
+  // Four threads simulating programs from seeds 1..4, in full then in a
+  // ring: each ring thread's words end one full stream, and its
+  // checkpoints are that stream's stack.
+  std::string dir = FreshDir("hooks_threads_full");
+  ASSERT_EQ(RunProg(dir, "full", {"hooks_threads", "20000", "4"}), 0);
+  Trace full = ReadTrace(dir + "/trace");
+  ASSERT_EQ(full.error, "");
+  ASSERT_EQ(full.witnesses.size(), 4u);
+  for (const auto& [serial, s] : full.witnesses) {
+    EXPECT_EQ(CheckStream(full, s, serial).error, "") << serial;
+    EXPECT_EQ(s[s.size() - BALLARUS_TRACE_END_WORDS], BALLARUS_TRACE_EVENT_END);
+  }
+  dir = FreshDir("hooks_threads_ring");
+  ASSERT_EQ(RunProg(dir, "ring:5000", {"hooks_threads", "20000", "4"}), 0);
+  Trace ring = ReadTrace(dir + "/trace");
+  ASSERT_EQ(ring.error, "");
+  ASSERT_EQ(ring.witnesses.size(), 4u);
+  std::set<uint32_t> matched;
+  for (const auto& [serial, w] : ring.witnesses) {
+    for (const auto& [fserial, s] : full.witnesses) {
+      if (w.size() > s.size() ||
+          !std::equal(w.begin(), w.end(), s.end() - w.size()))
+        continue;
+      matched.insert(fserial);
+      Consistency c = CheckStream(ring, s, serial);
+      EXPECT_EQ(c.error, "") << serial;
+      EXPECT_GE(c.known, 2) << serial;
+    }
+  }
+  EXPECT_EQ(matched.size(), 4u);
 }
 
 TEST(TraceRt, DeepStacksAreUnknownBeyondTheCap) {

@@ -26,6 +26,7 @@
      hooks_exec N [S]  N steps, __ballarus_trace_exec and exec /bin/true
      hooks_execfail N [S]  as hooks_exec with an exec that fails, twice,
                     N more steps between them
+     hooks_threads N T  T threads, thread k taking N steps from seed k + 1
      deep N         N nested calls, each from its own block, then N returns
    A block b is its word (the naive mode's block index) and the site b; a
    return writes the word 1 (EXIT's index) before its leave, as
@@ -124,8 +125,8 @@ static int run_fork(void) {
   return st == 0 ? 0 : 1;
 }
 
-static uint32_t sim_seed;
-static uint32_t sim_live; /* activations the simulation has live */
+static __thread uint32_t sim_seed;
+static __thread uint32_t sim_live; /* activations the simulation has live */
 
 static uint32_t sim_rand(void) {
   sim_seed = sim_seed * 1103515245u + 12345u;
@@ -177,6 +178,21 @@ static int run_deep(uint32_t n) {
   return 0;
 }
 
+static void *sim_thread(void *arg) {
+  sim_seed = (uint32_t)(uintptr_t)arg;
+  sim_steps(n_witnesses);
+  return NULL;
+}
+
+static int run_hooks_threads(uint32_t t) {
+  pthread_t th[64];
+  if (t > 64) t = 64;
+  for (uint32_t k = 0; k < t; k++)
+    pthread_create(&th[k], NULL, sim_thread, (void *)(uintptr_t)(k + 1));
+  for (uint32_t k = 0; k < t; k++) pthread_join(th[k], NULL);
+  return 0;
+}
+
 static int run_hooks(const char *cmd, uint32_t n) {
   sim_steps(n);
   if (strcmp(cmd, "hooks_segv") == 0) {
@@ -220,6 +236,8 @@ int main(int argc, char **argv) {
     return 3;
   }
   if (strcmp(cmd, "late") == 0) signal(SIGSEGV, on_segv);
+  if (strcmp(cmd, "hooks_threads") == 0)
+    return run_hooks_threads(argc > 5 ? (uint32_t)atoi(argv[5]) : 2);
   if (strncmp(cmd, "hooks", 5) == 0) {
     sim_seed = argc > 5 ? (uint32_t)strtoul(argv[5], NULL, 10) : 1;
     return run_hooks(cmd, n_witnesses);
