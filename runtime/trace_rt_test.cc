@@ -655,6 +655,94 @@ TEST(TraceRt, FailedExecContinuesUntraced) {
   }
 }
 
+// A trace file made here: the file header of `version`, then records
+// {kind, seq, words, total} of thread 1.
+struct HandRecord {
+  uint32_t kind, seq;
+  std::vector<uint32_t> words;
+  uint64_t total;
+};
+
+std::string HandFile(uint32_t version, const std::vector<HandRecord>& recs) {
+  std::string out;
+  auto put = [&out](const void* p, size_t n) {
+    out.append(static_cast<const char*>(p), n);
+  };
+  ballarus_trace_file_header fh{};
+  memcpy(fh.magic, BALLARUS_TRACE_MAGIC, 8);
+  fh.version = version;
+  fh.header_size = sizeof fh;
+  fh.mode = BALLARUS_TRACE_MODE_RING;
+  fh.ring_n = 10;
+  put(&fh, sizeof fh);
+  for (const HandRecord& r : recs) {
+    std::string payload;
+    uint32_t prev = 0;
+    for (uint32_t w : r.words) {
+      uint32_t d = w - prev, z = (d << 1) ^ (0u - (d >> 31));
+      prev = w;
+      do {
+        payload.push_back(static_cast<char>((z & 0x7f) | (z > 0x7f ? 0x80 : 0)));
+        z >>= 7;
+      } while (z);
+    }
+    ballarus_trace_record_header h{};
+    h.magic = BALLARUS_TRACE_RECORD_MAGIC;
+    h.kind = r.kind;
+    h.thread = 1;
+    h.seq = r.seq;
+    h.count = static_cast<uint32_t>(r.words.size());
+    h.bytes = static_cast<uint32_t>(payload.size());
+    h.total = r.total;
+    put(&h, sizeof h);
+    out += payload;
+    uint32_t fnv = 2166136261u;
+    for (unsigned char ch : payload) fnv = (fnv ^ ch) * 16777619u;
+    put(&fnv, 4);
+  }
+  return out;
+}
+
+std::string ReadError(const std::string& data) {
+  ballarus_trace_file_header h;
+  char err[256] = "";
+  Trace sink;
+  if (ballarus_trace_read(data.data(), data.size(), &h, Collect, &sink, err,
+                          sizeof err) == 0)
+    return "";
+  return err;
+}
+
+TEST(TraceRt, ReaderChecksCheckpointsAndSeq) {
+  const uint32_t kU = BALLARUS_TRACE_CHECKPOINT_UNKNOWN;
+  const uint32_t kCp = BALLARUS_TRACE_CHECKPOINT, kRing = BALLARUS_TRACE_RING;
+  // D = 1: one frame (fn 3, stamp 9, site 4); then 3 words.
+  std::vector<HandRecord> good = {{kCp, 0, {1, 3, 9, 4}, 7},
+                                  {kRing, 1, {5, 6, 1}, 10},
+                                  {kCp, 2, {kU}, 10},
+                                  {kRing, 3, {8}, 11}};
+  EXPECT_EQ(ReadError(HandFile(2, good)), "");
+  EXPECT_EQ(ReadError(HandFile(1, good)),
+            "trace file version 1: this reader reads version 2 only (trace "
+            "the program again with this ballarus)");
+  auto with = [&good](size_t i, HandRecord r) {
+    std::vector<HandRecord> v = good;
+    v[i] = r;
+    return HandFile(2, v);
+  };
+  size_t third = sizeof(ballarus_trace_file_header) + 40 + 4 + 4 + 40 + 3 + 4;
+  std::string at_third = "bad trace record at byte " + std::to_string(third);
+  // D = 1 with two frames' words, D = 2 with one, unknown with a frame,
+  // an empty checkpoint: all refused at their record.
+  EXPECT_EQ(ReadError(with(2, {kCp, 2, {1, 3, 9, 4, 5, 6, 7}, 10})), at_third);
+  EXPECT_EQ(ReadError(with(2, {kCp, 2, {2, 3, 9, 4}, 10})), at_third);
+  EXPECT_EQ(ReadError(with(2, {kCp, 2, {kU, 3, 9, 4}, 10})), at_third);
+  EXPECT_EQ(ReadError(with(2, {kCp, 2, {}, 10})), at_third);
+  // seq counts every kind: a gap or a repeat is refused.
+  EXPECT_EQ(ReadError(with(2, {kCp, 3, {kU}, 10})), at_third);
+  EXPECT_EQ(ReadError(with(2, {kCp, 1, {kU}, 10})), at_third);
+}
+
 TEST(TraceRt, ReaderRejectsDamage) {
   std::string dir = FreshDir("damage");
   ASSERT_EQ(RunProg(dir, "full", {"seq", "10000"}), 0);
