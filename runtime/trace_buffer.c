@@ -48,9 +48,9 @@
    So the exit status and signal are those of the program without the
    runtime.  A handler the program installs after ballarus_trace_start
    replaces ours (sigaction is not intercepted): the chunks are then
-   written only at exit.  The handler runs on the thread's alternate signal stack
-   if the program set one (SA_ONSTACK); without one, a stack overflow
-   cannot be recorded.  */
+   written only at exit.  The handler runs on the thread's alternate
+   signal stack if the program set one (SA_ONSTACK); without one, a stack
+   overflow cannot be recorded.  */
 
 #define _GNU_SOURCE
 

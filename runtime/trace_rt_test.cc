@@ -390,9 +390,12 @@ class StackModel {
   size_t Step(const std::vector<uint32_t>& s, size_t i) {
     const uint32_t w = s[i];
     if (w < BALLARUS_TRACE_EVENT_TAG) {
-      if (w != 1) Site() = w;
-      else if (stack.empty()) Fail(i, "return at depth 0");
-      else stack.pop_back();
+      if (w != 1)
+        Site() = w;
+      else if (stack.empty())
+        Fail(i, "return at depth 0");
+      else
+        stack.pop_back();
       return i + 1;
     }
     uint32_t n = w == BALLARUS_TRACE_EVENT_END    ? BALLARUS_TRACE_END_WORDS
@@ -425,7 +428,8 @@ class StackModel {
  private:
   uint32_t& Site() { return stack.empty() ? root_site : stack.back().site; }
   void Fail(size_t i, const char* what) {
-    if (error.empty()) error = std::string(what) + " at word " + std::to_string(i);
+    if (error.empty())
+      error = std::string(what) + " at word " + std::to_string(i);
   }
 };
 
@@ -472,9 +476,14 @@ Consistency CheckStream(const Trace& t, const std::vector<uint32_t>& s,
     }
     i = m.Step(s, i);
   }
-  if (!m.error.empty()) c.error = m.error;
-  else if (!starts.empty()) c.error = "record starts inside an event at word " + std::to_string(*starts.begin());
-  else if (!cps.empty()) c.error = "checkpoint inside an event at word " + std::to_string(cps.begin()->first);
+  if (!m.error.empty())
+    c.error = m.error;
+  else if (!starts.empty())
+    c.error = "record starts inside an event at word " +
+              std::to_string(*starts.begin());
+  else if (!cps.empty())
+    c.error = "checkpoint inside an event at word " +
+              std::to_string(cps.begin()->first);
   return c;
 }
 
@@ -484,8 +493,10 @@ std::vector<uint32_t> FullStream(const std::string& name,
                                  int* status = nullptr) {
   std::string dir = FreshDir(name);
   int st = RunProg(dir, "full", args);
-  if (status) *status = st;
-  else EXPECT_EQ(st, 0) << name;
+  if (status)
+    *status = st;
+  else
+    EXPECT_EQ(st, 0) << name;
   Trace t = ReadTrace(dir + "/trace");
   EXPECT_EQ(t.error, "") << name;
   Consistency c = CheckStream(t, t.witnesses[1]);
@@ -498,7 +509,8 @@ TEST(TraceRt, RingCheckpointsTellTheStack) {
   // rings that wrap: every kept chunk's checkpoint is the stack at its
   // first word.
   for (const char* seed : {"1", "2"}) {
-    std::vector<uint32_t> s = FullStream("hooks_full", {"hooks", "30000", seed});
+    std::vector<uint32_t> s =
+        FullStream("hooks_full", {"hooks", "30000", seed});
     ASSERT_GT(s.size(), 50000u);
     for (uint32_t ring : {1u, 5000u, 20000u}) {
       std::string dir = FreshDir("hooks_ring");
@@ -611,8 +623,7 @@ TEST(TraceRt, ForkChildStartsWithTheStackAtTheFork) {
   EXPECT_EQ(child.records[1][0].total, 0u);
   ASSERT_EQ(child.checkpoints[1].size(), 1u);
   EXPECT_EQ(child.checkpoints[1][0], m.Checkpoint());
-  EXPECT_EQ(child.witnesses[1],
-            std::vector<uint32_t>(s.begin() + at, s.end()));
+  EXPECT_EQ(child.witnesses[1], std::vector<uint32_t>(s.begin() + at, s.end()));
   for (size_t i = 0; i < child.records[1].size(); i++)
     EXPECT_EQ(child.records[1][i].seq, i);
 }
@@ -682,7 +693,8 @@ std::string HandFile(uint32_t version, const std::vector<HandRecord>& recs) {
       uint32_t d = w - prev, z = (d << 1) ^ (0u - (d >> 31));
       prev = w;
       do {
-        payload.push_back(static_cast<char>((z & 0x7f) | (z > 0x7f ? 0x80 : 0)));
+        payload.push_back(
+            static_cast<char>((z & 0x7f) | (z > 0x7f ? 0x80 : 0)));
         z >>= 7;
       } while (z);
     }
