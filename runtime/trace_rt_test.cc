@@ -626,6 +626,21 @@ TEST(TraceRt, ForkChildStartsWithTheStackAtTheFork) {
   EXPECT_EQ(child.witnesses[1], std::vector<uint32_t>(s.begin() + at, s.end()));
   for (size_t i = 0; i < child.records[1].size(); i++)
     EXPECT_EQ(child.records[1][i].seq, i);
+  // In a ring both processes keep the chunks before the fork, and both
+  // took the same steps after it: each file is the end of s, its
+  // checkpoints s's stack.
+  dir = FreshDir("hooks_fork_ring");
+  ASSERT_EQ(RunProg(dir, "ring:100000", {"hooks_fork", "3000", "4"}), 0);
+  files = Files(dir);
+  ASSERT_EQ(files.size(), 2u);
+  for (const std::string& f : files) {
+    Trace t = ReadTrace(dir + "/" + f);
+    ASSERT_EQ(t.error, "") << f;
+    EXPECT_EQ(t.witnesses[1], s) << f;
+    Consistency c = CheckStream(t, s);
+    EXPECT_EQ(c.error, "") << f;
+    EXPECT_GE(c.known, 2) << f;
+  }
 }
 
 // The stream of `hooks 3000 5` and the kEnd it ends with.
