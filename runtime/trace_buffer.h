@@ -101,7 +101,7 @@ static inline void ballarus_trace_event(const uint32_t *words, uint32_t n) {
     __ballarus_trace_slow_event(words, n);
     return;
   }
-  for (uint32_t i = 0; i < n; i++) p[i] = words[i];
+  __builtin_memcpy(p, words, n * 4u);
   __ballarus_trace_pos = p + n;
 }
 
