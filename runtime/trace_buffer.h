@@ -90,19 +90,25 @@ extern __thread ballarus_trace_stack __ballarus_trace_stack
 
 void __ballarus_trace_slow_event(const uint32_t *words, uint32_t n);
 
-/* Writes an event's n words (n < BALLARUS_TRACE_CHUNK_WORDS) into one
-   chunk: when they would not all fit in the current one, the slow path
-   starts a new chunk first, so that no event spans two.  */
-static inline void ballarus_trace_event(const uint32_t *words, uint32_t n) {
+/* Writes an event's n words (n < BALLARUS_TRACE_CHUNK_WORDS) into the
+   current chunk if they all fit there; returns 0 (nothing written) when
+   they do not: then __ballarus_trace_slow_event starts a new chunk and
+   writes them, so that no event spans two chunks.  */
+static inline int ballarus_trace_event_fits(const uint32_t *words,
+                                            uint32_t n) {
   uint32_t *p = __ballarus_trace_pos;
   uintptr_t off = (uintptr_t)p & (BALLARUS_TRACE_CHUNK_WORDS * 4u - 1u);
   if (__builtin_expect(
-          off == 0 || off + n * 4u > BALLARUS_TRACE_CHUNK_WORDS * 4u, 0)) {
-    __ballarus_trace_slow_event(words, n);
-    return;
-  }
+          off == 0 || off + n * 4u > BALLARUS_TRACE_CHUNK_WORDS * 4u, 0))
+    return 0;
   __builtin_memcpy(p, words, n * 4u);
   __ballarus_trace_pos = p + n;
+  return 1;
+}
+
+static inline void ballarus_trace_event(const uint32_t *words, uint32_t n) {
+  if (!ballarus_trace_event_fits(words, n))
+    __ballarus_trace_slow_event(words, n);
 }
 
 /* Starts tracing into `path` with `spec` "full" or "ring:N" (N from 1 to

@@ -22,12 +22,9 @@ void __ballarus_trace_w(uint32_t id) { ballarus_trace_witness(id); }
    (trace_buffer.h ballarus_trace_stack) and write each event before they
    change it: a chunk that starts at an event's first word takes its
    checkpoint in the state the event starts from.  */
-uint32_t __ballarus_trace_enter(uint32_t fn_index, uint32_t tu_stamp) {
-  ballarus_trace_stack *s = &__ballarus_trace_stack;
+static inline uint32_t stack_push(ballarus_trace_stack *s, uint32_t fn_index,
+                                  uint32_t tu_stamp) {
   uint32_t depth = s->depth;
-  const uint32_t w[BALLARUS_TRACE_ENTER_WORDS] = {
-      BALLARUS_TRACE_EVENT_TAG | fn_index, tu_stamp, depth, s->site};
-  ballarus_trace_event(w, BALLARUS_TRACE_ENTER_WORDS);
   if (depth < s->cap) {
     ballarus_trace_frame *f = &s->frames[depth];
     f->fn = fn_index;
@@ -36,6 +33,26 @@ uint32_t __ballarus_trace_enter(uint32_t fn_index, uint32_t tu_stamp) {
   }
   s->depth = depth + 1;
   return depth;
+}
+
+/* kEnter when it starts a new chunk: apart, so that the usual path makes
+   no call (and saves no register).  */
+__attribute__((noinline)) static uint32_t enter_slow(uint32_t fn_index,
+                                                     uint32_t tu_stamp) {
+  ballarus_trace_stack *s = &__ballarus_trace_stack;
+  const uint32_t w[BALLARUS_TRACE_ENTER_WORDS] = {
+      BALLARUS_TRACE_EVENT_TAG | fn_index, tu_stamp, s->depth, s->site};
+  __ballarus_trace_slow_event(w, BALLARUS_TRACE_ENTER_WORDS);
+  return stack_push(s, fn_index, tu_stamp);
+}
+
+uint32_t __ballarus_trace_enter(uint32_t fn_index, uint32_t tu_stamp) {
+  ballarus_trace_stack *s = &__ballarus_trace_stack;
+  const uint32_t w[BALLARUS_TRACE_ENTER_WORDS] = {
+      BALLARUS_TRACE_EVENT_TAG | fn_index, tu_stamp, s->depth, s->site};
+  if (!ballarus_trace_event_fits(w, BALLARUS_TRACE_ENTER_WORDS))
+    return enter_slow(fn_index, tu_stamp);
+  return stack_push(s, fn_index, tu_stamp);
 }
 
 /* The activation at `depth` is the innermost again.  Its last call block
