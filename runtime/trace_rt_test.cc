@@ -596,6 +596,31 @@ TEST(TraceRt, DeepStacksAreUnknownBeyondTheCap) {
   }
 }
 
+TEST(TraceRt, ActivationsBeforeTheStartAreUnknown) {
+  // Two activations live when tracing starts, a third traced: chunks that
+  // start while any of the first two is live have unknown checkpoints;
+  // once they returned, the new activation (fn 4, stamp 40, called from
+  // block 9 at depth 0) is known.
+  std::string dir = FreshDir("prestart");
+  ASSERT_EQ(RunProg(dir, "ring:100000", {"prestart", "10000"}), 0);
+  Trace t = ReadTrace(dir + "/trace");
+  ASSERT_EQ(t.error, "");
+  const auto& cps = t.checkpoints[1];
+  // 4 + 10000 + 1 + 4 + 10000 words: chunks start at words 0, 4095 and
+  // 8190 in the first phase (the third activation's kEnter, then its
+  // witnesses), at 12285 and 16380 in the second.
+  ASSERT_EQ(cps.size(), 5u);
+  for (size_t i = 0; i < 3; i++)
+    EXPECT_EQ(cps[i], std::vector<uint32_t>{BALLARUS_TRACE_CHECKPOINT_UNKNOWN})
+        << i;
+  for (size_t i = 3; i < 5; i++)
+    EXPECT_EQ(cps[i], (std::vector<uint32_t>{1, 4, 40, 9})) << i;
+  const std::vector<uint32_t>& w = t.witnesses[1];
+  ASSERT_GE(w.size(), 4u);
+  EXPECT_EQ(std::vector<uint32_t>(w.begin(), w.begin() + 4),
+            (std::vector<uint32_t>{BALLARUS_TRACE_EVENT_TAG | 3, 30, 2, 0}));
+}
+
 TEST(TraceRt, ForkChildStartsWithTheStackAtTheFork) {
   std::string dir = FreshDir("hooks_fork");
   ASSERT_EQ(RunProg(dir, "full", {"hooks_fork", "3000", "4"}), 0);

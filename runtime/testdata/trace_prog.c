@@ -28,6 +28,8 @@
                     N more steps between them
      hooks_threads N T  T threads, thread k taking N steps from seed k + 1
      deep N         N nested calls, each from its own block, then N returns
+     prestart N     2 calls before SPEC starts, N witnesses in a third,
+                    3 returns, a call and N witnesses in it
    A block b is its word (the naive mode's block index) and the site b; a
    return writes the word 1 (EXIT's index) before its leave, as
    mode=trace-naive does, so that the stream alone tells the stack.  */
@@ -193,6 +195,16 @@ static int run_hooks_threads(uint32_t t) {
   return 0;
 }
 
+static int run_prestart(uint32_t n) {
+  __ballarus_trace_enter(3, 30);
+  for (uint32_t i = 0; i < n; i++) ballarus_trace_witness(2 + i % 7);
+  for (int k = 0; k < 3; k++) __ballarus_trace_leave();
+  sim_block(9);
+  __ballarus_trace_enter(4, 40);
+  for (uint32_t i = 0; i < n; i++) ballarus_trace_witness(2 + i % 7);
+  return 0;
+}
+
 static int run_hooks(const char *cmd, uint32_t n) {
   sim_steps(n);
   if (strcmp(cmd, "hooks_segv") == 0) {
@@ -230,6 +242,10 @@ int main(int argc, char **argv) {
   const char *cmd = argv[3];
   n_witnesses = (uint32_t)strtoul(argv[4], NULL, 10);
   if (strncmp(cmd, "handler", 7) == 0) signal(SIGSEGV, on_segv);
+  if (strcmp(cmd, "prestart") == 0) {
+    __ballarus_trace_enter(1, 10);
+    __ballarus_trace_enter(2, 20);
+  }
   if (strcmp(argv[2], "none") != 0 &&
       ballarus_trace_start(argv[1], argv[2], err, sizeof err) != 0) {
     fprintf(stderr, "trace_prog: %s\n", err);
@@ -243,6 +259,7 @@ int main(int argc, char **argv) {
     return run_hooks(cmd, n_witnesses);
   }
   if (strcmp(cmd, "deep") == 0) return run_deep(n_witnesses);
+  if (strcmp(cmd, "prestart") == 0) return run_prestart(n_witnesses);
   if (strcmp(cmd, "threads") == 0)
     return run_threads(argc > 5 ? (uint32_t)atoi(argv[5]) : 2);
   if (strcmp(cmd, "fork") == 0) return run_fork();
