@@ -76,6 +76,7 @@
 #include "runtime/ballarus_rt_internal.h"
 #include "runtime/path_table.h"
 #include "runtime/profile_io.h"
+#include "runtime/safe_file.h"
 #include "runtime/thread_counters.h"
 
 /* BALLARUS_PROFILE=/dev/null switches profiling off.  Only this name: a
@@ -83,27 +84,12 @@
    gets this run's counts beside it, with one line.  */
 #define OFF_SWITCH "/dev/null"
 
-/* PROFILE with %p -> pid and %% -> %.  */
+/* PROFILE with %p -> pid and %% -> % (safe_file.h).  */
 static char *expand_path(const char *tmpl) {
-  char pid[32];
-  snprintf(pid, sizeof pid, "%ld", (long)getpid());
-  size_t len = 1;
-  for (const char *p = tmpl; *p; p++) len += (p[0] == '%' && p[1] == 'p') ? 32 : 1;
+  const long pid = (long)getpid();
+  size_t len = ballarus_sf_expand_pid(tmpl, pid, NULL, 0, NULL) + 1;
   char *out = malloc(len);
-  if (out == NULL) return NULL;
-  char *o = out;
-  for (const char *p = tmpl; *p; p++) {
-    if (p[0] == '%' && p[1] == 'p') {
-      o += sprintf(o, "%s", pid);
-      p++;
-    } else if (p[0] == '%' && p[1] == '%') {
-      *o++ = '%';
-      p++;
-    } else {
-      *o++ = *p;
-    }
-  }
-  *o = '\0';
+  if (out != NULL) ballarus_sf_expand_pid(tmpl, pid, out, len, NULL);
   return out;
 }
 

@@ -118,11 +118,8 @@ void ballarus_rt_unlock_dir(int dfd, const char *name, int fd) {
 /* The mode of `name` in dfd when it is a regular file of this user (a
    file written in its stead gets it), else -1.  */
 static int own_mode(int dfd, const char *name) {
-  struct stat st;
-  if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
-      !S_ISREG(st.st_mode) || st.st_uid != geteuid())
-    return -1;
-  return (int)(st.st_mode & 07777);
+  int mode;
+  return ballarus_sf_not_ours(dfd, name, &mode) == NULL ? mode : -1;
 }
 
 int ballarus_rt_write_beside(int dfd, const char *path, const char *name,

@@ -272,6 +272,18 @@ int ballarus_sf_commit(int dirfd, const char *tmp, const char *name,
   return rc;
 }
 
+const char *ballarus_sf_not_ours(int dirfd, const char *name, int *mode) {
+  struct stat st;
+  if (mode != NULL) *mode = -1;
+  if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return errno == ENOENT ? NULL : "cannot be examined";
+  if (S_ISLNK(st.st_mode)) return "is a symbolic link";
+  if (!S_ISREG(st.st_mode)) return "is not a regular file";
+  if (st.st_uid != geteuid()) return "belongs to another user";
+  if (mode != NULL) *mode = (int)(st.st_mode & 07777);
+  return NULL;
+}
+
 /* The writer's pid of NAMES[i].tmp.<pid>.<serial> `n`, or 0 if n is not
    one of them.  */
 static long temp_writer(const char *n, const char *name) {
@@ -414,4 +426,33 @@ int ballarus_sf_write_file(const char *path, const void *data, size_t size,
     return -1;
   }
   return ballarus_sf_finish(&tx, err, errlen);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Names.                                                                   */
+
+size_t ballarus_sf_expand_pid(const char *tmpl, long pid, char *out,
+                              size_t cap, unsigned *pids) {
+  char digits[24];
+  size_t nd = 0, len = 0;
+  unsigned long v = pid < 0 ? 0ul - (unsigned long)pid : (unsigned long)pid;
+  do {
+    digits[nd++] = (char)('0' + v % 10);
+  } while ((v /= 10) != 0);
+  if (pid < 0) digits[nd++] = '-';
+  if (pids != NULL) *pids = 0;
+  for (const char *p = tmpl; *p; p++) {
+    if (p[0] == '%' && p[1] == 'p') {
+      for (size_t i = nd; i-- > 0; len++)
+        if (len + 1 < cap) out[len] = digits[i];
+      if (pids != NULL) ++*pids;
+      p++;
+      continue;
+    }
+    if (len + 1 < cap) out[len] = *p;
+    len++;
+    if (p[0] == '%' && p[1] == '%') p++;
+  }
+  if (cap > 0) out[len < cap ? len : cap - 1] = '\0';
+  return len;
 }

@@ -127,6 +127,22 @@ int ballarus_sf_write_file(const char *path, const void *data, size_t size,
                            unsigned mode, unsigned flags, char *err,
                            size_t errlen);
 
+/* Why a file of ours may not take the place of `name` in dirfd, as a
+   phrase ("is a symbolic link", ...), or NULL when it may: `name` does not
+   exist, or is a regular file of this effective user.  A symbolic link is
+   never followed.  *mode (mode may be NULL) gets the existing file's mode,
+   or -1.  fstatat only: async-signal-safe.  */
+const char *ballarus_sf_not_ours(int dirfd, const char *name, int *mode);
+
+/* A file name template expanded: "%p" becomes `pid` in decimal, "%%" one
+   "%", every other character stays (so does a "%" before any other).
+   Writes at most cap bytes, NUL included, to out (may be NULL with cap 0)
+   and returns the expanded length, as snprintf: out holds it all when it
+   is below cap.  *pids (may be NULL) gets how many "%p" there were.  No
+   allocation: async-signal-safe.  */
+size_t ballarus_sf_expand_pid(const char *tmpl, long pid, char *out,
+                              size_t cap, unsigned *pids);
+
 /* Writes all of data[size] to fd (EINTR retried); 0 or -1 with errno.  */
 int ballarus_sf_write_all(int fd, const void *data, size_t size);
 

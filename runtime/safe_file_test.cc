@@ -2,7 +2,8 @@
 // write: the directory walk (links of other users refused, own links
 // followed, missing directories created under the fd walked), the mode a
 // file has from its creation on, planted names never followed, temporary
-// files of dead writers removed.  Links "of another user" are lchown'ed to
+// files of dead writers removed, names not ours to replace told apart, %p
+// and %% expanded.  Links "of another user" are lchown'ed to
 // nobody, which needs root: those tests skip, saying so, otherwise.
 #include "runtime/safe_file.h"
 
@@ -14,6 +15,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -258,6 +260,67 @@ TEST(SafeFile, APathNamingADirectoryIsRefused) {
   EXPECT_EQ(std::string(err), "/tmp/ names a directory, not a file");
   EXPECT_EQ(ballarus_sf_open_parent("a/..", 0, 0755, &name, err, sizeof err),
             -1);
+}
+
+
+// Expansions written out by hand.
+TEST(SafeFile, ExpandsThePidAndPercent) {
+  struct Case {
+    const char* tmpl;
+    long pid;
+    const char* want;
+    unsigned pids;
+  };
+  for (const Case& c : {Case{"t.%p", 4321, "t.4321", 1},
+                        Case{"%p/%p", 7, "7/7", 2},
+                        Case{"a%%p%%%p", 0, "a%p%0", 1},
+                        Case{"%x%", 12, "%x%", 0},
+                        Case{"%", 12, "%", 0},
+                        Case{"", 12, "", 0},
+                        Case{"n-%p", -5, "n--5", 1}}) {
+    char out[64];
+    unsigned pids = 99;
+    size_t n = ballarus_sf_expand_pid(c.tmpl, c.pid, out, sizeof out, &pids);
+    EXPECT_EQ(std::string(out), c.want) << c.tmpl;
+    EXPECT_EQ(n, strlen(c.want)) << c.tmpl;
+    EXPECT_EQ(pids, c.pids) << c.tmpl;
+    EXPECT_EQ(ballarus_sf_expand_pid(c.tmpl, c.pid, nullptr, 0, nullptr), n)
+        << c.tmpl;
+  }
+  // Cut to the room given, always terminated; the length is the whole's.
+  char small[5] = "zzzz";
+  EXPECT_EQ(ballarus_sf_expand_pid("ab%p", 123456, small, sizeof small,
+                                   nullptr),
+            8u);
+  EXPECT_EQ(std::string(small), "ab12");
+}
+
+TEST(SafeFile, OnlyAbsentNamesOrOwnRegularFilesAreOurs) {
+  const std::string dir = Fresh("notours");
+  int dfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(dfd, 0);
+  Write(dir + "/own", "x");
+  ASSERT_EQ(chmod((dir + "/own").c_str(), 0640), 0);
+  ASSERT_EQ(symlink("own", (dir + "/link").c_str()), 0);
+  ASSERT_EQ(mkdir((dir + "/dir").c_str(), 0700), 0);
+  ASSERT_EQ(mkfifo((dir + "/fifo").c_str(), 0600), 0);
+  int mode = 0;
+  EXPECT_EQ(ballarus_sf_not_ours(dfd, "absent", &mode), nullptr);
+  EXPECT_EQ(mode, -1);
+  EXPECT_EQ(ballarus_sf_not_ours(dfd, "own", &mode), nullptr);
+  EXPECT_EQ(mode, 0640);
+  EXPECT_STREQ(ballarus_sf_not_ours(dfd, "link", &mode), "is a symbolic link");
+  EXPECT_EQ(mode, -1);
+  EXPECT_STREQ(ballarus_sf_not_ours(dfd, "dir", nullptr),
+               "is not a regular file");
+  EXPECT_STREQ(ballarus_sf_not_ours(dfd, "fifo", nullptr),
+               "is not a regular file");
+  if (geteuid() == 0) {
+    ASSERT_EQ(chown((dir + "/own").c_str(), kNobody, kNobody), 0);
+    EXPECT_STREQ(ballarus_sf_not_ours(dfd, "own", nullptr),
+                 "belongs to another user");
+  }
+  close(dfd);
 }
 
 }  // namespace

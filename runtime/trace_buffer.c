@@ -25,7 +25,17 @@
    final write.  Instrumented code that runs after the destructor
    registers the thread again, under a new serial number.
 
-   fork(): the child gets its own file, PATH.<pid> (generation + 1); the
+   The file.  Its path may hold "%p", the process id, and "%%", a "%"
+   (as BALLARUS_PROFILE's: safe_file.h ballarus_sf_expand_pid), expanded
+   when tracing starts; missing directories are created (0755 less the
+   umask).  It is written as a temporary file beside its name and renamed
+   over it at the end, unless the name is taken by something that is not a
+   regular file of this user (safe_file.h ballarus_sf_not_ours: a symbolic
+   link, a directory, a FIFO, another user's file): the trace then goes
+   beside it, NAME.<pid> (or NAME.<pid>.<k>), with one line.
+
+   fork(): the child gets its own file (generation + 1): the path expanded
+   again for the child's pid when it holds "%p", else PATH.<pid>; the
    other threads' state belongs to the parent and is skipped.  Full mode
    drops the forking thread's pending chunk in the child (the parent writes
    it): the child's stream starts at the fork, with a CHECKPOINT of the
@@ -58,8 +68,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +142,10 @@ static struct {
   int mode;              /* 0 when not tracing */
   uint32_t ring_n;
   int dirfd, fd;
+  char tmpl[PATH_MAX];   /* the path as given (may hold %p) */
+  char path[PATH_MAX];   /* ... expanded */
+  size_t dir_len;        /* path's length up to its last component */
+  unsigned pids;         /* how many %p tmpl holds */
   char base[256];        /* the last component of the path */
   char name[280];        /* the final name in dirfd: base, or base.<pid> */
   char tmp[330];         /* the file being written in dirfd */
@@ -514,10 +530,49 @@ static void thread_exit(void *arg) {
 /* ---------------------------------------------------------------------- */
 /* The file, exit and fatal signals.                                       */
 
-/* Async-signal-safe: write(2), renameat(2) and close(2) only, once.  A
-   second caller (another thread crashing meanwhile) waits up to a second
-   for the first to be done, so that the process does not die while the
-   file is half written.  */
+/* One line on standard error with write(2), from a static buffer: finish
+   (also run by the signal handler) says where the trace went.  */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...) {
+  static char line[2 * PATH_MAX + 256];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (n > 0) (void)!write(2, line, (size_t)n < sizeof line ? (size_t)n
+                                                           : sizeof line - 1);
+}
+
+/* Renames the temporary file over its name, or beside it when the name is
+   taken by something not ours to replace (the file comment), with one
+   line saying so.  */
+static void commit_file(void) {
+  static char beside[sizeof g.name + 48];
+  char err[256];
+  const char *why = ballarus_sf_not_ours(g.dirfd, g.name, NULL);
+  if (why == NULL) {
+    if (renameat(g.dirfd, g.tmp, g.dirfd, g.name) != 0) g.rename_errno = errno;
+    return;
+  }
+  int fd = ballarus_sf_create_unique(g.dirfd, g.name, 0, 0600, 0, beside,
+                                     sizeof beside, err, sizeof err);
+  if (fd >= 0) close(fd);
+  const int d = (int)g.dir_len;
+  if (fd < 0 || renameat(g.dirfd, g.tmp, g.dirfd, beside) != 0)
+    say("ballarus: trace %.*s%s %s, not replaced; the trace is left in "
+        "%.*s%s\n", d, g.path, g.name, why, d, g.path, g.tmp);
+  else
+    say("ballarus: trace %.*s%s %s, not replaced; the trace is written to "
+        "%.*s%s instead\n", d, g.path, g.name, why, d, g.path, beside);
+}
+
+/* Async-signal-safe: write(2), fstatat(2), renameat(2) and close(2)
+   only, once (a name not ours adds openat(2) and snprintf, which does not
+   allocate for the numbers and strings it is given here).  A second
+   caller (another thread crashing meanwhile) waits up to a second for the
+   first to be done, so that the process does not die while the file is
+   half written.  */
 void ballarus_trace_finish(void) {
   if (g.mode == 0) return;
   if (__atomic_exchange_n(&g.finished, 1, __ATOMIC_ACQ_REL)) {
@@ -535,7 +590,7 @@ void ballarus_trace_finish(void) {
     else if (t->posp != NULL)
       write_chunk(t, t->chunk + 1, pending_of(t));
   }
-  if (renameat(g.dirfd, g.tmp, g.dirfd, g.name) != 0) g.rename_errno = errno;
+  commit_file();
   close(g.fd);
   g.fd = -1;
   __atomic_store_n(&g.written, 1, __ATOMIC_RELEASE);
@@ -596,6 +651,28 @@ static int open_file(char *err, size_t errlen) {
   return 0;
 }
 
+/* Expands the path for this process, opens its directory (created if
+   missing) and names the file in it.  */
+static int open_dir(char *err, size_t errlen) {
+  const char *name;
+  if (ballarus_sf_expand_pid(g.tmpl, (long)getpid(), g.path, sizeof g.path,
+                             &g.pids) >= sizeof g.path) {
+    snprintf(err, errlen, "%s: name too long", g.tmpl);
+    return -1;
+  }
+  g.dirfd = ballarus_sf_open_parent(g.path, BALLARUS_SF_MKDIR, 0755, &name,
+                                    err, errlen);
+  if (g.dirfd < 0) return -1;
+  if (strlen(name) >= sizeof g.base) {
+    snprintf(err, errlen, "%s: name too long", g.path);
+    return -1;
+  }
+  strcpy(g.base, name);
+  strcpy(g.name, name);
+  g.dir_len = (size_t)(name - g.path);
+  return 0;
+}
+
 /* The child of fork: its own file; the other threads are the parent's.
    Full mode: the forking thread's stream starts here, with a CHECKPOINT
    of its stack (the innermost activation in its call to fork).  */
@@ -605,7 +682,16 @@ static void atfork_child(void) {
   close(g.fd);
   for (trace_thread *t = g.threads; t; t = t->next)
     if (t != self) t->dead = 1;
-  snprintf(g.name, sizeof g.name, "%s.%ld", g.base, (long)getpid());
+  if (g.pids > 0) {
+    close(g.dirfd);
+    if (open_dir(err, sizeof err) != 0) {
+      dprintf(2, "ballarus: trace %s: %s\n", g.path, err);
+      g.mode = 0;
+      return;
+    }
+  } else {
+    snprintf(g.name, sizeof g.name, "%s.%ld", g.base, (long)getpid());
+  }
   g.header.parent_pid = g.header.pid;
   g.header.generation++;
   g.write_errno = g.rename_errno = 0;
@@ -661,7 +747,6 @@ static int start_failed(void) {
 
 int ballarus_trace_start(const char *path, const char *spec, char *err,
                          size_t errlen) {
-  const char *name;
   if (g.mode != 0) {
     snprintf(err, errlen, "trace already started");
     return -1;
@@ -669,14 +754,12 @@ int ballarus_trace_start(const char *path, const char *spec, char *err,
   if (parse_spec(spec, err, errlen) != 0) return -1;
   int mode = g.mode;
   g.mode = 0;
-  g.dirfd = ballarus_sf_open_parent(path, 0, 0, &name, err, errlen);
-  if (g.dirfd < 0) return -1;
-  if (strlen(name) >= sizeof g.base) {
-    snprintf(err, errlen, "%s: name too long", path);
-    return start_failed();
+  if (strlen(path) >= sizeof g.tmpl) {
+    snprintf(err, errlen, "trace file name too long");
+    return -1;
   }
-  strcpy(g.base, name);
-  strcpy(g.name, name);
+  strcpy(g.tmpl, path);
+  if (open_dir(err, errlen) != 0) return start_failed();
   memcpy(g.header.magic, BALLARUS_TRACE_MAGIC, 8);
   g.header.version = BALLARUS_TRACE_VERSION;
   g.header.header_size = sizeof g.header;

@@ -111,7 +111,8 @@ static inline void ballarus_trace_event(const uint32_t *words, uint32_t n) {
     __ballarus_trace_slow_event(words, n);
 }
 
-/* Starts tracing into `path` with `spec` "full" or "ring:N" (N from 1 to
+/* Starts tracing into `path` ("%p" the process id, "%%" a "%"; missing
+   directories created) with `spec` "full" or "ring:N" (N from 1 to
    2^28).  Call once per process, before any witness (a witness written
    before is dropped).  Installs the fatal-signal handlers.
    Returns 0, or -1 with a one-line message in err[errlen].  */

@@ -2,7 +2,8 @@
    start of tracing from the environment.
 
    BALLARUS_TRACE=full|ring:N starts tracing at start-up into
-   BALLARUS_TRACE_FILE (default "ballarus.trace" in the working directory).
+   BALLARUS_TRACE_FILE (default "ballarus.trace" in the working directory;
+   "%p" in it is the process id, "%%" a "%", as in BALLARUS_PROFILE).
    Without BALLARUS_TRACE nothing starts and every hook's witness is
    dropped by the buffer (trace_buffer.h): the program runs as without
    tracing, only slower.  */

@@ -50,14 +50,14 @@ std::string ReadBytes(const std::string& path) {
   return ss.str();
 }
 
-// Runs trace_prog DIR/trace SPEC CMD N [T] in DIR (its files limited to
-// fsize bytes if fsize >= 0); returns the wait status, its standard output
-// in *out, its standard error in DIR/stderr.
-int RunProg(const std::string& dir, const std::string& spec,
-            const std::vector<std::string>& args, std::string* out = nullptr,
-            long fsize = -1) {
+// Runs trace_prog PATH SPEC CMD N [T] in DIR (its files limited to fsize
+// bytes if fsize >= 0); returns the wait status, its standard output in
+// *out, its standard error in DIR/stderr.
+int RunProgAt(const std::string& dir, const std::string& path,
+              const std::string& spec, const std::vector<std::string>& args,
+              std::string* out = nullptr, long fsize = -1) {
   std::string prog = Runfile("trace_prog");
-  std::vector<std::string> all = {prog, dir + "/trace", spec};
+  std::vector<std::string> all = {prog, path, spec};
   all.insert(all.end(), args.begin(), args.end());
   pid_t pid = fork();
   if (pid == 0) {
@@ -82,6 +82,13 @@ int RunProg(const std::string& dir, const std::string& spec,
   waitpid(pid, &st, 0);
   if (out) *out = ReadBytes(dir + "/stdout");
   return st;
+}
+
+// RunProgAt with PATH = DIR/trace.
+int RunProg(const std::string& dir, const std::string& spec,
+            const std::vector<std::string>& args, std::string* out = nullptr,
+            long fsize = -1) {
+  return RunProgAt(dir, dir + "/trace", spec, args, out, fsize);
 }
 
 // A trace file read back: the file header and, per thread serial, its
@@ -370,6 +377,119 @@ TEST(TraceRt, ForkChildWritesItsOwnFile) {
   EXPECT_EQ(child.records[1][0].kind, BALLARUS_TRACE_CHECKPOINT);
   EXPECT_EQ(child.checkpoints[1],
             std::vector<std::vector<uint32_t>>{{0}});
+}
+
+TEST(TraceRt, PidInTheNameGivesEachProcessItsFile) {
+  std::string dir = FreshDir("pid");
+  ASSERT_EQ(RunProgAt(dir, dir + "/t.%p", "full", {"seq", "100"}), 0);
+  ASSERT_EQ(RunProgAt(dir, dir + "/t.%p", "full", {"seq", "200"}), 0);
+  EXPECT_EQ(ReadBytes(dir + "/stderr"), "");
+  std::vector<std::string> files = Files(dir);
+  ASSERT_EQ(files.size(), 2u);
+  std::set<uint32_t> pids;
+  std::set<size_t> lengths;
+  for (const std::string& f : files) {
+    Trace t = ReadTrace(dir + "/" + f);
+    ASSERT_EQ(t.error, "") << f;
+    EXPECT_EQ(f, "t." + std::to_string(t.header.pid));
+    EXPECT_EQ(t.header.generation, 0u) << f;
+    pids.insert(t.header.pid);
+    lengths.insert(t.witnesses[1].size());
+    EXPECT_EQ(t.witnesses[1], Seq(0, 0, t.witnesses[1].size())) << f;
+  }
+  EXPECT_EQ(pids.size(), 2u);
+  EXPECT_EQ(lengths, (std::set<size_t>{100, 200}));
+}
+
+TEST(TraceRt, ForkChildExpandsThePidAgain) {
+  // "%p" in a directory too: each process creates its own.
+  std::string dir = FreshDir("forkpid");
+  ASSERT_EQ(RunProgAt(dir, dir + "/%p/t.%p", "full", {"fork", "5000"}), 0);
+  EXPECT_EQ(ReadBytes(dir + "/stderr"), "");
+  std::vector<std::string> dirs = Files(dir);
+  ASSERT_EQ(dirs.size(), 2u);
+  std::map<uint32_t, Trace> by_generation;
+  for (const std::string& d : dirs) {
+    EXPECT_EQ(Files(dir + "/" + d), std::vector<std::string>{"t." + d});
+    Trace t = ReadTrace(dir + "/" + d + "/t." + d);
+    ASSERT_EQ(t.error, "") << d;
+    EXPECT_EQ(std::to_string(t.header.pid), d);
+    by_generation[t.header.generation] = t;
+  }
+  ASSERT_EQ(by_generation.size(), 2u);
+  const Trace& parent = by_generation[0];
+  const Trace& child = by_generation[1];
+  EXPECT_EQ(child.header.parent_pid, parent.header.pid);
+  std::vector<uint32_t> want = Seq(0, 0, 5000), more = Seq(2, 0, 5000);
+  want.insert(want.end(), more.begin(), more.end());
+  EXPECT_EQ(parent.witnesses.at(1), want);
+  EXPECT_EQ(child.witnesses.at(1), Seq(1, 0, 5000));
+}
+
+TEST(TraceRt, PercentPercentIsOnePercent) {
+  std::string dir = FreshDir("percent");
+  ASSERT_EQ(RunProgAt(dir, dir + "/t%%p-%x-%%%p%", "full", {"seq", "10"}), 0);
+  std::vector<std::string> files = Files(dir);
+  ASSERT_EQ(files.size(), 1u);
+  Trace t = ReadTrace(dir + "/" + files[0]);
+  ASSERT_EQ(t.error, "");
+  EXPECT_EQ(files[0], "t%p-%x-%" + std::to_string(t.header.pid) + "%");
+  EXPECT_EQ(t.witnesses[1], Seq(0, 0, 10));
+}
+
+// A name taken by a symbolic link or a directory is left as it is: the
+// trace goes beside it, NAME.<pid>, with one line; the status is the
+// program's.
+TEST(TraceRt, NameNotOursIsNotReplaced) {
+  std::string plain = FreshDir("notours_plain");
+  int segv = RunProg(plain, "none", {"segv", "5000"});
+  struct Case {
+    const char* what;
+    const char* spec;
+    const char* cmd;
+    int status;
+  };
+  for (const Case& c : {Case{"link", "full", "seq", 0},
+                        Case{"link", "ring:100", "segv", segv},
+                        Case{"dir", "full", "seq", 0}}) {
+    std::string dir = FreshDir("notours");
+    std::string why;
+    if (std::string(c.what) == "link") {
+      std::ofstream(dir + "/victim") << "keep";
+      ASSERT_EQ(symlink("victim", (dir + "/trace").c_str()), 0);
+      why = "is a symbolic link";
+    } else {
+      ASSERT_EQ(mkdir((dir + "/trace").c_str(), 0755), 0);
+      why = "is not a regular file";
+    }
+    EXPECT_EQ(RunProg(dir, c.spec, {c.cmd, "5000"}), c.status) << c.spec;
+    std::vector<std::string> files = Files(dir);
+    ASSERT_GE(files.size(), 2u) << c.spec;
+    Trace t = ReadTrace(dir + "/" + files[1]);
+    ASSERT_EQ(t.error, "") << c.spec;
+    std::string beside = "trace." + std::to_string(t.header.pid);
+    EXPECT_EQ(files[1], beside) << c.spec;
+    EXPECT_EQ(ReadBytes(dir + "/stderr"),
+              "ballarus: trace " + dir + "/trace " + why +
+                  ", not replaced; the trace is written to " + dir + "/" +
+                  beside + " instead\n")
+        << c.spec;
+    EXPECT_EQ(t.witnesses[1],
+              Seq(0, std::string(c.spec) == "full" ? 0 : RingFrom(100, 5000),
+                  5000))
+        << c.spec;
+    struct stat st;
+    ASSERT_EQ(lstat((dir + "/trace").c_str(), &st), 0);
+    if (std::string(c.what) == "link") {
+      EXPECT_TRUE(S_ISLNK(st.st_mode));
+      EXPECT_EQ(ReadBytes(dir + "/victim"), "keep");
+      EXPECT_EQ(files.size(), 3u);
+    } else {
+      EXPECT_TRUE(S_ISDIR(st.st_mode));
+      EXPECT_EQ(Files(dir + "/trace"), std::vector<std::string>{});
+      EXPECT_EQ(files.size(), 2u);
+    }
+  }
 }
 
 // The stack of traced activations that a stream of trace_prog's simulated
