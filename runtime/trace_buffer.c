@@ -567,6 +567,13 @@ static void commit_file(void) {
         "%.*s%s instead\n", d, g.path, g.name, why, d, g.path, beside);
 }
 
+/* A vfork child shares the parent's memory and runs no fork handler: its
+   pid is not the one the file is written for.  */
+int ballarus_trace_own_process(void) {
+  return __atomic_load_n(&g.mode, __ATOMIC_ACQUIRE) != 0 &&
+         (uint32_t)getpid() == g.header.pid;
+}
+
 /* Async-signal-safe: write(2), fstatat(2), renameat(2) and close(2)
    only, once (a name not ours adds openat(2) and snprintf, which does not
    allocate for the numbers and strings it is given here).  A second
@@ -574,7 +581,7 @@ static void commit_file(void) {
    first to be done, so that the process does not die while the file is
    half written.  */
 void ballarus_trace_finish(void) {
-  if (g.mode == 0) return;
+  if (!ballarus_trace_own_process()) return;
   if (__atomic_exchange_n(&g.finished, 1, __ATOMIC_ACQ_REL)) {
     struct timespec ms = {0, 1000000};
     for (int i = 0; i < 1000 && !__atomic_load_n(&g.written, __ATOMIC_ACQUIRE);

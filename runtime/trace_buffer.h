@@ -119,8 +119,14 @@ static inline void ballarus_trace_event(const uint32_t *words, uint32_t n) {
 int ballarus_trace_start(const char *path, const char *spec, char *err,
                          size_t errlen);
 
+/* Whether this process is tracing and is the one its file is written for:
+   not a vfork child, which shares the parent's memory (its trace state
+   included) until it execs or exits.  */
+int ballarus_trace_own_process(void);
+
 /* Writes what is pending (as at process exit) and renames the file over
-   its path; witnesses after it are dropped.  Also run by atexit.  */
+   its path; witnesses after it are dropped.  Also run by atexit.  Does
+   nothing in a vfork child.  */
 void ballarus_trace_finish(void);
 
 #ifdef __cplusplus

@@ -96,7 +96,10 @@ void ballarus_trace_thread_end(void) {
   ballarus_trace_event(w, BALLARUS_TRACE_END_WORDS);
 }
 
+/* In a vfork child (which execs with the parent's memory) nothing: the
+   trace and the thread's chunk are the parent's.  */
 void __ballarus_trace_exec(void) {
+  if (!ballarus_trace_own_process()) return;
   ballarus_trace_thread_end();
   ballarus_trace_finish();
 }

@@ -788,9 +788,10 @@ TEST(TraceRt, ForkChildStartsWithTheStackAtTheFork) {
   }
 }
 
-// The stream of `hooks 3000 5` and the kEnd it ends with.
-std::vector<uint32_t> StreamWithEnd(const std::string& name) {
-  std::vector<uint32_t> s = FullStream(name, {"hooks", "3000", "5"});
+// The stream of `hooks STEPS 5` and the kEnd it ends with.
+std::vector<uint32_t> StreamWithEnd(const std::string& name,
+                                    const char* steps = "3000") {
+  std::vector<uint32_t> s = FullStream(name, {"hooks", steps, "5"});
   StackModel m;
   for (size_t i = 0; i < s.size();) i = m.Step(s, i);
   uint32_t site = m.stack.empty() ? m.root_site : m.stack.back().site;
@@ -809,6 +810,23 @@ TEST(TraceRt, ExecWritesTheTraceFirst) {
     ASSERT_EQ(t.error, "") << spec;
     EXPECT_EQ(t.witnesses[1], want) << spec;
     EXPECT_EQ(CheckStream(t, want).error, "") << spec;
+  }
+}
+
+TEST(TraceRt, VforkChildsExecLeavesTheParentsTrace) {
+  // The child shares the parent's memory: its __ballarus_trace_exec must
+  // neither write a kEnd into the parent's chunk nor finish the file.
+  // 3000 steps, vfork + exec, 3000 more and the parent's own exec = the
+  // stream of 6000 steps and one kEnd.
+  std::vector<uint32_t> s = StreamWithEnd("vfork_plain", "6000");
+  for (const char* spec : {"full", "ring:100000"}) {
+    std::string dir = FreshDir("vfork");
+    EXPECT_EQ(RunProg(dir, spec, {"hooks_vfork", "3000", "5"}), 0) << spec;
+    EXPECT_EQ(Files(dir), std::vector<std::string>{"trace"}) << spec;
+    Trace t = ReadTrace(dir + "/trace");
+    ASSERT_EQ(t.error, "") << spec;
+    EXPECT_EQ(t.witnesses[1], s) << spec;
+    EXPECT_EQ(CheckStream(t, s).error, "") << spec;
   }
 }
 

@@ -24,6 +24,9 @@
                     fork; the child takes N more steps and exits, the
                     parent waits and takes N more steps
      hooks_exec N [S]  N steps, __ballarus_trace_exec and exec /bin/true
+     hooks_vfork N [S]  N steps, vfork: the child calls
+                    __ballarus_trace_exec and execs /bin/true; the parent
+                    waits, takes N more steps and does as hooks_exec
      hooks_execfail N [S]  as hooks_exec with an exec that fails, twice,
                     N more steps between them
      hooks_threads N T  T threads, thread k taking N steps from seed k + 1
@@ -222,6 +225,21 @@ static int run_hooks(const char *cmd, uint32_t n) {
     return st == 0 ? 0 : 1;
   }
   if (strcmp(cmd, "hooks_exec") == 0) {
+    __ballarus_trace_exec();
+    execl("/bin/true", "true", (char *)NULL);
+    return 5;
+  }
+  if (strcmp(cmd, "hooks_vfork") == 0) {
+    pid_t pid = vfork();
+    if (pid == 0) {
+      __ballarus_trace_exec();
+      execl("/bin/true", "true", (char *)NULL);
+      _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    if (st != 0) return 1;
+    sim_steps(n);
     __ballarus_trace_exec();
     execl("/bin/true", "true", (char *)NULL);
     return 5;
