@@ -133,9 +133,9 @@ typedef struct trace_thread {
 } trace_thread;
 
 __thread uint32_t *__ballarus_trace_pos
-    __attribute__((tls_model("initial-exec")));
+    __attribute__((tls_model("initial-exec"))) BALLARUS_TRACE_SHARED;
 __thread ballarus_trace_stack __ballarus_trace_stack
-    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+    __attribute__((tls_model("initial-exec"))) BALLARUS_TRACE_SHARED;
 static __thread trace_thread *self;
 
 static struct {
@@ -156,6 +156,7 @@ static struct {
   int written;           /* ... and is over */
   int write_errno;       /* the first write error, 0 if none */
   int rename_errno;      /* the final rename's error, 0 if none */
+  int end_at_exit;       /* the exiting thread's kEnd before the trace */
   pthread_key_t key;
   struct sigaction old[5];
   int installed;          /* how many of old[] were saved */
@@ -510,7 +511,8 @@ static uint32_t pending_of(const trace_thread *t) {
 
 /* The exiting thread's last words (trace_hooks.c: kEnd), where the
    runtime has them.  */
-extern void ballarus_trace_thread_end(void) __attribute__((weak));
+extern void ballarus_trace_thread_end(void)
+    __attribute__((weak)) BALLARUS_TRACE_SHARED;
 
 static void thread_exit(void *arg) {
   trace_thread *t = arg;
@@ -603,9 +605,13 @@ void ballarus_trace_finish(void) {
   __atomic_store_n(&g.written, 1, __ATOMIC_RELEASE);
 }
 
+void ballarus_trace_end_at_exit(void) { g.end_at_exit = 1; }
+
 /* At exit: finishes, and says what went wrong, if anything.  */
 static void trace_atexit(void) {
   int was_finished = g.finished;
+  if (g.end_at_exit && !was_finished && ballarus_trace_thread_end)
+    ballarus_trace_thread_end();
   ballarus_trace_finish();
   if (was_finished) return;
   if (g.write_errno)
@@ -754,10 +760,7 @@ static int start_failed(void) {
 
 int ballarus_trace_start(const char *path, const char *spec, char *err,
                          size_t errlen) {
-  if (g.mode != 0) {
-    snprintf(err, errlen, "trace already started");
-    return -1;
-  }
+  if (g.mode != 0) return 1;
   if (parse_spec(spec, err, errlen) != 0) return -1;
   int mode = g.mode;
   g.mode = 0;

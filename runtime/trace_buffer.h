@@ -42,15 +42,26 @@ extern "C" {
 
 #define BALLARUS_TRACE_CHUNK_WORDS 4096u /* 16 KiB, a power of two */
 
+/* One trace runtime per process.  Every module (the executable, each
+   shared library) that links the runtime has a copy of it; its entry
+   points and the thread-local state instrumented code reaches (the
+   position below, the stack, the hooks of trace_events.h) have default
+   visibility, so the dynamic linker binds every module to one definition
+   (the executable's when it exports them, else the first loaded
+   library's) and the other copies' code and static state are never used:
+   one file, one stream per thread with every module's words in program
+   order.  Starting a second time is a no-op.  */
+#define BALLARUS_TRACE_SHARED __attribute__((visibility("default")))
+
 /* This thread's next free word in its chunk (NULL until it registers).
    initial-exec: a %fs-relative load even in position-independent code,
    where the default model would call __tls_get_addr at every witness (a
    shared library using it takes static TLS, which dlopen can still
    satisfy for one pointer).  */
 extern __thread uint32_t *__ballarus_trace_pos
-    __attribute__((tls_model("initial-exec")));
+    __attribute__((tls_model("initial-exec"))) BALLARUS_TRACE_SHARED;
 
-void __ballarus_trace_slow(uint32_t id);
+BALLARUS_TRACE_SHARED void __ballarus_trace_slow(uint32_t id);
 
 static inline void ballarus_trace_witness(uint32_t id) {
   uint32_t *p = __ballarus_trace_pos;
@@ -86,9 +97,10 @@ typedef struct ballarus_trace_stack {
 } ballarus_trace_stack;
 
 extern __thread ballarus_trace_stack __ballarus_trace_stack
-    __attribute__((tls_model("initial-exec"), visibility("hidden")));
+    __attribute__((tls_model("initial-exec"))) BALLARUS_TRACE_SHARED;
 
-void __ballarus_trace_slow_event(const uint32_t *words, uint32_t n);
+BALLARUS_TRACE_SHARED void __ballarus_trace_slow_event(const uint32_t *words,
+                                                       uint32_t n);
 
 /* Writes an event's n words (n < BALLARUS_TRACE_CHUNK_WORDS) into the
    current chunk if they all fit there; returns 0 (nothing written) when
@@ -113,21 +125,26 @@ static inline void ballarus_trace_event(const uint32_t *words, uint32_t n) {
 
 /* Starts tracing into `path` ("%p" the process id, "%%" a "%"; missing
    directories created) with `spec` "full" or "ring:N" (N from 1 to
-   2^28).  Call once per process, before any witness (a witness written
-   before is dropped).  Installs the fatal-signal handlers.
-   Returns 0, or -1 with a one-line message in err[errlen].  */
-int ballarus_trace_start(const char *path, const char *spec, char *err,
+   2^28).  Call before any witness (a witness written before is
+   dropped).  Installs the fatal-signal handlers.  Returns 0, 1 when
+   tracing had already started (nothing done: the first start holds), or
+   -1 with a one-line message in err[errlen].  */
+BALLARUS_TRACE_SHARED int ballarus_trace_start(const char *path, const char *spec, char *err,
                          size_t errlen);
+
+/* At exit, the exiting thread's kEnd (trace_hooks.c) is written before
+   the trace: what BALLARUS_TRACE's start asks for.  */
+BALLARUS_TRACE_SHARED void ballarus_trace_end_at_exit(void);
 
 /* Whether this process is tracing and is the one its file is written for:
    not a vfork child, which shares the parent's memory (its trace state
    included) until it execs or exits.  */
-int ballarus_trace_own_process(void);
+BALLARUS_TRACE_SHARED int ballarus_trace_own_process(void);
 
 /* Writes what is pending (as at process exit) and renames the file over
    its path; witnesses after it are dropped.  Also run by atexit.  Does
    nothing in a vfork child.  */
-void ballarus_trace_finish(void);
+BALLARUS_TRACE_SHARED void ballarus_trace_finish(void);
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,10 @@
 #include "trace_buffer.h"
 #include "trace_events.h"
 
+/* The hooks are the process's one trace runtime's (trace_buffer.h
+   BALLARUS_TRACE_SHARED).  */
+#pragma GCC visibility push(default)
+
 _Static_assert(BALLARUS_TRACE_CHUNK_BYTES == BALLARUS_TRACE_CHUNK_WORDS * 4u,
                "the plugin's inline witness tests the chunk's alignment");
 
@@ -104,21 +108,21 @@ void __ballarus_trace_exec(void) {
   ballarus_trace_finish();
 }
 
-/* kEnd of the thread calling exit, before the buffer's own exit handler
-   (which start registered earlier, so it runs later) flushes it.  */
-static void trace_end_at_exit(void) { ballarus_trace_thread_end(); }
-
 /* Early among constructors, so that the program's own constructors are
-   traced too.  */
+   traced too.  Each module's copy runs it; the first to run starts.  */
 __attribute__((constructor(101))) static void trace_start_from_env(void) {
   const char *spec = getenv("BALLARUS_TRACE");
   if (spec == NULL || spec[0] == '\0') return;
   const char *path = getenv("BALLARUS_TRACE_FILE");
   if (path == NULL || path[0] == '\0') path = "ballarus.trace";
   char err[256];
-  if (ballarus_trace_start(path, spec, err, sizeof err) != 0) {
-    fprintf(stderr, "ballarus: BALLARUS_TRACE=%s: %s\n", spec, err);
-    return;
-  }
-  atexit(trace_end_at_exit);
+  int rc = ballarus_trace_start(path, spec, err, sizeof err);
+  if (rc < 0) fprintf(stderr, "ballarus: BALLARUS_TRACE=%s: %s\n", spec, err);
+  /* The kEnd of the thread calling exit, written by the exit handler of
+     the runtime that started (whichever module's constructor ran first):
+     a handler of this module's could run after it, as modules are
+     finalised in their own order.  */
+  if (rc == 0) ballarus_trace_end_at_exit();
 }
+
+#pragma GCC visibility pop

@@ -844,6 +844,50 @@ TEST(TraceRt, FailedExecContinuesUntraced) {
   }
 }
 
+// Runs trace_host N in DIR with BALLARUS_TRACE=SPEC and
+// BALLARUS_TRACE_FILE=DIR/trace; returns the wait status.
+int RunHost(const std::string& dir, const std::string& spec, uint32_t n) {
+  std::string prog = Runfile("trace_host");
+  std::string count = std::to_string(n);
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::string e = dir + "/stderr";
+    std::string path = dir + "/trace";
+    if (!freopen(e.c_str(), "w", stderr) || chdir(dir.c_str()) != 0 ||
+        setenv("BALLARUS_TRACE", spec.c_str(), 1) != 0 ||
+        setenv("BALLARUS_TRACE_FILE", path.c_str(), 1) != 0)
+      _exit(126);
+    execl(prog.c_str(), prog.c_str(), count.c_str(), (char*)nullptr);
+    _exit(127);
+  }
+  int st = -1;
+  waitpid(pid, &st, 0);
+  return st;
+}
+
+TEST(TraceRt, ProgramAndLibraryShareOneTrace) {
+  // Program and library each carry the runtime; each thread's words,
+  // half written by each module in turns of 50, form one stream in
+  // program order, ended by one kEnd (at exit for main, at its end for the
+  // thread).
+  const uint32_t n = 20000;
+  const std::vector<uint32_t> end = {BALLARUS_TRACE_EVENT_END, 0, 0};
+  for (const char* spec : {"full", "ring:100000"}) {
+    std::string dir = FreshDir("host");
+    EXPECT_EQ(RunHost(dir, spec, n), 0) << spec;
+    EXPECT_EQ(ReadBytes(dir + "/stderr"), "") << spec;
+    EXPECT_EQ(Files(dir), std::vector<std::string>{"trace"}) << spec;
+    Trace t = ReadTrace(dir + "/trace");
+    ASSERT_EQ(t.error, "") << spec;
+    ASSERT_EQ(t.witnesses.size(), 2u) << spec;
+    for (uint32_t k = 0; k < 2; k++) {
+      std::vector<uint32_t> want = Seq(k, 0, n);
+      want.insert(want.end(), end.begin(), end.end());
+      EXPECT_EQ(t.witnesses[k + 1], want) << spec << " thread " << k + 1;
+    }
+  }
+}
+
 // A trace file made here: the file header of `version`, then records
 // {kind, seq, words, total} of thread 1.
 struct HandRecord {
