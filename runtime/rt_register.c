@@ -91,6 +91,7 @@
 #include "runtime/path_table.h"
 #include "runtime/profile_io.h"
 #include "runtime/thread_counters.h"
+#include "runtime/trace_buffer.h"
 
 #define PUBLIC __attribute__((visibility("default")))
 #define HIDDEN __attribute__((visibility("hidden")))
@@ -125,6 +126,7 @@ extern const ballarus_tu_desc __stop_ballarus_tus[]
 
 /* This module's state.  */
 static ballarus_root root;
+static ballarus_trace_tus trace_tus; /* the TUs a trace file carries */
 static int initialised;           /* under the master lock */
 int ballarus_rt_verbose;
 double ballarus_rt_lock_timeout = 10;  /* seconds, BALLARUS_LOCK_TIMEOUT */
@@ -384,6 +386,9 @@ static void rt_init(void) {
   m->root = &root;
   pthread_mutex_unlock(&m->lock);
 
+  trace_tus.tus = root.tus;
+  trace_tus.n = root.n_tus;
+  ballarus_trace_add_tus(&trace_tus);
   pthread_atfork(NULL, NULL, atfork_child);
   initialised = 1;
   maybe_dump_on_abort();
@@ -479,6 +484,7 @@ __attribute__((constructor)) static void ballarus_rt_ctor(void) { rt_init(); }
 #pragma GCC diagnostic ignored "-Wprio-ctor-dtor"
 __attribute__((destructor(99))) static void ballarus_rt_dtor(void) {
   if (!initialised) return;
+  ballarus_trace_remove_tus(&trace_tus);
   ballarus_master *m = root.master;
   pthread_mutex_lock(&m->lock);
   if (m->gcov_dumped) {

@@ -77,9 +77,11 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "runtime/ballarus_format.h"
 #include "runtime/safe_file.h"
 #include "runtime/trace_events.h"
 #include "runtime/trace_format.h"
@@ -157,6 +159,8 @@ static struct {
   int write_errno;       /* the first write error, 0 if none */
   int rename_errno;      /* the final rename's error, 0 if none */
   int end_at_exit;       /* the exiting thread's kEnd before the trace */
+  ballarus_trace_tus *tus; /* the modules' TUs (trace_buffer.h) */
+  uint32_t meta_seq;     /* METADATA records written to the file */
   pthread_key_t key;
   struct sigaction old[5];
   int installed;          /* how many of old[] were saved */
@@ -569,6 +573,58 @@ static void commit_file(void) {
         "%.*s%s instead\n", d, g.path, g.name, why, d, g.path, beside);
 }
 
+/* ---------------------------------------------------------------------- */
+/* The modules' metadata (trace_format.h METADATA).                        */
+
+static pthread_mutex_t tus_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* One METADATA record: the TU's blob, one writev(2) (async-signal-safe,
+   appended whole among other threads' records).  */
+static void write_metadata(const ballarus_tu_desc *d) {
+  ballarus_meta_header mh;
+  memcpy(&mh, d->metadata, sizeof mh);
+  if (mh.size < sizeof mh || mh.size > UINT32_MAX) return;
+  uint32_t fnv = 2166136261u;
+  for (uint64_t i = 0; i < mh.size; i++)
+    fnv = (fnv ^ d->metadata[i]) * 16777619u;
+  ballarus_trace_record_header h;
+  memset(&h, 0, sizeof h);
+  h.magic = BALLARUS_TRACE_RECORD_MAGIC;
+  h.kind = BALLARUS_TRACE_METADATA;
+  h.seq = __atomic_fetch_add(&g.meta_seq, 1, __ATOMIC_RELAXED);
+  h.count = h.bytes = (uint32_t)mh.size;
+  struct iovec v[3] = {{&h, sizeof h},
+                       {(void *)d->metadata, (size_t)mh.size},
+                       {&fnv, 4}};
+  size_t want = sizeof h + (size_t)mh.size + 4;
+  if (g.fd >= 0 && writev(g.fd, v, 3) != (ssize_t)want && g.write_errno == 0)
+    g.write_errno = errno ? errno : EIO;
+}
+
+static void write_module(const ballarus_trace_tus *m) {
+  for (uint64_t t = 0; t < m->n; t++) write_metadata(m->tus[t]);
+}
+
+void ballarus_trace_add_tus(ballarus_trace_tus *m) {
+  pthread_mutex_lock(&tus_lock);
+  m->next = g.tus;
+  __atomic_store_n(&g.tus, m, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&tus_lock);
+}
+
+void ballarus_trace_remove_tus(ballarus_trace_tus *m) {
+  pthread_mutex_lock(&tus_lock);
+  if (ballarus_trace_own_process() &&
+      !__atomic_load_n(&g.finished, __ATOMIC_ACQUIRE))
+    write_module(m);
+  for (ballarus_trace_tus **p = &g.tus; *p; p = &(*p)->next)
+    if (*p == m) {
+      __atomic_store_n(p, m->next, __ATOMIC_RELEASE);
+      break;
+    }
+  pthread_mutex_unlock(&tus_lock);
+}
+
 /* A vfork child shares the parent's memory and runs no fork handler: its
    pid is not the one the file is written for.  */
 int ballarus_trace_own_process(void) {
@@ -599,6 +655,9 @@ void ballarus_trace_finish(void) {
     else if (t->posp != NULL)
       write_chunk(t, t->chunk + 1, pending_of(t));
   }
+  for (const ballarus_trace_tus *m = __atomic_load_n(&g.tus, __ATOMIC_ACQUIRE);
+       m; m = m->next)
+    write_module(m);
   commit_file();
   close(g.fd);
   g.fd = -1;
@@ -705,6 +764,8 @@ static void atfork_child(void) {
   } else {
     snprintf(g.name, sizeof g.name, "%s.%ld", g.base, (long)getpid());
   }
+  g.meta_seq = 0;
+  pthread_mutex_init(&tus_lock, NULL);
   g.header.parent_pid = g.header.pid;
   g.header.generation++;
   g.write_errno = g.rename_errno = 0;

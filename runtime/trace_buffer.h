@@ -136,6 +136,23 @@ BALLARUS_TRACE_SHARED int ballarus_trace_start(const char *path, const char *spe
    the trace: what BALLARUS_TRACE's start asks for.  */
 BALLARUS_TRACE_SHARED void ballarus_trace_end_at_exit(void);
 
+/* The translation units of a module (rt_register.c), whose metadata
+   blobs the trace file carries (trace_format.h METADATA) so that a trace
+   reads without a profile: a crashing process writes none.  The runtime
+   of the module adds its node at start-up and removes it when the module
+   goes (exit, dlclose); the trace writes every TU of every node still
+   there when it is written, and a node's TUs at its removal while the
+   trace is being written (before a dlclose unmaps the blobs).  */
+struct ballarus_tu_desc;
+typedef struct ballarus_trace_tus {
+  struct ballarus_trace_tus *next;
+  const struct ballarus_tu_desc *const *tus;
+  uint64_t n;
+} ballarus_trace_tus;
+
+BALLARUS_TRACE_SHARED void ballarus_trace_add_tus(ballarus_trace_tus *m);
+BALLARUS_TRACE_SHARED void ballarus_trace_remove_tus(ballarus_trace_tus *m);
+
 /* Whether this process is tracing and is the one its file is written for:
    not a vfork child, which shares the parent's memory (its trace state
    included) until it execs or exits.  */

@@ -63,6 +63,17 @@
             full mode one at the start of the forking thread's stream in a
             fork child's file (the innermost frame in its call to fork).
 
+     METADATA  the metadata blob of a translation unit of the process
+            (ballarus_format.h: header, names block, body; the bytes a
+            profile record embeds), so that the trace reads without a
+            profile.  Not a thread's: `thread` and `tid` are 0, `seq`
+            numbers the file's METADATA records 0, 1, 2, ...; the payload is
+            the blob's bytes as they are (not varints): count = bytes = its
+            size, `total` 0, the checksum as for the other kinds.  One per
+            TU registered in the process (every module's) when the trace is
+            written (exit, fatal signal, exec), or when its module goes
+            before (dlclose).  A TU linked into two modules appears twice.
+
    Threads: `thread` is the runtime's serial number of the thread in this
    process (1 for the first thread that wrote a witness), `tid` the
    kernel's thread id (gettid), for matching with other tools.
@@ -94,6 +105,7 @@ extern "C" {
 #define BALLARUS_TRACE_END 2u
 #define BALLARUS_TRACE_RING 3u
 #define BALLARUS_TRACE_CHECKPOINT 4u
+#define BALLARUS_TRACE_METADATA 5u
 
 /* A CHECKPOINT's D when the stack is unknown.  */
 #define BALLARUS_TRACE_CHECKPOINT_UNKNOWN 0xffffffffu
@@ -112,8 +124,10 @@ typedef struct ballarus_trace_file_header {
 
 typedef struct ballarus_trace_record_header {
   uint32_t magic;    /* BALLARUS_TRACE_RECORD_MAGIC */
-  uint32_t kind;     /* BALLARUS_TRACE_CHUNK, _END, _RING, _CHECKPOINT */
-  uint32_t thread;   /* serial number of the thread, from 1 */
+  uint32_t kind;     /* BALLARUS_TRACE_CHUNK, _END, _RING, _CHECKPOINT,
+                        _METADATA */
+  uint32_t thread;   /* serial number of the thread, from 1 (METADATA:
+                        0) */
   uint32_t tid;      /* kernel thread id */
   uint32_t seq;      /* record number in the thread's stream */
   uint32_t count;    /* words in the payload */

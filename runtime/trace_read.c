@@ -31,7 +31,8 @@ static uint32_t fnv(const uint8_t *p, uint32_t n) {
   return h;
 }
 
-/* The next seq expected of each thread serial (grown on demand).  */
+/* The next seq expected of each thread serial (grown on demand); serial 0:
+   the METADATA records'.  */
 typedef struct seqs {
   uint32_t *next;
   size_t n;
@@ -53,6 +54,10 @@ static int check_seq(seqs *s, const ballarus_trace_record_header *h) {
 
 static int check_header(const ballarus_trace_record_header *h) {
   int checkpoint = h->kind == BALLARUS_TRACE_CHECKPOINT;
+  if (h->magic == BALLARUS_TRACE_RECORD_MAGIC &&
+      h->kind == BALLARUS_TRACE_METADATA)
+    return h->thread == 0 && h->tid == 0 && h->count > 0 &&
+           h->count == h->bytes && h->total == 0;
   return h->magic == BALLARUS_TRACE_RECORD_MAGIC &&
          h->kind >= BALLARUS_TRACE_CHUNK &&
          h->kind <= BALLARUS_TRACE_CHECKPOINT && h->thread != 0 &&
@@ -114,8 +119,10 @@ int ballarus_trace_read(const void *data, size_t size,
     if (sum != fnv(d + at + sizeof h, h.bytes) || check_seq(&s, &h) != 0)
       goto bad;
     w = malloc((size_t)h.count * 4 + 4);
-    if (w == NULL || decode(d + at + sizeof h, h.bytes, h.count, w) != 0 ||
-        check_checkpoint(&h, w) != 0) {
+    if (w != NULL && h.kind == BALLARUS_TRACE_METADATA)
+      memcpy(w, d + at + sizeof h, h.bytes);
+    else if (w == NULL || decode(d + at + sizeof h, h.bytes, h.count, w) != 0 ||
+             check_checkpoint(&h, w) != 0) {
       free(w);
       goto bad;
     }

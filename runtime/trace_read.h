@@ -1,7 +1,7 @@
 /* trace_read.h — reading a trace file (trace_format.h, version 2 only):
    checks its header and every record (magic, kind, sizes, checksum, a
    CHECKPOINT's words, each thread's records numbered 0, 1, 2, ... without
-   a gap) and hands each record's decoded words to a callback (a
+   a gap, and so the METADATA records) and hands each record's decoded words to a callback (a
    CHECKPOINT's too: kind BALLARUS_TRACE_CHECKPOINT).  Plain C, libc
    only.  */
 
@@ -18,7 +18,9 @@ extern "C" {
 #endif
 
 /* Called for every record with its header and its count words; a
-   non-zero return stops the reading (and is returned).  */
+   non-zero return stops the reading (and is returned).  A METADATA record
+   (thread 0) comes with its payload as it is, h->bytes bytes of a TU's
+   metadata blob at `witnesses` (read it as unsigned char).  */
 typedef int (*ballarus_trace_record_fn)(void *ctx,
                                         const ballarus_trace_record_header *h,
                                         const uint32_t *witnesses);

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/testdata/rt_test_tus.h"
 #include "runtime/testdata/trace_seq.h"
 #include "runtime/trace_events.h"
 #include "runtime/trace_read.h"
@@ -99,6 +100,7 @@ struct Trace {
   std::map<uint32_t, std::vector<ballarus_trace_record_header>> records;
   std::map<uint32_t, std::vector<uint32_t>> witnesses;
   std::map<uint32_t, std::vector<std::vector<uint32_t>>> checkpoints;
+  std::vector<std::string> metadata;  // the METADATA records' blobs
   std::string error;
 };
 
@@ -106,7 +108,9 @@ int Collect(void* ctx, const ballarus_trace_record_header* h,
             const uint32_t* w) {
   Trace* t = static_cast<Trace*>(ctx);
   t->records[h->thread].push_back(*h);
-  if (h->kind == BALLARUS_TRACE_CHECKPOINT)
+  if (h->kind == BALLARUS_TRACE_METADATA)
+    t->metadata.emplace_back(reinterpret_cast<const char*>(w), h->bytes);
+  else if (h->kind == BALLARUS_TRACE_CHECKPOINT)
     t->checkpoints[h->thread].emplace_back(w, w + h->count);
   else
     t->witnesses[h->thread].insert(t->witnesses[h->thread].end(), w,
@@ -844,20 +848,28 @@ TEST(TraceRt, FailedExecContinuesUntraced) {
   }
 }
 
-// Runs trace_host N in DIR with BALLARUS_TRACE=SPEC and
-// BALLARUS_TRACE_FILE=DIR/trace; returns the wait status.
-int RunHost(const std::string& dir, const std::string& spec, uint32_t n) {
-  std::string prog = Runfile("trace_host");
-  std::string count = std::to_string(n);
+// Runs NAME ARGS in DIR with BALLARUS_TRACE=SPEC,
+// BALLARUS_TRACE_FILE=DIR/trace and BALLARUS_PROFILE=DIR/p.profile;
+// returns the wait status.
+int RunTraced(const std::string& dir, const std::string& name,
+              const std::string& spec, std::vector<std::string> args) {
+  std::string prog = Runfile(name);
+  args.insert(args.begin(), prog);
   pid_t pid = fork();
   if (pid == 0) {
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
     std::string e = dir + "/stderr";
     std::string path = dir + "/trace";
+    std::string profile = dir + "/p.profile";
     if (!freopen(e.c_str(), "w", stderr) || chdir(dir.c_str()) != 0 ||
         setenv("BALLARUS_TRACE", spec.c_str(), 1) != 0 ||
-        setenv("BALLARUS_TRACE_FILE", path.c_str(), 1) != 0)
+        setenv("BALLARUS_TRACE_FILE", path.c_str(), 1) != 0 ||
+        setenv("BALLARUS_PROFILE", profile.c_str(), 1) != 0 ||
+        unsetenv("RT_HOME") != 0)
       _exit(126);
-    execl(prog.c_str(), prog.c_str(), count.c_str(), (char*)nullptr);
+    execv(prog.c_str(), argv.data());
     _exit(127);
   }
   int st = -1;
@@ -874,7 +886,8 @@ TEST(TraceRt, ProgramAndLibraryShareOneTrace) {
   const std::vector<uint32_t> end = {BALLARUS_TRACE_EVENT_END, 0, 0};
   for (const char* spec : {"full", "ring:100000"}) {
     std::string dir = FreshDir("host");
-    EXPECT_EQ(RunHost(dir, spec, n), 0) << spec;
+    EXPECT_EQ(RunTraced(dir, "trace_host", spec, {std::to_string(n)}), 0)
+        << spec;
     EXPECT_EQ(ReadBytes(dir + "/stderr"), "") << spec;
     EXPECT_EQ(Files(dir), std::vector<std::string>{"trace"}) << spec;
     Trace t = ReadTrace(dir + "/trace");
@@ -888,8 +901,59 @@ TEST(TraceRt, ProgramAndLibraryShareOneTrace) {
   }
 }
 
+// The blob rt_test_tus.h's RT_DEFINE_TU(tu, body, n) builds without a
+// home.
+std::string TuBlob(const char* tu, const std::string& body, uint64_t n) {
+  std::vector<unsigned char> b(RT_NAMES_MAX + body.size() + 64);
+  b.resize(rt_make_blob(b.data(), b.size(), nullptr, tu, body.data(),
+                        body.size(), n));
+  return std::string(b.begin(), b.end());
+}
+
+TEST(TraceRt, TraceCarriesEveryTusMetadata) {
+  // The program's two TUs' blobs are in the file as METADATA records
+  // (seq 0 and 1, thread 0), whether it exits or dies of SIGSEGV, which
+  // writes no profile; the stream is not disturbed.
+  std::vector<std::string> want = {
+      TuBlob("alpha", std::string(RT_ALPHA_BODY, sizeof RT_ALPHA_BODY - 1),
+             RT_ALPHA_N),
+      TuBlob("beta", RT_BETA_BODY, RT_BETA_N)};
+  std::sort(want.begin(), want.end());
+  ASSERT_GT(want[0].size(), sizeof(ballarus_meta_header));
+  for (const char* spec : {"full", "ring:1000"})
+    for (const char* cmd : {"ok", "segv"}) {
+      std::string what = std::string(spec) + " " + cmd;
+      std::string dir = FreshDir("meta");
+      int st = RunTraced(dir, "trace_meta_prog", spec, {cmd, "20000"});
+      if (strcmp(cmd, "ok") == 0)
+        EXPECT_EQ(st, 0) << what;
+      else
+        EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV) << what;
+      EXPECT_EQ(ReadBytes(dir + "/stderr"), "") << what;
+      Trace t = ReadTrace(dir + "/trace");
+      ASSERT_EQ(t.error, "") << what;
+      std::vector<std::string> got = t.metadata;
+      std::sort(got.begin(), got.end());
+      EXPECT_EQ(got, want) << what;
+      ASSERT_EQ(t.records[0].size(), 2u) << what;
+      for (uint32_t k = 0; k < 2; k++) {
+        EXPECT_EQ(t.records[0][k].kind, BALLARUS_TRACE_METADATA) << what;
+        EXPECT_EQ(t.records[0][k].seq, k) << what;
+      }
+      std::vector<uint32_t> stream = Seq(0, 0, 20000);
+      if (strcmp(cmd, "ok") == 0)
+        stream.insert(stream.end(), {BALLARUS_TRACE_EVENT_END, 0, 0});
+      const std::vector<uint32_t>& w = t.witnesses[1];
+      ASSERT_LE(w.size(), stream.size()) << what;
+      EXPECT_TRUE(std::equal(w.begin(), w.end(), stream.end() - w.size()))
+          << what;
+      EXPECT_EQ(w.size() == stream.size(), strcmp(spec, "full") == 0) << what;
+    }
+}
+
 // A trace file made here: the file header of `version`, then records
-// {kind, seq, words, total} of thread 1.
+// {kind, seq, words, total} of thread 1 (METADATA: of thread 0, the words
+// its bytes).
 struct HandRecord {
   uint32_t kind, seq;
   std::vector<uint32_t> words;
@@ -911,7 +975,12 @@ std::string HandFile(uint32_t version, const std::vector<HandRecord>& recs) {
   for (const HandRecord& r : recs) {
     std::string payload;
     uint32_t prev = 0;
+    bool meta = r.kind == BALLARUS_TRACE_METADATA;  // words: its bytes
     for (uint32_t w : r.words) {
+      if (meta) {
+        payload.push_back(static_cast<char>(w));
+        continue;
+      }
       uint32_t d = w - prev, z = (d << 1) ^ (0u - (d >> 31));
       prev = w;
       do {
@@ -923,7 +992,7 @@ std::string HandFile(uint32_t version, const std::vector<HandRecord>& recs) {
     ballarus_trace_record_header h{};
     h.magic = BALLARUS_TRACE_RECORD_MAGIC;
     h.kind = r.kind;
-    h.thread = 1;
+    h.thread = meta ? 0 : 1;
     h.seq = r.seq;
     h.count = static_cast<uint32_t>(r.words.size());
     h.bytes = static_cast<uint32_t>(payload.size());
@@ -975,6 +1044,43 @@ TEST(TraceRt, ReaderChecksCheckpointsAndSeq) {
   // seq counts every kind: a gap or a repeat is refused.
   EXPECT_EQ(ReadError(with(2, {kCp, 3, {kU}, 10})), at_third);
   EXPECT_EQ(ReadError(with(2, {kCp, 1, {kU}, 10})), at_third);
+}
+
+TEST(TraceRt, ReaderPassesMetadataBytesAndChecksThem) {
+  const uint32_t M = BALLARUS_TRACE_METADATA, C = BALLARUS_TRACE_CHECKPOINT,
+                 R = BALLARUS_TRACE_RING;
+  std::vector<HandRecord> recs = {{M, 0, {1, 0x80, 255}, 0},
+                                  {C, 0, {0}, 0},
+                                  {R, 1, {5, 6}, 2},
+                                  {M, 1, {9}, 0}};
+  std::string f = HandFile(BALLARUS_TRACE_VERSION, recs);
+  ballarus_trace_file_header fh;
+  Trace t;
+  char err[256] = "";
+  ASSERT_EQ(ballarus_trace_read(f.data(), f.size(), &fh, Collect, &t, err,
+                                sizeof err),
+            0)
+      << err;
+  EXPECT_EQ(t.metadata,
+            (std::vector<std::string>{std::string("\x01\x80\xff"), "\x09"}));
+  EXPECT_EQ(t.witnesses[1], (std::vector<uint32_t>{5, 6}));
+  // Refused: a gap in the METADATA records' seq, a total, an empty one, a
+  // count that is not the byte count.
+  std::vector<std::vector<HandRecord>> bad = {
+      {{M, 1, {1}, 0}}, {{M, 0, {1}, 3}}, {{M, 0, {}, 0}}};
+  for (size_t i = 0; i < bad.size(); i++) {
+    std::string g = HandFile(BALLARUS_TRACE_VERSION, bad[i]);
+    EXPECT_NE(ballarus_trace_read(g.data(), g.size(), &fh, Collect, &t, err,
+                                  sizeof err),
+              0)
+        << i;
+  }
+  uint32_t two = 2;
+  memcpy(&f[sizeof fh + offsetof(ballarus_trace_record_header, count)], &two,
+         4);
+  EXPECT_NE(ballarus_trace_read(f.data(), f.size(), &fh, Collect, &t, err,
+                                sizeof err),
+            0);
 }
 
 TEST(TraceRt, ReaderRejectsDamage) {
