@@ -118,11 +118,13 @@ int ballarus_trace_read(const void *data, size_t size,
     memcpy(&sum, d + at + sizeof h + h.bytes, 4);
     if (sum != fnv(d + at + sizeof h, h.bytes) || check_seq(&s, &h) != 0)
       goto bad;
-    w = malloc((size_t)h.count * 4 + 4);
-    if (w != NULL && h.kind == BALLARUS_TRACE_METADATA)
-      memcpy(w, d + at + sizeof h, h.bytes);
-    else if (w == NULL || decode(d + at + sizeof h, h.bytes, h.count, w) != 0 ||
-             check_checkpoint(&h, w) != 0) {
+    /* METADATA: the bytes, zeros after them (count words are there).  */
+    w = calloc((size_t)h.count + 1, 4);
+    const uint8_t *payload = d + at + sizeof h;
+    if (w != NULL && h.kind == BALLARUS_TRACE_METADATA) {
+      memcpy(w, payload, h.bytes);
+    } else if (w == NULL || decode(payload, h.bytes, h.count, w) != 0 ||
+               check_checkpoint(&h, w) != 0) {
       free(w);
       goto bad;
     }
