@@ -2,18 +2,20 @@
    workers started together by a barrier, each calling hammer() a different
    number of times with its own parity pattern; worker 2 leaves by
    pthread_exit() three calls deep, worker 3 is detached and still blocked
-   when main returns (its stream has no end).  threads.c's 4 * 500000 calls
-   would make a naive trace of hundreds of megabytes.  */
+   when main returns (its stream has no end).  Every thread's blocks are
+   the same in every run: main learns that worker 3 is parked by one
+   blocking read, not by polling.  threads.c's 4 * 500000 calls would make
+   a naive trace of hundreds of megabytes.  */
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #define N_THREADS 4
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t never = PTHREAD_COND_INITIALIZER;
 static pthread_barrier_t start;
-static int parked;
+static int parked_pipe[2];
 static unsigned long total;
 
 __attribute__((noinline)) unsigned long hammer(unsigned long x) {
@@ -24,8 +26,10 @@ __attribute__((noinline)) unsigned long hammer(unsigned long x) {
   return x + 7;
 }
 
-__attribute__((noinline)) static void leave_deep(int depth, unsigned long v) {
-  if (depth > 0) leave_deep(depth - 1, v + 1);
+__attribute__((noinline)) static unsigned long leave_deep(int depth,
+                                                          unsigned long v) {
+  if (depth > 0) return leave_deep(depth - 1, v + 1) + 1;
+  if (v == 0) return 0; /* never: v counts the thread's calls */
   pthread_mutex_lock(&lock);
   total += v;
   pthread_mutex_unlock(&lock);
@@ -41,7 +45,8 @@ static void *worker(void *arg) {
   pthread_mutex_lock(&lock);
   total += local;
   if (id == 3) {
-    parked = 1;
+    /* main takes the lock only once this thread waits */
+    if (write(parked_pipe[1], "p", 1) != 1) return NULL;
     for (;;) pthread_cond_wait(&never, &lock);
   }
   pthread_mutex_unlock(&lock);
@@ -50,20 +55,16 @@ static void *worker(void *arg) {
 
 int main(void) {
   pthread_t t[N_THREADS];
+  char c;
+  if (pipe(parked_pipe) != 0) return 1;
   pthread_barrier_init(&start, NULL, N_THREADS);
   for (unsigned long i = 0; i < N_THREADS; i++)
     pthread_create(&t[i], NULL, worker, (void *)i);
   pthread_detach(t[3]);
   for (int i = 0; i < 3; i++) pthread_join(t[i], NULL);
-  for (;;) {
-    pthread_mutex_lock(&lock);
-    int p = parked;
-    unsigned long sum = total;
-    pthread_mutex_unlock(&lock);
-    if (p) {
-      printf("total=%lu\n", sum);
-      return 0;
-    }
-    sched_yield();
-  }
+  if (read(parked_pipe[0], &c, 1) != 1) return 1;
+  pthread_mutex_lock(&lock);
+  printf("total=%lu\n", total);
+  pthread_mutex_unlock(&lock);
+  return 0;
 }
