@@ -93,7 +93,6 @@ bool LoadFunctionNames(const std::vector<std::string>& profiles,
         const ballarus::Function& fn = t.tu.functions[i];
         FunctionInfo info;
         info.name = fn.demangled.empty() ? fn.name : fn.demangled;
-        if (fn.file < t.tu.files.size()) info.file = t.tu.files[fn.file];
         for (const ballarus::Block& b : fn.blocks) {
           info.block_lines.emplace_back();
           for (const ballarus::Location& l : b.lines)

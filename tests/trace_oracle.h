@@ -43,11 +43,10 @@ bool ReadTraceFile(const std::string& path, TraceFile* out,
                    std::string* error);
 
 // A traced function as the profiles' metadata gives it: its shown name
-// (the demangled name, else the assembler name), its source file as
-// recorded, and each block's source lines as "basename:line".
+// (the demangled name, else the assembler name) and each block's source
+// lines as "basename:line".
 struct FunctionInfo {
   std::string name;
-  std::string file;
   std::vector<std::vector<std::string>> block_lines;
 };
 // By kEnter's (TU stamp, index in its TU).
