@@ -104,7 +104,9 @@ struct TracePlan {
   std::vector<bool> call_block;
 };
 
-// True if ordinary control flow walks `e` (not fake, not ignored).
+// True if ordinary control flow walks `e`: not fake, not ignored, and not
+// one of ballarus' model-only re-entry edges (a forked child's return goes
+// on with the parent's trace state; no control moves).
 bool IsTraceFlowEdge(const Edge& e);
 
 // Number of flow out-edges of each block; a predicate has two or more.

@@ -18,6 +18,7 @@
 #include <ostream>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -137,6 +138,48 @@ int main(int argc, char **argv) {
   int s = 0;
   for (int i = 0; i < n; i++) s += sign(i - 1);
   printf("%d\n", s);
+  return 0;
+}
+)";
+
+// A this-adjusting thunk (expanded into GIMPLE, its call marked as a tail
+// call) between main and C::g.
+const char kThunks[] = R"(#include <cstdio>
+struct A { virtual int f(int x) { return x + 1; } virtual ~A() {} };
+struct B { virtual int g(int x) { return x * 2; } virtual ~B() {} };
+struct C : A, B { int g(int x) override { return x * 3; } };
+int main() {
+  C c;
+  B* b = &c;
+  int s = 0;
+  for (int i = 0; i < 5; i++) s += b->g(i);
+  std::printf("%d\n", s);
+}
+)";
+
+// fork() in a traced helper (its call block has a re-entry edge in the
+// model).
+const char kFork[] = R"(#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+__attribute__((noinline)) static int spawn(void) {
+  fflush(stdout);
+  return fork();
+}
+int main(void) {
+  int total = 0;
+  for (int round = 0; round < 2; round++) {
+    int pid = spawn();
+    if (pid == 0) {
+      printf("child %d\n", round);
+      fflush(stdout);
+      _exit(round + 1);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    total += WEXITSTATUS(st);
+  }
+  printf("total %d\n", total);
   return 0;
 }
 )";
@@ -617,6 +660,28 @@ TEST_F(TracePluginTest, ExecWritesTheTraceFirst) {
     EXPECT_EQ(run.kind, Event::kEnter) << "run writes no witness";
     EXPECT_EQ(run.depth, 1u);
   }
+}
+
+// A thunk's tail call and a fork in a traced function: both modes build
+// and print as plain; the naive stream decodes with a stack (a thunk left
+// by a tail call would leave its depth behind) and the optimal one ends
+// at depth 0.
+TEST_F(TracePluginTest, ThunksAndForkKeepTheDepth) {
+  const std::vector<std::tuple<const char*, const char*, const char*>> cases =
+      {{"g++", "thunks.cc", kThunks}, {"gcc", "fork.c", kFork}};
+  for (const auto& [compiler, source, text] : cases)
+    for (const char* opt : {"-O0", "-O2"})
+      for (const char* mode : {"trace", "trace-naive"}) {
+        SCOPED_TRACE(std::string(source) + " " + opt + " " + mode);
+        const std::vector<Event> events =
+            RunBoth(compiler, source, text,
+                    std::string(opt) + " -fplugin-arg-ballarus-mode=" + mode);
+        ExpectEnd(events, 0);
+        if (std::string(mode) == "trace") continue;
+        const NaiveDecoded d = DecodeNaive(events);
+        EXPECT_EQ(d.error, "");
+        EXPECT_TRUE(d.ended);
+      }
 }
 
 // mode=trace-naive at -O0 decoded with a stack: the blocks of kSign as
