@@ -59,7 +59,9 @@
 //           the call at its block s.  Written last; a stream without it was
 //           cut (ring buffer, fatal signal).
 // The sites come from a thread-local (block, depth) pair that a traced
-// function stores before each call.
+// function stores before each call, and before each resx (a cleanup that
+// goes on unwinding out of the function, as a throwing call does: its
+// block is a call block).
 // Normal returns write nothing: the blocking witnesses make the regenerator
 // reach EXIT by itself.  Untraced callees write nothing.
 #ifndef BALLARUS_CORE_TRACE_PLAN_H_
