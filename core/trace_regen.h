@@ -17,6 +17,13 @@
 // kEnd{d, s} the innermost of the d live activations stops at its call
 // block s (the thread ended inside that call: exit, exec).
 //
+// Regeneration may start from a checkpoint (RegenStart: the live
+// activations and their call blocks at the first event, e.g. at the start
+// of a ring buffer's chunk or of a fork child's stream) and verify later
+// checkpoints on the way.  RegenerateNaiveTrace reads a mode=trace-naive
+// stream (block indices instead of witnesses) with a stack alone: the
+// reference that regeneration must reproduce.
+//
 // Never loops: between two consumed events the walk moves only along
 // witness-free edges, which form no directed cycle, so more idle steps than
 // twice the largest function's block count (+4) is reported as an error.
@@ -61,10 +68,53 @@ struct RegenResult {
   std::string error;             // kError: what and where
 };
 
+// A live traced activation: its function id and its call block.
+struct TraceFrame {
+  uint32_t function = 0;
+  uint32_t site = 0;
+  bool operator==(const TraceFrame& o) const {
+    return function == o.function && site == o.site;
+  }
+};
+
+// A thread's state before one of its events (a checkpoint of the trace
+// file): the live traced activations, outermost first.  Every frame but
+// the innermost is in the call at its block `site`.  The innermost: if the
+// event is a witness, it is about to take that witness's edge; otherwise
+// it is in the call at its site (the event is a kEnter, kLand or kEnd of
+// that call).
+struct TraceCheckpoint {
+  size_t event = 0;  // index of the event the state precedes
+  std::vector<TraceFrame> frames;
+  std::string name;  // how an error names it ("record 4")
+};
+
+// Where a regeneration starts: empty frames = the thread's start.  From a
+// checkpoint (start.event must be 0) nothing before it is shown: the first
+// step is the witness edge's target, or the first event's callee's ENTRY.
+// `checks` (ascending events) are later checkpoints the walk must agree
+// with: the number of live activations, their functions, and the sites of
+// all but the innermost (whose last call block a witness event does not
+// determine); otherwise an error names the check.
+struct RegenStart {
+  TraceCheckpoint start;
+  std::vector<TraceCheckpoint> checks;
+};
+
 // Regenerates a thread's block sequence.  program[id] is the function of
 // kEnter{id}.
 RegenResult RegenerateTrace(const std::vector<TracedFunction>& program,
-                            const std::vector<TraceEvent>& events);
+                            const std::vector<TraceEvent>& events,
+                            const RegenStart& from = {});
+
+// The block sequence of a mode=trace-naive stream, whose kWitness ids are
+// block indices: kEnter pushes (its ENTRY is a step), a block index is a
+// step of the innermost activation and EXIT (1) pops it, kLand abandons
+// the activations deeper than its depth.  Each step must follow a flow
+// edge of the function (or a landing).  Same statuses, start and checks.
+RegenResult RegenerateNaiveTrace(const std::vector<TracedFunction>& program,
+                                 const std::vector<TraceEvent>& events,
+                                 const RegenStart& from = {});
 
 }  // namespace ballarus
 

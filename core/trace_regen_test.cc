@@ -33,6 +33,13 @@ struct Walk {
   size_t blocks = 0;                  // executed blocks (not ENTRY/EXIT)
   size_t predicate_witnesses = 0;     // branch targets taken
   size_t witnesses = 0;               // kWitness events written
+  // mode=trace-naive's stream of the same run: kEnter, kEnd and a block
+  // index (as kWitness) at every block but ENTRY.
+  std::vector<TraceEvent> naive_events;
+  // Per optimised (naive) event: the thread's live activations just before
+  // it (trace_regen.h TraceCheckpoint), and naive.size() then.
+  std::vector<std::vector<TraceFrame>> states, naive_states;
+  std::vector<size_t> step_at, naive_step_at;
   // Whole-program-paths alternative (one path number per Ball–Larus path
   // end): back edges taken, EXITs reached, and call blocks run (a path
   // must end before a call for the callee's numbers to come in order).
@@ -58,7 +65,7 @@ class Walker {
     Walk w;
     steps_ = 0;
     Activation(0, 0, 0, &w);
-    w.optimised.push_back({K::kEnd, 0, 0, 0});
+    Emit({K::kEnd, 0, 0, 0}, true, true, &w);
     return w;
   }
   const std::vector<std::vector<uint64_t>>& freq() const { return freq_; }
@@ -67,14 +74,30 @@ class Walker {
   static constexpr uint32_t kMaxDepth = 4;
   static constexpr size_t kBudget = 400;
 
+  // Writes an event of both streams (the naive one only for kEnter/kEnd).
+  void Emit(const TraceEvent& ev, bool optimised, bool naive, Walk* w) {
+    if (optimised) {
+      w->states.push_back(frames_);
+      w->step_at.push_back(w->naive.size());
+      w->optimised.push_back(ev);
+    }
+    if (naive) {
+      w->naive_states.push_back(frames_);
+      w->naive_step_at.push_back(w->naive.size());
+      w->naive_events.push_back(ev);
+    }
+  }
+
   void Activation(uint32_t fid, uint32_t depth, uint32_t site, Walk* w) {
     const Function& f = program_[fid].fn;
-    w->optimised.push_back({K::kEnter, fid, depth, site});
+    Emit({K::kEnter, fid, depth, site}, true, true, w);
+    frames_.push_back({fid, kEntryBlock});
     w->naive.push_back({fid, kEntryBlock});
     uint32_t pc = kEntryBlock;
     while (pc != kExitBlock) {
       const int callee = program_[fid].callee[pc];
       w->path_ends += callee >= 0;
+      if (callee >= 0) frames_.back().site = pc;  // stored before the call
       if (callee >= 0 && depth + 1 < kMaxDepth)
         Activation(static_cast<uint32_t>(callee), depth + 1, pc, w);
       std::vector<size_t> succ;
@@ -90,15 +113,17 @@ class Walker {
       if (plans_) {
         const int64_t wit = (*plans_)[fid].witness_of_edge[e];
         if (wit != kNoWitness) {
-          w->optimised.push_back({K::kWitness, static_cast<uint32_t>(wit), 0});
+          Emit({K::kWitness, static_cast<uint32_t>(wit), 0}, true, false, w);
           ++w->witnesses;
         }
       }
       pc = f.edges[e].dst;
+      Emit({K::kWitness, pc, 0}, false, true, w);
       w->path_ends += back_[fid][e] || pc == kExitBlock;
       w->naive.push_back({fid, pc});
       w->blocks += pc != kExitBlock;
     }
+    frames_.pop_back();
   }
 
   const std::vector<TestFunction>& program_;
@@ -106,6 +131,7 @@ class Walker {
   std::mt19937 rng_;
   std::vector<std::vector<uint64_t>> freq_;
   std::vector<std::vector<bool>> back_;
+  std::vector<TraceFrame> frames_;  // live activations, outermost first
   size_t steps_ = 0;
 };
 
@@ -266,6 +292,101 @@ TEST(TraceRegen, ErrorsNameTheProblem) {
             "activations");
   EXPECT_EQ(error({{K::kEnter, 0, 0}, {K::kEnter, 0, 1}}),
             "event 1: expected a witness (in if_else, block 2)");
+}
+
+// The suffix of a regeneration from the checkpoint before event k.
+RegenResult FromEvent(const std::vector<TracedFunction>& traced,
+                      const std::vector<TraceEvent>& events,
+                      const std::vector<std::vector<TraceFrame>>& states,
+                      size_t k, bool naive, bool with_checks) {
+  RegenStart from;
+  from.start.frames = states[k];
+  if (with_checks)
+    for (size_t j = k + 1; j < events.size(); j += 3)
+      from.checks.push_back({j - k, states[j], "record " + std::to_string(j)});
+  const std::vector<TraceEvent> rest(events.begin() + k, events.end());
+  return naive ? RegenerateNaiveTrace(traced, rest, from)
+               : RegenerateTrace(traced, rest, from);
+}
+
+// Cutting a walk at every event boundary, with the exact stack state
+// there: the regeneration from that state is the suffix of the full one,
+// element for element, for the optimised and the naive stream, with the
+// later states checked on the way.
+void ExpectSuffixes(const std::vector<TestFunction>& program, uint32_t seed,
+                    int walks, const std::string& name) {
+  const std::vector<TracePlan> plans = TrainedPlans(program);
+  const std::vector<TracedFunction> traced = Traced(program, plans);
+  Walker walker(program, &plans, seed);
+  for (int i = 0; i < walks; ++i) {
+    const Walk w = walker.Run();
+    const RegenResult full = RegenerateTrace(traced, w.optimised);
+    ASSERT_EQ(full.steps, w.naive) << name << " walk " << i;
+    const RegenResult naive = RegenerateNaiveTrace(traced, w.naive_events);
+    ASSERT_EQ(naive.status, RegenStatus::kComplete) << naive.error;
+    ASSERT_EQ(naive.steps, w.naive) << name << " walk " << i;
+    for (int mode = 0; mode < 2; ++mode) {
+      const bool is_naive = mode == 1;
+      const auto& events = is_naive ? w.naive_events : w.optimised;
+      const auto& states = is_naive ? w.naive_states : w.states;
+      const auto& at = is_naive ? w.naive_step_at : w.step_at;
+      for (size_t k = 0; k < events.size(); ++k) {
+        const RegenResult r =
+            FromEvent(traced, events, states, k, is_naive, k % 2 == 0);
+        ASSERT_EQ(r.status, RegenStatus::kComplete)
+            << name << " walk " << i << " from event " << k << ": " << r.error;
+        const std::vector<TraceStep> want(full.steps.begin() + at[k],
+                                          full.steps.end());
+        ASSERT_EQ(r.steps, want)
+            << name << " walk " << i << " naive " << mode << " from " << k;
+      }
+    }
+  }
+}
+
+TEST(TraceRegen, FromACheckpointGivesTheSuffix) {
+  for (const auto& program : Programs())
+    ExpectSuffixes(program, 11, 40, program[0].fn.name);
+  std::mt19937 rng(123);
+  for (int g = 0; g < 150; ++g)
+    ExpectSuffixes({RandomCfg(rng)}, g, 5, "graph " + std::to_string(g));
+}
+
+// A later checkpoint that the walk does not pass through is an error
+// naming it; so is a starting frame that is not in a call.
+TEST(TraceRegen, DisagreeingCheckpointIsAnError) {
+  const std::vector<TestFunction> program{CallInLoop(1), CallInLoop(2),
+                                          NestedLoops()};
+  const std::vector<TracePlan> plans = TrainedPlans(program);
+  const std::vector<TracedFunction> traced = Traced(program, plans);
+  Walker walker(program, &plans, 3);
+  size_t tried = 0;
+  for (int i = 0; i < 30; ++i) {
+    const Walk w = walker.Run();
+    for (size_t k = 1; k < w.optimised.size(); ++k) {
+      if (w.states[k].size() < 2) continue;
+      for (int change = 0; change < 3; ++change) {
+        RegenStart from;
+        std::vector<TraceFrame> bad = w.states[k];
+        if (change == 0) bad.pop_back();
+        if (change == 1) bad[0].site += 1;
+        if (change == 2) bad.back().function ^= 1;
+        from.checks.push_back({k, bad, "record 7"});
+        const RegenResult r = RegenerateTrace(traced, w.optimised, from);
+        ASSERT_EQ(r.status, RegenStatus::kError) << k << " " << change;
+        EXPECT_NE(r.error.find("disagrees with record 7"), std::string::npos)
+            << r.error;
+        ++tried;
+      }
+    }
+  }
+  EXPECT_GT(tried, 100u);
+  // Frame 0 of CallInLoop is in a call only at its call block 3.
+  RegenStart from;
+  from.start.frames = {{0, 2}};
+  const RegenResult r =
+      RegenerateTrace(traced, {{K::kEnter, 1, 1, 2}, {K::kEnd, 0, 0}}, from);
+  EXPECT_EQ(r.error, "event 0: checkpoint frame 0: site is not a call block");
 }
 
 // main: 0 -> 2 (calls g; also a setjmp receiver: ENTRY re-entry edge)
