@@ -209,8 +209,12 @@ class Regenerator {
     return false;
   }
 
-  // kLand{block, depth}: abandon deeper activations, resume at `block`
-  // through a flow edge from the call block or an abnormal re-entry.
+  // kLand{block, depth}: abandon deeper activations.  At a returns-twice
+  // call's block B (a re-entry target), after either return of its call:
+  // the activation resumes in B after that call, B not entered again (no
+  // step), B's later calls still to come; at its first return this
+  // changes nothing.  At an exception landing pad: the EH edge from the
+  // call block, its witness read as usual (core/trace_plan.h).
   bool Land(const TraceEvent& ev) {
     if (ev.live != stack_.size())
       return Fail("thrown from an activation that is not the innermost");
@@ -221,14 +225,15 @@ class Regenerator {
     if (!Consume()) return false;
     stack_.resize(ev.depth + 1);
     Frame& f = stack_.back();
-    int64_t via = -1;
-    for (uint32_t e : tables_[f.fid].succ[f.pc])
-      if (fn.edges[e].dst == ev.id) via = e;
     f.pending = kNoWitness;
-    if (via >= 0) return Take(f, static_cast<uint32_t>(via));
-    if (!IsReentryTarget(fn, ev.id)) return Fail("landing block not reachable");
-    Move(f, ev.id);
-    return true;
+    if (IsReentryTarget(fn, ev.id)) {
+      f.pc = ev.id;
+      f.calls_done = false;
+      return true;
+    }
+    for (uint32_t e : tables_[f.fid].succ[f.pc])
+      if (fn.edges[e].dst == ev.id) return Take(f, e);
+    return Fail("landing block not reachable");
   }
 
   static bool IsReentryTarget(const Function& fn, uint32_t b) {

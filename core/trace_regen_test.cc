@@ -389,8 +389,11 @@ TEST(TraceRegen, DisagreeingCheckpointIsAnError) {
   EXPECT_EQ(r.error, "event 0: checkpoint frame 0: site is not a call block");
 }
 
-// main: 0 -> 2 (calls g; also a setjmp receiver: ENTRY re-entry edge)
-// -> 3 -> EXIT.  g: if/else whose then-block 3 calls longjmp.
+// main: 0 -> 2 (setjmp, then a call of g: a setjmp receiver with an
+// ENTRY re-entry edge) -> 3 -> EXIT.  g: if/else whose then-block 3 calls
+// longjmp.  setjmp's kLand after both of its returns: the first changes
+// nothing, the second resumes main in block 2 after the setjmp (no step),
+// where it calls g again.
 TEST(TraceRegen, LongjmpLandsInTheCaller) {
   const Function main_fn = Make(4, {{0, 2, 0}, {2, 3, 0}, {3, 1, 0},
                                     {0, 2, kEdgeFake | kEdgeReentry}});
@@ -401,14 +404,30 @@ TEST(TraceRegen, LongjmpLandsInTheCaller) {
   EXPECT_TRUE(pm.witness_edges.empty());
   const std::vector<TracedFunction> traced{{&main_fn, &pm}, {&g, &pg}};
   const RegenResult r = RegenerateTrace(
-      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1, 2}, {K::kWitness, 0, 0},
-               {K::kLand, 2, 0, 3, 2}, {K::kEnter, 1, 1, 2}, {K::kWitness, 1, 0},
-               {K::kEnd, 0, 0}});
+      traced, {{K::kEnter, 0, 0}, {K::kLand, 2, 0, 2, 1}, {K::kEnter, 1, 1, 2},
+               {K::kWitness, 0, 0}, {K::kLand, 2, 0, 3, 2}, {K::kEnter, 1, 1, 2},
+               {K::kWitness, 1, 0}, {K::kEnd, 0, 0}});
   ASSERT_EQ(r.status, RegenStatus::kComplete) << r.error;
   const std::vector<TraceStep> want{{0, 0}, {0, 2}, {1, 0}, {1, 2}, {1, 3},
-                                    {0, 2}, {1, 0}, {1, 2}, {1, 4}, {1, 5},
+                                    {1, 0}, {1, 2}, {1, 4}, {1, 5},
                                     {1, 1}, {0, 3}, {0, 1}};
   EXPECT_EQ(r.steps, want);
+  // The naive stream of the same run: after the longjmp's kLand the next
+  // word is g's ENTRY (main's block 2 is not entered again).
+  const RegenResult n = RegenerateNaiveTrace(
+      traced, {{K::kEnter, 0, 0}, {K::kWitness, 2}, {K::kLand, 2, 0, 2, 1},
+               {K::kEnter, 1, 1, 2}, {K::kWitness, 2}, {K::kWitness, 3},
+               {K::kLand, 2, 0, 3, 2}, {K::kEnter, 1, 1, 2}, {K::kWitness, 2},
+               {K::kWitness, 4}, {K::kWitness, 5}, {K::kWitness, 1},
+               {K::kWitness, 3}, {K::kWitness, 1}, {K::kEnd, 0, 0}});
+  ASSERT_EQ(n.status, RegenStatus::kComplete) << n.error;
+  EXPECT_EQ(n.steps, want);
+  // setjmp then return: the first return's kLand alone.
+  const RegenResult once = RegenerateTrace(
+      traced, {{K::kEnter, 0, 0}, {K::kLand, 2, 0, 2, 1}, {K::kEnd, 0, 0}});
+  ASSERT_EQ(once.status, RegenStatus::kComplete) << once.error;
+  EXPECT_EQ(once.steps,
+            (std::vector<TraceStep>{{0, 0}, {0, 2}, {0, 3}, {0, 1}}));
 }
 
 // main: 0 -> 2 (calls g) -> 3 normally, 2 -> 4 on an exception; g throws.
