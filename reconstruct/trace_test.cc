@@ -558,5 +558,88 @@ TEST_F(TraceCommand, NaiveTraceIsShownDirectly) {
                 mixed, "mode=trace-naive and mode=trace functions mixed");
 }
 
+#if BALLARUS_TRACE_VERSION >= 2
+// The runtime's ring file after a crash, written by hand: the chunk of
+// events [k1, k2) after an unknown checkpoint, [k2, n) after a known one.
+std::string RingFile(const Program& p, const std::vector<RunEvent>& run,
+                     size_t k1, size_t k2) {
+  const uint64_t before = Words(p, run, 0, k1).size();
+  const std::vector<uint32_t> a = Words(p, run, k1, k2), b = Words(p, run, k2);
+  return HandFile({{1, BALLARUS_TRACE_CHECKPOINT, 0, before,
+                    {BALLARUS_TRACE_CHECKPOINT_UNKNOWN}},
+                   {1, BALLARUS_TRACE_RING, 1, before + a.size(), a},
+                   {1, BALLARUS_TRACE_CHECKPOINT, 2, before + a.size(),
+                    CheckpointWords(p, run[k2].state)},
+                   {1, BALLARUS_TRACE_RING, 3, before + a.size() + b.size(), b}},
+                  BALLARUS_TRACE_MODE_RING);
+}
+
+// `--last N` after a wrapped ring: the last lines the thread ran, as in
+// the whole trace; the blocks numbered from the known checkpoint.
+TEST_F(TraceCommand, WrappedRingLastLines) {
+  const std::vector<RunEvent> run = RunEvents(*program_, false);  // crashed
+  const size_t k1 = 2, k2 = 5;
+  ASSERT_LT(k2, run.size());
+  const std::string path = TmpDir() + "/ring.trace";
+  cli_test::WriteFile(path, RingFile(*program_, run, k1, k2));
+  Result r = RunTool(Args(path, "--last 3"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string skipped =
+      std::to_string(Words(*program_, run, 0, k2).size());
+  EXPECT_EQ(Lines(r.out), 4) << r.out;
+  EXPECT_NE(r.out.find(" from a checkpoint; " + skipped +
+                       " earlier words not kept\n"),
+            std::string::npos)
+      << r.out;
+  // The cut stream stops where a missing event could matter: compare
+  // with the whole cut stream's regeneration.
+  std::string whole = Hand("whole_cut.trace", {RunWords(*program_, false)});
+  Result w = RunTool(Args(whole, "--last 3"));
+  EXPECT_EQ(r.out.substr(r.out.find('\n')), w.out.substr(w.out.find('\n')));
+  Result b = RunTool(Args(path, "--blocks --range 0:0"));
+  const std::vector<TraceStep> full = RunSteps();
+  const TraceStep first = full[run[k2].step];
+  EXPECT_EQ(b.out.substr(b.out.find('\n') + 1),
+            "  [0] " + std::string(first.function == 0 ? "main()" : "loop()") +
+                " block " + std::to_string(first.block) + "\n");
+}
+
+// A fork child's file alone, and with its parent's.
+TEST_F(TraceCommand, ForkChildNamesItsParent) {
+  const std::vector<RunEvent> run = RunEvents(*program_);
+  const std::vector<uint32_t> rest = Words(*program_, run, 1);
+  const std::string child = TmpDir() + "/fork.trace.4243";
+  cli_test::WriteFile(
+      child, HandFile({{1, BALLARUS_TRACE_CHECKPOINT, 0, 0,
+                        CheckpointWords(*program_, run[1].state)},
+                       {1, BALLARUS_TRACE_CHUNK, 1, rest.size(), rest},
+                       {1, BALLARUS_TRACE_END, 2, rest.size(), {}}},
+                      BALLARUS_TRACE_MODE_FULL, 4243, 4242));
+  const std::string parent = Hand("fork.trace", {RunWords(*program_)});
+  Result alone = RunTool(Args(child, "--blocks"));
+  ASSERT_EQ(alone.status, 0) << alone.err;
+  EXPECT_EQ(alone.out.rfind("process 4243: " + child +
+                            ", forked by process 4242\nthread 1 (tid 5000): "
+                            "complete, 16 blocks from a checkpoint\n  [0] "
+                            "loop() block 0\n",
+                            0),
+            0u)
+      << alone.out;
+  Result both = RunTool("trace '" + parent + "' '" + child + "' --profile '" +
+                        profile_ + "' --last 1");
+  ASSERT_EQ(both.status, 0) << both.err;
+  EXPECT_EQ(both.out,
+            "process 4242: " + parent +
+                "\nthread 1 (tid 5000): complete, 18 blocks\n  t.c:25  main()\n"
+                "process 4243: " + child + ", forked by process 4242 (" +
+                parent + ")\nthread 1 (tid 5000): complete, 16 blocks from a "
+                "checkpoint\n  t.c:25  main()\n");
+  Result j = RunTool(Args(child, "--json --last 1"));
+  const nlohmann::json t = nlohmann::json::parse(j.out)["threads"][0];
+  EXPECT_EQ(t.at("parent_pid"), 4242);
+  EXPECT_EQ(t.at("from_checkpoint"), true);
+}
+#endif  // BALLARUS_TRACE_VERSION >= 2
+
 }  // namespace
 }  // namespace ballarus
