@@ -100,6 +100,8 @@ class Regenerator {
       while (result_.status == RegenStatus::kComplete && Step()) {
       }
     result_.events_read = pos_;
+    if (result_.status == RegenStatus::kComplete)
+      result_.confirmed = result_.steps.size();
     return std::move(result_);
   }
 
@@ -133,6 +135,7 @@ class Regenerator {
     const uint32_t e = static_cast<uint32_t>(plan(f).witness_edges[events_[0].id]);
     if (!Consume()) return false;
     Move(f, program_[f.fid].fn->edges[e].dst);
+    Confirm();
     return true;
   }
 
@@ -174,6 +177,7 @@ class Regenerator {
     if (!Consume()) return false;
     stack_.push_back(Frame{ev.id});
     Output(stack_.back());
+    Confirm();
     return true;
   }
 
@@ -229,10 +233,15 @@ class Regenerator {
     if (IsReentryTarget(fn, ev.id)) {
       f.pc = ev.id;
       f.calls_done = false;
+      Confirm();
       return true;
     }
     for (uint32_t e : tables_[f.fid].succ[f.pc])
-      if (fn.edges[e].dst == ev.id) return Take(f, e);
+      if (fn.edges[e].dst == ev.id) {
+        if (!Take(f, e)) return false;
+        Confirm();
+        return true;
+      }
     return Fail("landing block not reachable");
   }
 
@@ -278,6 +287,7 @@ class Regenerator {
       f.pending = kNoWitness;
     }
     Move(f, program_[f.fid].fn->edges[e].dst);
+    if (w != kNoWitness) Confirm();
     return true;
   }
 
@@ -313,6 +323,9 @@ class Regenerator {
     ++pos_, idle_ = 0;
     return true;
   }
+
+  // The steps so far are proven by the events read.
+  void Confirm() { result_.confirmed = result_.steps.size(); }
   void Output(const Frame& f) { result_.steps.push_back({f.fid, f.pc}); }
 
   bool Truncated() {
@@ -357,6 +370,7 @@ class NaiveDecoder {
         !ended_)
       result_.status = RegenStatus::kTruncated;
     result_.events_read = pos_;
+    result_.confirmed = result_.steps.size();  // each step named
     return std::move(result_);
   }
 

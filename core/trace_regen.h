@@ -65,6 +65,10 @@ struct RegenResult {
   RegenStatus status = RegenStatus::kComplete;
   std::vector<TraceStep> steps;  // as far as the stream determines them
   size_t events_read = 0;        // events consumed when it stopped
+  // steps[0, confirmed) are proven by events: up to the step the last
+  // event read produced.  Later steps follow from the CFG alone; a cut
+  // stream's thread (a crash) may have stopped anywhere among them.
+  size_t confirmed = 0;
   std::string error;             // kError: what and where
 };
 

@@ -237,6 +237,9 @@ TEST(TraceRegen, TruncatedStreamGivesAPrefix) {
         ASSERT_LE(r.steps.size(), w.naive.size());
         ASSERT_TRUE(std::equal(r.steps.begin(), r.steps.end(),
                                w.naive.begin()));
+        // Proven: up to the step the last event read led to (a kEnter's
+        // ENTRY, a witness edge's target).
+        ASSERT_EQ(r.confirmed, k == 0 ? 0 : w.step_at[k - 1] + 1) << k;
       }
     }
   }

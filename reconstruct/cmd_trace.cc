@@ -9,7 +9,9 @@
 // blocks).  A cut stream (no kEnd: a crash, a process still running) is
 // shown as far as it determines the blocks and marked "truncated"; a
 // stream that does not fit the CFGs is an error naming the thread and the
-// event.
+// event.  Steps after the last one the events prove (trace_regen.h
+// RegenResult::confirmed) are marked "?": a crashed thread may have
+// stopped anywhere among them.
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -187,6 +189,10 @@ std::string ThreadLine(const ThreadResult& t) {
   if (t.in.from_checkpoint) s += " from a checkpoint";
   if (EarlierWords(t.in) != 0)
     s += fmt::format("; {} earlier words not kept", EarlierWords(t.in));
+  if (t.r.confirmed < t.r.steps.size())
+    s += fmt::format("; the last {} follow from the CFG alone (?: the thread "
+                     "may have stopped before them)",
+                     t.r.steps.size() - t.r.confirmed);
   return s;
 }
 
@@ -195,13 +201,15 @@ void PrintText(const TraceProgram& p, const ThreadResult& t,
   fmt::print("{}\n", ThreadLine(t));
   for (const Item& it : items) {
     std::string fn = Printable(FunctionName(p, it.function));
+    const char* mark = it.step < t.r.confirmed ? " " : "?";
     if (o.blocks)
-      fmt::print("  [{}] {} block {}\n", it.step, fn, it.block);
+      fmt::print("{} [{}] {} block {}\n", mark, it.step, fn, it.block);
     else if (o.numbered)
-      fmt::print("  [{}] {}:{}  {}\n", it.step, Printable(FileName(p, it)),
-                 it.line, fn);
+      fmt::print("{} [{}] {}:{}  {}\n", mark, it.step,
+                 Printable(FileName(p, it)), it.line, fn);
     else
-      fmt::print("  {}:{}  {}\n", Printable(FileName(p, it)), it.line, fn);
+      fmt::print("{} {}:{}  {}\n", mark, Printable(FileName(p, it)), it.line,
+                 fn);
   }
 }
 
@@ -210,7 +218,9 @@ Json ThreadJson(const TraceProgram& p, const TraceFile& f,
                 const TraceOptions& o) {
   Json steps = Json::array();
   for (const Item& it : items) {
-    Json j = {{"step", it.step}, {"function", FunctionName(p, it.function)}};
+    Json j = {{"step", it.step},
+              {"confirmed", it.step < t.r.confirmed},
+              {"function", FunctionName(p, it.function)}};
     if (o.blocks)
       j["block"] = it.block;
     else
@@ -220,6 +230,7 @@ Json ThreadJson(const TraceProgram& p, const TraceFile& f,
   Json j = {{"file", f.path},          {"pid", f.header.pid},
             {"thread", t.serial},      {"tid", t.tid},
             {"status", StatusName(t)}, {"blocks", t.r.steps.size()},
+            {"confirmed_blocks", t.r.confirmed},
             {"from_checkpoint", t.in.from_checkpoint},
             {"earlier_words_not_kept", EarlierWords(t.in)}};
   if (f.header.parent_pid != 0) j["parent_pid"] = f.header.parent_pid;

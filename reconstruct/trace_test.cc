@@ -268,7 +268,7 @@ TEST_F(TraceCommand, JsonAndThreads) {
   EXPECT_EQ(t.at("status"), "complete");
   EXPECT_EQ(t.at("blocks"), 18);
   EXPECT_EQ(t.at("steps"), nlohmann::json::parse(
-                               R"j([{"step":17,"function":"main()","block":1}])j"));
+                               R"j([{"step":17,"confirmed":true,"function":"main()","block":1}])j"));
   Result both = RunTool(Args(path, "--blocks"));
   EXPECT_EQ(Lines(both.out), 2 * 19) << both.out;
   Result none = RunTool(Args(path, "--thread 3"));
@@ -283,8 +283,16 @@ TEST_F(TraceCommand, CutStreamIsTruncatedPrefix) {
   EXPECT_NE(r.out.find(": truncated, "), std::string::npos) << r.out;
   // Without kEnd main stops where a missing event could matter: at most
   // the full 18 steps, and what is shown is a prefix of them.
+  // The steps after main's last witness (3->4, a blocker of EXIT) follow
+  // from the CFG alone: marked "?".
   std::string full = RunTool(Args(runtime_trace_, "--blocks")).out;
   std::string body = r.out.substr(r.out.find('\n') + 1);
+  const size_t marked = body.find("? [16] main() block 5\n? [17] main() block 1\n");
+  EXPECT_EQ(marked, body.size() - 44) << body;
+  EXPECT_EQ(body.find('?'), marked);
+  EXPECT_NE(r.out.find("; the last 2 follow from the CFG alone"),
+            std::string::npos) << r.out;
+  for (char& c : body) c = c == '?' ? ' ' : c;
   EXPECT_EQ(full.substr(full.find('\n') + 1).rfind(body, 0), 0u) << body;
   // A kEnter cut after its first word is dropped: truncated too.
   std::vector<uint32_t> enter_cut = {kTraceEventTag | 0u, 0};
