@@ -190,8 +190,8 @@ std::string ThreadLine(const ThreadResult& t) {
   if (EarlierWords(t.in) != 0)
     s += fmt::format("; {} earlier words not kept", EarlierWords(t.in));
   if (t.r.confirmed < t.r.steps.size())
-    s += fmt::format("; the last {} follow from the CFG alone (?: the thread "
-                     "may have stopped before them)",
+    s += fmt::format("; the last {} blocks follow from the CFG alone (marked "
+                     "?: the thread may have stopped before them)",
                      t.r.steps.size() - t.r.confirmed);
   return s;
 }

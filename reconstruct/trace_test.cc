@@ -290,7 +290,7 @@ TEST_F(TraceCommand, CutStreamIsTruncatedPrefix) {
   const size_t marked = body.find("? [16] main() block 5\n? [17] main() block 1\n");
   EXPECT_EQ(marked, body.size() - 44) << body;
   EXPECT_EQ(body.find('?'), marked);
-  EXPECT_NE(r.out.find("; the last 2 follow from the CFG alone"),
+  EXPECT_NE(r.out.find("; the last 2 blocks follow from the CFG alone"),
             std::string::npos) << r.out;
   for (char& c : body) c = c == '?' ? ' ' : c;
   EXPECT_EQ(full.substr(full.find('\n') + 1).rfind(body, 0), 0u) << body;
@@ -596,7 +596,8 @@ TEST_F(TraceCommand, WrappedRingLastLines) {
       std::to_string(Words(*program_, run, 0, k2).size());
   EXPECT_EQ(Lines(r.out), 4) << r.out;
   EXPECT_NE(r.out.find(" from a checkpoint; " + skipped +
-                       " earlier words not kept\n"),
+                       " earlier words not kept; the last 2 blocks follow from "
+                       "the CFG alone"),
             std::string::npos)
       << r.out;
   // The cut stream stops where a missing event could matter: compare
