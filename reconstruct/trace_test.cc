@@ -7,6 +7,7 @@
 // them and the plans.
 #include <cstdio>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -510,6 +511,41 @@ TEST_F(TraceThread, BadCheckpointsNameTheRecord) {
   EXPECT_EQ(PrepareThread(program_p_, t, &in), "");
   EXPECT_FALSE(in.known);
   EXPECT_EQ(in.words_skipped, Words(*program_, run, 1).size());
+}
+
+// Damaged records (words changed, dropped or added, totals shifted) are a
+// problem or a regeneration; never a crash or an endless walk.
+TEST_F(TraceThread, DamagedRecordsNeverCrash) {
+  const std::vector<RunEvent> run = RunEvents(*program_);
+  std::mt19937 rng(5);
+  size_t problems = 0, errors = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const size_t k1 = 1 + rng() % (run.size() - 1);
+    const size_t k2 = k1 + rng() % (run.size() - k1);
+    ThreadRecords t = Ring(*program_, run, k1, k2, rng() % 2 == 0);
+    for (int changes = 1 + rng() % 3; changes > 0; --changes) {
+      TraceRecord& r = t.records[rng() % t.records.size()];
+      const uint32_t what = rng() % 4;
+      if (what == 0 && !r.words.empty())
+        r.words[rng() % r.words.size()] =
+            rng() % 2 ? rng() % 8 : static_cast<uint32_t>(rng());
+      if (what == 1 && !r.words.empty()) r.words.pop_back();
+      if (what == 2) r.words.push_back(rng() % 4);
+      if (what == 3) r.total += rng() % 3;
+    }
+    ThreadInput in;
+    if (!PrepareThread(program_p_, t, &in).empty()) {
+      ++problems;
+      continue;
+    }
+    if (!in.known) continue;
+    const RegenResult r = RegenerateThread(program_p_, in);
+    errors += r.status == RegenStatus::kError;
+    EXPECT_LE(r.confirmed, r.steps.size());
+    EXPECT_LE(r.steps.size(), 1000u);
+  }
+  EXPECT_GT(problems, 100u);
+  EXPECT_GT(errors, 100u);
 }
 
 TEST_F(TraceCommand, RangeAndNumbered) {
