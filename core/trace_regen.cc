@@ -107,12 +107,13 @@ class Regenerator {
 
  private:
   // The starting checkpoint's activations, without steps; a first witness
-  // is taken at once.  False when the walk stops.
+  // is taken at once unless the state was taken inside the innermost's
+  // call.  False when the walk stops.
   bool Resume() {
     const std::vector<TraceFrame>& frames = from_.start.frames;
     if (frames.empty()) return true;
     if (from_.start.event != 0) return Fail("the start is not the first event");
-    const bool witness = !events_.empty() &&
+    const bool witness = !events_.empty() && !from_.start.in_call &&
                          events_[0].kind == TraceEventKind::kWitness;
     for (size_t k = 0; k < frames.size(); ++k) {
       const TraceFrame& fr = frames[k];
@@ -186,10 +187,14 @@ class Regenerator {
   // the call (by the number of live activations, itself included) and its
   // call block.  One of an outer activation, or of this one at a later
   // block, leaves this block's calls done: this activation goes on (to
-  // EXIT) without events.  A cut stream stops here: the call may have run
-  // traced code.
+  // EXIT) without events.  At a cut stream's end the call ran no traced
+  // code (it would have written an event) or is still running: the walk
+  // goes on (trace_regen.h).
   bool Calls(Frame& f) {
-    if (pos_ == events_.size()) return Truncated();
+    if (pos_ == events_.size()) {
+      f.calls_done = true;
+      return true;
+    }
     const TraceEvent& ev = events_[pos_];
     uint32_t live = ev.depth;  // kEnter, kEnd
     if (ev.kind == TraceEventKind::kLand) live = ev.live;
@@ -393,7 +398,7 @@ class NaiveDecoder {
       stack_.push_back({fr.function, fr.site, true});
     }
     // About to take an edge from a block the checkpoint does not name.
-    if (!stack_.empty() && !events_.empty() &&
+    if (!stack_.empty() && !events_.empty() && !from_.start.in_call &&
         events_[0].kind == TraceEventKind::kWitness)
       stack_.back().known = false;
     return true;

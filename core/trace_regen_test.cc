@@ -222,6 +222,18 @@ TEST(TraceRegen, RandomGraphsRegenerateExactly) {
   }
 }
 
+// Leaving block b needs a witness: a branch, or its one edge has one.
+bool NeedsWitness(const Function& fn, const TracePlan& plan, uint32_t b) {
+  size_t out = 0;
+  bool witnessed = false;
+  for (size_t e = 0; e < fn.edges.size(); ++e)
+    if (fn.edges[e].src == b && IsTraceFlowEdge(fn.edges[e])) {
+      ++out;
+      witnessed = witnessed || plan.witness_of_edge[e] != kNoWitness;
+    }
+  return out > 1 || witnessed;
+}
+
 TEST(TraceRegen, TruncatedStreamGivesAPrefix) {
   for (const auto& program : Programs()) {
     const std::vector<TracePlan> plans = TrainedPlans(program);
@@ -234,9 +246,18 @@ TEST(TraceRegen, TruncatedStreamGivesAPrefix) {
                                           w.optimised.begin() + k);
         const RegenResult r = RegenerateTrace(traced, cut);
         ASSERT_EQ(r.status, RegenStatus::kTruncated) << r.error;
-        ASSERT_LE(r.steps.size(), w.naive.size());
-        ASSERT_TRUE(std::equal(r.steps.begin(), r.steps.end(),
-                               w.naive.begin()));
+        // The thread, cut before event k, had run the steps before it:
+        // the walk goes on through them (past calls that wrote nothing)
+        // unless it needs a witness first, at a branch.
+        const size_t ran = w.step_at[k];
+        const size_t common = std::min(ran, r.steps.size());
+        ASSERT_TRUE(std::equal(r.steps.begin(), r.steps.begin() + common,
+                               w.naive.begin())) << k;
+        if (r.steps.size() < ran) {
+          const TraceStep& last = r.steps.back();
+          EXPECT_TRUE(NeedsWitness(program[last.function].fn,
+                                   plans[last.function], last.block)) << k;
+        }
         // Proven: up to the step the last event read led to (a kEnter's
         // ENTRY, a witness edge's target).
         ASSERT_EQ(r.confirmed, k == 0 ? 0 : w.step_at[k - 1] + 1) << k;
@@ -465,6 +486,69 @@ TEST(TraceRegen, ExceptionTakesTheEhEdge) {
   const RegenResult bad = RegenerateTrace(
       traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1, 2}, {K::kLand, 3, 1, 2, 2}});
   EXPECT_EQ(bad.status, RegenStatus::kError);
+}
+
+// A thread parked in an untraced call after its traced callee returned
+// (the stream ends with the callee's last witness): main 0 -> 2 (calls
+// g) -> 3 -> 4 (untraced calls) -> 5 (an untraced call in a loop: 5 -> 5,
+// 5 -> EXIT).  The walk goes on through g's return and main's call blocks
+// to the branch at 5, those steps unconfirmed.
+TEST(TraceRegen, CutStreamGoesOnPastCallsThatWroteNothing) {
+  const Function main_fn =
+      Make(6, {{0, 2, 0}, {2, 3, 0}, {3, 4, 0}, {4, 5, 0},
+               {5, 5, kEdgeTrue}, {5, 1, kEdgeFalse}});
+  const Function g = IfElse().fn;
+  const TracePlan pm =
+      PlanTrace(main_fn, {}, {false, false, true, true, true, true});
+  const TracePlan pg = PlanTrace(g, {}, std::vector<bool>(6, false));
+  ASSERT_EQ(pg.witness_edges, (std::vector<size_t>{1, 2}));
+  const std::vector<TracedFunction> traced{{&main_fn, &pm}, {&g, &pg}};
+  const RegenResult r = RegenerateTrace(
+      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1, 2}, {K::kWitness, 0, 0}});
+  ASSERT_EQ(r.status, RegenStatus::kTruncated) << r.error;
+  EXPECT_EQ(r.steps, (std::vector<TraceStep>{{0, 0}, {0, 2}, {1, 0}, {1, 2},
+                                             {1, 3}, {1, 5}, {1, 1}, {0, 3},
+                                             {0, 4}, {0, 5}}));
+  EXPECT_EQ(r.confirmed, 5u);  // through g's witnessed block 3
+}
+
+// A fork child's stream starts with the state at the fork: main in its
+// call of spawn at block 2, spawn in its call of fork at block 2.  spawn
+// returns without a witness; the first witness is main's (2 -> 3 or 4),
+// not spawn's (it has none).
+TEST(TraceRegen, ForkChildStartsInsideTheInnermostCall) {
+  const Function main_fn = Make(5, {{0, 2, 0}, {2, 3, kEdgeTrue},
+                                    {2, 4, kEdgeFalse}, {3, 1, 0}, {4, 1, 0}});
+  Function spawn = Make(4, {{0, 2, 0}, {2, 3, 0}, {3, 1, 0}});
+  spawn.name = "spawn";
+  const TracePlan pm = PlanTrace(main_fn, {}, {false, false, true, false, false});
+  const TracePlan ps = PlanTrace(spawn, {}, {false, false, true, false});
+  ASSERT_EQ(pm.witness_edges, (std::vector<size_t>{1, 2}));
+  ASSERT_TRUE(ps.witness_edges.empty());
+  const std::vector<TracedFunction> traced{{&main_fn, &pm}, {&spawn, &ps}};
+  RegenStart from;
+  from.start.frames = {{0, 2}, {1, 2}};
+  from.start.in_call = true;
+  const std::vector<TraceStep> want{{1, 3}, {1, 1}, {0, 4}, {0, 1}};
+  const RegenResult r = RegenerateTrace(
+      traced, {{K::kWitness, 1, 0}, {K::kEnd, 0, 0}}, from);
+  ASSERT_EQ(r.status, RegenStatus::kComplete) << r.error;
+  EXPECT_EQ(r.steps, want);
+  // The naive stream of the same child: spawn's 3 is checked to follow 2.
+  const RegenResult n = RegenerateNaiveTrace(
+      traced, {{K::kWitness, 3}, {K::kWitness, 1}, {K::kWitness, 4},
+               {K::kWitness, 1}, {K::kEnd, 0, 0}}, from);
+  ASSERT_EQ(n.status, RegenStatus::kComplete) << n.error;
+  EXPECT_EQ(n.steps, want);
+  const RegenResult wrong = RegenerateNaiveTrace(
+      traced, {{K::kWitness, 1}, {K::kEnd, 0, 0}}, from);
+  EXPECT_EQ(wrong.status, RegenStatus::kError);
+  // Read as a ring chunk's state (taken at the witness), the witness
+  // would be spawn's: it has none.
+  from.start.in_call = false;
+  const RegenResult ring = RegenerateTrace(
+      traced, {{K::kWitness, 1, 0}, {K::kEnd, 0, 0}}, from);
+  EXPECT_EQ(ring.error, "event 0: witness id out of range (in spawn, block 2)");
 }
 
 }  // namespace

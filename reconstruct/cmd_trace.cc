@@ -27,6 +27,7 @@
 #include "reconstruct/commands.h"
 #include "reconstruct/trace_program.h"
 #include "reconstruct/trace_thread.h"
+#include "runtime/trace_format.h"
 #include "runtime/trace_read.h"
 
 namespace ballarus {
@@ -63,6 +64,9 @@ TraceFile ReadTraceFile(const std::string& path) {
   if (ballarus_trace_read(data.data(), data.size(), &f.header, Collect,
                           &f.threads, err, sizeof err) != 0)
     Fail(path, err);
+  for (auto& [serial, t] : f.threads)
+    t.fork_child = f.header.mode == BALLARUS_TRACE_MODE_FULL &&
+                   f.header.parent_pid != 0;
   return f;
 }
 

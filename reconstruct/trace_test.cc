@@ -684,6 +684,44 @@ TEST_F(TraceCommand, ForkChildNamesItsParent) {
   EXPECT_EQ(t.at("parent_pid"), 4242);
   EXPECT_EQ(t.at("from_checkpoint"), true);
 }
+
+// A fork child's first checkpoint was taken at the fork: main in its call
+// at block 2 (here the call to fork), the next word main's witness of
+// 3 -> 4, taken after the call returns.  The same records in a ring file
+// mean the state at that witness: main about to take its edge (from the
+// block the checkpoint cannot name, so its first step is 4).
+TEST_F(TraceCommand, ForkChildCheckpointIsInsideTheCall) {
+  const Function& main_fn = program_->tu.functions[0];
+  uint32_t witness = 0;
+  for (size_t e = 0; e < main_fn.edges.size(); ++e)
+    if (main_fn.edges[e].src == 3 && main_fn.edges[e].dst == 4)
+      witness = static_cast<uint32_t>(program_->plans[0].witness_of_edge[e]);
+  std::vector<uint32_t> words;
+  EncodeTraceEvent({K::kWitness, witness}, Stamp(*program_), &words);
+  EncodeTraceEvent({K::kEnd, 0, 0, 0}, Stamp(*program_), &words);
+  auto file = [&](const std::string& name, uint32_t mode, uint32_t kind) {
+    const std::string path = TmpDir() + "/" + name;
+    cli_test::WriteFile(
+        path, HandFile({{1, BALLARUS_TRACE_CHECKPOINT, 0, 0,
+                         CheckpointWords(*program_, {{0, 2}})},
+                        {1, kind, 1, words.size(), words}},
+                       mode, 4243, 4242));
+    return path;
+  };
+  Result child = RunTool(Args(
+      file("atfork.trace.4243", BALLARUS_TRACE_MODE_FULL, BALLARUS_TRACE_CHUNK),
+      "--blocks"));
+  ASSERT_EQ(child.status, 0) << child.err;
+  EXPECT_EQ(child.out.substr(child.out.find("\n  [0]")),
+            "\n  [0] main() block 3\n  [1] main() block 4\n  [2] main() block 5"
+            "\n  [3] main() block 1\n");
+  Result ring = RunTool(Args(
+      file("atchunk.trace.4243", BALLARUS_TRACE_MODE_RING, BALLARUS_TRACE_RING),
+      "--blocks"));
+  ASSERT_EQ(ring.status, 0) << ring.err;
+  EXPECT_EQ(ring.out.substr(ring.out.find("\n  [0]")),
+            "\n  [0] main() block 4\n  [1] main() block 5\n  [2] main() block 1\n");
+}
 #endif  // BALLARUS_TRACE_VERSION >= 2
 
 }  // namespace

@@ -134,8 +134,11 @@ std::string PrepareThread(const TraceProgram& p, const ThreadRecords& t,
     return "";
   }
   if (pieces[first].known) {
-    in->from_checkpoint = pieces[first].checkpoint != nullptr;
+    const TraceRecord* c = pieces[first].checkpoint;
+    in->from_checkpoint = c != nullptr;
     in->from.start.frames = pieces[first].frames;
+    in->from.start.in_call =
+        t.fork_child && c && c->seq == 0 && c->total == 0;
   }
   for (size_t i = first; i < pieces.size(); ++i) {
     const Piece& piece = pieces[i];

@@ -7,7 +7,8 @@
 // one), so records decode one by one.  A CHECKPOINT record gives the
 // state at the first word of the thread's next record: D, then D frames
 // (TU function index, TU stamp, site) outermost first; D = 0xffffffff
-// means the runtime did not keep the state (deeper than it tracks).  The
+// means the runtime did not keep the state (deeper than it tracks); a fork
+// child's first one was taken at the fork (ThreadRecords::fork_child).  The
 // regeneration starts at the first record that begins the thread's stream
 // (word 0, no checkpoint needed) or follows a known checkpoint; the words
 // before it were not kept (a ring's overwritten chunks) or cannot be
@@ -39,6 +40,10 @@ struct TraceRecord {
 struct ThreadRecords {
   uint32_t tid = 0;
   std::vector<TraceRecord> records;  // in the file's order
+  // A full-mode fork child's file: a CHECKPOINT at word 0 (seq 0) was
+  // taken at the fork, the innermost activation inside its call to fork
+  // (TraceCheckpoint::in_call), not at the next word as a ring chunk's.
+  bool fork_child = false;
 };
 
 struct ThreadInput {
