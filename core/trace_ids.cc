@@ -7,9 +7,9 @@ namespace {
 // Words an event takes, its first word included.
 size_t EventWords(uint32_t first) {
   if (first < kTraceEventTag) return 1;
-  if (first == kTraceEventEnd) return 3;
-  if (first == kTraceEventLand) return 5;
-  return 4;  // kEnter
+  if (first == kTraceEventEnd) return BALLARUS_TRACE_END_WORDS;
+  if (first == kTraceEventLand) return BALLARUS_TRACE_LAND_WORDS;
+  return BALLARUS_TRACE_ENTER_WORDS;
 }
 
 void PutWord(uint32_t w, std::vector<uint8_t>* out) {
@@ -97,9 +97,10 @@ DecodedTrace DecodeTraceWords(const std::vector<uint32_t>& words,
   return d;
 }
 
-std::vector<uint8_t> EncodeTracePlanExtension(const TracePlan& plan) {
+std::vector<uint8_t> EncodeTracePlanExtension(const TracePlan& plan,
+                                              bool naive) {
   std::vector<uint8_t> out;
-  PutWord(0, &out);  // flags
+  PutWord(naive ? kTracePlanNaive : 0u, &out);  // flags
   std::vector<uint32_t> calls;
   for (size_t b = 0; b < plan.call_block.size(); ++b)
     if (plan.call_block[b]) calls.push_back(static_cast<uint32_t>(b));

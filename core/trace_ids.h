@@ -2,9 +2,9 @@
 // is written as the 32-bit words of a trace file (runtime/trace_format.h),
 // and how a function's trace plan travels in the profile's metadata.
 //
-// Words (the plugin's runtime/trace_events.h writes the same): a word
-// below kTraceEventTag is a witness, its per-function witness id; any
-// other word starts an event:
+// Words (runtime/trace_events.h, whose constants these are): a word below
+// kTraceEventTag is a witness, its per-function witness id; any other word
+// starts an event:
 //   kEnter  kTraceEventTag | function index in its TU, TU stamp, depth, site
 //   kEnd    kTraceEventEnd, depth, site
 //   kLand   kTraceEventLand, block, depth, site, live
@@ -30,14 +30,15 @@
 
 #include "core/model.h"
 #include "core/trace_plan.h"
+#include "runtime/trace_events.h"
 
 namespace ballarus {
 
-inline constexpr uint32_t kTracePlanExtensionTag = 5;
-inline constexpr uint32_t kTracePlanNaive = 1;
-inline constexpr uint32_t kTraceEventTag = 0x80000000u;
-inline constexpr uint32_t kTraceEventEnd = 0xffffffffu;
-inline constexpr uint32_t kTraceEventLand = 0xfffffffeu;
+inline constexpr uint32_t kTracePlanExtensionTag = BALLARUS_TRACE_EXTENSION_TAG;
+inline constexpr uint32_t kTracePlanNaive = BALLARUS_TRACE_PLAN_NAIVE;
+inline constexpr uint32_t kTraceEventTag = BALLARUS_TRACE_EVENT_TAG;
+inline constexpr uint32_t kTraceEventEnd = BALLARUS_TRACE_EVENT_END;
+inline constexpr uint32_t kTraceEventLand = BALLARUS_TRACE_EVENT_LAND;
 
 // Appends the words of `e` to `out`; for kEnter, e.id is the function's
 // index in its TU and `tu_stamp` the TU's stamp.
@@ -61,8 +62,10 @@ struct DecodedTrace {
 DecodedTrace DecodeTraceWords(const std::vector<uint32_t>& words,
                               const TraceFunctionResolver& resolve);
 
-// The extension bytes of `plan` (see above).
-std::vector<uint8_t> EncodeTracePlanExtension(const TracePlan& plan);
+// The extension bytes of `plan` (see above); `naive`: the function was
+// instrumented by mode=trace-naive (flag kTracePlanNaive).
+std::vector<uint8_t> EncodeTracePlanExtension(const TracePlan& plan,
+                                              bool naive = false);
 
 // The plan of `fn` from its extension; false with *error set if the bytes
 // are malformed, name blocks/edges `fn` does not have, or the plan is

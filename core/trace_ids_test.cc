@@ -3,6 +3,7 @@
 // cut streams, and malformed plans rejected.
 #include "core/trace_ids.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,11 @@ TEST(TraceIds, PlanExtensionRoundTrip) {
   EXPECT_EQ(back.witness_edges, plan.witness_edges);
   EXPECT_EQ(back.witness_of_edge, plan.witness_of_edge);
   EXPECT_EQ(back.call_block, plan.call_block);
+  // mode=trace-naive's plan: the same words, flags bit 0 set.
+  std::vector<uint8_t> naive = EncodeTracePlanExtension(plan, true);
+  ASSERT_EQ(naive.size(), bytes.size());
+  EXPECT_EQ(naive[0], 1u);
+  EXPECT_TRUE(std::equal(naive.begin() + 1, naive.end(), bytes.begin() + 1));
 }
 
 TEST(TraceIds, MalformedPlansRejected) {

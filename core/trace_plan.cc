@@ -9,7 +9,7 @@
 namespace ballarus {
 
 bool IsTraceFlowEdge(const Edge& e) {
-  return (e.flags & (kEdgeFake | kEdgeIgnored)) == 0;
+  return (e.flags & (kEdgeFake | kEdgeIgnored | kEdgeReentry)) == 0;
 }
 
 std::vector<uint32_t> FlowOutDegrees(const Function& fn) {

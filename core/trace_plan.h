@@ -35,23 +35,35 @@
 //           activation's function with a witness was taken.  Ids are per
 //           function: 0..witness_edges.size()-1.
 //   kLand   {id = block, depth = d, site = s, live = n}  control came back
-//           abnormally into the live activation at depth d (a longjmp
-//           landing after its setjmp, an exception caught by a landing pad),
-//           at `block`; every activation deeper than d was abandoned.  When
-//           it was thrown / longjmp'ed, n activations were live, the
-//           innermost in the call at its block s.  Written by the receiving
-//           block before anything else it writes.
+//           abnormally into the live activation at depth d, which stands in
+//           the call at one of its call blocks; every activation deeper
+//           than d was abandoned.  When it was thrown / longjmp'ed, n
+//           activations were live, the innermost in the call at its block
+//           s.  `block` tells the two kinds apart:
+//           * an exception landing pad L, reached by the EH edge from the
+//             call block: written first thing on each EH edge that unwinds
+//             out of a call (not on a resx's EH edge: a plain jump), before
+//             the edge's witness; the walk takes that EH edge (and reads
+//             its witness if it has one);
+//           * the block B of a returns-twice call (setjmp, vfork ...; a
+//             re-entry target: B has a fake ENTRY->B edge): written right
+//             after the call, so at BOTH of its returns; the activation
+//             resumes after B's call, without entering B again (no step),
+//             then leaves B as usual.  At the first return the walk stands
+//             at B in its call already (live = d + 1, site = B): nothing
+//             changes but B's calls being done.
+//           An exception caught in untraced code writes no kLand.
 //   kEnd    {depth = d, site = s}  the thread ended normally (returned
 //           from its start routine, exit, exec) with d traced activations
 //           live (0 after a return from the outermost one), the innermost in
 //           the call at its block s.  Written last; a stream without it was
 //           cut (ring buffer, fatal signal).
 // The sites come from a thread-local (block, depth) pair that a traced
-// function stores before each call.
+// function stores before each call, and before each resx (a cleanup that
+// goes on unwinding out of the function, as a throwing call does: its
+// block is a call block).
 // Normal returns write nothing: the blocking witnesses make the regenerator
-// reach EXIT by itself.  Untraced callees write nothing.  The edge
-// instrumentation of an edge whose target is a landing pad still runs after
-// the kLand (the regenerator then expects its witness).
+// reach EXIT by itself.  Untraced callees write nothing.
 #ifndef BALLARUS_CORE_TRACE_PLAN_H_
 #define BALLARUS_CORE_TRACE_PLAN_H_
 
@@ -94,7 +106,9 @@ struct TracePlan {
   std::vector<bool> call_block;
 };
 
-// True if ordinary control flow walks `e` (not fake, not ignored).
+// True if ordinary control flow walks `e`: not fake, not ignored, and not
+// one of ballarus' model-only re-entry edges (a forked child's return goes
+// on with the parent's trace state; no control moves).
 bool IsTraceFlowEdge(const Edge& e);
 
 // Number of flow out-edges of each block; a predicate has two or more.

@@ -153,5 +153,16 @@ TEST(TracePlan, FakeEdgesTakeNoPart) {
   EXPECT_EQ(p.blocking, (V{1, 2}));
 }
 
+TEST(TracePlan, ReentryEdgesTakeNoPart) {
+  // A fork() at 2 gets the model-only re-entry edge ENTRY->2 (reentry.h):
+  // the child's trace goes on with the parent's state, so ENTRY stays no
+  // predicate and that edge holds no witness.
+  const Function f = Make(4, {{0, 2, 0}, {0, 2, kEdgeReentry}, {2, 3, 0},
+                              {3, 1, 0}});
+  const TracePlan p = PlanTrace(f, {}, {false, false, true, false});
+  EXPECT_EQ(FlowOutDegrees(f)[0], 1u);
+  EXPECT_TRUE(p.witness_edges.empty());
+}
+
 }  // namespace
 }  // namespace ballarus

@@ -58,6 +58,25 @@ void ComputeChoice(const Function& fn, const TracePlan& plan, Tables* t,
   t->has_choice[p] = true;
 }
 
+// Why the live activations (function, current block), outermost first,
+// disagree with checkpoint c, or empty.  The innermost's site is not
+// compared: at a witness it is not where the walk stands.
+std::string CheckpointMismatch(
+    const std::vector<std::pair<uint32_t, uint32_t>>& live,
+    const TraceCheckpoint& c) {
+  const std::string what = "the regenerated state disagrees with " + c.name;
+  if (live.size() != c.frames.size())
+    return what + ": " + std::to_string(live.size()) + " live activations, " +
+           "it says " + std::to_string(c.frames.size());
+  for (size_t k = 0; k < live.size(); ++k) {
+    const bool innermost = k + 1 == live.size();
+    if (live[k].first != c.frames[k].function ||
+        (!innermost && live[k].second != c.frames[k].site))
+      return what + " at frame " + std::to_string(k);
+  }
+  return "";
+}
+
 struct Frame {
   uint32_t fid = 0;
   uint32_t pc = kEntryBlock;
@@ -68,8 +87,8 @@ struct Frame {
 class Regenerator {
  public:
   Regenerator(const std::vector<TracedFunction>& program,
-              const std::vector<TraceEvent>& events)
-      : program_(program), events_(events) {
+              const std::vector<TraceEvent>& events, const RegenStart& from)
+      : program_(program), events_(events), from_(from) {
     for (const TracedFunction& f : program) {
       tables_.push_back(BuildTables(*f.fn));
       idle_limit_ = std::max(idle_limit_, 2 * f.fn->blocks.size() + 4);
@@ -77,13 +96,57 @@ class Regenerator {
   }
 
   RegenResult Run() {
-    while (result_.status == RegenStatus::kComplete && Step()) {
-    }
+    if (Resume())
+      while (result_.status == RegenStatus::kComplete && Step()) {
+      }
     result_.events_read = pos_;
+    if (result_.status == RegenStatus::kComplete)
+      result_.confirmed = result_.steps.size();
     return std::move(result_);
   }
 
  private:
+  // The starting checkpoint's activations, without steps; a first witness
+  // is taken at once unless the state was taken inside the innermost's
+  // call.  False when the walk stops.
+  bool Resume() {
+    const std::vector<TraceFrame>& frames = from_.start.frames;
+    if (frames.empty()) return true;
+    if (from_.start.event != 0) return Fail("the start is not the first event");
+    const bool witness = !events_.empty() && !from_.start.in_call &&
+                         events_[0].kind == TraceEventKind::kWitness;
+    for (size_t k = 0; k < frames.size(); ++k) {
+      const TraceFrame& fr = frames[k];
+      if (fr.function >= program_.size() || !HasPlan(fr.function))
+        return Fail("checkpoint frame " + std::to_string(k) +
+                    ": unknown or untraced function");
+      const TracePlan& p = *program_[fr.function].plan;
+      const bool innermost = k + 1 == frames.size();
+      if (!(innermost && witness) &&
+          (fr.site >= p.call_block.size() || !p.call_block[fr.site]))
+        return Fail("checkpoint frame " + std::to_string(k) +
+                    ": site is not a call block");
+      stack_.push_back(Frame{fr.function, fr.site});
+    }
+    if (events_.empty()) return Truncated();
+    if (!witness) return true;
+    Frame& f = stack_.back();
+    if (events_[0].id >= plan(f).witness_edges.size())
+      return Fail("witness id out of range");
+    const uint32_t e = static_cast<uint32_t>(plan(f).witness_edges[events_[0].id]);
+    if (!Consume()) return false;
+    Move(f, program_[f.fid].fn->edges[e].dst);
+    Confirm();
+    return true;
+  }
+
+  // A traced function: its plan fits its CFG.
+  bool HasPlan(uint32_t fid) const {
+    const TracedFunction& t = program_[fid];
+    return t.plan->call_block.size() == t.fn->blocks.size() &&
+           t.plan->witness_of_edge.size() == t.fn->edges.size();
+  }
+
   // One step of the walk; false when it stops.
   bool Step() {
     if (++idle_ > idle_limit_) return Fail("no progress (plan and CFG differ)");
@@ -110,10 +173,12 @@ class Regenerator {
 
   bool Enter(const TraceEvent& ev) {
     if (ev.id >= program_.size()) return Fail("unknown function id");
+    if (!HasPlan(ev.id)) return Fail("kEnter of an untraced function");
     if (ev.depth != stack_.size()) return Fail("activation depth mismatch");
-    Consume();
+    if (!Consume()) return false;
     stack_.push_back(Frame{ev.id});
     Output(stack_.back());
+    Confirm();
     return true;
   }
 
@@ -122,10 +187,14 @@ class Regenerator {
   // the call (by the number of live activations, itself included) and its
   // call block.  One of an outer activation, or of this one at a later
   // block, leaves this block's calls done: this activation goes on (to
-  // EXIT) without events.  A cut stream stops here: the call may have run
-  // traced code.
+  // EXIT) without events.  At a cut stream's end the call ran no traced
+  // code (it would have written an event) or is still running: the walk
+  // goes on (trace_regen.h).
   bool Calls(Frame& f) {
-    if (pos_ == events_.size()) return Truncated();
+    if (pos_ == events_.size()) {
+      f.calls_done = true;
+      return true;
+    }
     const TraceEvent& ev = events_[pos_];
     uint32_t live = ev.depth;  // kEnter, kEnd
     if (ev.kind == TraceEventKind::kLand) live = ev.live;
@@ -144,31 +213,41 @@ class Regenerator {
   bool End(const TraceEvent& ev) {
     if (ev.depth != stack_.size())
       return Fail("the thread ends with another number of live activations");
-    Consume();
+    if (!Consume()) return false;
     if (pos_ != events_.size()) return Fail("events after the thread's end");
     return false;
   }
 
-  // kLand{block, depth}: abandon deeper activations, resume at `block`
-  // through a flow edge from the call block or an abnormal re-entry.
+  // kLand{block, depth}: abandon deeper activations.  At a returns-twice
+  // call's block B (a re-entry target), after either return of its call:
+  // the activation resumes in B after that call, B not entered again (no
+  // step), B's later calls still to come; at its first return this
+  // changes nothing.  At an exception landing pad: the EH edge from the
+  // call block, its witness read as usual (core/trace_plan.h).
   bool Land(const TraceEvent& ev) {
     if (ev.live != stack_.size())
       return Fail("thrown from an activation that is not the innermost");
     if (ev.depth >= stack_.size()) return Fail("landing in no live activation");
-    stack_.resize(ev.depth + 1);
-    Frame& f = stack_.back();
-    const Function& fn = *program_[f.fid].fn;
+    const Function& fn = *program_[stack_[ev.depth].fid].fn;
     if (ev.id >= fn.blocks.size() || ev.id <= kExitBlock)
       return Fail("landing block out of range");
-    Consume();
-    int64_t via = -1;
-    for (uint32_t e : tables_[f.fid].succ[f.pc])
-      if (fn.edges[e].dst == ev.id) via = e;
+    if (!Consume()) return false;
+    stack_.resize(ev.depth + 1);
+    Frame& f = stack_.back();
     f.pending = kNoWitness;
-    if (via >= 0) return Take(f, static_cast<uint32_t>(via));
-    if (!IsReentryTarget(fn, ev.id)) return Fail("landing block not reachable");
-    Move(f, ev.id);
-    return true;
+    if (IsReentryTarget(fn, ev.id)) {
+      f.pc = ev.id;
+      f.calls_done = false;
+      Confirm();
+      return true;
+    }
+    for (uint32_t e : tables_[f.fid].succ[f.pc])
+      if (fn.edges[e].dst == ev.id) {
+        if (!Take(f, e)) return false;
+        Confirm();
+        return true;
+      }
+    return Fail("landing block not reachable");
   }
 
   static bool IsReentryTarget(const Function& fn, uint32_t b) {
@@ -213,6 +292,7 @@ class Regenerator {
       f.pending = kNoWitness;
     }
     Move(f, program_[f.fid].fn->edges[e].dst);
+    if (w != kNoWitness) Confirm();
     return true;
   }
 
@@ -228,13 +308,29 @@ class Regenerator {
     if (ev.kind != TraceEventKind::kWitness) return Fail("expected a witness");
     const Frame& f = stack_.back();
     if (ev.id >= plan(f).witness_edges.size()) return Fail("witness id out of range");
-    Consume();
+    if (!Consume()) return false;
     *w = ev.id;
     return true;
   }
 
   const TracePlan& plan(const Frame& f) const { return *program_[f.fid].plan; }
-  void Consume() { ++pos_, idle_ = 0; }
+  // Reads the next event, after checking the state before it against the
+  // checkpoint of that event if there is one.
+  bool Consume() {
+    while (check_ < from_.checks.size() && from_.checks[check_].event < pos_)
+      ++check_;
+    if (check_ < from_.checks.size() && from_.checks[check_].event == pos_) {
+      std::vector<std::pair<uint32_t, uint32_t>> live;
+      for (const Frame& f : stack_) live.emplace_back(f.fid, f.pc);
+      const std::string bad = CheckpointMismatch(live, from_.checks[check_]);
+      if (!bad.empty()) return Fail(bad);
+    }
+    ++pos_, idle_ = 0;
+    return true;
+  }
+
+  // The steps so far are proven by the events read.
+  void Confirm() { result_.confirmed = result_.steps.size(); }
   void Output(const Frame& f) { result_.steps.push_back({f.fid, f.pc}); }
 
   bool Truncated() {
@@ -255,6 +351,8 @@ class Regenerator {
 
   const std::vector<TracedFunction>& program_;
   const std::vector<TraceEvent>& events_;
+  const RegenStart& from_;
+  size_t check_ = 0;  // the next of from_.checks
   std::vector<Tables> tables_;
   std::vector<Frame> stack_;
   RegenResult result_;
@@ -263,11 +361,147 @@ class Regenerator {
   size_t idle_limit_ = 2;
 };
 
+// mode=trace-naive: the stream names every block (trace_regen.h).
+class NaiveDecoder {
+ public:
+  NaiveDecoder(const std::vector<TracedFunction>& program,
+               const std::vector<TraceEvent>& events, const RegenStart& from)
+      : program_(program), events_(events), from_(from) {}
+
+  RegenResult Run() {
+    if (Resume())
+      while (pos_ < events_.size() && Event(events_[pos_])) ++pos_;
+    if (pos_ == events_.size() && result_.status == RegenStatus::kComplete &&
+        !ended_)
+      result_.status = RegenStatus::kTruncated;
+    result_.events_read = pos_;
+    result_.confirmed = result_.steps.size();  // each step named
+    return std::move(result_);
+  }
+
+ private:
+  struct NFrame {
+    uint32_t fid = 0;
+    uint32_t pc = kEntryBlock;  // the last block named
+    bool known = true;          // false: the next block is not checked
+  };
+
+  bool Resume() {
+    const std::vector<TraceFrame>& frames = from_.start.frames;
+    if (!frames.empty() && from_.start.event != 0)
+      return Fail("the start is not the first event");
+    for (size_t k = 0; k < frames.size(); ++k) {
+      const TraceFrame& fr = frames[k];
+      if (fr.function >= program_.size() ||
+          fr.site >= program_[fr.function].fn->blocks.size())
+        return Fail("checkpoint frame " + std::to_string(k) + " out of range");
+      stack_.push_back({fr.function, fr.site, true});
+    }
+    // About to take an edge from a block the checkpoint does not name.
+    if (!stack_.empty() && !events_.empty() && !from_.start.in_call &&
+        events_[0].kind == TraceEventKind::kWitness)
+      stack_.back().known = false;
+    return true;
+  }
+
+  bool Event(const TraceEvent& ev) {
+    if (ended_) return Fail("events after the thread's end");
+    if (!Check()) return false;
+    switch (ev.kind) {
+      case TraceEventKind::kWitness: return Block(ev.id);
+      case TraceEventKind::kEnter: return Enter(ev);
+      case TraceEventKind::kLand: return Land(ev);
+      case TraceEventKind::kEnd: break;
+    }
+    if (ev.depth != stack_.size())
+      return Fail("the thread ends with another number of live activations");
+    ended_ = true;
+    return true;
+  }
+
+  bool Block(uint32_t b) {
+    if (stack_.empty()) return Fail("block index outside any activation");
+    NFrame& f = stack_.back();
+    const Function& fn = *program_[f.fid].fn;
+    if (b == kEntryBlock || b >= fn.blocks.size())
+      return Fail("block index out of range");
+    if (f.known && !FlowEdge(fn, f.pc, b))
+      return Fail("no edge from block " + std::to_string(f.pc) + " to " +
+                  std::to_string(b));
+    result_.steps.push_back({f.fid, b});
+    f.pc = b, f.known = true;
+    if (b == kExitBlock) stack_.pop_back();
+    return true;
+  }
+
+  bool Enter(const TraceEvent& ev) {
+    if (ev.id >= program_.size()) return Fail("unknown function id");
+    if (ev.depth != stack_.size()) return Fail("activation depth mismatch");
+    stack_.push_back({ev.id, kEntryBlock, true});
+    result_.steps.push_back({ev.id, kEntryBlock});
+    return true;
+  }
+
+  // The landing block's own index follows (it starts the block).
+  bool Land(const TraceEvent& ev) {
+    if (ev.live != stack_.size())
+      return Fail("thrown from an activation that is not the innermost");
+    if (ev.depth >= stack_.size()) return Fail("landing in no live activation");
+    stack_.resize(ev.depth + 1);
+    stack_.back().known = false;
+    return true;
+  }
+
+  static bool FlowEdge(const Function& fn, uint32_t from, uint32_t to) {
+    for (const Edge& e : fn.edges)
+      if (e.src == from && e.dst == to && IsTraceFlowEdge(e)) return true;
+    return false;
+  }
+
+  bool Check() {
+    while (check_ < from_.checks.size() && from_.checks[check_].event < pos_)
+      ++check_;
+    if (check_ == from_.checks.size() || from_.checks[check_].event != pos_)
+      return true;
+    std::vector<std::pair<uint32_t, uint32_t>> live;
+    for (const NFrame& f : stack_) live.emplace_back(f.fid, f.pc);
+    const std::string bad = CheckpointMismatch(live, from_.checks[check_]);
+    return bad.empty() || Fail(bad);
+  }
+
+  bool Fail(const std::string& what) {
+    result_.status = RegenStatus::kError;
+    result_.error = "event " + std::to_string(pos_) + ": " + what;
+    if (!stack_.empty()) {
+      const NFrame& f = stack_.back();
+      result_.error += " (in " + program_[f.fid].fn->name + ", block " +
+                       std::to_string(f.pc) + ")";
+    }
+    return false;
+  }
+
+  const std::vector<TracedFunction>& program_;
+  const std::vector<TraceEvent>& events_;
+  const RegenStart& from_;
+  std::vector<NFrame> stack_;
+  RegenResult result_;
+  size_t pos_ = 0;
+  size_t check_ = 0;
+  bool ended_ = false;
+};
+
 }  // namespace
 
 RegenResult RegenerateTrace(const std::vector<TracedFunction>& program,
-                            const std::vector<TraceEvent>& events) {
-  return Regenerator(program, events).Run();
+                            const std::vector<TraceEvent>& events,
+                            const RegenStart& from) {
+  return Regenerator(program, events, from).Run();
+}
+
+RegenResult RegenerateNaiveTrace(const std::vector<TracedFunction>& program,
+                                 const std::vector<TraceEvent>& events,
+                                 const RegenStart& from) {
+  return NaiveDecoder(program, events, from).Run();
 }
 
 }  // namespace ballarus

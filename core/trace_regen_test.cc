@@ -33,6 +33,13 @@ struct Walk {
   size_t blocks = 0;                  // executed blocks (not ENTRY/EXIT)
   size_t predicate_witnesses = 0;     // branch targets taken
   size_t witnesses = 0;               // kWitness events written
+  // mode=trace-naive's stream of the same run: kEnter, kEnd and a block
+  // index (as kWitness) at every block but ENTRY.
+  std::vector<TraceEvent> naive_events;
+  // Per optimised (naive) event: the thread's live activations just before
+  // it (trace_regen.h TraceCheckpoint), and naive.size() then.
+  std::vector<std::vector<TraceFrame>> states, naive_states;
+  std::vector<size_t> step_at, naive_step_at;
   // Whole-program-paths alternative (one path number per Ball–Larus path
   // end): back edges taken, EXITs reached, and call blocks run (a path
   // must end before a call for the callee's numbers to come in order).
@@ -58,7 +65,7 @@ class Walker {
     Walk w;
     steps_ = 0;
     Activation(0, 0, 0, &w);
-    w.optimised.push_back({K::kEnd, 0, 0, 0});
+    Emit({K::kEnd, 0, 0, 0}, true, true, &w);
     return w;
   }
   const std::vector<std::vector<uint64_t>>& freq() const { return freq_; }
@@ -67,14 +74,30 @@ class Walker {
   static constexpr uint32_t kMaxDepth = 4;
   static constexpr size_t kBudget = 400;
 
+  // Writes an event of both streams (the naive one only for kEnter/kEnd).
+  void Emit(const TraceEvent& ev, bool optimised, bool naive, Walk* w) {
+    if (optimised) {
+      w->states.push_back(frames_);
+      w->step_at.push_back(w->naive.size());
+      w->optimised.push_back(ev);
+    }
+    if (naive) {
+      w->naive_states.push_back(frames_);
+      w->naive_step_at.push_back(w->naive.size());
+      w->naive_events.push_back(ev);
+    }
+  }
+
   void Activation(uint32_t fid, uint32_t depth, uint32_t site, Walk* w) {
     const Function& f = program_[fid].fn;
-    w->optimised.push_back({K::kEnter, fid, depth, site});
+    Emit({K::kEnter, fid, depth, site}, true, true, w);
+    frames_.push_back({fid, kEntryBlock});
     w->naive.push_back({fid, kEntryBlock});
     uint32_t pc = kEntryBlock;
     while (pc != kExitBlock) {
       const int callee = program_[fid].callee[pc];
       w->path_ends += callee >= 0;
+      if (callee >= 0) frames_.back().site = pc;  // stored before the call
       if (callee >= 0 && depth + 1 < kMaxDepth)
         Activation(static_cast<uint32_t>(callee), depth + 1, pc, w);
       std::vector<size_t> succ;
@@ -90,15 +113,17 @@ class Walker {
       if (plans_) {
         const int64_t wit = (*plans_)[fid].witness_of_edge[e];
         if (wit != kNoWitness) {
-          w->optimised.push_back({K::kWitness, static_cast<uint32_t>(wit), 0});
+          Emit({K::kWitness, static_cast<uint32_t>(wit), 0}, true, false, w);
           ++w->witnesses;
         }
       }
       pc = f.edges[e].dst;
+      Emit({K::kWitness, pc, 0}, false, true, w);
       w->path_ends += back_[fid][e] || pc == kExitBlock;
       w->naive.push_back({fid, pc});
       w->blocks += pc != kExitBlock;
     }
+    frames_.pop_back();
   }
 
   const std::vector<TestFunction>& program_;
@@ -106,6 +131,7 @@ class Walker {
   std::mt19937 rng_;
   std::vector<std::vector<uint64_t>> freq_;
   std::vector<std::vector<bool>> back_;
+  std::vector<TraceFrame> frames_;  // live activations, outermost first
   size_t steps_ = 0;
 };
 
@@ -196,6 +222,18 @@ TEST(TraceRegen, RandomGraphsRegenerateExactly) {
   }
 }
 
+// Leaving block b needs a witness: a branch, or its one edge has one.
+bool NeedsWitness(const Function& fn, const TracePlan& plan, uint32_t b) {
+  size_t out = 0;
+  bool witnessed = false;
+  for (size_t e = 0; e < fn.edges.size(); ++e)
+    if (fn.edges[e].src == b && IsTraceFlowEdge(fn.edges[e])) {
+      ++out;
+      witnessed = witnessed || plan.witness_of_edge[e] != kNoWitness;
+    }
+  return out > 1 || witnessed;
+}
+
 TEST(TraceRegen, TruncatedStreamGivesAPrefix) {
   for (const auto& program : Programs()) {
     const std::vector<TracePlan> plans = TrainedPlans(program);
@@ -208,9 +246,21 @@ TEST(TraceRegen, TruncatedStreamGivesAPrefix) {
                                           w.optimised.begin() + k);
         const RegenResult r = RegenerateTrace(traced, cut);
         ASSERT_EQ(r.status, RegenStatus::kTruncated) << r.error;
-        ASSERT_LE(r.steps.size(), w.naive.size());
-        ASSERT_TRUE(std::equal(r.steps.begin(), r.steps.end(),
-                               w.naive.begin()));
+        // The thread, cut before event k, had run the steps before it:
+        // the walk goes on through them (past calls that wrote nothing)
+        // unless it needs a witness first, at a branch.
+        const size_t ran = w.step_at[k];
+        const size_t common = std::min(ran, r.steps.size());
+        ASSERT_TRUE(std::equal(r.steps.begin(), r.steps.begin() + common,
+                               w.naive.begin())) << k;
+        if (r.steps.size() < ran) {
+          const TraceStep& last = r.steps.back();
+          EXPECT_TRUE(NeedsWitness(program[last.function].fn,
+                                   plans[last.function], last.block)) << k;
+        }
+        // Proven: up to the step the last event read led to (a kEnter's
+        // ENTRY, a witness edge's target).
+        ASSERT_EQ(r.confirmed, k == 0 ? 0 : w.step_at[k - 1] + 1) << k;
       }
     }
   }
@@ -268,8 +318,106 @@ TEST(TraceRegen, ErrorsNameTheProblem) {
             "event 1: expected a witness (in if_else, block 2)");
 }
 
-// main: 0 -> 2 (calls g; also a setjmp receiver: ENTRY re-entry edge)
-// -> 3 -> EXIT.  g: if/else whose then-block 3 calls longjmp.
+// The suffix of a regeneration from the checkpoint before event k.
+RegenResult FromEvent(const std::vector<TracedFunction>& traced,
+                      const std::vector<TraceEvent>& events,
+                      const std::vector<std::vector<TraceFrame>>& states,
+                      size_t k, bool naive, bool with_checks) {
+  RegenStart from;
+  from.start.frames = states[k];
+  if (with_checks)
+    for (size_t j = k + 1; j < events.size(); j += 3)
+      from.checks.push_back({j - k, states[j], "record " + std::to_string(j)});
+  const std::vector<TraceEvent> rest(events.begin() + k, events.end());
+  return naive ? RegenerateNaiveTrace(traced, rest, from)
+               : RegenerateTrace(traced, rest, from);
+}
+
+// Cutting a walk at every event boundary, with the exact stack state
+// there: the regeneration from that state is the suffix of the full one,
+// element for element, for the optimised and the naive stream, with the
+// later states checked on the way.
+void ExpectSuffixes(const std::vector<TestFunction>& program, uint32_t seed,
+                    int walks, const std::string& name) {
+  const std::vector<TracePlan> plans = TrainedPlans(program);
+  const std::vector<TracedFunction> traced = Traced(program, plans);
+  Walker walker(program, &plans, seed);
+  for (int i = 0; i < walks; ++i) {
+    const Walk w = walker.Run();
+    const RegenResult full = RegenerateTrace(traced, w.optimised);
+    ASSERT_EQ(full.steps, w.naive) << name << " walk " << i;
+    const RegenResult naive = RegenerateNaiveTrace(traced, w.naive_events);
+    ASSERT_EQ(naive.status, RegenStatus::kComplete) << naive.error;
+    ASSERT_EQ(naive.steps, w.naive) << name << " walk " << i;
+    for (int mode = 0; mode < 2; ++mode) {
+      const bool is_naive = mode == 1;
+      const auto& events = is_naive ? w.naive_events : w.optimised;
+      const auto& states = is_naive ? w.naive_states : w.states;
+      const auto& at = is_naive ? w.naive_step_at : w.step_at;
+      for (size_t k = 0; k < events.size(); ++k) {
+        const RegenResult r =
+            FromEvent(traced, events, states, k, is_naive, k % 2 == 0);
+        ASSERT_EQ(r.status, RegenStatus::kComplete)
+            << name << " walk " << i << " from event " << k << ": " << r.error;
+        const std::vector<TraceStep> want(full.steps.begin() + at[k],
+                                          full.steps.end());
+        ASSERT_EQ(r.steps, want)
+            << name << " walk " << i << " naive " << mode << " from " << k;
+      }
+    }
+  }
+}
+
+TEST(TraceRegen, FromACheckpointGivesTheSuffix) {
+  for (const auto& program : Programs())
+    ExpectSuffixes(program, 11, 40, program[0].fn.name);
+  std::mt19937 rng(123);
+  for (int g = 0; g < 150; ++g)
+    ExpectSuffixes({RandomCfg(rng)}, g, 5, "graph " + std::to_string(g));
+}
+
+// A later checkpoint that the walk does not pass through is an error
+// naming it; so is a starting frame that is not in a call.
+TEST(TraceRegen, DisagreeingCheckpointIsAnError) {
+  const std::vector<TestFunction> program{CallInLoop(1), CallInLoop(2),
+                                          NestedLoops()};
+  const std::vector<TracePlan> plans = TrainedPlans(program);
+  const std::vector<TracedFunction> traced = Traced(program, plans);
+  Walker walker(program, &plans, 3);
+  size_t tried = 0;
+  for (int i = 0; i < 30; ++i) {
+    const Walk w = walker.Run();
+    for (size_t k = 1; k < w.optimised.size(); ++k) {
+      if (w.states[k].size() < 2) continue;
+      for (int change = 0; change < 3; ++change) {
+        RegenStart from;
+        std::vector<TraceFrame> bad = w.states[k];
+        if (change == 0) bad.pop_back();
+        if (change == 1) bad[0].site += 1;
+        if (change == 2) bad.back().function ^= 1;
+        from.checks.push_back({k, bad, "record 7"});
+        const RegenResult r = RegenerateTrace(traced, w.optimised, from);
+        ASSERT_EQ(r.status, RegenStatus::kError) << k << " " << change;
+        EXPECT_NE(r.error.find("disagrees with record 7"), std::string::npos)
+            << r.error;
+        ++tried;
+      }
+    }
+  }
+  EXPECT_GT(tried, 100u);
+  // Frame 0 of CallInLoop is in a call only at its call block 3.
+  RegenStart from;
+  from.start.frames = {{0, 2}};
+  const RegenResult r =
+      RegenerateTrace(traced, {{K::kEnter, 1, 1, 2}, {K::kEnd, 0, 0}}, from);
+  EXPECT_EQ(r.error, "event 0: checkpoint frame 0: site is not a call block");
+}
+
+// main: 0 -> 2 (setjmp, then a call of g: a setjmp receiver with an
+// ENTRY re-entry edge) -> 3 -> EXIT.  g: if/else whose then-block 3 calls
+// longjmp.  setjmp's kLand after both of its returns: the first changes
+// nothing, the second resumes main in block 2 after the setjmp (no step),
+// where it calls g again.
 TEST(TraceRegen, LongjmpLandsInTheCaller) {
   const Function main_fn = Make(4, {{0, 2, 0}, {2, 3, 0}, {3, 1, 0},
                                     {0, 2, kEdgeFake | kEdgeReentry}});
@@ -280,14 +428,30 @@ TEST(TraceRegen, LongjmpLandsInTheCaller) {
   EXPECT_TRUE(pm.witness_edges.empty());
   const std::vector<TracedFunction> traced{{&main_fn, &pm}, {&g, &pg}};
   const RegenResult r = RegenerateTrace(
-      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1, 2}, {K::kWitness, 0, 0},
-               {K::kLand, 2, 0, 3, 2}, {K::kEnter, 1, 1, 2}, {K::kWitness, 1, 0},
-               {K::kEnd, 0, 0}});
+      traced, {{K::kEnter, 0, 0}, {K::kLand, 2, 0, 2, 1}, {K::kEnter, 1, 1, 2},
+               {K::kWitness, 0, 0}, {K::kLand, 2, 0, 3, 2}, {K::kEnter, 1, 1, 2},
+               {K::kWitness, 1, 0}, {K::kEnd, 0, 0}});
   ASSERT_EQ(r.status, RegenStatus::kComplete) << r.error;
   const std::vector<TraceStep> want{{0, 0}, {0, 2}, {1, 0}, {1, 2}, {1, 3},
-                                    {0, 2}, {1, 0}, {1, 2}, {1, 4}, {1, 5},
+                                    {1, 0}, {1, 2}, {1, 4}, {1, 5},
                                     {1, 1}, {0, 3}, {0, 1}};
   EXPECT_EQ(r.steps, want);
+  // The naive stream of the same run: after the longjmp's kLand the next
+  // word is g's ENTRY (main's block 2 is not entered again).
+  const RegenResult n = RegenerateNaiveTrace(
+      traced, {{K::kEnter, 0, 0}, {K::kWitness, 2}, {K::kLand, 2, 0, 2, 1},
+               {K::kEnter, 1, 1, 2}, {K::kWitness, 2}, {K::kWitness, 3},
+               {K::kLand, 2, 0, 3, 2}, {K::kEnter, 1, 1, 2}, {K::kWitness, 2},
+               {K::kWitness, 4}, {K::kWitness, 5}, {K::kWitness, 1},
+               {K::kWitness, 3}, {K::kWitness, 1}, {K::kEnd, 0, 0}});
+  ASSERT_EQ(n.status, RegenStatus::kComplete) << n.error;
+  EXPECT_EQ(n.steps, want);
+  // setjmp then return: the first return's kLand alone.
+  const RegenResult once = RegenerateTrace(
+      traced, {{K::kEnter, 0, 0}, {K::kLand, 2, 0, 2, 1}, {K::kEnd, 0, 0}});
+  ASSERT_EQ(once.status, RegenStatus::kComplete) << once.error;
+  EXPECT_EQ(once.steps,
+            (std::vector<TraceStep>{{0, 0}, {0, 2}, {0, 3}, {0, 1}}));
 }
 
 // main: 0 -> 2 (calls g) -> 3 normally, 2 -> 4 on an exception; g throws.
@@ -322,6 +486,69 @@ TEST(TraceRegen, ExceptionTakesTheEhEdge) {
   const RegenResult bad = RegenerateTrace(
       traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1, 2}, {K::kLand, 3, 1, 2, 2}});
   EXPECT_EQ(bad.status, RegenStatus::kError);
+}
+
+// A thread parked in an untraced call after its traced callee returned
+// (the stream ends with the callee's last witness): main 0 -> 2 (calls
+// g) -> 3 -> 4 (untraced calls) -> 5 (an untraced call in a loop: 5 -> 5,
+// 5 -> EXIT).  The walk goes on through g's return and main's call blocks
+// to the branch at 5, those steps unconfirmed.
+TEST(TraceRegen, CutStreamGoesOnPastCallsThatWroteNothing) {
+  const Function main_fn =
+      Make(6, {{0, 2, 0}, {2, 3, 0}, {3, 4, 0}, {4, 5, 0},
+               {5, 5, kEdgeTrue}, {5, 1, kEdgeFalse}});
+  const Function g = IfElse().fn;
+  const TracePlan pm =
+      PlanTrace(main_fn, {}, {false, false, true, true, true, true});
+  const TracePlan pg = PlanTrace(g, {}, std::vector<bool>(6, false));
+  ASSERT_EQ(pg.witness_edges, (std::vector<size_t>{1, 2}));
+  const std::vector<TracedFunction> traced{{&main_fn, &pm}, {&g, &pg}};
+  const RegenResult r = RegenerateTrace(
+      traced, {{K::kEnter, 0, 0}, {K::kEnter, 1, 1, 2}, {K::kWitness, 0, 0}});
+  ASSERT_EQ(r.status, RegenStatus::kTruncated) << r.error;
+  EXPECT_EQ(r.steps, (std::vector<TraceStep>{{0, 0}, {0, 2}, {1, 0}, {1, 2},
+                                             {1, 3}, {1, 5}, {1, 1}, {0, 3},
+                                             {0, 4}, {0, 5}}));
+  EXPECT_EQ(r.confirmed, 5u);  // through g's witnessed block 3
+}
+
+// A fork child's stream starts with the state at the fork: main in its
+// call of spawn at block 2, spawn in its call of fork at block 2.  spawn
+// returns without a witness; the first witness is main's (2 -> 3 or 4),
+// not spawn's (it has none).
+TEST(TraceRegen, ForkChildStartsInsideTheInnermostCall) {
+  const Function main_fn = Make(5, {{0, 2, 0}, {2, 3, kEdgeTrue},
+                                    {2, 4, kEdgeFalse}, {3, 1, 0}, {4, 1, 0}});
+  Function spawn = Make(4, {{0, 2, 0}, {2, 3, 0}, {3, 1, 0}});
+  spawn.name = "spawn";
+  const TracePlan pm = PlanTrace(main_fn, {}, {false, false, true, false, false});
+  const TracePlan ps = PlanTrace(spawn, {}, {false, false, true, false});
+  ASSERT_EQ(pm.witness_edges, (std::vector<size_t>{1, 2}));
+  ASSERT_TRUE(ps.witness_edges.empty());
+  const std::vector<TracedFunction> traced{{&main_fn, &pm}, {&spawn, &ps}};
+  RegenStart from;
+  from.start.frames = {{0, 2}, {1, 2}};
+  from.start.in_call = true;
+  const std::vector<TraceStep> want{{1, 3}, {1, 1}, {0, 4}, {0, 1}};
+  const RegenResult r = RegenerateTrace(
+      traced, {{K::kWitness, 1, 0}, {K::kEnd, 0, 0}}, from);
+  ASSERT_EQ(r.status, RegenStatus::kComplete) << r.error;
+  EXPECT_EQ(r.steps, want);
+  // The naive stream of the same child: spawn's 3 is checked to follow 2.
+  const RegenResult n = RegenerateNaiveTrace(
+      traced, {{K::kWitness, 3}, {K::kWitness, 1}, {K::kWitness, 4},
+               {K::kWitness, 1}, {K::kEnd, 0, 0}}, from);
+  ASSERT_EQ(n.status, RegenStatus::kComplete) << n.error;
+  EXPECT_EQ(n.steps, want);
+  const RegenResult wrong = RegenerateNaiveTrace(
+      traced, {{K::kWitness, 1}, {K::kEnd, 0, 0}}, from);
+  EXPECT_EQ(wrong.status, RegenStatus::kError);
+  // Read as a ring chunk's state (taken at the witness), the witness
+  // would be spawn's: it has none.
+  from.start.in_call = false;
+  const RegenResult ring = RegenerateTrace(
+      traced, {{K::kWitness, 1, 0}, {K::kEnd, 0, 0}}, from);
+  EXPECT_EQ(ring.error, "event 0: witness id out of range (in spawn, block 2)");
 }
 
 }  // namespace

@@ -1,23 +1,29 @@
 // trace_emit.h — mode=trace: per function, core's trace plan
 // (core/trace_plan.h PlanTrace) and the calls that write its events
 // (runtime/trace_events.h):
-//   * at the entry, __ballarus_trace_enter(function index, TU stamp):
-//     kEnter, the depth and site kept by the runtime;
-//   * before each call, __ballarus_trace_site(block): the site of the
-//     callee's kEnter;
+//   * at the entry, d = __ballarus_trace_enter(function index, TU stamp):
+//     kEnter, the depth and site kept by the runtime; d, the activation's
+//     depth, is kept for its landings;
+//   * before each call (and each resx, which unwinds on as a throwing call
+//     does), __ballarus_trace_site(block): the site of the callee's kEnter;
 //   * on each witness edge, __ballarus_trace_w(id);
+//   * where control arrives abnormally, __ballarus_trace_land(block, d):
+//     kLand, first thing on each EH edge that unwinds out of a call (at
+//     the landing pad's start when all its edges do and none has a
+//     witness; the edge's witness follows), and right after each
+//     returns-twice call (setjmp: both returns; block = the call's block);
+//   * before each exec-family call, __ballarus_trace_exec(): kEnd and the
+//     trace written;
 //   * on each edge into EXIT, __ballarus_trace_leave(): one activation
-//     fewer.
+//     fewer (after the edge's witness).
+// mode=trace-naive writes the same events, the index of every block but
+// ENTRY and EXIT at its start instead of the witnesses, and the word 1
+// (EXIT) before each leave: a stack decodes it.
 // Ids: a witness id is the index into the function's plan; the function
 // index its position in the TU's metadata; the TU stamp the low 32 bits of
 // TuIdentity.  The plan goes into the metadata as the function's extension
-// BALLARUS_TRACE_EXTENSION_TAG, little-endian 32-bit words:
-//   flags: bit 0 (BALLARUS_TRACE_PLAN_NAIVE) mode=trace-naive: instead of
-//     witnesses, every block but ENTRY and EXIT writes its index at its
-//     start (the lists below are still the plan's);
-//   n, then the n call blocks (ascending);
-//   w, then the w witness edges (edge indices, by witness id);
-//   u, then the u unwitnessable edges (the trace is exact when u = 0).
+// (core/trace_ids.h EncodeTracePlanExtension; its naive flag set by
+// mode=trace-naive).
 #ifndef BALLARUS_PLUGIN_TRACE_EMIT_H_
 #define BALLARUS_PLUGIN_TRACE_EMIT_H_
 

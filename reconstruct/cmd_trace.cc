@@ -1,27 +1,33 @@
 // cmd_trace.cc — `ballarus-reconstruct trace` (cmd_trace.h).
 //
-// Per thread of the trace file: its records' words in order (the reader
-// checks that no CHUNK is missing), decoded into events (trace_ids.h),
-// regenerated (trace_regen.h), then shown.  Lines: each step's block's
-// source lines in order, a line repeated by consecutive blocks shown once
-// (a `for` header spans several blocks).  A cut stream (no kEnd: a crash,
-// a process still running) is shown as far as it determines the blocks
-// and marked "truncated"; a stream that does not fit the CFGs is an error
-// naming the thread and the event.
+// Per thread of each trace file: its records (the reader checks them),
+// turned into events and a starting state (trace_thread.h), regenerated
+// (trace_regen.h), then shown.  Steps are numbered from 0 (the first
+// block regenerated); --range, --function and --last select among them,
+// in that order.  Lines: each step's block's source lines in order, a line
+// repeated by consecutive blocks shown once (a `for` header spans several
+// blocks).  A cut stream (no kEnd: a crash, a process still running) is
+// shown as far as it determines the blocks and marked "truncated"; a
+// stream that does not fit the CFGs is an error naming the thread and the
+// event.  Steps after the last one the events prove (trace_regen.h
+// RegenResult::confirmed) are marked "?": a crashed thread may have
+// stopped anywhere among them.
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
 
-#include "core/trace_ids.h"
 #include "core/trace_regen.h"
 #include "nlohmann/json.hpp"
 #include "reconstruct/cmd_trace.h"
 #include "reconstruct/commands.h"
 #include "reconstruct/trace_program.h"
+#include "reconstruct/trace_thread.h"
+#include "runtime/trace_format.h"
 #include "runtime/trace_read.h"
 
 namespace ballarus {
@@ -29,69 +35,101 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-struct ThreadWords {
-  uint32_t tid = 0;
-  std::vector<uint32_t> words;
-  uint64_t ring_total = 0;  // RING: witnesses the thread wrote in all
-  bool ring = false;
+struct TraceFile {
+  std::string path;
+  ballarus_trace_file_header header{};
+  std::map<uint32_t, ThreadRecords> threads;  // by thread serial
+  const TraceFile* parent = nullptr;          // given too, by parent_pid
 };
-
-using Threads = std::map<uint32_t, ThreadWords>;
 
 int Collect(void* ctx, const ballarus_trace_record_header* h,
             const uint32_t* w) {
-  ThreadWords& t = (*static_cast<Threads*>(ctx))[h->thread];
+  ThreadRecords& t = (*static_cast<std::map<uint32_t, ThreadRecords>*>(ctx))
+      [h->thread];
   t.tid = h->tid;
-  t.words.insert(t.words.end(), w, w + h->count);
-  if (h->kind == BALLARUS_TRACE_RING) t.ring = true, t.ring_total = h->total;
+  t.records.push_back({h->kind, h->seq, h->total,
+                       std::vector<uint32_t>(w, w + h->count)});
   return 0;
 }
 
-Threads ReadTraceFile(const std::string& path) {
+TraceFile ReadTraceFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) Fail(path, "cannot read");
   std::stringstream ss;
   ss << in.rdbuf();
   std::string data = ss.str();
-  ballarus_trace_file_header header;
-  Threads threads;
+  TraceFile f;
+  f.path = path;
   char err[256] = "";
-  if (ballarus_trace_read(data.data(), data.size(), &header, Collect,
-                          &threads, err, sizeof err) != 0)
+  if (ballarus_trace_read(data.data(), data.size(), &f.header, Collect,
+                          &f.threads, err, sizeof err) != 0)
     Fail(path, err);
-  return threads;
+  for (auto& [serial, t] : f.threads)
+    t.fork_child = f.header.mode == BALLARUS_TRACE_MODE_FULL &&
+                   f.header.parent_pid != 0;
+  return f;
 }
 
-// One shown item: a block, or a source line.
+// Steps FROM..TO of --range (inclusive; either side may be left out).
+struct StepRange {
+  uint64_t from = 0, to = UINT64_MAX;
+};
+
+StepRange ParseRange(const std::string& s) {
+  StepRange r;
+  if (s.empty()) return r;
+  const size_t colon = s.find(':');
+  auto number = [&s](const std::string& part, uint64_t* v) {
+    if (part.empty()) return true;
+    if (part.find_first_not_of("0123456789") != std::string::npos ||
+        part.size() > 18)
+      return false;
+    *v = std::stoull(part);
+    return true;
+  };
+  if (colon == std::string::npos || !number(s.substr(0, colon), &r.from) ||
+      !number(s.substr(colon + 1), &r.to) || r.from > r.to)
+    Fail("", "bad --range " + s + " (FROM:TO, step indices, FROM <= TO)");
+  return r;
+}
+
+// One shown item: a block, or a source line, of step `step`.
 struct Item {
+  uint64_t step = 0;
   uint32_t function = 0;
   uint32_t block = 0;
   uint32_t file = 0;  // lines: index into the function's TU's files
   uint32_t line = 0;
 };
 
+std::optional<std::regex> FunctionRegex(const TraceOptions& o) {
+  std::optional<std::regex> re;
+  if (o.function_regex.empty()) return re;
+  try {
+    re.emplace(o.function_regex);
+  } catch (const std::regex_error&) {
+    Fail("", "bad --function regular expression: " + o.function_regex);
+  }
+  return re;
+}
+
 std::vector<Item> Items(const TraceProgram& p, const RegenResult& r,
                         const TraceOptions& o) {
-  std::optional<std::regex> re;
-  if (!o.function_regex.empty()) {
-    try {
-      re.emplace(o.function_regex);
-    } catch (const std::regex_error&) {
-      Fail("", "bad --function regular expression: " + o.function_regex);
-    }
-  }
+  const std::optional<std::regex> re = FunctionRegex(o);
+  const StepRange range = ParseRange(o.range);
   std::vector<Item> items;
-  for (const TraceStep& s : r.steps) {
+  for (uint64_t i = range.from; i < r.steps.size() && i <= range.to; ++i) {
+    const TraceStep& s = r.steps[i];
     const Function& fn = *p.functions[s.function].fn;
     if (re && !std::regex_search(fn.name, *re) &&
         !std::regex_search(fn.demangled, *re))
       continue;
     if (o.blocks) {
-      items.push_back({s.function, s.block, 0, 0});
+      items.push_back({i, s.function, s.block, 0, 0});
       continue;
     }
     for (const Location& l : fn.blocks[s.block].lines) {
-      Item it{s.function, s.block, l.file, l.line};
+      Item it{i, s.function, s.block, l.file, l.line};
       if (!items.empty() && items.back().function == it.function &&
           items.back().file == it.file && items.back().line == it.line)
         continue;
@@ -113,61 +151,108 @@ std::string FileName(const TraceProgram& p, const Item& it) {
   return it.file < tu.files.size() ? tu.files[it.file] : "?";
 }
 
-RegenResult Regenerate(const TraceProgram& p, const std::string& path,
-                       uint32_t serial, const ThreadWords& t) {
-  std::string where = fmt::format("thread {}: ", serial);
-  if (t.ring && t.ring_total > t.words.size())
-    Fail(path, where + fmt::format("ring keeps the last {} of {} words; "
-                                   "regenerating a ring that starts "
-                                   "mid-stream is not implemented",
-                                   t.words.size(), t.ring_total));
-  DecodedTrace d = DecodeTraceWords(
-      t.words, [&p](uint32_t stamp, uint32_t index) {
-        return p.Resolve(stamp, index);
-      });
-  if (!d.error.empty()) Fail(path, where + d.error);
-  std::string problem = TraceStreamProblem(p, d.events);
+// A thread's regeneration and what the file kept of its stream.
+struct ThreadResult {
+  uint32_t serial = 0;
+  uint32_t tid = 0;
+  ThreadInput in;
+  RegenResult r;
+};
+
+ThreadResult Regenerate(const TraceProgram& p, const std::string& path,
+                        uint32_t serial, const ThreadRecords& t) {
+  const std::string where = fmt::format("thread {}: ", serial);
+  ThreadResult out{serial, t.tid};
+  const std::string problem = PrepareThread(p, t, &out.in);
   if (!problem.empty()) Fail(path, where + problem);
-  RegenResult r = RegenerateTrace(p.regen, d.events);
-  if (r.status == RegenStatus::kError) Fail(path, where + r.error);
-  if (d.cut && r.status == RegenStatus::kComplete)
-    r.status = RegenStatus::kTruncated;
-  return r;
+  if (!out.in.known) {
+    out.r.status = RegenStatus::kTruncated;
+    return out;
+  }
+  out.r = RegenerateThread(p, out.in);
+  if (out.r.status == RegenStatus::kError) Fail(path, where + out.r.error);
+  return out;
 }
 
-const char* StatusName(RegenStatus s) {
-  return s == RegenStatus::kComplete ? "complete" : "truncated";
+const char* StatusName(const ThreadResult& t) {
+  if (!t.in.known) return "unknown state";
+  return t.r.status == RegenStatus::kComplete ? "complete" : "truncated";
 }
 
-void PrintText(const TraceProgram& p, uint32_t serial, const ThreadWords& t,
-               const RegenResult& r, const std::vector<Item>& items,
-               const TraceOptions& o) {
-  fmt::print("thread {} (tid {}): {}, {} blocks\n", serial, t.tid,
-             StatusName(r.status), r.steps.size());
+uint64_t EarlierWords(const ThreadInput& in) {
+  return in.words_not_kept + in.words_skipped;
+}
+
+// "thread K (tid T): complete, B blocks" and where it starts.
+std::string ThreadLine(const ThreadResult& t) {
+  std::string s = fmt::format("thread {} (tid {}): {}, {} blocks", t.serial,
+                              t.tid, StatusName(t), t.r.steps.size());
+  if (!t.in.known)
+    return s + fmt::format("; {} words kept, none after a checkpoint with a "
+                           "known state", t.in.words_skipped);
+  if (t.in.from_checkpoint) s += " from a checkpoint";
+  if (EarlierWords(t.in) != 0)
+    s += fmt::format("; {} earlier words not kept", EarlierWords(t.in));
+  if (t.r.confirmed < t.r.steps.size())
+    s += fmt::format("; the last {} blocks follow from the CFG alone (marked "
+                     "?: the thread may have stopped before them)",
+                     t.r.steps.size() - t.r.confirmed);
+  return s;
+}
+
+void PrintText(const TraceProgram& p, const ThreadResult& t,
+               const std::vector<Item>& items, const TraceOptions& o) {
+  fmt::print("{}\n", ThreadLine(t));
   for (const Item& it : items) {
     std::string fn = Printable(FunctionName(p, it.function));
+    const char* mark = it.step < t.r.confirmed ? " " : "?";
     if (o.blocks)
-      fmt::print("  {} block {}\n", fn, it.block);
+      fmt::print("{} [{}] {} block {}\n", mark, it.step, fn, it.block);
+    else if (o.numbered)
+      fmt::print("{} [{}] {}:{}  {}\n", mark, it.step,
+                 Printable(FileName(p, it)), it.line, fn);
     else
-      fmt::print("  {}:{}  {}\n", Printable(FileName(p, it)), it.line, fn);
+      fmt::print("{} {}:{}  {}\n", mark, Printable(FileName(p, it)), it.line,
+                 fn);
   }
 }
 
-Json ThreadJson(const TraceProgram& p, uint32_t serial, const ThreadWords& t,
-                const RegenResult& r, const std::vector<Item>& items,
+Json ThreadJson(const TraceProgram& p, const TraceFile& f,
+                const ThreadResult& t, const std::vector<Item>& items,
                 const TraceOptions& o) {
   Json steps = Json::array();
   for (const Item& it : items) {
-    Json j = {{"function", FunctionName(p, it.function)}};
+    Json j = {{"step", it.step},
+              {"confirmed", it.step < t.r.confirmed},
+              {"function", FunctionName(p, it.function)}};
     if (o.blocks)
       j["block"] = it.block;
     else
       j["file"] = FileName(p, it), j["line"] = it.line;
     steps.push_back(std::move(j));
   }
-  return Json{{"thread", serial},        {"tid", t.tid},
-              {"status", StatusName(r.status)},
-              {"blocks", r.steps.size()}, {"steps", std::move(steps)}};
+  Json j = {{"file", f.path},          {"pid", f.header.pid},
+            {"thread", t.serial},      {"tid", t.tid},
+            {"status", StatusName(t)}, {"blocks", t.r.steps.size()},
+            {"confirmed_blocks", t.r.confirmed},
+            {"from_checkpoint", t.in.from_checkpoint},
+            {"earlier_words_not_kept", EarlierWords(t.in)}};
+  if (f.header.parent_pid != 0) j["parent_pid"] = f.header.parent_pid;
+  if (f.parent) j["parent_file"] = f.parent->path;
+  j["steps"] = std::move(steps);
+  return j;
+}
+
+// "process P: FILE, forked by process Q (PARENTFILE)": shown for a fork
+// child's file and when several files are given.
+void PrintProcess(const TraceFile& f, size_t files) {
+  if (files == 1 && f.header.parent_pid == 0) return;
+  std::string s = fmt::format("process {}: {}", f.header.pid,
+                              Printable(f.path));
+  if (f.header.parent_pid != 0)
+    s += fmt::format(", forked by process {}", f.header.parent_pid);
+  if (f.parent) s += fmt::format(" ({})", Printable(f.parent->path));
+  fmt::print("{}\n", s);
 }
 
 }  // namespace
@@ -179,18 +264,37 @@ int RunTrace(const TraceOptions& o) {
   std::string file, error;
   if (!LoadTraceProgram(o.profiles, &program, &file, &error))
     Fail(file, error);
-  Threads threads = ReadTraceFile(o.trace_file);
-  if (o.thread != 0 && threads.count(o.thread) == 0)
-    Fail(o.trace_file, fmt::format("no thread {}", o.thread));
+  ParseRange(o.range);
+  FunctionRegex(o);
+  std::vector<TraceFile> files;
+  for (const std::string& path : o.trace_files)
+    files.push_back(ReadTraceFile(path));
+  bool has_thread = o.thread == 0;
+  for (TraceFile& f : files) {
+    for (const TraceFile& g : files)
+      if (f.header.parent_pid != 0 && g.header.pid == f.header.parent_pid)
+        f.parent = &g;
+    has_thread = has_thread || f.threads.count(o.thread) != 0;
+  }
+  if (!has_thread)
+    Fail(o.trace_files.back(), fmt::format("no thread {}", o.thread));
+  // All threads regenerate before anything is printed: an error leaves
+  // the output empty.
+  std::vector<std::vector<ThreadResult>> results(files.size());
+  for (size_t i = 0; i < files.size(); ++i)
+    for (const auto& [serial, t] : files[i].threads)
+      if (o.thread == 0 || serial == o.thread)
+        results[i].push_back(Regenerate(program, files[i].path, serial, t));
   Json out = Json::array();
-  for (const auto& [serial, t] : threads) {
-    if (o.thread != 0 && serial != o.thread) continue;
-    RegenResult r = Regenerate(program, o.trace_file, serial, t);
-    std::vector<Item> items = Items(program, r, o);
-    if (o.json)
-      out.push_back(ThreadJson(program, serial, t, r, items, o));
-    else
-      PrintText(program, serial, t, r, items, o);
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!o.json) PrintProcess(files[i], files.size());
+    for (const ThreadResult& r : results[i]) {
+      const std::vector<Item> items = Items(program, r.r, o);
+      if (o.json)
+        out.push_back(ThreadJson(program, files[i], r, items, o));
+      else
+        PrintText(program, r, items, o);
+    }
   }
   if (o.json) fmt::print("{}\n", Json{{"threads", out}}.dump(1));
   return 0;

@@ -204,9 +204,12 @@ class TraceCommand : public Subcommand {
   CLI::App* Register(CLI::App* app) override {
     CLI::App* trace = app->add_subcommand(
         "trace",
-        "Regenerate each thread's executed blocks from a trace file and "
+        "Regenerate each thread's executed blocks from trace files and "
         "print them as source lines or blocks.");
-    trace->add_option("TRACEFILE", o_.trace_file, "trace file")->required();
+    trace->add_option("TRACEFILE", o_.trace_files,
+                      "trace file(s): a process's file and its fork "
+                      "children's (PATH.<pid>)")
+        ->required();
     trace->add_option("--profile", o_.profiles,
                       "profile(s) of the traced program: its CFGs and "
                       "trace plans (repeatable, in the order they were "
@@ -217,6 +220,12 @@ class TraceCommand : public Subcommand {
                       "name matches this regular expression");
     trace->add_option("--last", o_.last,
                       "only the last N lines (or blocks) of each thread");
+    trace->add_option("--range", o_.range,
+                      "only steps FROM to TO (inclusive; step indices as "
+                      "--numbered, --blocks and --json print them)")
+        ->type_name("FROM:TO");
+    trace->add_flag("--numbered", o_.numbered,
+                    "print each line's step index");
     trace->add_flag("--blocks", o_.blocks,
                     "print (function, block) instead of source lines");
     trace->add_flag("--lines", lines_, "print source lines (the default)");

@@ -6,6 +6,30 @@
 
 namespace ballarus {
 
+namespace {
+
+// The plan of a traced function; a naive plan (flags bit 0) is decoded
+// as the same words without the flag.  All plans must agree on it.
+bool DecodePlan(const Function& fn, std::vector<uint8_t> bytes,
+                TraceProgram* out, TraceProgramFunction* f,
+                std::string* error) {
+  const bool naive = !bytes.empty() && (bytes[0] & kTracePlanNaive) != 0;
+  if (naive) bytes[0] &= static_cast<uint8_t>(~kTracePlanNaive);
+  TracePlan plan;
+  if (!DecodeTracePlanExtension(fn, bytes, &plan, error)) return false;
+  const bool first = out->plans_seen++ == 0;
+  if (!first && naive != out->naive) {
+    *error = "function " + fn.name + ": mode=trace-naive and mode=trace "
+             "functions mixed";
+    return false;
+  }
+  out->naive = naive;
+  f->plan = std::move(plan);
+  return true;
+}
+
+}  // namespace
+
 bool LoadTraceProgram(const std::vector<std::string>& profiles,
                       TraceProgram* out, std::string* file,
                       std::string* error) {
@@ -20,10 +44,7 @@ bool LoadTraceProgram(const std::vector<std::string>& profiles,
         out->ids.emplace(std::make_pair(stamp, i), out->functions.size());
         TraceProgramFunction f{&fn, &t.tu, std::nullopt};
         if (const Extension* x = FindTracePlanExtension(fn)) {
-          TracePlan plan;
-          if (!DecodeTracePlanExtension(fn, x->bytes, &plan, error))
-            return false;
-          f.plan = std::move(plan);
+          if (!DecodePlan(fn, x->bytes, out, &f, error)) return false;
         }
         out->functions.push_back(std::move(f));
       }

@@ -35,12 +35,16 @@ struct TraceProgram {
   std::vector<TracePlan> empty_plans;
   std::vector<TracedFunction> regen;
   std::map<std::pair<uint32_t, uint32_t>, size_t> ids;  // (stamp, index)
+  // The traced functions were built with mode=trace-naive: their streams
+  // name every block (the plans then hold only the call blocks).
+  bool naive = false;
+  size_t plans_seen = 0;
   // The function id of a kEnter's (TU stamp, index), or -1.
   int64_t Resolve(uint32_t tu_stamp, uint32_t index) const;
 };
 
 // Reads the profiles into *out; false with *file and *error on a profile
-// that does not read or a malformed plan.
+// that does not read, a malformed plan, or naive and witness plans mixed.
 bool LoadTraceProgram(const std::vector<std::string>& profiles,
                       TraceProgram* out, std::string* file,
                       std::string* error);

@@ -7,15 +7,19 @@
 // them and the plans.
 #include <cstdio>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "core/test_profiles.h"
 #include "core/trace_ids.h"
 #include "core/trace_plan.h"
+#include "core/trace_regen.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "reconstruct/cli_test_util.h"
+#include "reconstruct/trace_program.h"
+#include "reconstruct/trace_thread.h"
 #include "runtime/trace_buffer.h"
 #include "runtime/trace_format.h"
 
@@ -65,36 +69,74 @@ const std::vector<std::pair<uint32_t, std::vector<uint32_t>>> kRun = {
     {1, {0, 2, 3, 4, 6, 3, 4, 5, 6, 3, 7, 1}},
     {0, {3, 4, 5, 1}}};
 
-// The witnesses of the edges a function's blocks take, in order.
+// One event of the run, the thread's state just before it (live frames
+// by function id = index in the TU, outer ones at their call block), and
+// the index in kRun (flattened) of the first step it determines.
+struct RunEvent {
+  TraceEvent ev;
+  std::vector<TraceFrame> state;
+  size_t step = 0;
+};
+
+// The witnesses of the edges a function's blocks take, in order; the
+// target of blocks[i] -> blocks[i+1] is step base + i + 1.
 void Witnesses(const Function& fn, const TracePlan& plan,
-               const std::vector<uint32_t>& blocks,
-               std::vector<TraceEvent>* out) {
+               const std::vector<uint32_t>& blocks, size_t base,
+               const std::vector<TraceFrame>& state,
+               std::vector<RunEvent>* out) {
   for (size_t i = 0; i + 1 < blocks.size(); ++i)
     for (size_t e = 0; e < fn.edges.size(); ++e)
       if (fn.edges[e].src == blocks[i] && fn.edges[e].dst == blocks[i + 1] &&
           plan.witness_of_edge[e] != kNoWitness)
-        out->push_back({K::kWitness,
-                        static_cast<uint32_t>(plan.witness_of_edge[e])});
+        out->push_back(
+            {{K::kWitness, static_cast<uint32_t>(plan.witness_of_edge[e])},
+             state,
+             base + i + 1});
 }
 
-std::vector<uint32_t> RunWords(const Program& p, bool with_end = true) {
+// kRun's events: main's steps 0-1, loop's 2-13, main's 14-17.
+std::vector<RunEvent> RunEvents(const Program& p, bool with_end = true) {
   const Function& main_fn = p.tu.functions[0];
   const Function& loop_fn = p.tu.functions[1];
-  std::vector<TraceEvent> ev = {{K::kEnter, 0, 0, 0}};
-  Witnesses(main_fn, p.plans[0], kRun[0].second, &ev);
-  ev.push_back({K::kEnter, 1, 1, 2});
-  Witnesses(loop_fn, p.plans[1], kRun[1].second, &ev);
+  std::vector<RunEvent> ev = {{{K::kEnter, 0, 0, 0}, {}, 0}};
+  Witnesses(main_fn, p.plans[0], kRun[0].second, 0, {{0, 0}}, &ev);
+  ev.push_back({{K::kEnter, 1, 1, 2}, {{0, 2}}, 2});
+  Witnesses(loop_fn, p.plans[1], kRun[1].second, 2, {{0, 2}, {1, 0}}, &ev);
   std::vector<uint32_t> tail = {2, 3, 4, 5, 1};  // main from the call block
-  Witnesses(main_fn, p.plans[0], tail, &ev);
-  if (with_end) ev.push_back({K::kEnd, 0, 0, 0});
-  const uint32_t stamp = static_cast<uint32_t>(TuIdentity(p.tu));
+  Witnesses(main_fn, p.plans[0], tail, 13, {{0, 2}}, &ev);
+  if (with_end) ev.push_back({{K::kEnd, 0, 0, 0}, {}, 18});
+  return ev;
+}
+
+uint32_t Stamp(const Program& p) {
+  return static_cast<uint32_t>(TuIdentity(p.tu));
+}
+
+std::vector<uint32_t> Words(const Program& p, const std::vector<RunEvent>& ev,
+                            size_t from = 0, size_t to = SIZE_MAX) {
   std::vector<uint32_t> words;
-  for (const TraceEvent& e : ev) EncodeTraceEvent(e, stamp, &words);
+  for (size_t i = from; i < ev.size() && i < to; ++i)
+    EncodeTraceEvent(ev[i].ev, Stamp(p), &words);
   return words;
 }
 
-// A trace file written here (trace_format.h), one CHUNK record per thread.
-std::string HandTrace(const std::vector<std::vector<uint32_t>>& threads) {
+std::vector<uint32_t> RunWords(const Program& p, bool with_end = true) {
+  return Words(p, RunEvents(p, with_end));
+}
+
+// A record of a hand-written trace file.
+struct HandRecord {
+  uint32_t thread = 1;
+  uint32_t kind = BALLARUS_TRACE_CHUNK;
+  uint32_t seq = 0;
+  uint64_t total = 0;
+  std::vector<uint32_t> words;
+};
+
+// A trace file written here (trace_format.h).
+std::string HandFile(const std::vector<HandRecord>& records,
+                     uint32_t mode = BALLARUS_TRACE_MODE_FULL,
+                     uint32_t pid = 4242, uint32_t parent_pid = 0) {
   std::string out;
   auto put = [&out](const void* p, size_t n) {
     out.append(static_cast<const char*>(p), n);
@@ -103,13 +145,15 @@ std::string HandTrace(const std::vector<std::vector<uint32_t>>& threads) {
   std::memcpy(h.magic, BALLARUS_TRACE_MAGIC, 8);
   h.version = BALLARUS_TRACE_VERSION;
   h.header_size = sizeof h;
-  h.mode = BALLARUS_TRACE_MODE_FULL;
-  h.pid = 4242;
+  h.mode = mode;
+  h.pid = pid;
+  h.parent_pid = parent_pid;
+  h.generation = parent_pid != 0;
   put(&h, sizeof h);
-  for (size_t t = 0; t < threads.size(); ++t) {
+  for (const HandRecord& rec : records) {
     std::string payload;
     uint32_t prev = 0;
-    for (uint32_t w : threads[t]) {
+    for (uint32_t w : rec.words) {
       uint32_t d = w - prev;
       uint32_t z = (d << 1) ^ static_cast<uint32_t>(-(d >> 31));
       prev = w;
@@ -120,12 +164,13 @@ std::string HandTrace(const std::vector<std::vector<uint32_t>>& threads) {
     }
     ballarus_trace_record_header r{};
     r.magic = BALLARUS_TRACE_RECORD_MAGIC;
-    r.kind = BALLARUS_TRACE_CHUNK;
-    r.thread = static_cast<uint32_t>(t + 1);
-    r.tid = 5000 + static_cast<uint32_t>(t);
-    r.count = static_cast<uint32_t>(threads[t].size());
+    r.kind = rec.kind;
+    r.thread = rec.thread;
+    r.tid = 4999 + rec.thread;
+    r.seq = rec.seq;
+    r.count = static_cast<uint32_t>(rec.words.size());
     r.bytes = static_cast<uint32_t>(payload.size());
-    r.total = threads[t].size();
+    r.total = rec.total;
     put(&r, sizeof r);
     out += payload;
     uint32_t fnv = 2166136261u;
@@ -133,6 +178,15 @@ std::string HandTrace(const std::vector<std::vector<uint32_t>>& threads) {
     put(&fnv, 4);
   }
   return out;
+}
+
+// One CHUNK record per thread.
+std::string HandTrace(const std::vector<std::vector<uint32_t>>& threads) {
+  std::vector<HandRecord> records;
+  for (size_t t = 0; t < threads.size(); ++t)
+    records.push_back({static_cast<uint32_t>(t + 1), BALLARUS_TRACE_CHUNK, 0,
+                       threads[t].size(), threads[t]});
+  return HandFile(records);
 }
 
 class TraceCommand : public testing::Test {
@@ -172,9 +226,11 @@ TEST_F(TraceCommand, BlocksOfTheRuntimeTrace) {
   EXPECT_EQ(r.out.rfind(want, 0), 0u) << r.out;
   std::string body = r.out.substr(r.out.find('\n') + 1);
   std::string expect;
+  size_t step = 0;
   for (const auto& [f, blocks] : kRun)
     for (uint32_t b : blocks)
-      expect += std::string("  ") + (f == 0 ? "main()" : "loop()") + " block " +
+      expect += "  [" + std::to_string(step++) + "] " +
+                (f == 0 ? "main()" : "loop()") + " block " +
                 std::to_string(b) + "\n";
   EXPECT_EQ(body, expect);
   EXPECT_NE(r.out.find("complete, 18 blocks"), std::string::npos) << r.out;
@@ -213,7 +269,7 @@ TEST_F(TraceCommand, JsonAndThreads) {
   EXPECT_EQ(t.at("status"), "complete");
   EXPECT_EQ(t.at("blocks"), 18);
   EXPECT_EQ(t.at("steps"), nlohmann::json::parse(
-                               R"j([{"function":"main()","block":1}])j"));
+                               R"j([{"step":17,"confirmed":true,"function":"main()","block":1}])j"));
   Result both = RunTool(Args(path, "--blocks"));
   EXPECT_EQ(Lines(both.out), 2 * 19) << both.out;
   Result none = RunTool(Args(path, "--thread 3"));
@@ -228,8 +284,16 @@ TEST_F(TraceCommand, CutStreamIsTruncatedPrefix) {
   EXPECT_NE(r.out.find(": truncated, "), std::string::npos) << r.out;
   // Without kEnd main stops where a missing event could matter: at most
   // the full 18 steps, and what is shown is a prefix of them.
+  // The steps after main's last witness (3->4, a blocker of EXIT) follow
+  // from the CFG alone: marked "?".
   std::string full = RunTool(Args(runtime_trace_, "--blocks")).out;
   std::string body = r.out.substr(r.out.find('\n') + 1);
+  const size_t marked = body.find("? [16] main() block 5\n? [17] main() block 1\n");
+  EXPECT_EQ(marked, body.size() - 44) << body;
+  EXPECT_EQ(body.find('?'), marked);
+  EXPECT_NE(r.out.find("; the last 2 blocks follow from the CFG alone"),
+            std::string::npos) << r.out;
+  for (char& c : body) c = c == '?' ? ' ' : c;
   EXPECT_EQ(full.substr(full.find('\n') + 1).rfind(body, 0), 0u) << body;
   // A kEnter cut after its first word is dropped: truncated too.
   std::vector<uint32_t> enter_cut = {kTraceEventTag | 0u, 0};
@@ -299,6 +363,366 @@ TEST_F(TraceCommand, DamagedFilesAreOneLine) {
   Result r = RunTool("trace '" + runtime_trace_ + "' --profile '" + prof + "'");
   ExpectOneLine(r, prof, "bad trace plan of function loop");
 }
+
+// kRun flattened: the reference steps.
+std::vector<TraceStep> RunSteps() {
+  std::vector<TraceStep> steps;
+  for (const auto& [f, blocks] : kRun)
+    for (uint32_t b : blocks) steps.push_back({f, b});
+  return steps;
+}
+
+std::vector<uint32_t> CheckpointWords(const Program& p,
+                                      const std::vector<TraceFrame>& state) {
+  std::vector<uint32_t> w{static_cast<uint32_t>(state.size())};
+  for (const TraceFrame& f : state)  // function id = index in the TU here
+    w.insert(w.end(), {f.function, Stamp(p), f.site});
+  return w;
+}
+
+// The thread as a ring keeps it: events [0, k1) overwritten, then a
+// chunk of [k1, k2) after a checkpoint (known or not), then [k2, n) after
+// a known one.
+ThreadRecords Ring(const Program& p, const std::vector<RunEvent>& run,
+                   size_t k1, size_t k2, bool first_known) {
+  ThreadRecords t;
+  t.tid = 7;
+  const uint64_t before = Words(p, run, 0, k1).size();
+  const std::vector<uint32_t> a = Words(p, run, k1, k2);
+  const std::vector<uint32_t> b = Words(p, run, k2);
+  t.records.push_back({kTraceCheckpointKind, 0, before,
+                       first_known ? CheckpointWords(p, run[k1].state)
+                                   : std::vector<uint32_t>{kTraceUnknownDepth}});
+  t.records.push_back({BALLARUS_TRACE_RING, 1, before + a.size(), a});
+  t.records.push_back({kTraceCheckpointKind, 2, before + a.size(),
+                       CheckpointWords(p, run[k2].state)});
+  t.records.push_back(
+      {BALLARUS_TRACE_RING, 3, before + a.size() + b.size(), b});
+  return t;
+}
+
+class TraceThread : public testing::Test {
+ protected:
+  void SetUp() override {
+    program_ = new Program(MakeProgram());
+    const std::string profile =
+        WriteTestProfile("thread.bprof", {{program_->tu, {}, {}, 1}});
+    std::string file, error;
+    ASSERT_TRUE(LoadTraceProgram({profile}, &program_p_, &file, &error))
+        << error;
+  }
+  void TearDown() override { delete program_; }
+  RegenResult Regen(const ThreadRecords& t, ThreadInput* in) {
+    const std::string problem = PrepareThread(program_p_, t, in);
+    EXPECT_EQ(problem, "");
+    return RegenerateThread(program_p_, *in);
+  }
+  Program* program_ = nullptr;
+  TraceProgram program_p_;
+};
+
+// Every pair of chunk boundaries: the regeneration starts at the first
+// known checkpoint and gives the run's steps from there, element for
+// element; the later checkpoint is checked, and a wrong one is an error
+// naming its record.
+TEST_F(TraceThread, RingRegeneratesFromTheOldestKnownCheckpoint) {
+  const std::vector<RunEvent> run = RunEvents(*program_);
+  const std::vector<TraceStep> full = RunSteps();
+  size_t cases = 0;
+  for (size_t k1 = 1; k1 < run.size(); ++k1)
+    for (size_t k2 = k1; k2 < run.size(); ++k2)
+      for (bool known : {false, true}) {
+        ThreadInput in;
+        const RegenResult r = Regen(Ring(*program_, run, k1, k2, known), &in);
+        ASSERT_EQ(r.status, RegenStatus::kComplete) << k1 << " " << k2 << r.error;
+        const size_t from = known ? k1 : k2;
+        EXPECT_EQ(r.steps, std::vector<TraceStep>(full.begin() + run[from].step,
+                                                  full.end()))
+            << k1 << " " << k2 << " " << known;
+        EXPECT_TRUE(in.from_checkpoint);
+        EXPECT_EQ(in.words_not_kept, Words(*program_, run, 0, k1).size());
+        EXPECT_EQ(in.words_skipped,
+                  known ? 0u : Words(*program_, run, k1, k2).size());
+        EXPECT_EQ(in.from.checks.size(), known ? 1u : 0u);
+        if (!known || run[k2].state.empty()) continue;
+        ThreadRecords bad = Ring(*program_, run, k1, k2, true);
+        bad.records[2].words[1] ^= 1;  // frame 0's function
+        ThreadInput bin;
+        ASSERT_EQ(PrepareThread(program_p_, bad, &bin), "");
+        const RegenResult e = RegenerateThread(program_p_, bin);
+        EXPECT_EQ(e.status, RegenStatus::kError);
+        EXPECT_NE(e.error.find("disagrees with the checkpoint of record 2"),
+                  std::string::npos) << e.error;
+        ++cases;
+      }
+  EXPECT_GT(cases, 20u);
+}
+
+// A fork child's file: the forking thread's CHUNKs start with a
+// checkpoint (the child in the call to fork at main's block 2), so the
+// child regenerates on its own.
+TEST_F(TraceThread, ForkChildStartsAtItsCheckpoint) {
+  const std::vector<RunEvent> run = RunEvents(*program_);
+  const size_t k = 1;  // kEnter of loop: main in its call at block 2
+  ASSERT_EQ(run[k].ev.kind, K::kEnter);
+  ThreadRecords t;
+  const std::vector<uint32_t> rest = Words(*program_, run, k);
+  t.records.push_back({kTraceCheckpointKind, 0, 0,
+                       CheckpointWords(*program_, run[k].state)});
+  t.records.push_back({BALLARUS_TRACE_CHUNK, 1, rest.size(), rest});
+  t.records.push_back({BALLARUS_TRACE_END, 2, rest.size(), {}});
+  ThreadInput in;
+  const RegenResult r = Regen(t, &in);
+  ASSERT_EQ(r.status, RegenStatus::kComplete) << r.error;
+  const std::vector<TraceStep> full = RunSteps();
+  EXPECT_EQ(r.steps, std::vector<TraceStep>(full.begin() + 2, full.end()));
+  EXPECT_EQ(in.words_not_kept, 0u);
+}
+
+// Checkpoints and records that do not fit: one line naming the record.
+TEST_F(TraceThread, BadCheckpointsNameTheRecord) {
+  const std::vector<RunEvent> run = RunEvents(*program_);
+  auto problem = [&](ThreadRecords t) {
+    ThreadInput in;
+    return PrepareThread(program_p_, t, &in);
+  };
+  ThreadRecords t = Ring(*program_, run, 1, 3, true);
+  t.records[2].words.pop_back();
+  EXPECT_EQ(problem(t), "record 2: checkpoint: 2 frames in 6 words");
+  t = Ring(*program_, run, 1, 3, true);
+  t.records[2].words[2] ^= 0x10;  // the stamp
+  EXPECT_NE(problem(t).find("record 2: checkpoint: frame 0: function 0 of a "
+                            "TU with stamp"), std::string::npos);
+  t = Ring(*program_, run, 1, 3, true);
+  t.records[2].words[3] = 99;
+  EXPECT_EQ(problem(t), "record 2: checkpoint: frame 0: block 99 of main out "
+                        "of range");
+  t = Ring(*program_, run, 1, 3, true);
+  t.records[3].total += 5;  // five words missing between the chunks
+  EXPECT_NE(problem(t).find("record 3: starts at word"), std::string::npos);
+  t = Ring(*program_, run, 1, 3, true);
+  ASSERT_EQ(t.records[1].words.size(), 5u);  // loop's kEnter, a witness
+  t.records[1].words.resize(3);  // the kEnter cut inside the record
+  EXPECT_EQ(problem(t), "record 1: ends inside an event");
+  // Only unknown checkpoints: nothing regenerated, the kept words counted.
+  t = Ring(*program_, run, 1, 3, false);
+  t.records[2].words = {kTraceUnknownDepth};
+  ThreadInput in;
+  EXPECT_EQ(PrepareThread(program_p_, t, &in), "");
+  EXPECT_FALSE(in.known);
+  EXPECT_EQ(in.words_skipped, Words(*program_, run, 1).size());
+}
+
+// Damaged records (words changed, dropped or added, totals shifted) are a
+// problem or a regeneration; never a crash or an endless walk.
+TEST_F(TraceThread, DamagedRecordsNeverCrash) {
+  const std::vector<RunEvent> run = RunEvents(*program_);
+  std::mt19937 rng(5);
+  size_t problems = 0, errors = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const size_t k1 = 1 + rng() % (run.size() - 1);
+    const size_t k2 = k1 + rng() % (run.size() - k1);
+    ThreadRecords t = Ring(*program_, run, k1, k2, rng() % 2 == 0);
+    for (int changes = 1 + rng() % 3; changes > 0; --changes) {
+      TraceRecord& r = t.records[rng() % t.records.size()];
+      const uint32_t what = rng() % 4;
+      if (what == 0 && !r.words.empty())
+        r.words[rng() % r.words.size()] =
+            rng() % 2 ? rng() % 8 : static_cast<uint32_t>(rng());
+      if (what == 1 && !r.words.empty()) r.words.pop_back();
+      if (what == 2) r.words.push_back(rng() % 4);
+      if (what == 3) r.total += rng() % 3;
+    }
+    ThreadInput in;
+    if (!PrepareThread(program_p_, t, &in).empty()) {
+      ++problems;
+      continue;
+    }
+    if (!in.known) continue;
+    const RegenResult r = RegenerateThread(program_p_, in);
+    errors += r.status == RegenStatus::kError;
+    EXPECT_LE(r.confirmed, r.steps.size());
+    EXPECT_LE(r.steps.size(), 1000u);
+  }
+  EXPECT_GT(problems, 100u);
+  EXPECT_GT(errors, 100u);
+}
+
+TEST_F(TraceCommand, RangeAndNumbered) {
+  Result r = RunTool(Args(runtime_trace_, "--blocks --range 2:4"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.substr(r.out.find('\n') + 1),
+            "  [2] loop() block 0\n  [3] loop() block 2\n  [4] loop() block 3\n");
+  Result n = RunTool(Args(runtime_trace_, "--numbered --range 13: --last 2"));
+  ASSERT_EQ(n.status, 0) << n.err;
+  EXPECT_EQ(n.out.substr(n.out.find('\n') + 1),
+            "  [15] t.c:24  main()\n  [16] t.c:25  main()\n");
+  Result j = RunTool(Args(runtime_trace_, "--json --range :0"));
+  EXPECT_EQ(nlohmann::json::parse(j.out)["threads"][0]["steps"],
+            nlohmann::json::array());  // ENTRY has no line
+  for (const char* bad : {"5:2", "x:3", "7", "1:2:3"}) {
+    Result e = RunTool(Args(runtime_trace_, std::string("--range ") + bad));
+    EXPECT_EQ(e.status, 2) << bad;
+    EXPECT_EQ(Lines(e.err), 1) << e.err;
+    EXPECT_TRUE(e.out.empty());
+  }
+}
+
+// mode=trace-naive: the profile's plans carry the naive flag and the
+// stream names every block; shown as it is, it prints what regeneration
+// prints for the same run.
+TEST_F(TraceCommand, NaiveTraceIsShownDirectly) {
+  Program p = MakeProgram();
+  for (Function& fn : p.tu.functions) fn.extensions[0].bytes[0] |= 1;
+  std::string prof = WriteTestProfile("naive.bprof", {{p.tu, {}, {}, 1}});
+  std::vector<TraceEvent> ev = {{K::kEnter, 0, 0, 0}, {K::kWitness, 2}};
+  ev.push_back({K::kEnter, 1, 1, 2});
+  for (size_t i = 1; i < kRun[1].second.size(); ++i)
+    ev.push_back({K::kWitness, kRun[1].second[i]});
+  for (uint32_t b : kRun[2].second) ev.push_back({K::kWitness, b});
+  ev.push_back({K::kEnd, 0, 0, 0});
+  std::vector<uint32_t> words;
+  for (const TraceEvent& e : ev) EncodeTraceEvent(e, Stamp(p), &words);
+  std::string path = Hand("naive.trace", {words});
+  Result naive = RunTool("trace '" + path + "' --profile '" + prof + "' --blocks");
+  ASSERT_EQ(naive.status, 0) << naive.err;
+  Result regen = RunTool(Args(runtime_trace_, "--blocks"));
+  EXPECT_EQ(naive.out.substr(naive.out.find('\n')),
+            regen.out.substr(regen.out.find('\n')));
+  EXPECT_NE(naive.out.find("complete, 18 blocks"), std::string::npos);
+  // A block no edge leads to.
+  words[words.size() - 5] = 2;  // main's 5 after 4 -> 2
+  std::string bad = Hand("naive_bad.trace", {words});
+  Result e = RunTool("trace '" + bad + "' --profile '" + prof + "'");
+  ExpectOneLine(e, bad, "no edge from block 4 to 2 (in main, block 4)");
+  // A naive plan and a witness plan in the same program.
+  p.tu.functions[1].extensions[0].bytes[0] &= ~1;
+  std::string mixed = WriteTestProfile("mixed.bprof", {{p.tu, {}, {}, 1}});
+  ExpectOneLine(RunTool("trace '" + path + "' --profile '" + mixed + "'"),
+                mixed, "mode=trace-naive and mode=trace functions mixed");
+}
+
+#if BALLARUS_TRACE_VERSION >= 2
+// The runtime's ring file after a crash, written by hand: the chunk of
+// events [k1, k2) after an unknown checkpoint, [k2, n) after a known one.
+std::string RingFile(const Program& p, const std::vector<RunEvent>& run,
+                     size_t k1, size_t k2) {
+  const uint64_t before = Words(p, run, 0, k1).size();
+  const std::vector<uint32_t> a = Words(p, run, k1, k2), b = Words(p, run, k2);
+  return HandFile({{1, BALLARUS_TRACE_CHECKPOINT, 0, before,
+                    {BALLARUS_TRACE_CHECKPOINT_UNKNOWN}},
+                   {1, BALLARUS_TRACE_RING, 1, before + a.size(), a},
+                   {1, BALLARUS_TRACE_CHECKPOINT, 2, before + a.size(),
+                    CheckpointWords(p, run[k2].state)},
+                   {1, BALLARUS_TRACE_RING, 3, before + a.size() + b.size(), b}},
+                  BALLARUS_TRACE_MODE_RING);
+}
+
+// `--last N` after a wrapped ring: the last lines the thread ran, as in
+// the whole trace; the blocks numbered from the known checkpoint.
+TEST_F(TraceCommand, WrappedRingLastLines) {
+  const std::vector<RunEvent> run = RunEvents(*program_, false);  // crashed
+  const size_t k1 = 2, k2 = 5;
+  ASSERT_LT(k2, run.size());
+  const std::string path = TmpDir() + "/ring.trace";
+  cli_test::WriteFile(path, RingFile(*program_, run, k1, k2));
+  Result r = RunTool(Args(path, "--last 3"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string skipped =
+      std::to_string(Words(*program_, run, 0, k2).size());
+  EXPECT_EQ(Lines(r.out), 4) << r.out;
+  EXPECT_NE(r.out.find(" from a checkpoint; " + skipped +
+                       " earlier words not kept; the last 2 blocks follow from "
+                       "the CFG alone"),
+            std::string::npos)
+      << r.out;
+  // The cut stream stops where a missing event could matter: compare
+  // with the whole cut stream's regeneration.
+  std::string whole = Hand("whole_cut.trace", {RunWords(*program_, false)});
+  Result w = RunTool(Args(whole, "--last 3"));
+  EXPECT_EQ(r.out.substr(r.out.find('\n')), w.out.substr(w.out.find('\n')));
+  Result b = RunTool(Args(path, "--blocks --range 0:0"));
+  const std::vector<TraceStep> full = RunSteps();
+  const TraceStep first = full[run[k2].step];
+  EXPECT_EQ(b.out.substr(b.out.find('\n') + 1),
+            "  [0] " + std::string(first.function == 0 ? "main()" : "loop()") +
+                " block " + std::to_string(first.block) + "\n");
+}
+
+// A fork child's file alone, and with its parent's.
+TEST_F(TraceCommand, ForkChildNamesItsParent) {
+  const std::vector<RunEvent> run = RunEvents(*program_);
+  const std::vector<uint32_t> rest = Words(*program_, run, 1);
+  const std::string child = TmpDir() + "/fork.trace.4243";
+  cli_test::WriteFile(
+      child, HandFile({{1, BALLARUS_TRACE_CHECKPOINT, 0, 0,
+                        CheckpointWords(*program_, run[1].state)},
+                       {1, BALLARUS_TRACE_CHUNK, 1, rest.size(), rest},
+                       {1, BALLARUS_TRACE_END, 2, rest.size(), {}}},
+                      BALLARUS_TRACE_MODE_FULL, 4243, 4242));
+  const std::string parent = Hand("fork.trace", {RunWords(*program_)});
+  Result alone = RunTool(Args(child, "--blocks"));
+  ASSERT_EQ(alone.status, 0) << alone.err;
+  EXPECT_EQ(alone.out.rfind("process 4243: " + child +
+                            ", forked by process 4242\nthread 1 (tid 5000): "
+                            "complete, 16 blocks from a checkpoint\n  [0] "
+                            "loop() block 0\n",
+                            0),
+            0u)
+      << alone.out;
+  Result both = RunTool("trace '" + parent + "' '" + child + "' --profile '" +
+                        profile_ + "' --last 1");
+  ASSERT_EQ(both.status, 0) << both.err;
+  EXPECT_EQ(both.out,
+            "process 4242: " + parent +
+                "\nthread 1 (tid 5000): complete, 18 blocks\n  t.c:25  main()\n"
+                "process 4243: " + child + ", forked by process 4242 (" +
+                parent + ")\nthread 1 (tid 5000): complete, 16 blocks from a "
+                "checkpoint\n  t.c:25  main()\n");
+  Result j = RunTool(Args(child, "--json --last 1"));
+  const nlohmann::json t = nlohmann::json::parse(j.out)["threads"][0];
+  EXPECT_EQ(t.at("parent_pid"), 4242);
+  EXPECT_EQ(t.at("from_checkpoint"), true);
+}
+
+// A fork child's first checkpoint was taken at the fork: main in its call
+// at block 2 (here the call to fork), the next word main's witness of
+// 3 -> 4, taken after the call returns.  The same records in a ring file
+// mean the state at that witness: main about to take its edge (from the
+// block the checkpoint cannot name, so its first step is 4).
+TEST_F(TraceCommand, ForkChildCheckpointIsInsideTheCall) {
+  const Function& main_fn = program_->tu.functions[0];
+  uint32_t witness = 0;
+  for (size_t e = 0; e < main_fn.edges.size(); ++e)
+    if (main_fn.edges[e].src == 3 && main_fn.edges[e].dst == 4)
+      witness = static_cast<uint32_t>(program_->plans[0].witness_of_edge[e]);
+  std::vector<uint32_t> words;
+  EncodeTraceEvent({K::kWitness, witness}, Stamp(*program_), &words);
+  EncodeTraceEvent({K::kEnd, 0, 0, 0}, Stamp(*program_), &words);
+  auto file = [&](const std::string& name, uint32_t mode, uint32_t kind) {
+    const std::string path = TmpDir() + "/" + name;
+    cli_test::WriteFile(
+        path, HandFile({{1, BALLARUS_TRACE_CHECKPOINT, 0, 0,
+                         CheckpointWords(*program_, {{0, 2}})},
+                        {1, kind, 1, words.size(), words}},
+                       mode, 4243, 4242));
+    return path;
+  };
+  Result child = RunTool(Args(
+      file("atfork.trace.4243", BALLARUS_TRACE_MODE_FULL, BALLARUS_TRACE_CHUNK),
+      "--blocks"));
+  ASSERT_EQ(child.status, 0) << child.err;
+  EXPECT_EQ(child.out.substr(child.out.find("\n  [0]")),
+            "\n  [0] main() block 3\n  [1] main() block 4\n  [2] main() block 5"
+            "\n  [3] main() block 1\n");
+  Result ring = RunTool(Args(
+      file("atchunk.trace.4243", BALLARUS_TRACE_MODE_RING, BALLARUS_TRACE_RING),
+      "--blocks"));
+  ASSERT_EQ(ring.status, 0) << ring.err;
+  EXPECT_EQ(ring.out.substr(ring.out.find("\n  [0]")),
+            "\n  [0] main() block 4\n  [1] main() block 5\n  [2] main() block 1\n");
+}
+#endif  // BALLARUS_TRACE_VERSION >= 2
 
 }  // namespace
 }  // namespace ballarus

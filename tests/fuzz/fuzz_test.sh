@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # fuzz_test.sh — //tests:fuzz_test: builds tests/fuzz/profile_fuzzer.cc
 # with clang-14 and libFuzzer (-fsanitize=fuzzer,address,undefined; every
-# sanitizer report fatal) from the sources of core/, runtime/profile_*.c
-# and reconstruct/ (all but main.cc), then fuzzes for a bounded time
-# (BALLARUS_FUZZ_SECONDS, default 60) from the committed corpus
+# sanitizer report fatal) from the sources of core/, runtime/profile_*.c,
+# runtime/trace_read.c and reconstruct/ (all but main.cc), then fuzzes for
+# a bounded time (BALLARUS_FUZZ_SECONDS, default 60) from the committed corpus
 # (tests/fuzz/corpus/: naive, edge,path and hashed-path profiles, COMDAT
 # copies, shared libraries, setjmp and fork re-entries, an empty and a
 # truncated file; v3-* with compressed metadata as written now, v2-* the
@@ -27,6 +27,7 @@ flags=(-O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
        -fno-omit-frame-pointer -I"$rf")
 sources=()
 for f in "$rf"/core/*.cc "$rf"/reconstruct/*.cc "$rf"/runtime/profile_*.c "$rf"/runtime/safe_file.c \
+         "$rf"/runtime/trace_read.c \
          "$rf"/tests/fuzz/profile_fuzzer.cc; do
   case "$f" in
     *_test.cc|*/test_*|*/main.cc) continue ;;
