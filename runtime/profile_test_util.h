@@ -37,9 +37,9 @@ inline std::vector<uint8_t> Blob(const std::string& profile, const std::string& 
   h.identity = ballarus_tu_identity(profile.c_str(), "/w", "src.c");
   h.flags = BALLARUS_META_F_NAIVE;
   h.names_size = static_cast<uint32_t>(names.size());
-  std::vector<uint8_t> out(sizeof h);
+  std::vector<uint8_t> out(sizeof h + all.size());
   memcpy(out.data(), &h, sizeof h);
-  out.insert(out.end(), all.begin(), all.end());
+  memcpy(out.data() + sizeof h, all.data(), all.size());
   return out;
 }
 
