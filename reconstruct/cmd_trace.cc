@@ -39,13 +39,19 @@ struct TraceFile {
   std::string path;
   ballarus_trace_file_header header{};
   std::map<uint32_t, ThreadRecords> threads;  // by thread serial
+  std::vector<TraceMetadata> metadata;        // its METADATA records
   const TraceFile* parent = nullptr;          // given too, by parent_pid
 };
 
 int Collect(void* ctx, const ballarus_trace_record_header* h,
             const uint32_t* w) {
-  ThreadRecords& t = (*static_cast<std::map<uint32_t, ThreadRecords>*>(ctx))
-      [h->thread];
+  TraceFile& f = *static_cast<TraceFile*>(ctx);
+  if (h->kind == kTraceMetadataKind) {  // the payload's bytes as they are
+    const auto* bytes = reinterpret_cast<const uint8_t*>(w);
+    f.metadata.push_back({f.path, std::vector<uint8_t>(bytes, bytes + h->bytes)});
+    return 0;
+  }
+  ThreadRecords& t = f.threads[h->thread];
   t.tid = h->tid;
   t.records.push_back({h->kind, h->seq, h->total,
                        std::vector<uint32_t>(w, w + h->count)});
@@ -61,8 +67,8 @@ TraceFile ReadTraceFile(const std::string& path) {
   TraceFile f;
   f.path = path;
   char err[256] = "";
-  if (ballarus_trace_read(data.data(), data.size(), &f.header, Collect,
-                          &f.threads, err, sizeof err) != 0)
+  if (ballarus_trace_read(data.data(), data.size(), &f.header, Collect, &f,
+                          err, sizeof err) != 0)
     Fail(path, err);
   for (auto& [serial, t] : f.threads)
     t.fork_child = f.header.mode == BALLARUS_TRACE_MODE_FULL &&
@@ -255,20 +261,30 @@ void PrintProcess(const TraceFile& f, size_t files) {
   fmt::print("{}\n", s);
 }
 
+// The program from the profiles and the files' METADATA records.
+void LoadProgram(const TraceOptions& o, const std::vector<TraceFile>& files,
+                 TraceProgram* program) {
+  std::vector<TraceMetadata> metadata;
+  for (const TraceFile& f : files)
+    metadata.insert(metadata.end(), f.metadata.begin(), f.metadata.end());
+  if (o.profiles.empty() && metadata.empty())
+    Fail(o.trace_files.back(), "no METADATA records (written by an older "
+         "runtime): give the program's --profile");
+  std::string file, error;
+  if (!LoadTraceProgram(o.profiles, program, &file, &error, metadata))
+    Fail(file, error);
+}
+
 }  // namespace
 
 int RunTrace(const TraceOptions& o) {
-  if (o.profiles.empty())
-    Fail("", "trace needs --profile (the CFGs and trace plans)");
-  TraceProgram program;
-  std::string file, error;
-  if (!LoadTraceProgram(o.profiles, &program, &file, &error))
-    Fail(file, error);
   ParseRange(o.range);
   FunctionRegex(o);
   std::vector<TraceFile> files;
   for (const std::string& path : o.trace_files)
     files.push_back(ReadTraceFile(path));
+  TraceProgram program;
+  LoadProgram(o, files, &program);
   bool has_thread = o.thread == 0;
   for (TraceFile& f : files) {
     for (const TraceFile& g : files)

@@ -1,7 +1,8 @@
-// cmd_trace.h — `ballarus-reconstruct trace TRACEFILE... --profile
-// PROFILE...`: each thread's executed blocks regenerated from trace files
-// (runtime/trace_format.h) and the CFGs and trace plans of the profiles'
-// metadata (core/trace_regen.h, core/trace_ids.h), printed as source lines
+// cmd_trace.h — `ballarus-reconstruct trace TRACEFILE... [--profile
+// PROFILE...]`: each thread's executed blocks regenerated from trace files
+// (runtime/trace_format.h) and the CFGs and trace plans of the TUs'
+// metadata, which the trace files carry (METADATA records) or profiles
+// give (core/trace_regen.h, core/trace_ids.h), printed as source lines
 // (default) or blocks.  Ring buffers and fork children's files start at a
 // checkpoint (reconstruct/trace_thread.h); mode=trace-naive files are
 // shown as they are.

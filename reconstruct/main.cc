@@ -213,8 +213,10 @@ class TraceCommand : public Subcommand {
     trace->add_option("--profile", o_.profiles,
                       "profile(s) of the traced program: its CFGs and "
                       "trace plans (repeatable, in the order they were "
-                      "numbered)")
-        ->required();
+                      "numbered).  Needed only for trace files without "
+                      "METADATA records (older runtimes); a TU that both "
+                      "hold must be the same build (else an error), and is "
+                      "read from the profile");
     trace->add_option("--function", o_.function_regex,
                       "only blocks of functions whose name or demangled "
                       "name matches this regular expression");

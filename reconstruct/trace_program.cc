@@ -1,8 +1,12 @@
 // trace_program.cc — see trace_program.h.
 #include "reconstruct/trace_program.h"
 
+#include <cstring>
+#include <map>
+
 #include "core/metadata.h"
 #include "core/trace_ids.h"
+#include "runtime/ballarus_format.h"
 
 namespace ballarus {
 
@@ -28,29 +32,69 @@ bool DecodePlan(const Function& fn, std::vector<uint8_t> bytes,
   return true;
 }
 
+// Appends the functions of `tu` (which must outlive *out).
+bool AddTu(const TranslationUnit& tu, TraceProgram* out, std::string* error) {
+  const uint32_t stamp = static_cast<uint32_t>(TuIdentity(tu));
+  for (uint32_t i = 0; i < tu.functions.size(); ++i) {
+    const Function& fn = tu.functions[i];
+    out->ids.emplace(std::make_pair(stamp, i), out->functions.size());
+    TraceProgramFunction f{&fn, &tu, std::nullopt};
+    if (const Extension* x = FindTracePlanExtension(fn)) {
+      if (!DecodePlan(fn, x->bytes, out, &f, error)) return false;
+    }
+    out->functions.push_back(std::move(f));
+  }
+  return true;
+}
+
+// The TUs of the trace files' METADATA records that no profile holds;
+// `builds` maps each identity already loaded to its stamp and source.
+bool AddMetadata(const std::vector<TraceMetadata>& metadata,
+                 std::map<uint64_t, std::pair<uint64_t, std::string>>* builds,
+                 TraceProgram* out, std::string* file, std::string* error) {
+  for (const TraceMetadata& m : metadata) {
+    *file = m.file;
+    auto tu = std::make_unique<TranslationUnit>();
+    const DecodeResult d = DecodeMetadata(m.blob.data(), m.blob.size(), tu.get());
+    if (!d.ok) {
+      *error = "METADATA record: " + d.error;
+      return false;
+    }
+    ballarus_meta_header h;
+    std::memcpy(&h, m.blob.data(), sizeof h);  // DecodeMetadata checked it
+    const auto [it, added] =
+        builds->emplace(h.identity, std::make_pair(h.stamp, "the one before"));
+    if (!added && it->second.first != h.stamp) {
+      *error = "TU " + tu->source + ": its METADATA record is another "
+               "build than " + it->second.second + " (rebuilt since?)";
+      return false;
+    }
+    if (!added) continue;
+    if (!AddTu(*tu, out, error)) return false;
+    out->trace_tus.push_back(std::move(tu));
+  }
+  return true;
+}
+
 }  // namespace
 
 bool LoadTraceProgram(const std::vector<std::string>& profiles,
                       TraceProgram* out, std::string* file,
-                      std::string* error) {
+                      std::string* error,
+                      const std::vector<TraceMetadata>& metadata) {
+  std::map<uint64_t, std::pair<uint64_t, std::string>> builds;
   for (const std::string& path : profiles) {
     auto records = std::make_unique<ProfileRecords>();
     *file = path;
     if (!ReadProfile(path, records.get(), error)) return false;
     for (const LoadedTu& t : records->tus) {
-      const uint32_t stamp = static_cast<uint32_t>(TuIdentity(t.tu));
-      for (uint32_t i = 0; i < t.tu.functions.size(); ++i) {
-        const Function& fn = t.tu.functions[i];
-        out->ids.emplace(std::make_pair(stamp, i), out->functions.size());
-        TraceProgramFunction f{&fn, &t.tu, std::nullopt};
-        if (const Extension* x = FindTracePlanExtension(fn)) {
-          if (!DecodePlan(fn, x->bytes, out, &f, error)) return false;
-        }
-        out->functions.push_back(std::move(f));
-      }
+      builds.emplace(t.record->identity,
+                     std::make_pair(t.record->stamp, "the profile " + path));
+      if (!AddTu(t.tu, out, error)) return false;
     }
     out->profiles.push_back(std::move(records));
   }
+  if (!AddMetadata(metadata, &builds, out, file, error)) return false;
   out->empty_plans.resize(out->functions.size());
   for (size_t i = 0; i < out->functions.size(); ++i) {
     const TraceProgramFunction& f = out->functions[i];

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/metadata.h"
 #include "core/test_profiles.h"
 #include "core/trace_ids.h"
 #include "core/trace_plan.h"
@@ -131,6 +132,7 @@ struct HandRecord {
   uint32_t seq = 0;
   uint64_t total = 0;
   std::vector<uint32_t> words;
+  std::vector<uint8_t> bytes;  // METADATA: the payload as it is
 };
 
 // A trace file written here (trace_format.h).
@@ -151,7 +153,7 @@ std::string HandFile(const std::vector<HandRecord>& records,
   h.generation = parent_pid != 0;
   put(&h, sizeof h);
   for (const HandRecord& rec : records) {
-    std::string payload;
+    std::string payload(rec.bytes.begin(), rec.bytes.end());
     uint32_t prev = 0;
     for (uint32_t w : rec.words) {
       uint32_t d = w - prev;
@@ -166,9 +168,9 @@ std::string HandFile(const std::vector<HandRecord>& records,
     r.magic = BALLARUS_TRACE_RECORD_MAGIC;
     r.kind = rec.kind;
     r.thread = rec.thread;
-    r.tid = 4999 + rec.thread;
+    r.tid = rec.thread != 0 ? 4999 + rec.thread : 0;  // METADATA: 0
     r.seq = rec.seq;
-    r.count = static_cast<uint32_t>(rec.words.size());
+    r.count = static_cast<uint32_t>(rec.words.size() + rec.bytes.size());
     r.bytes = static_cast<uint32_t>(payload.size());
     r.total = rec.total;
     put(&r, sizeof r);
@@ -723,6 +725,45 @@ TEST_F(TraceCommand, ForkChildCheckpointIsInsideTheCall) {
             "\n  [0] main() block 4\n  [1] main() block 5\n  [2] main() block 1\n");
 }
 #endif  // BALLARUS_TRACE_VERSION >= 2
+
+#ifdef BALLARUS_TRACE_METADATA
+// A trace file carrying its TU's metadata reads without --profile; a
+// profile of the same build changes nothing, one of another build of the
+// TU (same identity, other stamp) is an error, and so is a file without
+// metadata and no profile.
+TEST_F(TraceCommand, MetadataRecordsReplaceTheProfile) {
+  const std::vector<uint32_t> words = RunWords(*program_);
+  auto file = [&](const std::string& name, bool metadata) {
+    std::vector<HandRecord> records;
+    if (metadata)
+      records.push_back({0, BALLARUS_TRACE_METADATA, 0, 0, {},
+                         EncodeMetadata(program_->tu)});
+    records.push_back({1, BALLARUS_TRACE_CHUNK, 0, words.size(), words});
+    const std::string path = TmpDir() + "/" + name;
+    cli_test::WriteFile(path, HandFile(records));
+    return path;
+  };
+  const std::string with = file("meta.trace", true);
+  Result alone = RunTool("trace '" + with + "' --blocks");
+  ASSERT_EQ(alone.status, 0) << alone.err;
+  Result profiled = RunTool(Args(file("plain.trace", false), "--blocks"));
+  ASSERT_EQ(profiled.status, 0) << profiled.err;
+  EXPECT_EQ(alone.out, profiled.out);
+  EXPECT_EQ(Lines(alone.out), 19);  // the header and kRun's 18 steps
+  Result both = RunTool(Args(with, "--blocks"));
+  EXPECT_EQ(both.out, profiled.out) << both.err;
+  TranslationUnit rebuilt = program_->tu;
+  rebuilt.functions[0].blocks[4].lines[0].line += 1;
+  const std::string old_profile =
+      WriteTestProfile("rebuilt.bprof", {{rebuilt, {}, {}, 1}});
+  ExpectOneLine(RunTool("trace '" + with + "' --profile '" + old_profile + "'"),
+                with, "TU t.c: its METADATA record is another build than the "
+                      "profile " + old_profile);
+  const std::string without = file("bare.trace", false);
+  ExpectOneLine(RunTool("trace '" + without + "'"), without,
+                "no METADATA records");
+}
+#endif  // BALLARUS_TRACE_METADATA
 
 }  // namespace
 }  // namespace ballarus

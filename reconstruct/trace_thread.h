@@ -27,6 +27,7 @@
 namespace ballarus {
 
 inline constexpr uint32_t kTraceCheckpointKind = 4;  // trace_format.h
+inline constexpr uint32_t kTraceMetadataKind = 5;    // a TU's blob
 inline constexpr uint32_t kTraceUnknownDepth = 0xffffffffu;
 
 // A record as trace_read hands it over.
