@@ -185,8 +185,14 @@ int main(void) {
 )";
 
 // Each thread's words, by thread serial.
+// A record of a thread's words (not a checkpoint or a TU's metadata).
+bool IsStreamRecord(const ballarus_trace_record_header* h) {
+  return h->kind == BALLARUS_TRACE_CHUNK || h->kind == BALLARUS_TRACE_RING;
+}
+
 int CollectByThread(void* ctx, const ballarus_trace_record_header* h,
                     const uint32_t* w) {
+  if (!IsStreamRecord(h)) return 0;
   auto* m = static_cast<std::map<uint32_t, std::vector<uint32_t>>*>(ctx);
   (*m)[h->thread].insert((*m)[h->thread].end(), w, w + h->count);
   return 0;
@@ -194,6 +200,7 @@ int CollectByThread(void* ctx, const ballarus_trace_record_header* h,
 
 int Collect(void* ctx, const ballarus_trace_record_header* h,
             const uint32_t* w) {
+  if (!IsStreamRecord(h)) return 0;
   auto* words = static_cast<std::vector<uint32_t>*>(ctx);
   words->insert(words->end(), w, w + h->count);
   return 0;
