@@ -9,7 +9,10 @@
 #    profile, and the naive trace's words are exactly its blocks plus 4 per
 #    kEnter plus 3 per kEnd;
 #  * mode=trace writes fewer witnesses than the naive trace, and more than
-#    none; every timed configuration has a ratio with an interval.
+#    none; every timed configuration has a ratio with an interval;
+#  * the trace build's full trace regenerates (`ballarus-reconstruct trace`)
+#    to exactly the profile's executed blocks plus ENTRY and EXIT of every
+#    function execution, so the witnesses counted are a complete trace.
 set -uo pipefail
 
 failures=0
@@ -52,6 +55,13 @@ words=$(field trace_words quick naive words)
 ends=$(field trace_words quick naive ends)
 [ "$words" = $((blocks + 4 * fn_execs + 3 * ends)) ] || fail "naive trace: $words words"
 [ "$full_w" -gt 0 ] && [ "$full_w" -lt "$naive_w" ] || fail "mode=trace: $full_w witnesses, naive $naive_w"
+run=$tmp/regen
+mkdir -p "$run"
+(cd "$run" && env BALLARUS_PROFILE="$run/p.profile" BALLARUS_TRACE=full BALLARUS_TRACE_FILE="$run/t.trace" \
+  "$tmp/work/quick/build/trace/exe" >/dev/null) || fail "the trace build exited $?"
+regen=$("$tmp/prefix/bin/ballarus-reconstruct" trace "$run/t.trace" --profile "$run/p.profile" --blocks --last 1 | head -n 1)
+[[ $regen == "thread 1 (tid "*"): complete, $((blocks + 2 * fn_execs)) blocks" ]] \
+  || fail "regenerated: '$regen', expected $blocks blocks + 2 x $fn_execs"
 n='[0-9]+\.[0-9]+ \[[0-9]+\.[0-9]+–[0-9]+\.[0-9]+\]'
 grep -Eq "^\| quick \| [0-9.]+ \| $n \| $n \| $n \| $n \|" "$tmp/stdout" \
   || fail "no time row with four intervals"
