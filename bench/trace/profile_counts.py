@@ -10,7 +10,10 @@ executed_blocks: the sum of every real block's count (not ENTRY, 0, or
 EXIT, 1) in the mode=naive profile (a counter on every edge).
 predicate_witnesses: predicate tracing's witnesses, one at the target of
 every executed edge out of a block with two or more flow successors (edges
-not of kind "fake"), i.e. the sum of those edges' counts.
+not of kind "fake"), i.e. the sum of those edges' counts; where one of a
+block's flow edges has no count (an abnormal edge: a computed goto's, a
+setjmp receiver's), the block's own count instead (each execution of the
+block leaves it by one of them).
 path_ends: the Ball-Larus paths the run completed, the sum of every
 function's path_count_total in the mode=path profile: one witness per
 path end (Larus, "Whole program paths", PLDI 1999).
@@ -30,11 +33,15 @@ def naive_counts(recon, profile):
     blocks = predicate = 0
     for fn in data["functions"]:
         blocks += sum(b["count"] for b in fn["blocks"] if b["id"] >= 2)
-        flow = [e for e in fn["edges"] if e["kind"] != "fake"]
-        succs = {}
-        for e in flow:
-            succs[e["src"]] = succs.get(e["src"], 0) + 1
-        predicate += sum(e["count"] for e in flow if succs[e["src"]] >= 2)
+        out = {}
+        for e in fn["edges"]:
+            if e["kind"] != "fake":
+                out.setdefault(e["src"], []).append(e["count"])
+        count = {b["id"]: b["count"] for b in fn["blocks"]}
+        for src, counts in out.items():
+            if len(counts) < 2:
+                continue
+            predicate += count[src] if None in counts else sum(counts)
     return blocks, predicate
 
 

@@ -54,8 +54,8 @@ def witnesses_table(out, programs):
     print("## Witnesses per executed block\n")
     print("| program | executed blocks | naive trace | predicate tracing | "
           "path ends | mode=trace | mode=trace / naive | event words (full) "
-          "| kEnter / kLand / kEnd |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| all words, mode=trace / naive | kEnter / kLand / kEnd |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for p in programs:
         full, naive, c = words[(p, "full")], words[(p, "naive")], counts[p]
         blocks = int(c["executed_blocks"])
@@ -66,6 +66,7 @@ def witnesses_table(out, programs):
               f"{per(c['predicate_witnesses'])} | {per(c['path_ends'])} | "
               f"{per(full['witnesses'])} | "
               f"{fmt(int(full['witnesses']) / nb)} | {per(full['events'])} | "
+              f"{fmt(int(full['words']) / int(naive['words']))} | "
               f"{full['enters']} / {full['lands']} / {full['ends']} |")
     print("\nEach column but the counts is words per executed block (the "
           "mode=naive profile's block executions).  Event words (4 per "
@@ -101,13 +102,17 @@ def instr_table(out, programs):
           + " | ring overhead / gcov's |")
     print("|---|---:|" + "---:|" * len(CONFIGS) + "---:|")
     for p in programs:
-        base = data[(p, "plain")]
-        ratio = {c: data[(p, c)] / base for c in CONFIGS}
-        mult = (ratio["ring"] - 1) / (ratio["gcov"] - 1)
-        print(f"| {p} | {base} | "
-              + " | ".join(fmt(ratio[c]) for c in CONFIGS)
-              + f" | {fmt(mult, 2)} |")
-    print()
+        base = data.get((p, "plain"))
+        if base is None:
+            continue
+        ratio = {c: data[(p, c)] / base for c in CONFIGS if (p, c) in data}
+        cell = lambda c: fmt(ratio[c]) if c in ratio else "—"  # noqa: E731
+        mult = "—"
+        if "ring" in ratio and "gcov" in ratio:
+            mult = fmt((ratio["ring"] - 1) / (ratio["gcov"] - 1), 2)
+        print(f"| {p} | {base} | " + " | ".join(cell(c) for c in CONFIGS)
+              + f" | {mult} |")
+    print("\n—: not measured.\n")
 
 
 def time_table(out, programs):
@@ -140,10 +145,14 @@ def time_table(out, programs):
         def mult(rs):
             return (statistics.median(x["ring"] for x in rs) - 1) / (
                 statistics.median(x["gcov"] for x in rs) - 1)
-        lo, hi = bootstrap(by_round, mult)
+        if statistics.median(x["gcov"] for x in by_round.values()) > 1:
+            lo, hi = bootstrap(by_round, mult)
+            multiple = (f"{fmt(mult(list(by_round.values())), 2)} "
+                        f"[{fmt(lo, 2)}–{fmt(hi, 2)}]")
+        else:
+            multiple = "— (gcov's median not above plain)"
         print(f"| {p} | {fmt(statistics.median(plain))} | " + " | ".join(cells)
-              + f" | {fmt(mult(list(by_round.values())), 2)} [{fmt(lo, 2)}–"
-              f"{fmt(hi, 2)}] | {min(loads):.2f}–{max(loads):.2f} "
+              + f" | {multiple} | {min(loads):.2f}–{max(loads):.2f} "
               f"({len(by_round)} rounds) |")
     print("\nload: the 1-minute load average before and after each round "
           "(min–max).\n")

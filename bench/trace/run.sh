@@ -9,6 +9,8 @@
 #   bash bench/trace/run.sh [--quick] [--programs LIST] [--runs N] [--warmup N]
 #                           [--ring N] [--pin CPU] [--no-instr] [--out DIR]
 #                           [--cache DIR] [--work DIR] [--prefix DIR]
+#                           [--reuse-builds] [--append] [--instr-configs LIST]
+#                           [--no-count]
 #
 # Builds per program: plain (gcc -O2), gcov (-fprofile-arcs
 # -fprofile-update=single), naive (ballarus mode=naive: a counter on every
@@ -16,15 +18,22 @@
 # (mode=path: the executed path count), trace (mode=trace) and trace-naive
 # (mode=trace-naive: a witness at every block).  Each runs the workload
 # once (its outputs must equal plain's; the traced builds with
-# BALLARUS_TRACE=full), then once more under valgrind --tool=cachegrind
-# --cache-sim=no for the timed configurations, then --runs rounds of
-# interleaved pinned pairs (plain, config) for every timed configuration:
+# BALLARUS_TRACE=full), then --runs rounds of interleaved pinned pairs
+# (plain, config) for every timed configuration, then once more under
+# valgrind --tool=cachegrind --cache-sim=no for each of them (the full
+# trace last: under valgrind it is the longest; --instr-configs picks some
+# of plain,gcov,ring,off,full):
 #   gcov   the gcov build
 #   off    the trace build, BALLARUS_TRACE unset (tracing not started)
 #   ring   the trace build, BALLARUS_TRACE=ring:N
 #   full   the trace build, BALLARUS_TRACE=full
 # The load average is recorded before and after every round.  Raw results
 # go to OUT/raw/*.tsv and the report (report.py) to OUT/results.md.
+# --reuse-builds keeps a build whose executable is already in the work
+# directory; --append adds to OUT/raw's files instead of starting them anew
+# (several runs, e.g. one per program, into one report); --no-count skips
+# the count runs and checks outputs against an earlier run's in the same
+# work directory (with --reuse-builds: more instruction counts or rounds).
 # --quick (//bench:trace_quick_test): the bundled quick program, one round,
 # no valgrind, no network.
 set -euo pipefail
@@ -39,7 +48,7 @@ say() { printf '[trace-bench] %s\n' "$*" >&2; }
 die() { printf '%s: error: %s\n' "$prog" "$*" >&2; exit 1; }
 
 quick=0 programs=lua,sqlite3,bzip2 runs=11 warmup=1 ring=65536 pin=auto
-instr=1 out='' cache='' work='' prefix=''
+instr=1 out='' cache='' work='' prefix='' reuse=0 append=0 instr_configs=plain,gcov,ring,off,full count=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
@@ -53,7 +62,11 @@ while [ $# -gt 0 ]; do
     --cache) cache=$2; shift ;;
     --work) work=$2; shift ;;
     --prefix) prefix=$2; shift ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    --reuse-builds) reuse=1 ;;
+    --append) append=1 ;;
+    --instr-configs) instr_configs=$2; shift ;;
+    --no-count) count=0 ;;
+    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
     *) printf '%s: unknown option %s\n' "$prog" "$1" >&2; exit 2 ;;
   esac
   shift
@@ -101,6 +114,7 @@ trace_env_of() {  # the BALLARUS_TRACE value of a configuration ('' = unset)
 
 build() {  # build PROG BUILD
   local p=$1 b=$2 dir=$work/$1/build/$2
+  if [ "$reuse" = 1 ] && [ -x "$dir/exe" ]; then say "$p: reusing $b"; return 0; fi
   rm -rf "$dir" && mkdir -p "$dir"
   say "$p: building $b"
   ( "build_$p" "$dir" "$(compiler_of "$b")" ) >"$dir.log" 2>&1 \
@@ -156,8 +170,10 @@ count_runs() {
       trace-naive) words "$p" naive --naive ;;
     esac
   done
-  printf '%s\t%s\n' "$p" "$(python3 "$trace_dir/profile_counts.py" "$RECON" \
-    "$work/$p/count/naive.profile" "$work/$p/count/path.profile")" >>"$RAW/profile_counts.tsv"
+  local counts
+  counts=$(python3 "$trace_dir/profile_counts.py" "$RECON" \
+    "$work/$p/count/naive.profile" "$work/$p/count/path.profile") || die "$p: cannot read the profiles"
+  printf '%s\t%s\n' "$p" "$counts" >>"$RAW/profile_counts.tsv"
 }
 words() {  # words PROG NAME [--naive]: the trace file's words by kind
   local line
@@ -168,7 +184,9 @@ words() {  # words PROG NAME [--naive]: the trace file's words by kind
 # instr PROG: instructions of plain and every configuration (cachegrind).
 instr_runs() {
   local p=$1 c b vg
-  for c in plain "${CONFIGS[@]}"; do
+  local -a configs
+  IFS=, read -r -a configs <<<"$instr_configs"
+  for c in "${configs[@]}"; do
     b=$(build_of "$c")
     vg=$work/$p/vg/$c && rm -rf "$vg" && mkdir -p "$vg"
     say "$p: instructions of $c"
@@ -195,26 +213,33 @@ timed_runs() {
 }
 
 RAW=$out/raw
-printf 'program\tbuild\telapsed_us\n' >"$RAW/count_runs.tsv"
-printf 'program\ttrace\trecords\tthreads\twords\twitnesses\texit_words\tevents\tenters\tlands\tends\tpayload_bytes\tfile_bytes\n' >"$RAW/trace_words.tsv"
-printf 'program\texecuted_blocks\tpredicate_witnesses\tpath_ends\n' >"$RAW/profile_counts.tsv"
-printf 'program\tconfig\tinstructions\n' >"$RAW/instr.tsv"
-printf 'program\tconfig\tround\tplain_us\tconfig_us\tload_before\tload_after\n' >"$RAW/runs.tsv"
+header() {  # header FILE COLUMNS...: FILE started anew, unless --append keeps it
+  [ "$append" = 1 ] && [ -s "$RAW/$1" ] && return 0
+  (IFS=$'\t'; echo "${*:2}") >"$RAW/$1"
+}
+header count_runs.tsv program build elapsed_us
+header trace_words.tsv program trace records threads words witnesses exit_words events enters lands ends payload_bytes file_bytes
+header profile_counts.tsv program executed_blocks predicate_witnesses path_ends
+header instr.tsv program config instructions
+header runs.tsv program config round plain_us config_us load_before load_after
+[ "$append" = 1 ] || : >"$out/machine.txt"
 {
-  echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "run: $(date -u '+%Y-%m-%d %H:%M UTC'), programs $programs"
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) cores"
   echo "pinned: ${PIN[*]:-none}; ring: $ring words; rounds: $runs after $warmup warm-up"
   echo "gcc: $(gcc -dumpfullversion); valgrind: $(valgrind --version 2>/dev/null || echo none)"
   echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-} >"$out/machine.txt"
+} >>"$out/machine.txt"
 
 IFS=, read -r -a PROGS <<<"$programs"
 for p in "${PROGS[@]}"; do
   "prepare_$p"
   for b in "${BUILDS[@]}"; do build "$p" "$b"; done
-  count_runs "$p"
-  [ "$instr" = 0 ] || instr_runs "$p"
+  if [ "$count" = 1 ]; then count_runs "$p"; else
+    [ -d "$work/$p/expected" ] || die "$p: --no-count needs an earlier run's outputs in $work/$p/expected"
+  fi
   [ "$runs" = 0 ] || timed_runs "$p"
+  [ "$instr" = 0 ] || instr_runs "$p"
 done
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$out/machine.txt"
 python3 "$trace_dir/report.py" "$out" | tee "$out/results.md"
