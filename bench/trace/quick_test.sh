@@ -26,7 +26,7 @@ rm -rf "$tmp" && mkdir -p "$tmp"
 "$rf/install" "$tmp/prefix" >"$tmp/install.log" 2>&1 \
   || { cat "$tmp/install.log" >&2; echo "FAIL: install" >&2; exit 1; }
 rc=0
-bash "$rf/bench/trace/run.sh" --quick --prefix "$tmp/prefix" --work "$tmp/work" \
+bash "$rf/bench/trace/run.sh" --quick --prefix "$tmp/prefix" --work "$tmp/work" --cache "$tmp/cache" \
   --out "$tmp/out" >"$tmp/stdout" 2>"$tmp/stderr" || rc=$?
 if [ "$rc" != 0 ]; then
   tail -n 30 "$tmp/stderr" >&2

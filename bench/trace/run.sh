@@ -72,7 +72,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 if [ "$quick" = 1 ]; then programs=quick runs=1 warmup=0 instr=0; fi
-cache=${cache:-$HOME/.cache/ballarus-bench}
+cache=${cache:-${HOME:?is not set: pass --cache DIR}/.cache/ballarus-bench}
 out=${out:-$here/results/trace-latest}
 work=${work:-$cache/trace-work}
 [ "$pin" != auto ] || pin=$(($(nproc) - 1))
