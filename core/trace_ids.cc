@@ -100,7 +100,9 @@ DecodedTrace DecodeTraceWords(const std::vector<uint32_t>& words,
 std::vector<uint8_t> EncodeTracePlanExtension(const TracePlan& plan,
                                               bool naive) {
   std::vector<uint8_t> out;
-  PutWord(naive ? kTracePlanNaive : 0u, &out);  // flags
+  uint32_t flags = naive ? kTracePlanNaive : 0u;
+  if (!plan.witness_blocks.empty()) flags |= kTracePlanBlockWitnesses;
+  PutWord(flags, &out);
   std::vector<uint32_t> calls;
   for (size_t b = 0; b < plan.call_block.size(); ++b)
     if (plan.call_block[b]) calls.push_back(static_cast<uint32_t>(b));
@@ -110,6 +112,10 @@ std::vector<uint8_t> EncodeTracePlanExtension(const TracePlan& plan,
   for (size_t e : plan.witness_edges) PutWord(static_cast<uint32_t>(e), &out);
   PutWord(static_cast<uint32_t>(plan.unwitnessable.size()), &out);
   for (size_t e : plan.unwitnessable) PutWord(static_cast<uint32_t>(e), &out);
+  if (flags & kTracePlanBlockWitnesses) {
+    PutWord(static_cast<uint32_t>(plan.witness_blocks.size()), &out);
+    for (uint32_t b : plan.witness_blocks) PutWord(b, &out);
+  }
   return out;
 }
 
@@ -118,12 +124,17 @@ bool DecodeTracePlanExtension(const Function& fn,
                               TracePlan* plan, std::string* error) {
   size_t pos = 0;
   uint32_t flags = 0;
-  std::vector<uint32_t> calls, witnesses, unwitnessable;
+  std::vector<uint32_t> calls, witnesses, unwitnessable, blocks;
   const uint32_t n_edges = static_cast<uint32_t>(fn.edges.size());
-  if (!GetWord(bytes, &pos, &flags) || flags > kTracePlanNaive ||
-      !GetList(bytes, &pos, static_cast<uint32_t>(fn.blocks.size()), &calls) ||
+  const uint32_t n_blocks = static_cast<uint32_t>(fn.blocks.size());
+  const uint32_t known = kTracePlanNaive | kTracePlanBlockWitnesses;
+  if (!GetWord(bytes, &pos, &flags) || (flags & ~known) != 0 ||
+      !GetList(bytes, &pos, n_blocks, &calls) ||
       !GetList(bytes, &pos, n_edges, &witnesses) ||
-      !GetList(bytes, &pos, n_edges, &unwitnessable) || pos != bytes.size()) {
+      !GetList(bytes, &pos, n_edges, &unwitnessable) ||
+      ((flags & kTracePlanBlockWitnesses) &&
+       (!GetList(bytes, &pos, n_blocks, &blocks) || blocks.empty())) ||
+      pos != bytes.size()) {
     *error = "bad trace plan of function " + fn.name;
     return false;
   }
@@ -141,6 +152,7 @@ bool DecodeTracePlanExtension(const Function& fn,
     plan->witness_edges.push_back(witnesses[id]);
   }
   plan->unwitnessable.assign(unwitnessable.begin(), unwitnessable.end());
+  plan->witness_blocks = blocks;
   return true;
 }
 

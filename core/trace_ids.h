@@ -15,10 +15,13 @@
 // compiler's edge weights and call blocks, which the metadata does not
 // otherwise carry, so the instrumenting side stores it as the function's
 // kTracePlanExtensionTag extension: little-endian uint32 words
-//   flags (bit 0 kTracePlanNaive: every block writes its index instead),
+//   flags (bit 0 kTracePlanNaive: every block writes its index instead;
+//          bit 1 kTracePlanBlockWitnesses: the last list follows),
 //   n, the n call blocks (ascending),
 //   w, the w witness edges (edge indices, by witness id),
-//   u, the u unwitnessable edges.
+//   u, the u unwitnessable edges,
+//   [b, the b blocks with a block witness (ascending; ids w, w+1, ...)].
+// A plan without block witnesses is encoded without bit 1 and the list.
 #ifndef BALLARUS_CORE_TRACE_IDS_H_
 #define BALLARUS_CORE_TRACE_IDS_H_
 
@@ -36,6 +39,7 @@ namespace ballarus {
 
 inline constexpr uint32_t kTracePlanExtensionTag = BALLARUS_TRACE_EXTENSION_TAG;
 inline constexpr uint32_t kTracePlanNaive = BALLARUS_TRACE_PLAN_NAIVE;
+inline constexpr uint32_t kTracePlanBlockWitnesses = 2;
 inline constexpr uint32_t kTraceEventTag = BALLARUS_TRACE_EVENT_TAG;
 inline constexpr uint32_t kTraceEventEnd = BALLARUS_TRACE_EVENT_END;
 inline constexpr uint32_t kTraceEventLand = BALLARUS_TRACE_EVENT_LAND;

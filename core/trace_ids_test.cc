@@ -82,6 +82,34 @@ TEST(TraceIds, PlanExtensionRoundTrip) {
   EXPECT_TRUE(std::equal(naive.begin() + 1, naive.end(), bytes.begin() + 1));
 }
 
+TEST(TraceIds, BlockWitnessesRoundTrip) {
+  TestFunction t = ComputedGotoLoop(1);
+  std::vector<bool> calls(t.callee.size());
+  for (size_t b = 0; b < calls.size(); ++b) calls[b] = t.callee[b] >= 0;
+  const TracePlan plan = PlanTrace(t.fn, {}, calls);
+  ASSERT_FALSE(plan.witness_blocks.empty());
+  std::vector<uint8_t> bytes = EncodeTracePlanExtension(plan);
+  EXPECT_EQ(bytes[0], kTracePlanBlockWitnesses);
+  TracePlan back;
+  std::string error;
+  ASSERT_TRUE(DecodeTracePlanExtension(t.fn, bytes, &back, &error)) << error;
+  EXPECT_EQ(back.witness_blocks, plan.witness_blocks);
+  EXPECT_EQ(back.witness_edges, plan.witness_edges);
+  EXPECT_EQ(back.call_block, plan.call_block);
+  // The block list is there only with its flag, and is not empty then.
+  std::vector<uint8_t> no_flag = bytes;
+  no_flag[0] = 0;
+  EXPECT_FALSE(DecodeTracePlanExtension(t.fn, no_flag, &back, &error));
+  std::vector<uint8_t> empty = EncodeTracePlanExtension(PlanTrace(t.fn, {}, {}));
+  empty.resize(empty.size() - 4 * (1 + plan.witness_blocks.size()));
+  empty.insert(empty.end(), {0, 0, 0, 0});
+  EXPECT_FALSE(DecodeTracePlanExtension(t.fn, empty, &back, &error));
+  // An unknown flag bit.
+  std::vector<uint8_t> unknown = bytes;
+  unknown[0] |= 4;
+  EXPECT_FALSE(DecodeTracePlanExtension(t.fn, unknown, &back, &error));
+}
+
 TEST(TraceIds, MalformedPlansRejected) {
   TestFunction t = WhileLoop();
   TracePlan plan = PlanTrace(t.fn, {}, {});

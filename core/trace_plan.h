@@ -22,6 +22,17 @@
 // never walked by ordinary control flow; abnormal re-entries are announced
 // in the stream instead (TraceEventKind::kLand).
 //
+// Computed gotos (GCC's labels as values, `goto *p`): GCC factors them into
+// one dispatch block per function, entered by flow edges, left only by
+// abnormal edges to the labels' blocks, which cannot hold code.  Each
+// target block of a dispatch block gets a block witness instead: its own
+// witness id, written at the block's start on every entry, whichever edge
+// came there.  The walk leaves a dispatch block for the block of the next
+// witness; entering such a block by a flow edge it reads the block's
+// witness after the edge's own.  To keep every branch's choice unique,
+// flow edges into a witnessed block always carry an edge witness too, and
+// with two or more dispatch blocks each is a blocking target like a call.
+//
 // A thread's trace stream is a sequence of TraceEvents:
 //   kEnter  {id = function id, depth = d, site = s}  a traced activation
 //           starts; d is the number of traced activations live on the
@@ -104,7 +115,20 @@ struct TracePlan {
   // Parallel to Function::blocks: the block contains a call that may run
   // traced code, longjmp or throw (the input of PlanTrace).
   std::vector<bool> call_block;
+  // Blocks with a block witness (the targets of computed gotos), ascending;
+  // witness_blocks[k]'s witness id is witness_edges.size() + k.
+  std::vector<uint32_t> witness_blocks;
 };
+
+// The block witness id of `block`, or kNoWitness.
+int64_t BlockWitness(const TracePlan& plan, uint32_t block);
+
+// The computed-goto dispatch blocks of `fn`: entered by a flow edge, no
+// flow out-edge, an abnormal out-edge to a block other than EXIT.
+std::vector<bool> DispatchBlocks(const Function& fn);
+
+// True if `e` leaves a dispatch block for one of its targets.
+bool IsDispatchEdge(const Function& fn, const Edge& e);
 
 // True if ordinary control flow walks `e`: not fake, not ignored, and not
 // one of ballarus' model-only re-entry edges (a forked child's return goes

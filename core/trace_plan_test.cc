@@ -79,7 +79,8 @@ TEST(TracePlan, EveryTestGraphIsTraceable) {
   for (const TestFunction& t :
        {IfElse(), WhileLoop(), NestedLoops(), EarlyExitLoop(), MultipleExits(),
         Figure13(), SwitchLoop(), CallInLoop(0), CallingSelfLoop(0),
-        Recursive(0, 1), CallsBelowBranches(0)}) {
+        Recursive(0, 1), CallsBelowBranches(0), ComputedGotoLoop(0),
+        TwoDispatchBlocks(), DispatchOrDirect()}) {
     for (uint64_t seed = 0; seed < 4; ++seed) {
       std::vector<uint64_t> w(t.fn.edges.size());
       for (size_t i = 0; i < w.size(); ++i) w[i] = (i * 7 + seed * 13) % 10;
@@ -162,6 +163,43 @@ TEST(TracePlan, ReentryEdgesTakeNoPart) {
   const TracePlan p = PlanTrace(f, {}, {false, false, true, false});
   EXPECT_EQ(FlowOutDegrees(f)[0], 1u);
   EXPECT_TRUE(p.witness_edges.empty());
+}
+
+TEST(TracePlan, ComputedGotoTargetsGetBlockWitnesses) {
+  const TestFunction t = ComputedGotoLoop(0);
+  EXPECT_EQ(DispatchBlocks(t.fn),
+            (std::vector<bool>{false, false, false, true, false, false, false,
+                               false, false}));
+  const TracePlan p = PlanTrace(t.fn, {}, CallBlocks(t));
+  EXPECT_EQ(p.witness_blocks, (std::vector<uint32_t>{4, 5, 6, 7}));
+  const int64_t first = static_cast<int64_t>(p.witness_edges.size());
+  EXPECT_EQ(BlockWitness(p, 4), first);
+  EXPECT_EQ(BlockWitness(p, 7), first + 3);
+  EXPECT_EQ(BlockWitness(p, 3), kNoWitness);
+  // The flow edge 5->6 into a target has its own witness; the abnormal
+  // edges 3->4..7 (edges 2..5) none.
+  EXPECT_NE(p.witness_of_edge[8], kNoWitness);
+  for (size_t e = 2; e <= 5; ++e) EXPECT_EQ(p.witness_of_edge[e], kNoWitness);
+  EXPECT_TRUE(IsDispatchEdge(t.fn, t.fn.edges[3]));
+  EXPECT_FALSE(IsDispatchEdge(t.fn, t.fn.edges[13]));  // 3->EXIT, fake
+  // One dispatch block: no blocker for it, i.e. 6->3 (the branch 6 goes
+  // to EXIT or dispatches) is not blocking; 6->EXIT is, for EXIT.
+  EXPECT_EQ(p.blocking, (V{10}));
+}
+
+TEST(TracePlan, TwoDispatchBlocksAreBlocked) {
+  // 2 reaches both dispatch blocks, whose targets are the same: both of
+  // its out-edges need a witness.
+  const TracePlan p = PlanTrace(TwoDispatchBlocks().fn, {}, {});
+  EXPECT_EQ(p.blocking, (V{1, 2}));
+  EXPECT_EQ(p.witness_blocks, (std::vector<uint32_t>{4, 5}));
+}
+
+TEST(TracePlan, FlowEdgeIntoATargetHasItsWitness) {
+  // 2->5 and 2->3->(5) would both first meet 5's block witness.
+  const TracePlan p = PlanTrace(DispatchOrDirect().fn, {}, {});
+  EXPECT_NE(p.witness_of_edge[1], kNoWitness);
+  EXPECT_EQ(p.witness_of_edge[2], kNoWitness);
 }
 
 }  // namespace

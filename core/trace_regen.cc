@@ -12,9 +12,23 @@ namespace {
 // choice (computed on first use).
 struct Tables {
   std::vector<std::vector<uint32_t>> succ;
+  // A computed goto's dispatch block: the blocks it may go to.
+  std::vector<std::vector<uint32_t>> targets;
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> choice;
   std::vector<bool> has_choice;
 };
+
+// Per block: the targets of a dispatch block's computed goto, else none.
+std::vector<std::vector<uint32_t>> DispatchTargets(const Function& fn) {
+  std::vector<std::vector<uint32_t>> targets(fn.blocks.size());
+  const std::vector<bool> dispatch = DispatchBlocks(fn);
+  for (const Edge& e : fn.edges)
+    if (e.src < dispatch.size() && dispatch[e.src] &&
+        (e.flags & kEdgeAbnormal) && e.dst > kExitBlock &&
+        e.dst < dispatch.size())
+      targets[e.src].push_back(e.dst);
+  return targets;
+}
 
 Tables BuildTables(const Function& fn) {
   Tables t;
@@ -27,11 +41,13 @@ Tables BuildTables(const Function& fn) {
     if (IsTraceFlowEdge(e) && e.src < nb && e.dst < nb)
       t.succ[e.src].push_back(static_cast<uint32_t>(i));
   }
+  t.targets = DispatchTargets(fn);
   return t;
 }
 
 // witness(p, q) for each flow out-edge p->q: the witnesses first met on
-// witness-free paths that start with that edge.
+// witness-free paths that start with that edge.  A path ends at a block
+// witness; at a dispatch block it goes on to its targets' block witnesses.
 void ComputeChoice(const Function& fn, const TracePlan& plan, Tables* t,
                    uint32_t p) {
   auto& pairs = t->choice[p];
@@ -50,6 +66,15 @@ void ComputeChoice(const Function& fn, const TracePlan& plan, Tables* t,
       const uint32_t x = fn.edges[e].dst;
       if (seen[x]) continue;
       seen[x] = true;
+      const int64_t bw = BlockWitness(plan, x);
+      if (bw != kNoWitness) {
+        pairs.emplace_back(static_cast<uint32_t>(bw), e0);
+        continue;
+      }
+      for (uint32_t b : t->targets[x]) {
+        const int64_t tw = BlockWitness(plan, b);
+        if (tw != kNoWitness) pairs.emplace_back(static_cast<uint32_t>(tw), e0);
+      }
       for (uint32_t next : t->succ[x]) edges.push_back(next);
     }
   }
@@ -131,11 +156,22 @@ class Regenerator {
     if (events_.empty()) return Truncated();
     if (!witness) return true;
     Frame& f = stack_.back();
-    if (events_[0].id >= plan(f).witness_edges.size())
+    return ResumeAtWitness(f, events_[0].id);
+  }
+
+  // A checkpoint at witness w: about to take w's edge, or for a block
+  // witness to enter its block.
+  bool ResumeAtWitness(Frame& f, uint32_t w) {
+    const TracePlan& p = plan(f);
+    const size_t n_edges = p.witness_edges.size();
+    if (w >= n_edges + p.witness_blocks.size())
       return Fail("witness id out of range");
-    const uint32_t e = static_cast<uint32_t>(plan(f).witness_edges[events_[0].id]);
     if (!Consume()) return false;
-    Move(f, program_[f.fid].fn->edges[e].dst);
+    if (w < n_edges) {
+      f.pending = w;
+      return Take(f, static_cast<uint32_t>(p.witness_edges[w]));
+    }
+    Move(f, p.witness_blocks[w - n_edges]);
     Confirm();
     return true;
   }
@@ -261,6 +297,8 @@ class Regenerator {
   // Chooses the successor of f.pc and takes it.
   bool Advance(Frame& f) {
     const std::vector<uint32_t>& succ = tables_[f.fid].succ[f.pc];
+    if (succ.empty() && !tables_[f.fid].targets[f.pc].empty())
+      return Dispatch(f);
     if (succ.empty()) {
       if (pos_ == events_.size()) return Truncated();
       if (events_[pos_].kind == TraceEventKind::kEnd) return End(events_[pos_]);
@@ -283,16 +321,42 @@ class Regenerator {
     return Take(f, it->second);
   }
 
-  // Takes edge e of f's function, consuming its witness if it has one.
+  // A computed goto: to the block whose block witness comes next.
+  bool Dispatch(Frame& f) {
+    if (f.pending == kNoWitness && !ReadWitness(&f.pending)) return false;
+    const TracePlan& p = plan(f);
+    const std::vector<uint32_t>& to = tables_[f.fid].targets[f.pc];
+    const size_t k = static_cast<size_t>(f.pending);
+    if (k < p.witness_edges.size() ||
+        std::find(to.begin(), to.end(),
+                  p.witness_blocks[k - p.witness_edges.size()]) == to.end())
+      return Fail("computed goto to a block it cannot reach");
+    f.pending = kNoWitness;
+    Move(f, p.witness_blocks[k - p.witness_edges.size()]);
+    Confirm();
+    return true;
+  }
+
+  // Takes edge e of f's function, consuming its witness if it has one,
+  // then its target's block witness if that has one.
   bool Take(Frame& f, uint32_t e) {
+    const uint32_t to = program_[f.fid].fn->edges[e].dst;
     const int64_t w = plan(f).witness_of_edge[e];
-    if (w != kNoWitness) {
-      if (f.pending == kNoWitness && !ReadWitness(&f.pending)) return false;
-      if (f.pending != w) return Fail("witness of another edge");
-      f.pending = kNoWitness;
-    }
-    Move(f, program_[f.fid].fn->edges[e].dst);
+    const int64_t bw = BlockWitness(plan(f), to);
+    if (w != kNoWitness && !Expect(f, w)) return false;
+    Move(f, to);
     if (w != kNoWitness) Confirm();
+    if (bw == kNoWitness) return true;
+    if (!Expect(f, bw)) return false;
+    Confirm();
+    return true;
+  }
+
+  // The next witness (read now unless already pending) must be w.
+  bool Expect(Frame& f, int64_t w) {
+    if (f.pending == kNoWitness && !ReadWitness(&f.pending)) return false;
+    if (f.pending != w) return Fail("witness of another edge");
+    f.pending = kNoWitness;
     return true;
   }
 
@@ -307,7 +371,8 @@ class Regenerator {
     const TraceEvent& ev = events_[pos_];
     if (ev.kind != TraceEventKind::kWitness) return Fail("expected a witness");
     const Frame& f = stack_.back();
-    if (ev.id >= plan(f).witness_edges.size()) return Fail("witness id out of range");
+    if (ev.id >= plan(f).witness_edges.size() + plan(f).witness_blocks.size())
+      return Fail("witness id out of range");
     if (!Consume()) return false;
     *w = ev.id;
     return true;
@@ -454,7 +519,9 @@ class NaiveDecoder {
 
   static bool FlowEdge(const Function& fn, uint32_t from, uint32_t to) {
     for (const Edge& e : fn.edges)
-      if (e.src == from && e.dst == to && IsTraceFlowEdge(e)) return true;
+      if (e.src == from && e.dst == to &&
+          (IsTraceFlowEdge(e) || IsDispatchEdge(fn, e)))
+        return true;
     return false;
   }
 

@@ -102,7 +102,8 @@ class Walker {
         Activation(static_cast<uint32_t>(callee), depth + 1, pc, w);
       std::vector<size_t> succ;
       for (size_t i = 0; i < f.edges.size(); ++i)
-        if (f.edges[i].src == pc && IsTraceFlowEdge(f.edges[i]))
+        if (f.edges[i].src == pc &&
+            (IsTraceFlowEdge(f.edges[i]) || IsDispatchEdge(f, f.edges[i])))
           succ.push_back(i);
       // Past the step budget, the first edge (random CFGs: the chain
       // towards EXIT) so that every walk ends.
@@ -112,8 +113,10 @@ class Walker {
       w->predicate_witnesses += succ.size() >= 2;
       if (plans_) {
         const int64_t wit = (*plans_)[fid].witness_of_edge[e];
-        if (wit != kNoWitness) {
-          Emit({K::kWitness, static_cast<uint32_t>(wit), 0}, true, false, w);
+        const int64_t bw = BlockWitness((*plans_)[fid], f.edges[e].dst);
+        for (int64_t id : {wit, bw}) {  // the edge's, then the block's
+          if (id == kNoWitness) continue;
+          Emit({K::kWitness, static_cast<uint32_t>(id), 0}, true, false, w);
           ++w->witnesses;
         }
       }
@@ -164,6 +167,9 @@ std::vector<std::vector<TestFunction>> Programs() {
   ps.push_back({CallInLoop(1), CallInLoop(2), NestedLoops()});
   ps.push_back({Recursive(0, 1), EarlyExitLoop()});
   ps.push_back({CallingSelfLoop(1), CallsBelowBranches(2), Figure13()});
+  ps.push_back({ComputedGotoLoop(1), IfElse()});
+  ps.push_back({TwoDispatchBlocks()});
+  ps.push_back({DispatchOrDirect()});
   return ps;
 }
 

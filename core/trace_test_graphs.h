@@ -108,6 +108,45 @@ inline TestFunction CallsBelowBranches(int callee) {
             {{5, callee}, {6, callee}});
 }
 
+// An interpreter loop dispatched by a computed goto, as GCC factors it:
+// block 3 is `goto *p` (abnormal edges to the handlers 4..7, a fake edge
+// to EXIT; the handlers have fake ENTRY edges).  4 calls `callee` and
+// dispatches again; 5 branches to 8 (dispatch) or falls into handler 6
+// (a flow edge into a computed goto's target); 6 dispatches or returns;
+// 7 halts.  Each block's first edge leads towards EXIT.
+inline TestFunction ComputedGotoLoop(int callee) {
+  constexpr uint32_t kA = kEdgeAbnormal | kEdgeIgnored;
+  return Fn("computed_goto", 9,
+            {{0, 2, 0}, {2, 3, 0}, {3, 7, kA}, {3, 4, kA}, {3, 5, kA},
+             {3, 6, kA}, {4, 3, 0}, {5, 8, kEdgeFalse}, {5, 6, kEdgeTrue},
+             {8, 3, 0}, {6, 1, kEdgeFalse}, {6, 3, kEdgeTrue}, {7, 1, 0},
+             {3, 1, kEdgeFake}, {0, 4, kEdgeFake}, {0, 5, kEdgeFake},
+             {0, 6, kEdgeFake}, {0, 7, kEdgeFake}},
+            {{4, callee}});
+}
+
+// Two dispatch blocks (3 and 6) chosen by the branch at 2, both going to
+// handler 4 (back to 2) or 5 (return).
+inline TestFunction TwoDispatchBlocks() {
+  constexpr uint32_t kA = kEdgeAbnormal | kEdgeIgnored;
+  return Fn("two_dispatch", 7,
+            {{0, 2, 0}, {2, 3, kEdgeTrue}, {2, 6, kEdgeFalse}, {3, 5, kA},
+             {3, 4, kA}, {6, 5, kA}, {6, 4, kA}, {4, 2, 0}, {5, 1, 0},
+             {3, 1, kEdgeFake}, {6, 1, kEdgeFake}, {0, 4, kEdgeFake},
+             {0, 5, kEdgeFake}});
+}
+
+// The branch at 2 goes to the dispatch block 3 or straight into its
+// target 5 (return); 4 loops back to 2.  No cycle joins the two branches,
+// so only the flow edge 2->5's own witness tells them apart.
+inline TestFunction DispatchOrDirect() {
+  constexpr uint32_t kA = kEdgeAbnormal | kEdgeIgnored;
+  return Fn("dispatch_or_direct", 6,
+            {{0, 2, 0}, {2, 5, kEdgeFalse}, {2, 3, kEdgeTrue}, {3, 5, kA},
+             {3, 4, kA}, {4, 2, 0}, {5, 1, 0}, {3, 1, kEdgeFake},
+             {0, 4, kEdgeFake}, {0, 5, kEdgeFake}});
+}
+
 // A random CFG of 3..12 blocks: the chain ENTRY->2->...->n-1->EXIT (each
 // block's first edge, so following first edges always ends) plus up to two
 // random extra edges per block (forward, backward, self, to EXIT), no

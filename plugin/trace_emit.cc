@@ -81,6 +81,22 @@ void EmitSites(const TraceWork& work, tree site_fn) {
   }
 }
 
+// A computed goto's abnormal edges cannot hold code: each target block
+// writes its block witness at its start, whichever edge entered it (an
+// edge witness of a flow edge into it is committed before it).
+void EmitBlockWitnesses(const TraceWork& work, tree w_fn) {
+  const size_t first = work.witness_edges.size();
+  for (size_t k = 0; k < work.witness_blocks.size(); ++k) {
+    basic_block bb = BASIC_BLOCK_FOR_FN(cfun, work.witness_blocks[k]);
+    gimple_stmt_iterator gsi = gsi_after_labels(bb);
+    gsi_insert_before(&gsi, gimple_build_call(w_fn, 1, U32(first + k)),
+                      GSI_SAME_STMT);
+    if (dump_file)
+      fprintf(dump_file, "ballarus: trace: block witness %zu at the start "
+              "of block %u\n", first + k, work.witness_blocks[k]);
+  }
+}
+
 void EmitWitnesses(const TraceWork& work) {
   tree w_fn = RuntimeFn("__ballarus_trace_w", 1);
   for (size_t id = 0; id < work.witness_edges.size(); ++id) {
@@ -104,6 +120,7 @@ void EmitWitnesses(const TraceWork& work) {
     }
     gsi_insert_on_edge(e, gimple_build_call(w_fn, 1, U32(id)));
   }
+  EmitBlockWitnesses(work, w_fn);
 }
 
 // mode=trace-naive: each block's index at its start.
@@ -300,7 +317,10 @@ tree TracePosDecl() {
   DECL_EXTERNAL(decl) = 1;
   TREE_PUBLIC(decl) = 1;
   DECL_ARTIFICIAL(decl) = 1;
-  DECL_VISIBILITY(decl) = VISIBILITY_HIDDEN;
+  // Default visibility: a program and its shared libraries share the
+  // runtime's one position (a hidden reference would make the linker keep
+  // a module's own copy).
+  DECL_VISIBILITY(decl) = VISIBILITY_DEFAULT;
   DECL_VISIBILITY_SPECIFIED(decl) = 1;
   set_decl_tls_model(decl, TLS_MODEL_INITIAL_EXEC);
   varpool_node::get_create(decl);
@@ -406,14 +426,16 @@ void PlanFunctionTrace(ballarus::Function* fn,
   work->call_block = plan.call_block;
   for (size_t e : plan.witness_edges)
     work->witness_edges.emplace_back(fn->edges[e].src, fn->edges[e].dst);
+  work->witness_blocks = plan.witness_blocks;
   fn->extensions.push_back({ballarus::kTracePlanExtensionTag,
                             ballarus::EncodeTracePlanExtension(plan, naive)});
   if (dump_file)
     fprintf(dump_file,
-            "ballarus: trace %s: %zu witnesses (%zu blocking), %zu "
-            "unwitnessable\n",
+            "ballarus: trace %s: %zu witnesses (%zu blocking), %zu block "
+            "witnesses, %zu unwitnessable\n",
             fn->demangled.c_str(), plan.witness_edges.size(),
-            plan.blocking.size(), plan.unwitnessable.size());
+            plan.blocking.size(), plan.witness_blocks.size(),
+            plan.unwitnessable.size());
 }
 
 void EmitTrace(const TraceWork& work, uint32_t tu_stamp) {

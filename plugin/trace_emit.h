@@ -41,6 +41,9 @@ struct TraceWork {
   uint32_t fn_index = 0;
   // By witness id: the edge's (source, destination) block indices.
   std::vector<std::pair<uint32_t, uint32_t>> witness_edges;
+  // Blocks with a block witness (computed-goto targets, core/trace_plan.h);
+  // witness_blocks[k]'s id is witness_edges.size() + k.
+  std::vector<uint32_t> witness_blocks;
   std::vector<bool> call_block;  // by block index
 };
 

@@ -15,6 +15,7 @@
 // decoded with a stack is the block sequence derived by hand.
 #include <cstdint>
 #include <map>
+#include <regex>
 #include <ostream>
 #include <set>
 #include <string>
@@ -159,6 +160,35 @@ int main() {
 
 // fork() in a traced helper (its call block has a re-entry edge in the
 // model).
+// An interpreter dispatched by computed gotos (GCC's labels as values);
+// `loop` restarts the program n times.
+const char kInterp[] = R"(#include <stdio.h>
+#include <stdlib.h>
+static int run(const char *code, int n) {
+  static void *ops[] = {&&halt, &&inc, &&dbl, &&loop};
+  int acc = 0, pc = 0;
+  goto *ops[code[pc] - '0'];
+inc:
+  acc += 1, pc++;
+  goto *ops[code[pc] - '0'];
+dbl:
+  acc *= 2;
+  if (acc > 1000) acc -= 999;
+  pc++;
+  goto *ops[code[pc] - '0'];
+loop:
+  if (--n > 0) pc = 0; else pc++;
+  goto *ops[code[pc] - '0'];
+halt:
+  return acc;
+}
+int main(int argc, char **argv) {
+  int n = argc > 1 ? atoi(argv[1]) : 3;
+  printf("%d\n", run("12121230", n));
+  return 0;
+}
+)";
+
 const char kFork[] = R"(#include <stdio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -723,6 +753,74 @@ TEST_F(TracePluginTest, NaiveStreamIsTheBlockSequence) {
   add(main_fn, {7, 8, 9, 10, 11, 1});
   EXPECT_EQ(d.steps, want);
   ExpectEnd(events, 0);
+}
+
+// The (function, block) steps `ballarus-reconstruct trace --blocks --json`
+// regenerates from a trace and its profile.
+std::vector<std::pair<std::string, uint32_t>> Regenerated(
+    const std::string& dir, const std::string& profile) {
+  const std::string tool =
+      harness::Runfiles() + "/reconstruct/ballarus-reconstruct";
+  auto r = harness::Run(Quote(tool) + " trace --blocks --json --profile " +
+                            profile + " t.trace",
+                        dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"status\": \"complete\""), std::string::npos);
+  std::vector<std::pair<std::string, uint32_t>> steps;
+  const std::regex step("\"function\": \"([^\"]*)\",\\s*\"block\": (\\d+)");
+  for (std::sregex_iterator it(r.out.begin(), r.out.end(), step), end;
+       it != end; ++it)
+    steps.emplace_back((*it)[1].str(), std::stoul((*it)[2].str()));
+  return steps;
+}
+
+// Computed gotos: the naive build's stream decoded with a stack equals the
+// steps the regenerator rebuilds from the optimal build's trace (up to a
+// consistent naming of the functions), at -O0 and -O2; the optimal trace
+// writes fewer words.
+TEST_F(TracePluginTest, ComputedGotosRegenerate) {
+  for (const char* opt : {"-O0", "-O2"}) {
+    SCOPED_TRACE(opt);
+    harness::WriteFileOrDie(dir_ + "/interp.c", kInterp);
+    Build("plain", "", "gcc", "interp.c");
+    const std::string env = "BALLARUS_TRACE_FILE=" + dir_ + "/t.trace";
+    auto plain = harness::Run("./plain 4", dir_);
+    std::vector<Step> naive;
+    size_t words[2] = {0, 0};
+    for (const char* mode : {"trace-naive", "trace"}) {
+      SCOPED_TRACE(mode);
+      Build("traced", std::string(opt) + " -fplugin-arg-ballarus-mode=" + mode,
+            "gcc", "interp.c");
+      if (HasFatalFailure()) return;
+      auto traced = harness::Run(
+          "./traced 4", dir_,
+          {"BALLARUS_TRACE=full", env,
+           "BALLARUS_PROFILE=" + dir_ + "/" + mode + ".profile"});
+      EXPECT_EQ(traced.out, plain.out);
+      EXPECT_EQ(traced.status, plain.status);
+      const std::vector<uint32_t> w = ReadTrace(dir_ + "/t.trace");
+      const std::vector<Event> events = Events(w);
+      const bool is_naive = std::string(mode) == "trace-naive";
+      words[is_naive ? 0 : 1] = w.size();
+      if (is_naive) {
+        const NaiveDecoded d = DecodeNaive(events);
+        EXPECT_EQ(d.error, "");
+        EXPECT_TRUE(d.ended);
+        naive = d.steps;
+        continue;
+      }
+      const auto regen = Regenerated(dir_, std::string(mode) + ".profile");
+      ASSERT_EQ(regen.size(), naive.size());
+      std::map<uint32_t, std::string> name_of;
+      for (size_t k = 0; k < naive.size(); ++k) {
+        const auto it = name_of.emplace(naive[k].fn, regen[k].first).first;
+        ASSERT_EQ(it->second, regen[k].first) << "step " << k;
+        ASSERT_EQ(naive[k].block, regen[k].second) << "step " << k;
+      }
+      EXPECT_EQ(name_of.size(), 2u);
+    }
+    EXPECT_LT(words[1], words[0]);
+  }
 }
 
 }  // namespace
