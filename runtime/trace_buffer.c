@@ -134,6 +134,21 @@ typedef struct trace_thread {
   uint32_t next_region;
 } trace_thread;
 
+/* Where the position of a thread not registered points while tracing is
+   off: scratch chunks its words overwrite, so that its witnesses take the
+   inline path and only the chunk's end comes here (chunk_start), which
+   sends the thread back to the start of its scratch chunk, or registers it
+   when tracing is on.  A thread's position starts NULL (so that a thread
+   created while tracing registers at its first word) and goes to scratch
+   at its first word while tracing is off.  Threads spread over
+   SCRATCH_CHUNKS of them, so that they seldom write the same cache lines.
+   Untouched pages cost nothing.  */
+#define SCRATCH_CHUNKS 16u
+static uint32_t scratch[SCRATCH_CHUNKS][BALLARUS_TRACE_CHUNK_WORDS]
+    __attribute__((aligned(CHUNK_BYTES)));
+static __thread uint32_t scratch_k; /* this thread's, plus 1; 0: none */
+static uint32_t scratch_next;
+
 __thread uint32_t *__ballarus_trace_pos
     __attribute__((tls_model("initial-exec"))) BALLARUS_TRACE_SHARED;
 __thread ballarus_trace_stack __ballarus_trace_stack
@@ -472,15 +487,25 @@ static void chunk_drain(trace_thread *t, uint32_t n) {
     ring_push(t, t->chunk + 1, n);
 }
 
+/* Not tracing: the calling thread writes its scratch chunk again.  */
+static void scratch_rewind(void) {
+  if (scratch_k == 0)
+    scratch_k = __atomic_fetch_add(&scratch_next, 1, __ATOMIC_RELAXED) %
+                    SCRATCH_CHUNKS + 1;
+  __ballarus_trace_pos = &scratch[scratch_k - 1][1];
+}
+
 /* The calling thread, its chunk empty and the chunk's checkpoint taken
    (ring mode), ready for the words that did not fit; NULL when they are
    dropped (not tracing, finished, no memory).  */
 static trace_thread *chunk_start(void) {
   trace_thread *t = self;
-  if (__atomic_load_n(&g.mode, __ATOMIC_RELAXED) == 0 ||
-      __atomic_load_n(&g.finished, __ATOMIC_RELAXED))
+  if (__atomic_load_n(&g.mode, __ATOMIC_RELAXED) == 0) {
+    scratch_rewind();
     return NULL;
-  if (__ballarus_trace_pos == NULL || t == NULL) {
+  }
+  if (__atomic_load_n(&g.finished, __ATOMIC_RELAXED)) return NULL;
+  if (t == NULL) {
     t = thread_register();
     if (t == NULL) return NULL;
   } else {
@@ -848,5 +873,8 @@ int ballarus_trace_start(const char *path, const char *spec, char *err,
   pthread_atfork(NULL, NULL, atfork_child);
   atexit(trace_atexit);
   __atomic_store_n(&g.mode, mode, __ATOMIC_RELEASE);
+  /* The calling thread registers at its next word; other threads running
+     meanwhile when they reach the end of their scratch chunk.  */
+  __ballarus_trace_pos = NULL;
   return 0;
 }

@@ -6,7 +6,8 @@
    BALLARUS_TRACE_CHUNK_WORDS words aligned to its own size, and the
    position reaching the chunk's end (an aligned address) sends the call to
    the slow path, which
-     - registers the thread (its first witness: the position starts NULL),
+     - registers the thread when tracing is on (until then its position
+       points into a scratch chunk that is overwritten: trace_buffer.c),
      - full trace: encodes the chunk and appends it to the trace file as one
        CHUNK record (trace_format.h), one write(2) with O_APPEND, so threads
        need no lock;
@@ -53,7 +54,8 @@ extern "C" {
    order.  Starting a second time is a no-op.  */
 #define BALLARUS_TRACE_SHARED __attribute__((visibility("default")))
 
-/* This thread's next free word in its chunk (NULL until it registers).
+/* This thread's next free word in its chunk (NULL, or in a scratch chunk
+   while tracing is off, until it registers).
    initial-exec: a %fs-relative load even in position-independent code,
    where the default model would call __tls_get_addr at every witness (a
    shared library using it takes static TLS, which dlopen can still
@@ -126,7 +128,8 @@ static inline void ballarus_trace_event(const uint32_t *words, uint32_t n) {
 /* Starts tracing into `path` ("%p" the process id, "%%" a "%"; missing
    directories created) with `spec` "full" or "ring:N" (N from 1 to
    2^28).  Call before any witness (a witness written before is
-   dropped).  Installs the fatal-signal handlers.  Returns 0, 1 when
+   dropped; so are up to a chunk of words of other threads already
+   running, until their scratch chunk ends).  Installs the fatal-signal handlers.  Returns 0, 1 when
    tracing had already started (nothing done: the first start holds), or
    -1 with a one-line message in err[errlen].  */
 BALLARUS_TRACE_SHARED int ballarus_trace_start(const char *path, const char *spec, char *err,
