@@ -292,7 +292,7 @@ typedef struct words {
 static int stack_unknown(const ballarus_trace_stack *s) {
   if (s->depth > s->cap) return 1;
   for (uint32_t k = 0; k < s->depth; k++)
-    if (s->frames[k].fn == BALLARUS_TRACE_FRAME_UNKNOWN) return 1;
+    if (s->frames[k].tag_fn == BALLARUS_TRACE_FRAME_UNKNOWN) return 1;
   return 0;
 }
 
@@ -302,7 +302,7 @@ static uint32_t stack_word(const ballarus_trace_stack *s, uint32_t i) {
   uint32_t k = (i - 1) / 3;
   const ballarus_trace_frame *f = &s->frames[k];
   switch ((i - 1) % 3) {
-    case 0: return f->fn;
+    case 0: return f->tag_fn & ~BALLARUS_TRACE_EVENT_TAG;
     case 1: return f->stamp;
     default: return k + 1 < s->depth ? s->frames[k + 1].site : s->site;
   }
@@ -454,7 +454,7 @@ static void stack_register(ballarus_trace_frame *frames) {
                       ? s->depth
                       : BALLARUS_TRACE_STACK_FRAMES;
   for (uint32_t k = 0; k < live; k++)
-    frames[k].fn = BALLARUS_TRACE_FRAME_UNKNOWN;
+    frames[k].tag_fn = BALLARUS_TRACE_FRAME_UNKNOWN;
   s->frames = frames;
   s->cap = BALLARUS_TRACE_STACK_FRAMES;
 }
