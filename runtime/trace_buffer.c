@@ -150,10 +150,11 @@ typedef struct trace_thread {
    created while tracing registers at its first word) and goes to scratch
    at its first word while tracing is off.  Threads spread over
    SCRATCH_CHUNKS of them, so that they seldom write the same cache lines.
-   Untouched pages cost nothing.  */
+   They are mapped at the first need (a static array would need its
+   segment aligned to CHUNK_BYTES, which older dynamic loaders do not
+   honour in shared libraries); untouched pages cost nothing.  */
 #define SCRATCH_CHUNKS 16u
-static uint32_t scratch[SCRATCH_CHUNKS][BALLARUS_TRACE_CHUNK_WORDS]
-    __attribute__((aligned(CHUNK_BYTES)));
+static uint32_t *scratch;
 static __thread uint32_t scratch_k; /* this thread's, plus 1; 0: none */
 static uint32_t scratch_next;
 
@@ -509,10 +510,22 @@ static void chunk_drain(trace_thread *t, uint32_t n) {
 
 /* Not tracing: the calling thread writes its scratch chunk again.  */
 static void scratch_rewind(void) {
+  uint32_t *base = __atomic_load_n(&scratch, __ATOMIC_ACQUIRE);
+  if (base == NULL) {
+    uint32_t *m = map_aligned((size_t)SCRATCH_CHUNKS * CHUNK_BYTES,
+                              CHUNK_BYTES);
+    if (m == NULL) return; /* the slow path at every word */
+    base = NULL;
+    /* A thread that lost the race leaves its mapping unused.  */
+    if (__atomic_compare_exchange_n(&scratch, &base, m, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+      base = m;
+  }
   if (scratch_k == 0)
     scratch_k = __atomic_fetch_add(&scratch_next, 1, __ATOMIC_RELAXED) %
                     SCRATCH_CHUNKS + 1;
-  __ballarus_trace_pos = &scratch[scratch_k - 1][1];
+  __ballarus_trace_pos =
+      base + (size_t)(scratch_k - 1) * BALLARUS_TRACE_CHUNK_WORDS + 1;
 }
 
 /* The calling thread, its chunk empty and the chunk's checkpoint taken
