@@ -361,11 +361,20 @@ static void checkpoint_take(trace_thread *t) {
   const ballarus_trace_stack *s = &__ballarus_trace_stack;
   ring_slot c = {t->next_region, 0, 0, t->total};
   t->cur = c;
-  if (stack_unknown(s)) return;
-  uint32_t len = 1 + 3 * s->depth;
+  uint32_t depth = s->depth;
+  if (depth > s->cap) return;
   uint32_t *a = t->arena + (size_t)c.region * REGION_WORDS;
-  for (uint32_t i = 0; i < len; i++) a[i] = stack_word(s, i);
-  __atomic_store_n(&t->cur.cp_len, len, __ATOMIC_RELEASE);
+  const ballarus_trace_frame *f = s->frames;
+  /* One pass over the frames (stack_word's words, unknown at the first
+     unknown frame).  */
+  a[0] = depth;
+  for (uint32_t k = 0; k < depth; k++, a += 3) {
+    if (f[k].tag_fn == BALLARUS_TRACE_FRAME_UNKNOWN) return;
+    a[1] = f[k].tag_fn & ~BALLARUS_TRACE_EVENT_TAG;
+    a[2] = f[k].stamp;
+    a[3] = k + 1 < depth ? f[k + 1].site : s->site;
+  }
+  __atomic_store_n(&t->cur.cp_len, 1 + 3 * depth, __ATOMIC_RELEASE);
 }
 
 /* Ring mode: the chunk being written (n words) kept in the next slot,
