@@ -2,9 +2,10 @@
    fatal-signal flush and the trace file (trace_format.h).
 
    Threads.  A thread's state (trace_thread) is one anonymous mapping made
-   at its first witness: the chunk the hot path writes, the frames of its
-   stack of traced activations (BALLARUS_TRACE_STACK_FRAMES), the encoding
-   buffer of full mode or the kept chunks and checkpoints of ring mode
+   at its first witness: the chunk the hot path writes (ring mode: and the
+   kept ones), the frames of its stack of traced activations
+   (BALLARUS_TRACE_STACK_FRAMES), the encoding buffer of full mode or the
+   kept chunks' records and checkpoints of ring mode
    (untouched pages cost nothing: MAP_NORESERVE).  It is pushed onto a lock-free
    list (compare-and-swap on its head) and never freed before process exit,
    so the signal handler and the exit writer walk the list without a lock.
@@ -16,7 +17,9 @@
 
    Ring mode keeps ceil(N / CHUNK_MIN) chunks besides the one being
    written: a chunk is drained early only before an event that does not
-   fit, so each holds at least CHUNK_MIN words.  Each chunk's checkpoint
+   fit, so each holds at least CHUNK_MIN words.  A filled chunk is kept
+   as it is and the oldest kept one is written next (nothing copied).
+   Each chunk's checkpoint
    is taken by its own thread when the chunk starts, in a region of its
    own (one per kept chunk and one for the chunk being written).
 
@@ -108,11 +111,14 @@ typedef struct ring_slot {
   uint32_t cp_len; /* its words; 0: unknown (one word D = unknown) */
   uint32_t count;  /* the chunk's words */
   uint64_t total;  /* words the thread wrote before the chunk */
+  uint32_t *chunk; /* the chunk (its words from chunk + 1) */
 } ring_slot;
 
 typedef struct trace_thread {
   struct trace_thread *next;
-  uint32_t *chunk;       /* CHUNK_BYTES, aligned to CHUNK_BYTES */
+  uint32_t *chunk;       /* being written: CHUNK_BYTES, aligned to
+                            CHUNK_BYTES (ring mode: one of chunks) */
+  uint32_t *chunk0;      /* the first chunk, at the mapping's start */
   uint32_t **posp;       /* the thread's __ballarus_trace_pos, NULL once
                             it exited */
   uint32_t *end_pos;     /* its position at exit */
@@ -120,19 +126,37 @@ typedef struct trace_thread {
   int dead;              /* another process's (after fork) */
   uint64_t total;        /* words moved out of the chunk so far */
   uint8_t *out;          /* full mode: one record's encoding */
-  /* Ring mode: n_slots kept chunks (slots[i]'s words at words[i *
-     CHUNK_USED]), slot_len of them filled, the oldest overwritten next at
-     slot_head; the chunk being written and its checkpoint (cur).  The
+  /* Ring mode: n_slots kept chunks, slot_len of them filled, the oldest
+     taken next at slot_head; the chunk being written and its checkpoint
+     (cur).  The n_slots + 1 chunks are at the mapping's start; a chunk
+     filled becomes a slot's and the oldest slot's (or a chunk not used
+     yet) becomes the one written: whole chunks change hands, no word is
+     copied.  The
      checkpoints' words: region r at arena + r * REGION_WORDS, one per
      kept chunk and one for cur, the next checkpoint's in next_region (its
      untouched pages cost no memory).  */
   ring_slot *slots;
-  uint32_t *words;
   uint32_t n_slots, slot_head, slot_len;
   ring_slot cur;
   uint32_t *arena;
   uint32_t next_region;
 } trace_thread;
+
+/* Where the position of a thread not registered points while tracing is
+   off: scratch chunks its words overwrite, so that its witnesses take the
+   inline path and only the chunk's end comes here (chunk_start), which
+   sends the thread back to the start of its scratch chunk, or registers it
+   when tracing is on.  A thread's position starts NULL (so that a thread
+   created while tracing registers at its first word) and goes to scratch
+   at its first word while tracing is off.  Threads spread over
+   SCRATCH_CHUNKS of them, so that they seldom write the same cache lines.
+   They are mapped at the first need (a static array would need its
+   segment aligned to CHUNK_BYTES, which older dynamic loaders do not
+   honour in shared libraries); untouched pages cost nothing.  */
+#define SCRATCH_CHUNKS 16u
+static uint32_t *scratch;
+static __thread uint32_t scratch_k; /* this thread's, plus 1; 0: none */
+static uint32_t scratch_next;
 
 __thread uint32_t *__ballarus_trace_pos
     __attribute__((tls_model("initial-exec"))) BALLARUS_TRACE_SHARED;
@@ -277,7 +301,7 @@ typedef struct words {
 static int stack_unknown(const ballarus_trace_stack *s) {
   if (s->depth > s->cap) return 1;
   for (uint32_t k = 0; k < s->depth; k++)
-    if (s->frames[k].fn == BALLARUS_TRACE_FRAME_UNKNOWN) return 1;
+    if (s->frames[k].tag_fn == BALLARUS_TRACE_FRAME_UNKNOWN) return 1;
   return 0;
 }
 
@@ -287,7 +311,7 @@ static uint32_t stack_word(const ballarus_trace_stack *s, uint32_t i) {
   uint32_t k = (i - 1) / 3;
   const ballarus_trace_frame *f = &s->frames[k];
   switch ((i - 1) % 3) {
-    case 0: return f->fn;
+    case 0: return f->tag_fn & ~BALLARUS_TRACE_EVENT_TAG;
     case 1: return f->stamp;
     default: return k + 1 < s->depth ? s->frames[k + 1].site : s->site;
   }
@@ -337,34 +361,48 @@ static void checkpoint_take(trace_thread *t) {
   const ballarus_trace_stack *s = &__ballarus_trace_stack;
   ring_slot c = {t->next_region, 0, 0, t->total};
   t->cur = c;
-  if (stack_unknown(s)) return;
-  uint32_t len = 1 + 3 * s->depth;
+  uint32_t depth = s->depth;
+  if (depth > s->cap) return;
   uint32_t *a = t->arena + (size_t)c.region * REGION_WORDS;
-  for (uint32_t i = 0; i < len; i++) a[i] = stack_word(s, i);
-  __atomic_store_n(&t->cur.cp_len, len, __ATOMIC_RELEASE);
+  const ballarus_trace_frame *f = s->frames;
+  /* One pass over the frames (stack_word's words, unknown at the first
+     unknown frame).  */
+  a[0] = depth;
+  for (uint32_t k = 0; k < depth; k++, a += 3) {
+    if (f[k].tag_fn == BALLARUS_TRACE_FRAME_UNKNOWN) return;
+    a[1] = f[k].tag_fn & ~BALLARUS_TRACE_EVENT_TAG;
+    a[2] = f[k].stamp;
+    a[3] = k + 1 < depth ? f[k + 1].site : s->site;
+  }
+  __atomic_store_n(&t->cur.cp_len, 1 + 3 * depth, __ATOMIC_RELEASE);
 }
 
-/* Ring mode: the chunk's n words kept in the next slot, overwriting the
-   oldest, whose region the next checkpoint takes.  */
-static void ring_push(trace_thread *t, const uint32_t *w, uint32_t n) {
+/* Ring mode: the chunk being written (n words) kept in the next slot,
+   replacing the oldest, whose chunk is written next and whose region the
+   next checkpoint takes.  */
+static void ring_push(trace_thread *t, uint32_t n) {
   ring_slot *sl = &t->slots[t->slot_head];
+  uint32_t *next;
   if (t->slot_len == t->n_slots) {
     t->slot_len--;
     t->next_region = sl->region;
+    next = sl->chunk;
   } else {
     t->next_region = t->slot_len + 1;
+    next = t->chunk0 + (size_t)(t->slot_len + 1) * BALLARUS_TRACE_CHUNK_WORDS;
   }
-  memcpy(t->words + (size_t)t->slot_head * CHUNK_USED, w, (size_t)n * 4);
   *sl = t->cur;
   sl->count = n;
+  sl->chunk = t->chunk;
+  t->chunk = next;
   t->total += n;
   t->slot_head = (t->slot_head + 1) % t->n_slots;
   __atomic_store_n(&t->slot_len, t->slot_len + 1, __ATOMIC_RELEASE);
 }
 
 /* A kept chunk as CHECKPOINT and RING records.  */
-static void write_slot(trace_thread *t, const ring_slot *sl,
-                       const uint32_t *w) {
+static void write_slot(trace_thread *t, const ring_slot *sl) {
+  const uint32_t *w = sl->chunk + 1;
   static const uint32_t unknown = BALLARUS_TRACE_CHECKPOINT_UNKNOWN;
   words cp = {t->arena, (uint64_t)sl->region * REGION_WORDS, ~(uint64_t)0,
               NULL};
@@ -382,12 +420,13 @@ static void write_ring(trace_thread *t, uint32_t pending) {
   uint32_t first = (t->slot_head + t->n_slots - len) % t->n_slots;
   for (uint32_t i = 0; i < len; i++) {
     uint32_t k = (first + i) % t->n_slots;
-    write_slot(t, &t->slots[k], t->words + (size_t)k * CHUNK_USED);
+    write_slot(t, &t->slots[k]);
   }
   if (pending > 0) {
     ring_slot c = t->cur;
     c.count = pending;
-    write_slot(t, &c, t->chunk + 1);
+    c.chunk = t->chunk;
+    write_slot(t, &c);
   }
 }
 
@@ -410,11 +449,17 @@ static uint32_t ring_slots(void) {
   return (g.ring_n + CHUNK_MIN - 1) / CHUNK_MIN;
 }
 
-/* Lays the thread's state out after its chunk in the mapping m: the
-   thread, the stack's frames, then the ring's slots, words and arena, or
-   full mode's encoding buffer.  Returns the mapping's size with m NULL.  */
+/* Chunks at the start of the thread's mapping: the one being written,
+   and in ring mode one per kept chunk.  */
+static uint32_t thread_chunks(void) {
+  return g.mode == BALLARUS_TRACE_MODE_RING ? ring_slots() + 1 : 1;
+}
+
+/* Lays the thread's state out after its chunks in the mapping m: the
+   thread, the stack's frames, then the ring's slots and arena, or full
+   mode's encoding buffer.  Returns the mapping's size with m NULL.  */
 static size_t thread_layout(uint8_t *m, trace_thread *t) {
-  size_t at = CHUNK_BYTES + sizeof(trace_thread);
+  size_t at = (size_t)thread_chunks() * CHUNK_BYTES + sizeof(trace_thread);
   at += (size_t)BALLARUS_TRACE_STACK_FRAMES * sizeof(ballarus_trace_frame);
   if (g.mode != BALLARUS_TRACE_MODE_RING) {
     if (m) t->out = m + at;
@@ -424,11 +469,10 @@ static size_t thread_layout(uint8_t *m, trace_thread *t) {
   size_t arena = (size_t)(n + 1) * REGION_WORDS;
   if (m) {
     t->slots = (ring_slot *)(m + at);
-    t->words = (uint32_t *)(m + at + (size_t)n * sizeof(ring_slot));
-    t->arena = t->words + (size_t)n * CHUNK_USED;
+    t->arena = (uint32_t *)(m + at + (size_t)n * sizeof(ring_slot));
     t->n_slots = n;
   }
-  return at + (size_t)n * (sizeof(ring_slot) + CHUNK_USED * 4) + arena * 4;
+  return at + (size_t)n * sizeof(ring_slot) + arena * 4;
 }
 
 /* The calling thread's stack gets its frames; those live before (the
@@ -439,7 +483,7 @@ static void stack_register(ballarus_trace_frame *frames) {
                       ? s->depth
                       : BALLARUS_TRACE_STACK_FRAMES;
   for (uint32_t k = 0; k < live; k++)
-    frames[k].fn = BALLARUS_TRACE_FRAME_UNKNOWN;
+    frames[k].tag_fn = BALLARUS_TRACE_FRAME_UNKNOWN;
   s->frames = frames;
   s->cap = BALLARUS_TRACE_STACK_FRAMES;
 }
@@ -447,10 +491,11 @@ static void stack_register(ballarus_trace_frame *frames) {
 static trace_thread *thread_register(void) {
   uint8_t *m = map_aligned(thread_layout(NULL, NULL), CHUNK_BYTES);
   if (m == NULL) return NULL;
-  trace_thread *t = (trace_thread *)(m + CHUNK_BYTES);
+  trace_thread *t =
+      (trace_thread *)(m + (size_t)thread_chunks() * CHUNK_BYTES);
   thread_layout(m, t);
   stack_register((ballarus_trace_frame *)(t + 1));
-  t->chunk = (uint32_t *)m;
+  t->chunk = t->chunk0 = (uint32_t *)m;
   t->posp = &__ballarus_trace_pos;
   t->serial = __atomic_add_fetch(&g.serials, 1, __ATOMIC_RELAXED);
   t->tid = (uint32_t)syscall(SYS_gettid);
@@ -469,7 +514,27 @@ static void chunk_drain(trace_thread *t, uint32_t n) {
   if (g.mode == BALLARUS_TRACE_MODE_FULL)
     write_chunk(t, t->chunk + 1, n);
   else
-    ring_push(t, t->chunk + 1, n);
+    ring_push(t, n);
+}
+
+/* Not tracing: the calling thread writes its scratch chunk again.  */
+static void scratch_rewind(void) {
+  uint32_t *base = __atomic_load_n(&scratch, __ATOMIC_ACQUIRE);
+  if (base == NULL) {
+    uint32_t *m = map_aligned((size_t)SCRATCH_CHUNKS * CHUNK_BYTES,
+                              CHUNK_BYTES);
+    if (m == NULL) return; /* the slow path at every word */
+    base = NULL;
+    /* A thread that lost the race leaves its mapping unused.  */
+    if (__atomic_compare_exchange_n(&scratch, &base, m, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+      base = m;
+  }
+  if (scratch_k == 0)
+    scratch_k = __atomic_fetch_add(&scratch_next, 1, __ATOMIC_RELAXED) %
+                    SCRATCH_CHUNKS + 1;
+  __ballarus_trace_pos =
+      base + (size_t)(scratch_k - 1) * BALLARUS_TRACE_CHUNK_WORDS + 1;
 }
 
 /* The calling thread, its chunk empty and the chunk's checkpoint taken
@@ -477,10 +542,12 @@ static void chunk_drain(trace_thread *t, uint32_t n) {
    dropped (not tracing, finished, no memory).  */
 static trace_thread *chunk_start(void) {
   trace_thread *t = self;
-  if (__atomic_load_n(&g.mode, __ATOMIC_RELAXED) == 0 ||
-      __atomic_load_n(&g.finished, __ATOMIC_RELAXED))
+  if (__atomic_load_n(&g.mode, __ATOMIC_RELAXED) == 0) {
+    scratch_rewind();
     return NULL;
-  if (__ballarus_trace_pos == NULL || t == NULL) {
+  }
+  if (__atomic_load_n(&g.finished, __ATOMIC_RELAXED)) return NULL;
+  if (t == NULL) {
     t = thread_register();
     if (t == NULL) return NULL;
   } else {
@@ -509,8 +576,11 @@ void __ballarus_trace_slow_event(const uint32_t *words, uint32_t n) {
 static uint32_t pending_of(const trace_thread *t) {
   uint32_t *pos = t->posp ? __atomic_load_n(t->posp, __ATOMIC_RELAXED)
                           : t->end_pos;
-  if (pos == NULL || pos < t->chunk + 1) return 0;
-  return (uint32_t)(pos - (t->chunk + 1));
+  const uint32_t *chunk = t->chunk;
+  /* Another thread's position may be read in the middle of its change
+     of chunk (ring_push): then nothing.  */
+  if (pos == NULL || pos < chunk + 1 || pos > chunk + CHUNK_USED + 1) return 0;
+  return (uint32_t)(pos - (chunk + 1));
 }
 
 /* The exiting thread's last words (trace_hooks.c: kEnd), where the
@@ -848,5 +918,8 @@ int ballarus_trace_start(const char *path, const char *spec, char *err,
   pthread_atfork(NULL, NULL, atfork_child);
   atexit(trace_atexit);
   __atomic_store_n(&g.mode, mode, __ATOMIC_RELEASE);
+  /* The calling thread registers at its next word; other threads running
+     meanwhile when they reach the end of their scratch chunk.  */
+  __ballarus_trace_pos = NULL;
   return 0;
 }

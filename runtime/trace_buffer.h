@@ -6,7 +6,8 @@
    BALLARUS_TRACE_CHUNK_WORDS words aligned to its own size, and the
    position reaching the chunk's end (an aligned address) sends the call to
    the slow path, which
-     - registers the thread (its first witness: the position starts NULL),
+     - registers the thread when tracing is on (until then its position
+       points into a scratch chunk that is overwritten: trace_buffer.c),
      - full trace: encodes the chunk and appends it to the trace file as one
        CHUNK record (trace_format.h), one write(2) with O_APPEND, so threads
        need no lock;
@@ -53,7 +54,8 @@ extern "C" {
    order.  Starting a second time is a no-op.  */
 #define BALLARUS_TRACE_SHARED __attribute__((visibility("default")))
 
-/* This thread's next free word in its chunk (NULL until it registers).
+/* This thread's next free word in its chunk (NULL, or in a scratch chunk
+   while tracing is off, until it registers).
    initial-exec: a %fs-relative load even in position-independent code,
    where the default model would call __tls_get_addr at every witness (a
    shared library using it takes static TLS, which dlopen can still
@@ -76,17 +78,20 @@ static inline void ballarus_trace_witness(uint32_t id) {
 
 /* The thread's traced activations, kept by the hooks (trace_hooks.c) and
    read by the checkpoints (trace_format.h) the slow path takes.
-   frames[k] is activation k: its function, TU stamp, and `site`: the block
-   of the call in activation k - 1 that made it.  The innermost
-   activation's own last call block is `site` below.  frames has `cap`
-   entries, allocated when the thread registers (cap 0 before); a frame
-   whose fn is BALLARUS_TRACE_FRAME_UNKNOWN was live before the thread
-   registered, or was skipped by a landing.  */
+   frames[k] is activation k: the words of its kEnter (trace_events.h),
+   so that the hook stores the same 16 bytes twice: its function (with the
+   event tag), TU stamp, depth k, and `site`: the block of the call in
+   activation k - 1 that made it.  The innermost activation's own last
+   call block is `site` below.  frames has `cap` entries, allocated when
+   the thread registers (cap 0 before); a frame whose tag_fn is
+   BALLARUS_TRACE_FRAME_UNKNOWN was live before the thread registered, or
+   was skipped by a landing.  */
 #define BALLARUS_TRACE_STACK_FRAMES 16384u
 #define BALLARUS_TRACE_FRAME_UNKNOWN 0xffffffffu
 
 typedef struct ballarus_trace_frame {
-  uint32_t fn, stamp, site;
+  uint32_t tag_fn; /* BALLARUS_TRACE_EVENT_TAG | fn, or ..._FRAME_UNKNOWN */
+  uint32_t stamp, depth, site;
 } ballarus_trace_frame;
 
 typedef struct ballarus_trace_stack {
@@ -106,13 +111,20 @@ BALLARUS_TRACE_SHARED void __ballarus_trace_slow_event(const uint32_t *words,
    current chunk if they all fit there; returns 0 (nothing written) when
    they do not: then __ballarus_trace_slow_event starts a new chunk and
    writes them, so that no event spans two chunks.  */
+/* Whether n words fit at p: p is not a chunk's start (full, or not
+   registered) and p + n is at most the chunk's end.  One test: with
+   off = p's offset in its chunk (a multiple of 4), (off + 4n - 1) mod
+   the chunk's bytes is 4n - 1 for off 0, below 4n when the words would
+   pass the end, at least 4n + 3 otherwise.  */
+static inline int ballarus_trace_room(const uint32_t *p, uint32_t n) {
+  return (((uintptr_t)p + n * 4u - 1u) &
+          (BALLARUS_TRACE_CHUNK_WORDS * 4u - 1u)) >= n * 4u;
+}
+
 static inline int ballarus_trace_event_fits(const uint32_t *words,
                                             uint32_t n) {
   uint32_t *p = __ballarus_trace_pos;
-  uintptr_t off = (uintptr_t)p & (BALLARUS_TRACE_CHUNK_WORDS * 4u - 1u);
-  if (__builtin_expect(
-          off == 0 || off + n * 4u > BALLARUS_TRACE_CHUNK_WORDS * 4u, 0))
-    return 0;
+  if (__builtin_expect(!ballarus_trace_room(p, n), 0)) return 0;
   __builtin_memcpy(p, words, n * 4u);
   __ballarus_trace_pos = p + n;
   return 1;
@@ -126,7 +138,8 @@ static inline void ballarus_trace_event(const uint32_t *words, uint32_t n) {
 /* Starts tracing into `path` ("%p" the process id, "%%" a "%"; missing
    directories created) with `spec` "full" or "ring:N" (N from 1 to
    2^28).  Call before any witness (a witness written before is
-   dropped).  Installs the fatal-signal handlers.  Returns 0, 1 when
+   dropped; so are up to a chunk of words of other threads already
+   running, until their scratch chunk ends).  Installs the fatal-signal handlers.  Returns 0, 1 when
    tracing had already started (nothing done: the first start holds), or
    -1 with a one-line message in err[errlen].  */
 BALLARUS_TRACE_SHARED int ballarus_trace_start(const char *path, const char *spec, char *err,

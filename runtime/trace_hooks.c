@@ -20,6 +20,11 @@
 
 _Static_assert(BALLARUS_TRACE_CHUNK_BYTES == BALLARUS_TRACE_CHUNK_WORDS * 4u,
                "the plugin's inline witness tests the chunk's alignment");
+_Static_assert(sizeof(ballarus_trace_frame) == BALLARUS_TRACE_ENTER_WORDS * 4u,
+               "a frame is its activation's kEnter words");
+_Static_assert(__builtin_offsetof(ballarus_trace_stack, site) ==
+                   __builtin_offsetof(ballarus_trace_stack, depth) + 4,
+               "kEnter's depth and site are read as one 8-byte word");
 
 void __ballarus_trace_w(uint32_t id) { ballarus_trace_witness(id); }
 
@@ -27,17 +32,25 @@ void __ballarus_trace_w(uint32_t id) { ballarus_trace_witness(id); }
    (trace_buffer.h ballarus_trace_stack) and write each event before they
    change it: a chunk that starts at an event's first word takes its
    checkpoint in the state the event starts from.  */
-static inline uint32_t stack_push(ballarus_trace_stack *s, uint32_t fn_index,
-                                  uint32_t tu_stamp) {
-  uint32_t depth = s->depth;
-  if (depth < s->cap) {
-    ballarus_trace_frame *f = &s->frames[depth];
-    f->fn = fn_index;
-    f->stamp = tu_stamp;
-    f->site = s->site;
-  }
+static inline uint32_t stack_push(ballarus_trace_stack *s,
+                                  const ballarus_trace_frame *e) {
+  uint32_t depth = e->depth;
+  if (depth < s->cap) s->frames[depth] = *e;
   s->depth = depth + 1;
   return depth;
+}
+
+/* kEnter's words: the frame the activation pushes.  */
+static inline ballarus_trace_frame enter_words(const ballarus_trace_stack *s,
+                                               uint32_t fn_index,
+                                               uint32_t tu_stamp) {
+  ballarus_trace_frame e;
+  uint64_t depth_site; /* depth and site are adjacent: one load */
+  __builtin_memcpy(&depth_site, &s->depth, 8);
+  e.tag_fn = BALLARUS_TRACE_EVENT_TAG | fn_index;
+  e.stamp = tu_stamp;
+  __builtin_memcpy(&e.depth, &depth_site, 8);
+  return e;
 }
 
 /* kEnter when it starts a new chunk: apart, so that the usual path makes
@@ -45,19 +58,23 @@ static inline uint32_t stack_push(ballarus_trace_stack *s, uint32_t fn_index,
 __attribute__((noinline)) static uint32_t enter_slow(uint32_t fn_index,
                                                      uint32_t tu_stamp) {
   ballarus_trace_stack *s = &__ballarus_trace_stack;
-  const uint32_t w[BALLARUS_TRACE_ENTER_WORDS] = {
-      BALLARUS_TRACE_EVENT_TAG | fn_index, tu_stamp, s->depth, s->site};
-  __ballarus_trace_slow_event(w, BALLARUS_TRACE_ENTER_WORDS);
-  return stack_push(s, fn_index, tu_stamp);
+  const ballarus_trace_frame e = enter_words(s, fn_index, tu_stamp);
+  __ballarus_trace_slow_event(&e.tag_fn, BALLARUS_TRACE_ENTER_WORDS);
+  return stack_push(s, &e);
 }
 
+/* The usual path: one room test, the 16 bytes stored as the event and as
+   the frame.  */
 uint32_t __ballarus_trace_enter(uint32_t fn_index, uint32_t tu_stamp) {
   ballarus_trace_stack *s = &__ballarus_trace_stack;
-  const uint32_t w[BALLARUS_TRACE_ENTER_WORDS] = {
-      BALLARUS_TRACE_EVENT_TAG | fn_index, tu_stamp, s->depth, s->site};
-  if (!ballarus_trace_event_fits(w, BALLARUS_TRACE_ENTER_WORDS))
+  uint32_t *p = __ballarus_trace_pos;
+  if (__builtin_expect(!ballarus_trace_room(p, BALLARUS_TRACE_ENTER_WORDS),
+                       0))
     return enter_slow(fn_index, tu_stamp);
-  return stack_push(s, fn_index, tu_stamp);
+  const ballarus_trace_frame e = enter_words(s, fn_index, tu_stamp);
+  __builtin_memcpy(p, &e, sizeof e);
+  __ballarus_trace_pos = p + BALLARUS_TRACE_ENTER_WORDS;
+  return stack_push(s, &e);
 }
 
 /* The activation at `depth` is the innermost again.  Its last call block
@@ -73,18 +90,22 @@ void __ballarus_trace_land(uint32_t block, uint32_t depth) {
   if (live > depth + 1 && depth + 1 < s->cap)
     s->site = s->frames[depth + 1].site;
   for (uint32_t k = live; k <= depth && k < s->cap; k++)
-    s->frames[k].fn = BALLARUS_TRACE_FRAME_UNKNOWN;
+    s->frames[k].tag_fn = BALLARUS_TRACE_FRAME_UNKNOWN;
   s->depth = depth + 1;
 }
 
 /* Back in the caller, whose last call block is the one of this call.  */
 void __ballarus_trace_leave(void) {
   ballarus_trace_stack *s = &__ballarus_trace_stack;
-  uint32_t depth = s->depth;
-  if (depth == 0) return;
-  depth--;
-  if (depth < s->cap) s->site = s->frames[depth].site;
-  s->depth = depth;
+  uint32_t depth = s->depth - 1; /* depth 0: UINT32_MAX, not below cap */
+  if (__builtin_expect(depth < s->cap, 1)) {
+    s->site = s->frames[depth].site;
+    /* Two plain stores: without this gcc packs them through SSE.  */
+    __asm__("" ::: "memory");
+    s->depth = depth;
+  } else if (depth != UINT32_MAX) {
+    s->depth = depth;
+  }
 }
 
 void __ballarus_trace_site(uint32_t block) {

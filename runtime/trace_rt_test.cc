@@ -745,6 +745,21 @@ TEST(TraceRt, ActivationsBeforeTheStartAreUnknown) {
             (std::vector<uint32_t>{BALLARUS_TRACE_EVENT_TAG | 3, 30, 2, 0}));
 }
 
+TEST(TraceRt, ThreadRunningAtTheStartRegistersAtItsScratchChunksEnd) {
+  // The thread wrote 100 words before the start: its first one went to
+  // the slow path (position NULL), which pointed it at a scratch chunk,
+  // the 99 others into it.  After the start it fills that chunk
+  // (4095 - 99 words, dropped) and registers at the next word.
+  std::string dir = FreshDir("prethread");
+  ASSERT_EQ(RunProg(dir, "full", {"prethread", "10000"}), 0);
+  Trace t = ReadTrace(dir + "/trace");
+  ASSERT_EQ(t.error, "");
+  ASSERT_EQ(t.witnesses.size(), 1u);
+  std::vector<uint32_t> want = Seq(1, BALLARUS_TRACE_CHUNK_BYTES / 4 - 100, 10000);
+  want.insert(want.end(), {BALLARUS_TRACE_EVENT_END, 0, 0});
+  EXPECT_EQ(t.witnesses.begin()->second, want);
+}
+
 TEST(TraceRt, ForkChildStartsWithTheStackAtTheFork) {
   std::string dir = FreshDir("hooks_fork");
   ASSERT_EQ(RunProg(dir, "full", {"hooks_fork", "3000", "4"}), 0);

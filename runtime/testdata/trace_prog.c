@@ -33,6 +33,8 @@
      deep N         N nested calls, each from its own block, then N returns
      prestart N     2 calls before SPEC starts, N witnesses in a third,
                     3 returns, a call and N witnesses in it
+     prethread N    a thread writes PRE_WORDS of stream 2 before SPEC
+                    starts, then N of stream 1 after it
    A block b is its word (the naive mode's block index) and the site b; a
    return writes the word 1 (EXIT's index) before its leave, as
    mode=trace-naive does, so that the stream alone tells the stack.  */
@@ -83,6 +85,33 @@ static int run_threads(uint32_t t) {
 }
 
 static pthread_barrier_t written;
+
+#define PRE_WORDS 100u
+
+static pthread_barrier_t started;
+static pthread_t pre_thread;
+
+static void *thread_pre(void *arg) {
+  (void)arg;
+  for (uint32_t i = 0; i < PRE_WORDS; i++)
+    ballarus_trace_witness(trace_seq(2, i));
+  pthread_barrier_wait(&started); /* written */
+  pthread_barrier_wait(&started); /* SPEC started */
+  write_stream(1);
+  return NULL;
+}
+
+static void prethread_begin(void) {
+  pthread_barrier_init(&started, NULL, 2);
+  pthread_create(&pre_thread, NULL, thread_pre, NULL);
+  pthread_barrier_wait(&started);
+}
+
+static int prethread_end(void) {
+  pthread_barrier_wait(&started);
+  pthread_join(pre_thread, NULL);
+  return 0;
+}
 
 static void *thread_wait(void *arg) {
   write_stream((uint32_t)(uintptr_t)arg);
@@ -264,6 +293,7 @@ int main(int argc, char **argv) {
     __ballarus_trace_enter(1, 10);
     __ballarus_trace_enter(2, 20);
   }
+  if (strcmp(cmd, "prethread") == 0) prethread_begin();
   if (strcmp(argv[2], "none") != 0 &&
       ballarus_trace_start(argv[1], argv[2], err, sizeof err) != 0) {
     fprintf(stderr, "trace_prog: %s\n", err);
@@ -278,6 +308,7 @@ int main(int argc, char **argv) {
   }
   if (strcmp(cmd, "deep") == 0) return run_deep(n_witnesses);
   if (strcmp(cmd, "prestart") == 0) return run_prestart(n_witnesses);
+  if (strcmp(cmd, "prethread") == 0) return prethread_end();
   if (strcmp(cmd, "threads") == 0)
     return run_threads(argc > 5 ? (uint32_t)atoi(argv[5]) : 2);
   if (strcmp(cmd, "fork") == 0) return run_fork();
