@@ -491,6 +491,21 @@ void InlineWitness(gcall* call, tree slow_fn) {
   gsi_insert_after(&gsi, gimple_build_assign(pos, next), GSI_NEW_STMT);
 }
 
+// Splits `e` into src -> a -> dst and adds the edge src -> dst: a runs
+// when src's condition is true (`true_prob`); returns a.
+basic_block Diamond(edge e, profile_probability true_prob) {
+  basic_block src = e->src, dst = e->dest;
+  basic_block a = split_edge(e);
+  edge to_a = single_succ_edge(src);
+  to_a->flags &= ~EDGE_FALLTHRU;
+  to_a->flags |= EDGE_TRUE_VALUE;
+  to_a->probability = true_prob;
+  edge to_dst = make_edge(src, dst, EDGE_FALSE_VALUE);
+  to_dst->probability = true_prob.invert();
+  a->count = src->count.apply_probability(true_prob);
+  return a;
+}
+
 // Replaces the call `__ballarus_trace_leave()` by what the runtime's does
 // (runtime/trace_hooks.c), one activation fewer and the caller's site back:
 //   s = stack.depth; d = s - 1;
@@ -515,16 +530,9 @@ void InlineLeave(gcall* call) {
   gsi_insert_after(&gsi, gimple_build_cond(LT_EXPR, d, cap, NULL_TREE,
                                            NULL_TREE),
                    GSI_NEW_STMT);
-  edge to_kept = single_succ_edge(bb);
-  to_kept->flags &= ~EDGE_FALLTHRU;
-  to_kept->flags |= EDGE_TRUE_VALUE;
-  to_kept->probability = profile_probability::very_likely();
-  basic_block kept = split_edge(to_kept);  // before bb gets a 2nd edge
-  edge to_other = make_edge(bb, join, EDGE_FALSE_VALUE);
-  to_other->probability = to_kept->probability.invert();
-  basic_block other = split_edge(to_other);
-  kept->count = bb->count.apply_probability(to_kept->probability);
-  other->count = bb->count.apply_probability(to_other->probability);
+  basic_block kept =
+      Diamond(single_succ_edge(bb), profile_probability::very_likely());
+  basic_block other = split_edge(find_edge(bb, join));
 
   gsi = gsi_start_bb(kept);
   tree fptr = TREE_TYPE(st.frames);
@@ -555,17 +563,145 @@ void InlineLeave(gcall* call) {
                    GSI_NEW_STMT);
 }
 
+// *p's 32-bit word k.
+tree PosWord(tree p, uint32_t k) {
+  return build2(MEM_REF, unsigned_type_node, p,
+                build_int_cst(TREE_TYPE(p), 4 * k));
+}
+
+// The field of *frame.
+tree FrameField(tree frame, tree field) {
+  const TraceStackDecls& st = TraceStack();
+  return build3(COMPONENT_REF, unsigned_type_node,
+                build2(MEM_REF, st.frame, frame,
+                       build_int_cst(TREE_TYPE(st.frames), 0)),
+                field, NULL_TREE);
+}
+
+
+// The enter's usual path at the start of `fast`: kEnter's words (2 and 3
+// are the stack's depth and site, loaded here) at p, the position past
+// them, and the test dep < stack.cap ending the block; returns dep.
+tree EmitEnterEvent(basic_block fast, tree p, tree* words) {
+  const TraceStackDecls& st = TraceStack();
+  tree u = unsigned_type_node, pos = TracePosDecl();
+  gimple_stmt_iterator gsi = gsi_start_bb(fast);
+  tree dep = Temp(u, "BLRS_edep"), site = Temp(u, "BLRS_esite");
+  gsi_insert_after(&gsi, gimple_build_assign(dep, StackField(st.depth, false)),
+                   GSI_NEW_STMT);
+  gsi_insert_after(&gsi, gimple_build_assign(site, StackField(st.site, false)),
+                   GSI_NEW_STMT);
+  words[2] = dep;
+  words[3] = site;
+  for (uint32_t k = 0; k < BALLARUS_TRACE_ENTER_WORDS; ++k)
+    gsi_insert_after(&gsi, gimple_build_assign(PosWord(p, k), words[k]),
+                     GSI_NEW_STMT);
+  tree next = Assign(&gsi, Temp(TREE_TYPE(pos), "BLRS_en"), POINTER_PLUS_EXPR,
+                     p, size_int(BALLARUS_TRACE_ENTER_WORDS * 4));
+  gsi_insert_after(&gsi, gimple_build_assign(pos, next), GSI_NEW_STMT);
+  tree cap = Temp(u, "BLRS_ecap");
+  gsi_insert_after(&gsi, gimple_build_assign(cap, StackField(st.cap, false)),
+                   GSI_NEW_STMT);
+  gsi_insert_after(&gsi, gimple_build_cond(LT_EXPR, dep, cap, NULL_TREE,
+                                           NULL_TREE),
+                   GSI_NEW_STMT);
+  return dep;
+}
+
+// stack.frames[dep] = kEnter's words, in `push`.
+void EmitEnterPush(basic_block push, tree dep, const tree* words) {
+  const TraceStackDecls& st = TraceStack();
+  gimple_stmt_iterator gsi = gsi_start_bb(push);
+  tree fptr = TREE_TYPE(st.frames);
+  tree frames = Temp(fptr, "BLRS_ef");
+  gsi_insert_after(&gsi,
+                   gimple_build_assign(frames, StackField(st.frames, false)),
+                   GSI_NEW_STMT);
+  tree off = Assign(&gsi, Temp(sizetype, "BLRS_eo"), NOP_EXPR, dep);
+  off = Assign(&gsi, Temp(sizetype, "BLRS_eo"), MULT_EXPR, off,
+               fold_convert(sizetype, TYPE_SIZE_UNIT(st.frame)));
+  tree frame = Assign(&gsi, Temp(fptr, "BLRS_eq"), POINTER_PLUS_EXPR, frames,
+                      off);
+  tree field = TYPE_FIELDS(st.frame);
+  for (uint32_t k = 0; k < BALLARUS_TRACE_ENTER_WORDS;
+       ++k, field = DECL_CHAIN(field))
+    gsi_insert_after(&gsi,
+                     gimple_build_assign(FrameField(frame, field), words[k]),
+                     GSI_NEW_STMT);
+}
+
+// Replaces d = __ballarus_trace_enter(fn, stamp) by the runtime's usual
+// path (runtime/trace_hooks.c), the call staying for an event that would
+// not fit in the chunk (ballarus_trace_room):
+//   p = pos;
+//   if (((p + 4 * 4 - 1) & (chunk bytes - 1)) < 4 * 4) d = enter (fn, stamp);
+//   else { dep = stack.depth; site = stack.site;
+//          p[0..3] = {tag | fn, stamp, dep, site}; pos = p + 4;
+//          if (dep < stack.cap) stack.frames[dep] = the same 4 words;
+//          stack.depth = dep + 1; d = dep; }
+void InlineEnter(gcall* call) {
+  const TraceStackDecls& st = TraceStack();
+  tree u = unsigned_type_node, lhs = gimple_call_lhs(call);
+  tree fn = gimple_call_arg(call, 0), stamp = gimple_call_arg(call, 1);
+  tree enter_fn = gimple_call_fndecl(call);
+  tree words[BALLARUS_TRACE_ENTER_WORDS] = {
+      U32(BALLARUS_TRACE_EVENT_TAG | TREE_INT_CST_LOW(fn)), stamp, NULL_TREE,
+      NULL_TREE};
+  basic_block bb = gimple_bb(call);
+  basic_block join = RemoveSplitting(call);
+  tree pos = TracePosDecl(), ptype = TREE_TYPE(pos);
+  const uint32_t bytes = BALLARUS_TRACE_ENTER_WORDS * 4;
+  gimple_stmt_iterator gsi = gsi_last_bb(bb);
+  tree p = Temp(ptype, "BLRS_ep");
+  gsi_insert_after(&gsi, gimple_build_assign(p, pos), GSI_NEW_STMT);
+  tree ui = pointer_sized_int_node;
+  tree a = Assign(&gsi, Temp(ui, "BLRS_ea"), NOP_EXPR, p);
+  a = Assign(&gsi, Temp(ui, "BLRS_ea"), PLUS_EXPR, a,
+             build_int_cst(ui, bytes - 1));
+  a = Assign(&gsi, Temp(ui, "BLRS_ea"), BIT_AND_EXPR, a,
+             build_int_cst(ui, BALLARUS_TRACE_CHUNK_BYTES - 1));
+  gsi_insert_after(&gsi, gimple_build_cond(LT_EXPR, a, build_int_cst(ui, bytes),
+                                           NULL_TREE, NULL_TREE),
+                   GSI_NEW_STMT);
+  basic_block slow =
+      Diamond(single_succ_edge(bb), profile_probability::very_unlikely());
+  edge slow_in = single_succ_edge(slow);
+  basic_block fast = split_edge(find_edge(bb, join));
+  tree d_slow = lhs == NULL_TREE ? NULL_TREE : Temp(u, "BLRS_ed");
+  gcall* slow_call = gimple_build_call(enter_fn, 2, fn, stamp);
+  if (d_slow != NULL_TREE) gimple_call_set_lhs(slow_call, d_slow);
+  gsi = gsi_start_bb(slow);
+  gsi_insert_after(&gsi, slow_call, GSI_NEW_STMT);
+
+  tree dep = EmitEnterEvent(fast, p, words);
+  basic_block done = split_edge(single_succ_edge(fast));
+  basic_block push =
+      Diamond(single_succ_edge(fast), profile_probability::very_likely());
+  EmitEnterPush(push, dep, words);
+  gsi = gsi_start_bb(done);
+  tree dep1 = Assign(&gsi, Temp(u, "BLRS_ed1"), PLUS_EXPR, dep,
+                     build_one_cst(u));
+  gsi_insert_after(&gsi, gimple_build_assign(StackField(st.depth, true), dep1),
+                   GSI_NEW_STMT);
+  if (lhs == NULL_TREE) return;
+  gphi* phi = create_phi_node(lhs, join);
+  add_phi_arg(phi, d_slow, slow_in, UNKNOWN_LOCATION);
+  add_phi_arg(phi, dep, single_succ_edge(done), UNKNOWN_LOCATION);
+}
+
 }  // namespace
 
 void InlineTraceHooks() {
   std::vector<gcall*> witnesses = RuntimeCalls("__ballarus_trace_w");
   std::vector<gcall*> leaves = RuntimeCalls("__ballarus_trace_leave");
-  if (witnesses.empty() && leaves.empty()) return;
+  std::vector<gcall*> enters = RuntimeCalls("__ballarus_trace_enter");
+  if (witnesses.empty() && leaves.empty() && enters.empty()) return;
   free_dominance_info(CDI_DOMINATORS);
   free_dominance_info(CDI_POST_DOMINATORS);
   tree slow_fn = RuntimeFn("__ballarus_trace_slow", 1);
   for (gcall* call : witnesses) InlineWitness(call, slow_fn);
   for (gcall* call : leaves) InlineLeave(call);
+  for (gcall* call : enters) InlineEnter(call);
 }
 
 void PlanFunctionTrace(ballarus::Function* fn,

@@ -3,7 +3,7 @@
 // (runtime/trace_events.h):
 //   * at the entry, d = __ballarus_trace_enter(function index, TU stamp):
 //     kEnter, the depth and site kept by the runtime; d, the activation's
-//     depth, is kept for its landings;
+//     depth, is kept for its landings (inlined by InlineTraceHooks);
 //   * before each call (and each resx, which unwinds on as a throwing call
 //     does), the thread's site = block (a store into the runtime's
 //     __ballarus_trace_stack): the site of the callee's kEnter;
@@ -62,8 +62,10 @@ void EmitTrace(const TraceWork& work, uint32_t tu_stamp);
 // After the edge insertions are committed: each __ballarus_trace_w call
 // of cfun becomes the buffer's inline hot path (trace_buffer.h
 // ballarus_trace_witness), the call staying on the very unlikely path,
-// and each __ballarus_trace_leave call the runtime's code, reading and
-// writing the thread's __ballarus_trace_stack (trace_buffer.h) directly.
+// and each __ballarus_trace_leave call and the usual path of the
+// __ballarus_trace_enter call the runtime's code, reading and writing the
+// thread's __ballarus_trace_stack (trace_buffer.h) directly (enter stays a
+// call when its event does not fit in the chunk).
 void InlineTraceHooks();
 
 }  // namespace ballarus::plugin

@@ -841,12 +841,13 @@ TEST_F(TracePluginTest, ComputedGotosRegenerate) {
 
 
 // The site stores and the leaves are inline (no call to the runtime's
-// __ballarus_trace_site or __ballarus_trace_leave is left), and a leave
-// gives the caller its site back: every kEnter of qsort's callback names
-// main's qsort call although the callback's own calls of key stored
-// other sites in between, each key runs at depth 2 and each callback at
-// depth 1, and the stream ends, after main returned, with kEnd at depth 0
-// naming main's own kEnter site (the site before main).
+// __ballarus_trace_site or __ballarus_trace_leave is left; enter is inline
+// too, its call kept for a full chunk), and a leave gives the caller its
+// site back from the frame the enter pushed: every kEnter of qsort's
+// callback names main's qsort call although the callback's own calls of
+// key stored other sites in between, each key runs at depth 2 and each
+// callback at depth 1, and the stream ends, after main returned, with
+// kEnd at depth 0 naming main's own kEnter site (the site before main).
 TEST_F(TracePluginTest, InlineLeavesRestoreTheCallersSite) {
   for (const char* opt : {"-O0", "-O2"}) {
     SCOPED_TRACE(opt);
