@@ -442,7 +442,7 @@ void InstrumentFunction(FunctionWork* w, ballarus::Function* fn,
   QueueReentryCounts(w->reentry, *fn, d.counters, d.epoch, atomic);
   EndLoopRegisters(d.counters);
   gsi_commit_edge_inserts();
-  if (w->trace.enabled) InlineTraceWitnesses();
+  if (w->trace.enabled) InlineTraceHooks();
   if (per_thread) EndThreadCounters();
 }
 

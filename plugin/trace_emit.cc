@@ -62,8 +62,80 @@ tree RuntimeFn(const char* name, int n_args, tree ret = void_type_node) {
 
 tree U32(uint32_t v) { return build_int_cst(unsigned_type_node, v); }
 
-// __ballarus_trace_site(block) before each traced call and each resx.
-void EmitSites(const TraceWork& work, tree site_fn) {
+// The runtime's thread state, runtime/trace_buffer.h: the types are built
+// field for field as the header declares them, and GCC lays them out for
+// the target as it lays out the header's structs.
+//   struct ballarus_trace_frame { uint32_t tag_fn, stamp, depth, site; };
+//   struct ballarus_trace_stack { uint32_t depth, site, cap;
+//                                 ballarus_trace_frame *frames; };
+//   extern __thread ballarus_trace_stack __ballarus_trace_stack
+//       (initial-exec, default visibility: one per process).
+struct TraceStackDecls {
+  tree stack = NULL_TREE;  // the TLS variable
+  tree depth = NULL_TREE, site = NULL_TREE, cap = NULL_TREE,
+       frames = NULL_TREE;   // its fields
+  tree frame = NULL_TREE;   // ballarus_trace_frame
+  tree frame_site = NULL_TREE;
+};
+
+// The struct `name` of fields `names` in order, each of type unsigned but
+// the last (of `last_type`); their FIELD_DECLs in *fields, in order.
+tree BuildStruct(const char* name, const std::vector<const char*>& names,
+                 tree last_type, std::vector<tree>* fields) {
+  tree type = make_node(RECORD_TYPE);
+  tree chain = NULL_TREE;  // finish_builtin_struct takes them reversed
+  for (size_t k = 0; k < names.size(); ++k) {
+    tree f = build_decl(BUILTINS_LOCATION, FIELD_DECL,
+                        get_identifier(names[k]),
+                        k + 1 == names.size() ? last_type : unsigned_type_node);
+    DECL_CHAIN(f) = chain;
+    chain = f;
+    fields->push_back(f);
+  }
+  finish_builtin_struct(type, name, chain, NULL_TREE);
+  return type;
+}
+
+const TraceStackDecls& TraceStack() {
+  static TraceStackDecls d;
+  if (d.stack != NULL_TREE) return d;
+  std::vector<tree> ff, sf;
+  d.frame = BuildStruct("ballarus_trace_frame",
+                        {"tag_fn", "stamp", "depth", "site"},
+                        unsigned_type_node, &ff);
+  d.frame_site = ff[3];
+  tree type = BuildStruct("ballarus_trace_stack",
+                          {"depth", "site", "cap", "frames"},
+                          build_pointer_type(d.frame), &sf);
+  d.depth = sf[0];
+  d.site = sf[1];
+  d.cap = sf[2];
+  d.frames = sf[3];
+  d.stack = build_decl(BUILTINS_LOCATION, VAR_DECL,
+                       get_identifier("__ballarus_trace_stack"), type);
+  DECL_EXTERNAL(d.stack) = 1;
+  TREE_PUBLIC(d.stack) = 1;
+  DECL_ARTIFICIAL(d.stack) = 1;
+  DECL_VISIBILITY(d.stack) = VISIBILITY_DEFAULT;
+  DECL_VISIBILITY_SPECIFIED(d.stack) = 1;
+  set_decl_tls_model(d.stack, TLS_MODEL_INITIAL_EXEC);
+  varpool_node::get_create(d.stack);
+  return d;
+}
+
+// __ballarus_trace_stack.FIELD; a store through it is volatile, so that it
+// stays where it is: the traced callee that reads it may be declared
+// const or pure, which would let GCC drop or move a plain store.
+tree StackField(tree field, bool store) {
+  tree ref = build3(COMPONENT_REF, TREE_TYPE(field), TraceStack().stack,
+                    field, NULL_TREE);
+  if (store) TREE_THIS_VOLATILE(ref) = 1;
+  return ref;
+}
+
+// __ballarus_trace_stack.site = block before each traced call and each
+// resx (what the runtime's __ballarus_trace_site(block) does).
+void EmitSites(const TraceWork& work) {
   basic_block bb;
   FOR_EACH_BB_FN(bb, cfun) {
     const size_t b = static_cast<size_t>(bb->index);
@@ -75,8 +147,10 @@ void EmitSites(const TraceWork& work, tree site_fn) {
         calls.push_back(gsi_stmt(gsi));
     for (gimple* call : calls) {
       gimple_stmt_iterator gsi = gsi_for_stmt(call);
-      gsi_insert_before(&gsi, gimple_build_call(site_fn, 1, U32(b)),
-                        GSI_SAME_STMT);
+      gsi_insert_before(
+          &gsi,
+          gimple_build_assign(StackField(TraceStack().site, true), U32(b)),
+          GSI_SAME_STMT);
     }
   }
 }
@@ -327,11 +401,44 @@ tree TracePosDecl() {
   return decl;
 }
 
-bool IsWitnessCall(gimple* stmt) {
+bool IsRuntimeCall(gimple* stmt, const char* name) {
   if (!is_gimple_call(stmt)) return false;
   tree fn = gimple_call_fndecl(stmt);
   return fn != NULL_TREE &&
-         strcmp(IDENTIFIER_POINTER(DECL_NAME(fn)), "__ballarus_trace_w") == 0;
+         strcmp(IDENTIFIER_POINTER(DECL_NAME(fn)), name) == 0;
+}
+
+// cfun's calls to the runtime function `name`.
+std::vector<gcall*> RuntimeCalls(const char* name) {
+  std::vector<gcall*> calls;
+  basic_block bb;
+  FOR_EACH_BB_FN(bb, cfun) {
+    for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi);
+         gsi_next(&gsi))
+      if (IsRuntimeCall(gsi_stmt(gsi), name))
+        calls.push_back(as_a<gcall*>(gsi_stmt(gsi)));
+  }
+  return calls;
+}
+
+// Removes `call`, the block's code after it going to a new block: returns
+// that block (the join of the code that replaces the call).
+basic_block RemoveSplitting(gcall* call) {
+  basic_block join = split_block(gimple_bb(call), call)->dest;
+  gimple_stmt_iterator gsi = gsi_for_stmt(call);
+  unlink_stmt_vdef(call);
+  gsi_remove(&gsi, true);
+  return join;
+}
+
+tree Assign(gimple_stmt_iterator* gsi, tree lhs, tree_code code, tree a,
+            tree b = NULL_TREE) {
+  gsi_insert_after(gsi, gimple_build_assign(lhs, code, a, b), GSI_NEW_STMT);
+  return lhs;
+}
+
+tree Temp(tree type, const char* name) {
+  return make_temp_ssa_name(type, NULL, name);
 }
 
 // Replaces the call `__ballarus_trace_w(id)` by trace_buffer.h's
@@ -340,10 +447,8 @@ bool IsWitnessCall(gimple* stmt) {
 void InlineWitness(gcall* call, tree slow_fn) {
   tree id = gimple_call_arg(call, 0);
   basic_block bb = gimple_bb(call);
-  basic_block join = split_block(bb, call)->dest;
-  gimple_stmt_iterator gsi = gsi_for_stmt(call);
-  unlink_stmt_vdef(call);
-  gsi_remove(&gsi, true);
+  basic_block join = RemoveSplitting(call);
+  gimple_stmt_iterator gsi;
   tree pos = TracePosDecl();
   tree ptype = TREE_TYPE(pos);
   tree p = make_temp_ssa_name(ptype, NULL, "BLRS_tp");
@@ -386,22 +491,217 @@ void InlineWitness(gcall* call, tree slow_fn) {
   gsi_insert_after(&gsi, gimple_build_assign(pos, next), GSI_NEW_STMT);
 }
 
+// Splits `e` into src -> a -> dst and adds the edge src -> dst: a runs
+// when src's condition is true (`true_prob`); returns a.
+basic_block Diamond(edge e, profile_probability true_prob) {
+  basic_block src = e->src, dst = e->dest;
+  basic_block a = split_edge(e);
+  edge to_a = single_succ_edge(src);
+  to_a->flags &= ~EDGE_FALLTHRU;
+  to_a->flags |= EDGE_TRUE_VALUE;
+  to_a->probability = true_prob;
+  edge to_dst = make_edge(src, dst, EDGE_FALSE_VALUE);
+  to_dst->probability = true_prob.invert();
+  a->count = src->count.apply_probability(true_prob);
+  return a;
+}
+
+// Replaces the call `__ballarus_trace_leave()` by what the runtime's does
+// (runtime/trace_hooks.c), one activation fewer and the caller's site back:
+//   s = stack.depth; d = s - 1;
+//   if (d < stack.cap)        // likely; false at depth 0 (d wraps)
+//     { stack.site = stack.frames[d].site; stack.depth = d; }
+//   else                       // deeper than the frames kept, or depth 0
+//     stack.depth = MIN (d, s);  // s - 1, or 0 at depth 0
+void InlineLeave(gcall* call) {
+  const TraceStackDecls& st = TraceStack();
+  basic_block bb = gimple_bb(call);
+  basic_block join = RemoveSplitting(call);
+  tree u = unsigned_type_node;
+  gimple_stmt_iterator gsi = gsi_last_bb(bb);
+  tree s = Temp(u, "BLRS_ls");
+  gsi_insert_after(&gsi, gimple_build_assign(s, StackField(st.depth, false)),
+                   GSI_NEW_STMT);
+  tree d = Assign(&gsi, Temp(u, "BLRS_ld"), PLUS_EXPR, s,
+                  build_all_ones_cst(u));
+  tree cap = Temp(u, "BLRS_lc");
+  gsi_insert_after(&gsi, gimple_build_assign(cap, StackField(st.cap, false)),
+                   GSI_NEW_STMT);
+  gsi_insert_after(&gsi, gimple_build_cond(LT_EXPR, d, cap, NULL_TREE,
+                                           NULL_TREE),
+                   GSI_NEW_STMT);
+  basic_block kept =
+      Diamond(single_succ_edge(bb), profile_probability::very_likely());
+  basic_block other = split_edge(find_edge(bb, join));
+
+  gsi = gsi_start_bb(kept);
+  tree fptr = TREE_TYPE(st.frames);
+  tree frames = Temp(fptr, "BLRS_lf");
+  gsi_insert_after(&gsi, gimple_build_assign(frames,
+                                             StackField(st.frames, false)),
+                   GSI_NEW_STMT);
+  tree off = Assign(&gsi, Temp(sizetype, "BLRS_lo"), NOP_EXPR, d);
+  off = Assign(&gsi, Temp(sizetype, "BLRS_lo"), MULT_EXPR, off,
+               fold_convert(sizetype, TYPE_SIZE_UNIT(st.frame)));
+  tree frame = Assign(&gsi, Temp(fptr, "BLRS_lq"), POINTER_PLUS_EXPR, frames,
+                      off);
+  tree site_ref = build3(COMPONENT_REF, u,
+                         build2(MEM_REF, st.frame, frame,
+                                build_int_cst(fptr, 0)),
+                         st.frame_site, NULL_TREE);
+  tree site = Temp(u, "BLRS_lsite");
+  gsi_insert_after(&gsi, gimple_build_assign(site, site_ref), GSI_NEW_STMT);
+  gsi_insert_after(&gsi,
+                   gimple_build_assign(StackField(st.site, true), site),
+                   GSI_NEW_STMT);
+  gsi_insert_after(&gsi, gimple_build_assign(StackField(st.depth, true), d),
+                   GSI_NEW_STMT);
+
+  gsi = gsi_start_bb(other);
+  tree nd = Assign(&gsi, Temp(u, "BLRS_ln"), MIN_EXPR, d, s);
+  gsi_insert_after(&gsi, gimple_build_assign(StackField(st.depth, true), nd),
+                   GSI_NEW_STMT);
+}
+
+// *p's 32-bit word k.
+tree PosWord(tree p, uint32_t k) {
+  return build2(MEM_REF, unsigned_type_node, p,
+                build_int_cst(TREE_TYPE(p), 4 * k));
+}
+
+// The field of *frame.
+tree FrameField(tree frame, tree field) {
+  const TraceStackDecls& st = TraceStack();
+  return build3(COMPONENT_REF, unsigned_type_node,
+                build2(MEM_REF, st.frame, frame,
+                       build_int_cst(TREE_TYPE(st.frames), 0)),
+                field, NULL_TREE);
+}
+
+
+// The enter's usual path at the start of `fast`: kEnter's words (2 and 3
+// are the stack's depth and site, loaded here) at p, the position past
+// them, and the test dep < stack.cap ending the block; returns dep.
+tree EmitEnterEvent(basic_block fast, tree p, tree* words) {
+  const TraceStackDecls& st = TraceStack();
+  tree u = unsigned_type_node, pos = TracePosDecl();
+  gimple_stmt_iterator gsi = gsi_start_bb(fast);
+  tree dep = Temp(u, "BLRS_edep"), site = Temp(u, "BLRS_esite");
+  gsi_insert_after(&gsi, gimple_build_assign(dep, StackField(st.depth, false)),
+                   GSI_NEW_STMT);
+  gsi_insert_after(&gsi, gimple_build_assign(site, StackField(st.site, false)),
+                   GSI_NEW_STMT);
+  words[2] = dep;
+  words[3] = site;
+  for (uint32_t k = 0; k < BALLARUS_TRACE_ENTER_WORDS; ++k)
+    gsi_insert_after(&gsi, gimple_build_assign(PosWord(p, k), words[k]),
+                     GSI_NEW_STMT);
+  tree next = Assign(&gsi, Temp(TREE_TYPE(pos), "BLRS_en"), POINTER_PLUS_EXPR,
+                     p, size_int(BALLARUS_TRACE_ENTER_WORDS * 4));
+  gsi_insert_after(&gsi, gimple_build_assign(pos, next), GSI_NEW_STMT);
+  tree cap = Temp(u, "BLRS_ecap");
+  gsi_insert_after(&gsi, gimple_build_assign(cap, StackField(st.cap, false)),
+                   GSI_NEW_STMT);
+  gsi_insert_after(&gsi, gimple_build_cond(LT_EXPR, dep, cap, NULL_TREE,
+                                           NULL_TREE),
+                   GSI_NEW_STMT);
+  return dep;
+}
+
+// stack.frames[dep] = kEnter's words, in `push`.
+void EmitEnterPush(basic_block push, tree dep, const tree* words) {
+  const TraceStackDecls& st = TraceStack();
+  gimple_stmt_iterator gsi = gsi_start_bb(push);
+  tree fptr = TREE_TYPE(st.frames);
+  tree frames = Temp(fptr, "BLRS_ef");
+  gsi_insert_after(&gsi,
+                   gimple_build_assign(frames, StackField(st.frames, false)),
+                   GSI_NEW_STMT);
+  tree off = Assign(&gsi, Temp(sizetype, "BLRS_eo"), NOP_EXPR, dep);
+  off = Assign(&gsi, Temp(sizetype, "BLRS_eo"), MULT_EXPR, off,
+               fold_convert(sizetype, TYPE_SIZE_UNIT(st.frame)));
+  tree frame = Assign(&gsi, Temp(fptr, "BLRS_eq"), POINTER_PLUS_EXPR, frames,
+                      off);
+  tree field = TYPE_FIELDS(st.frame);
+  for (uint32_t k = 0; k < BALLARUS_TRACE_ENTER_WORDS;
+       ++k, field = DECL_CHAIN(field))
+    gsi_insert_after(&gsi,
+                     gimple_build_assign(FrameField(frame, field), words[k]),
+                     GSI_NEW_STMT);
+}
+
+// Replaces d = __ballarus_trace_enter(fn, stamp) by the runtime's usual
+// path (runtime/trace_hooks.c), the call staying for an event that would
+// not fit in the chunk (ballarus_trace_room):
+//   p = pos;
+//   if (((p + 4 * 4 - 1) & (chunk bytes - 1)) < 4 * 4) d = enter (fn, stamp);
+//   else { dep = stack.depth; site = stack.site;
+//          p[0..3] = {tag | fn, stamp, dep, site}; pos = p + 4;
+//          if (dep < stack.cap) stack.frames[dep] = the same 4 words;
+//          stack.depth = dep + 1; d = dep; }
+void InlineEnter(gcall* call) {
+  const TraceStackDecls& st = TraceStack();
+  tree u = unsigned_type_node, lhs = gimple_call_lhs(call);
+  tree fn = gimple_call_arg(call, 0), stamp = gimple_call_arg(call, 1);
+  tree enter_fn = gimple_call_fndecl(call);
+  tree words[BALLARUS_TRACE_ENTER_WORDS] = {
+      U32(BALLARUS_TRACE_EVENT_TAG | TREE_INT_CST_LOW(fn)), stamp, NULL_TREE,
+      NULL_TREE};
+  basic_block bb = gimple_bb(call);
+  basic_block join = RemoveSplitting(call);
+  tree pos = TracePosDecl(), ptype = TREE_TYPE(pos);
+  const uint32_t bytes = BALLARUS_TRACE_ENTER_WORDS * 4;
+  gimple_stmt_iterator gsi = gsi_last_bb(bb);
+  tree p = Temp(ptype, "BLRS_ep");
+  gsi_insert_after(&gsi, gimple_build_assign(p, pos), GSI_NEW_STMT);
+  tree ui = pointer_sized_int_node;
+  tree a = Assign(&gsi, Temp(ui, "BLRS_ea"), NOP_EXPR, p);
+  a = Assign(&gsi, Temp(ui, "BLRS_ea"), PLUS_EXPR, a,
+             build_int_cst(ui, bytes - 1));
+  a = Assign(&gsi, Temp(ui, "BLRS_ea"), BIT_AND_EXPR, a,
+             build_int_cst(ui, BALLARUS_TRACE_CHUNK_BYTES - 1));
+  gsi_insert_after(&gsi, gimple_build_cond(LT_EXPR, a, build_int_cst(ui, bytes),
+                                           NULL_TREE, NULL_TREE),
+                   GSI_NEW_STMT);
+  basic_block slow =
+      Diamond(single_succ_edge(bb), profile_probability::very_unlikely());
+  edge slow_in = single_succ_edge(slow);
+  basic_block fast = split_edge(find_edge(bb, join));
+  tree d_slow = lhs == NULL_TREE ? NULL_TREE : Temp(u, "BLRS_ed");
+  gcall* slow_call = gimple_build_call(enter_fn, 2, fn, stamp);
+  if (d_slow != NULL_TREE) gimple_call_set_lhs(slow_call, d_slow);
+  gsi = gsi_start_bb(slow);
+  gsi_insert_after(&gsi, slow_call, GSI_NEW_STMT);
+
+  tree dep = EmitEnterEvent(fast, p, words);
+  basic_block done = split_edge(single_succ_edge(fast));
+  basic_block push =
+      Diamond(single_succ_edge(fast), profile_probability::very_likely());
+  EmitEnterPush(push, dep, words);
+  gsi = gsi_start_bb(done);
+  tree dep1 = Assign(&gsi, Temp(u, "BLRS_ed1"), PLUS_EXPR, dep,
+                     build_one_cst(u));
+  gsi_insert_after(&gsi, gimple_build_assign(StackField(st.depth, true), dep1),
+                   GSI_NEW_STMT);
+  if (lhs == NULL_TREE) return;
+  gphi* phi = create_phi_node(lhs, join);
+  add_phi_arg(phi, d_slow, slow_in, UNKNOWN_LOCATION);
+  add_phi_arg(phi, dep, single_succ_edge(done), UNKNOWN_LOCATION);
+}
+
 }  // namespace
 
-void InlineTraceWitnesses() {
-  std::vector<gcall*> calls;
-  basic_block bb;
-  FOR_EACH_BB_FN(bb, cfun) {
-    for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi);
-         gsi_next(&gsi))
-      if (IsWitnessCall(gsi_stmt(gsi)))
-        calls.push_back(as_a<gcall*>(gsi_stmt(gsi)));
-  }
-  if (calls.empty()) return;
+void InlineTraceHooks() {
+  std::vector<gcall*> witnesses = RuntimeCalls("__ballarus_trace_w");
+  std::vector<gcall*> leaves = RuntimeCalls("__ballarus_trace_leave");
+  std::vector<gcall*> enters = RuntimeCalls("__ballarus_trace_enter");
+  if (witnesses.empty() && leaves.empty() && enters.empty()) return;
   free_dominance_info(CDI_DOMINATORS);
   free_dominance_info(CDI_POST_DOMINATORS);
   tree slow_fn = RuntimeFn("__ballarus_trace_slow", 1);
-  for (gcall* call : calls) InlineWitness(call, slow_fn);
+  for (gcall* call : witnesses) InlineWitness(call, slow_fn);
+  for (gcall* call : leaves) InlineLeave(call);
+  for (gcall* call : enters) InlineEnter(call);
 }
 
 void PlanFunctionTrace(ballarus::Function* fn,
@@ -441,7 +741,7 @@ void PlanFunctionTrace(ballarus::Function* fn,
 void EmitTrace(const TraceWork& work, uint32_t tu_stamp) {
   if (!work.enabled) return;
   KeepCallsReturning();
-  EmitSites(work, RuntimeFn("__ballarus_trace_site", 1));
+  EmitSites(work);
   EmitExecHooks(RuntimeFn("__ballarus_trace_exec", 0));
   if (work.naive) EmitBlockIndices(work);
   // The landings go after the block indices (a kLand at a block's start

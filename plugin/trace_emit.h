@@ -3,9 +3,10 @@
 // (runtime/trace_events.h):
 //   * at the entry, d = __ballarus_trace_enter(function index, TU stamp):
 //     kEnter, the depth and site kept by the runtime; d, the activation's
-//     depth, is kept for its landings;
+//     depth, is kept for its landings (inlined by InlineTraceHooks);
 //   * before each call (and each resx, which unwinds on as a throwing call
-//     does), __ballarus_trace_site(block): the site of the callee's kEnter;
+//     does), the thread's site = block (a store into the runtime's
+//     __ballarus_trace_stack): the site of the callee's kEnter;
 //   * on each witness edge, __ballarus_trace_w(id);
 //   * where control arrives abnormally, __ballarus_trace_land(block, d):
 //     kLand, first thing on each EH edge that unwinds out of a call (at
@@ -15,7 +16,8 @@
 //   * before each exec-family call, __ballarus_trace_exec(): kEnd and the
 //     trace written;
 //   * on each edge into EXIT, __ballarus_trace_leave(): one activation
-//     fewer (after the edge's witness).
+//     fewer, the caller's site back (after the edge's witness; inlined,
+//     as the witnesses are, by InlineTraceHooks).
 // mode=trace-naive writes the same events, the index of every block but
 // ENTRY and EXIT at its start instead of the witnesses, and the word 1
 // (EXIT) before each leave: a stack decodes it.
@@ -59,8 +61,12 @@ void EmitTrace(const TraceWork& work, uint32_t tu_stamp);
 
 // After the edge insertions are committed: each __ballarus_trace_w call
 // of cfun becomes the buffer's inline hot path (trace_buffer.h
-// ballarus_trace_witness), the call staying on the very unlikely path.
-void InlineTraceWitnesses();
+// ballarus_trace_witness), the call staying on the very unlikely path,
+// and each __ballarus_trace_leave call and the usual path of the
+// __ballarus_trace_enter call the runtime's code, reading and writing the
+// thread's __ballarus_trace_stack (trace_buffer.h) directly (enter stays a
+// call when its event does not fit in the chunk).
+void InlineTraceHooks();
 
 }  // namespace ballarus::plugin
 

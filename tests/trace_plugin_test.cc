@@ -214,6 +214,29 @@ int main(void) {
 }
 )";
 
+// A traced callback of an untraced caller (qsort), itself calling a traced
+// function after a branch: its kEnters carry no site of their own making.
+const char kCallback[] = R"(#include <stdio.h>
+#include <stdlib.h>
+static int calls;
+__attribute__((noinline)) static int key(int x) {
+  calls++;
+  return x % 7;
+}
+static int cmp(const void* a, const void* b) {
+  if (a == b) return 0;
+  int x = key(*(const int*)a), y = key(*(const int*)b);
+  return (x > y) - (x < y);
+}
+int main(void) {
+  int v[6] = {5, 3, 9, 1, 12, 4};
+  qsort(v, 6, sizeof v[0], cmp);
+  for (int i = 0; i < 6; i++) printf("%d ", v[i]);
+  printf("%d\n", calls > 0);
+  return 0;
+}
+)";
+
 // Each thread's words, by thread serial.
 // A record of a thread's words (not a checkpoint or a TU's metadata).
 bool IsStreamRecord(const ballarus_trace_record_header* h) {
@@ -820,6 +843,58 @@ TEST_F(TracePluginTest, ComputedGotosRegenerate) {
       EXPECT_EQ(name_of.size(), 2u);
     }
     EXPECT_LT(words[1], words[0]);
+  }
+}
+
+
+// The site stores and the leaves are inline (no call to the runtime's
+// __ballarus_trace_site or __ballarus_trace_leave is left; enter is inline
+// too, its call kept for a full chunk), and a leave gives the caller its
+// site back from the frame the enter pushed: every kEnter of qsort's
+// callback names main's qsort call although the callback's own calls of
+// key stored other sites in between, each key runs at depth 2 and each
+// callback at depth 1, and the stream ends, after main returned, with
+// kEnd at depth 0 naming main's own kEnter site (the site before main).
+TEST_F(TracePluginTest, InlineLeavesRestoreTheCallersSite) {
+  for (const char* opt : {"-O0", "-O2"}) {
+    SCOPED_TRACE(opt);
+    const std::string flags =
+        std::string(opt) + " -fplugin-arg-ballarus-mode=trace";
+    const std::vector<Event> events =
+        RunBoth("gcc", "callback.c", kCallback, flags);
+    const std::string rf = harness::Runfiles();
+    auto nm = harness::Run(
+        "gcc -c -fplugin=" + Quote(rf + "/plugin/ballarus.so") + " " + flags +
+            " callback.c -o callback.o && nm -u callback.o",
+        dir_);
+    ASSERT_EQ(nm.status, 0) << nm.err;
+    EXPECT_EQ(nm.out.find("__ballarus_trace_leave"), std::string::npos);
+    EXPECT_EQ(nm.out.find("__ballarus_trace_site"), std::string::npos);
+    EXPECT_NE(nm.out.find("__ballarus_trace_enter"), std::string::npos);
+    ASSERT_GE(events.size(), 4u);
+    ASSERT_EQ(events[0].kind, Event::kEnter);
+    const uint32_t main_fn = events[0].id, main_site = events[0].site;
+    uint32_t cmp_fn = 0, cmp_site = 0, key_site = 0;
+    int cmps = 0, keys = 0;
+    for (size_t k = 1; k < events.size(); ++k) {
+      const Event& e = events[k];
+      if (e.kind != Event::kEnter) continue;
+      ASSERT_NE(e.id, main_fn);
+      if (cmps == 0 || e.id == cmp_fn) {
+        if (cmps++ == 0) cmp_fn = e.id, cmp_site = e.site;
+        EXPECT_EQ(e.depth, 1u) << "callback " << cmps;
+        EXPECT_EQ(e.site, cmp_site) << "callback " << cmps;
+      } else {
+        if (keys++ == 0) key_site = e.site;
+        EXPECT_EQ(e.depth, 2u) << "key " << keys;
+      }
+    }
+    EXPECT_GE(cmps, 5);
+    EXPECT_EQ(keys, 2 * cmps);
+    // Else a stale site would look restored.
+    EXPECT_NE(key_site, cmp_site);
+    ExpectEnd(events, 0);
+    EXPECT_EQ(events.back().site, main_site);
   }
 }
 
