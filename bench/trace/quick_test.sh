@@ -53,7 +53,11 @@ for t in full naive; do
 done
 words=$(field trace_words quick naive words)
 ends=$(field trace_words quick naive ends)
-[ "$words" = $((blocks + 4 * fn_execs + 3 * ends)) ] || fail "naive trace: $words words"
+exits=$(field trace_words quick naive exit_words)
+# The naive build writes EXIT's index once per return: every function
+# execution of the quick program returns.
+[ "$exits" = "$fn_execs" ] || fail "naive trace: $exits EXIT words, the profile: $fn_execs function executions"
+[ "$words" = $((blocks + exits + 4 * fn_execs + 3 * ends)) ] || fail "naive trace: $words words"
 [ "$full_w" -gt 0 ] && [ "$full_w" -lt "$naive_w" ] || fail "mode=trace: $full_w witnesses, naive $naive_w"
 run=$tmp/regen
 mkdir -p "$run"

@@ -6,7 +6,8 @@
      records threads words witnesses exit_words events enters lands ends
      payload_bytes file_bytes
    words = every stream word of CHUNK and RING records (CHECKPOINT records
-   describe state, not stream words, and are skipped); events = the words
+   describe state, not stream words, and are skipped, as are METADATA
+   records, whose payload is a TU's metadata blob); events = the words
    of kEnter (4), kLand (5) and kEnd (3) events; witnesses = the rest.
    With --naive (a mode=trace-naive trace) the words equal to 1 (EXIT's
    index, which a naive build may write on edges into EXIT) are counted as
@@ -21,7 +22,7 @@
 #include <string.h>
 
 enum { kFileHeader = 48, kRecordHeader = 40, kMaxThreads = 4096 };
-enum { kChunk = 1, kEnd = 2, kRing = 3, kCheckpoint = 4 };
+enum { kChunk = 1, kEnd = 2, kRing = 3, kCheckpoint = 4, kMetadata = 5 };
 
 typedef struct {
   uint64_t records, words, witnesses, exit_words, events, enters, lands, ends;
@@ -112,14 +113,16 @@ static int CountFile(const char *path, Totals *t, uint64_t *threads,
       buf = grown;
     }
     if (fread(buf, 1, bytes + 4u, f) != bytes + 4u ||
-        Decode(buf, bytes, count, thread, kind == kChunk || kind == kRing,
-               t) != 0) {
+        (kind != kMetadata &&
+         Decode(buf, bytes, count, thread, kind == kChunk || kind == kRing,
+                t) != 0)) {
       fprintf(stderr, "%s: damaged record at byte %llu\n", path,
               (unsigned long long)offset);
       rc = 1;
       break;
     }
-    if (!seen[thread % kMaxThreads]) seen[thread % kMaxThreads] = 1, (*threads)++;
+    if (kind != kMetadata && !seen[thread % kMaxThreads])
+      seen[thread % kMaxThreads] = 1, (*threads)++;
     t->records++;
     t->payload_bytes += bytes;
     offset += kRecordHeader + bytes + 4u;
