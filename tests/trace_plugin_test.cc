@@ -622,8 +622,9 @@ void CheckExceptionLandings(const std::vector<Event>& events) {
     EXPECT_EQ(blocks.size(), 1u) << key.first << " " << key.second;
     EXPECT_EQ(l.sites.at(key).size(), 1u) << key.first << " " << key.second;
   }
-  if (l.blocks.count({0, 1}) && l.blocks.count({0, 2}))
+  if (l.blocks.count({0, 1}) && l.blocks.count({0, 2})) {
     EXPECT_EQ(l.blocks.at({0, 1}), l.blocks.at({0, 2})) << "main's pad";
+  }
   EXPECT_EQ(l.enters_at_depth.at(0), 1);
   EXPECT_EQ(l.enters_at_depth.at(1), 5);
   for (const auto& [fn, depths] : l.enter_depths)
@@ -677,7 +678,9 @@ void CheckNaiveLandings(const std::vector<Event>& events, bool setjmp) {
       EXPECT_EQ(events[k - 1].id, e.id) << "event " << k;
     }
   }
-  if (setjmp) EXPECT_EQ(after.size(), 1u);
+  if (setjmp) {
+    EXPECT_EQ(after.size(), 1u);
+  }
 }
 
 TEST_F(TracePluginTest, ExceptionsLandAtTheirDepth) {

@@ -41,7 +41,7 @@ chmod 0755 "$P/bin/ballarus-gcc" "$P/bin/ballarus-g++"
 : >"$P/lib/ballarus/libballarus_rt.a"
 PLUGIN=$P/lib/ballarus/ballarus.so
 RT=$P/lib/ballarus/libballarus_rt.a
-EXPORT=-Wl,--export-dynamic-symbol=__ballarus_master
+EXPORT='-Wl,--export-dynamic-symbol=__ballarus_master,--export-dynamic-symbol=*ballarus_trace_*'
 
 # The fake compiler: its name, then each argument in brackets (so empty
 # arguments and spaces are visible), and exit status $FAKE_RC.
@@ -345,6 +345,40 @@ if "$rgcc" -O1 -fPIC -shared -o "$R/out/libsteps.so" "$R/src/steps.c" "$R/src/pa
     || fail "executable does not export __ballarus_master"
 else
   fail "-fPIC -shared build through ballarus-gcc failed"
+fi
+
+# A traced executable that loads a traced library with dlopen: the library
+# binds to the executable's trace runtime (the wrapper exports it), so one
+# trace file holds both, and the library's lines follow main's call.
+cat >"$R/src/dl.c" <<'EOF'
+#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+  void *h = dlopen(argv[1], RTLD_NOW);
+  if (!h) { fprintf(stderr, "%s\n", dlerror()); return 1; }
+  int (*steps)(long) = (int (*)(long))dlsym(h, "collatz_steps");
+  printf("steps %d\n", steps(6));
+  return 0;
+}
+EOF
+if "$rgcc" -O1 -g -fPIC -shared -fplugin-arg-ballarus-mode=trace \
+     -o "$R/out/libtsteps.so" "$R/src/steps.c" &&
+   "$rgcc" -O1 -g -fplugin-arg-ballarus-mode=trace -o "$R/out/dl" "$R/src/dl.c" -ldl; then
+  nm -D "$R/out/dl" | grep -q ' __ballarus_trace_pos$' \
+    || fail "traced executable does not export __ballarus_trace_pos"
+  rm -f "$R/out"/dl.trace*
+  got=$(cd "$R/out" && BALLARUS_TRACE=full BALLARUS_TRACE_FILE="$R/out/dl.trace" \
+        BALLARUS_PROFILE=/dev/null ./dl "$R/out/libtsteps.so")
+  [ "$got" = "steps 8" ] || fail "dlopen trace: output '$got', want 'steps 8'"
+  n=$(ls "$R/out" | grep -c '^dl\.trace')
+  [ "$n" = 1 ] || fail "dlopen trace: $n trace files, want 1"
+  # collatz_steps(6) iterates 8 times: the loop's test (steps.c:4) runs 9 times.
+  "$recon" trace "$R/out/dl.trace" --function collatz_steps >"$R/out/dl.lines" 2>&1 \
+    || { cat "$R/out/dl.lines" >&2; fail "dlopen trace: ballarus-reconstruct trace failed"; }
+  c=$(grep -c 'steps\.c:4 ' "$R/out/dl.lines")
+  [ "$c" = 9 ] || { cat "$R/out/dl.lines" >&2; fail "dlopen trace: steps.c:4 ran $c times, want 9"; }
+else
+  fail "traced dlopen build through ballarus-gcc failed"
 fi
 
 # C++ through ballarus-g++.
