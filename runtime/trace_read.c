@@ -52,25 +52,44 @@ static int check_seq(seqs *s, const ballarus_trace_record_header *h) {
   return 0;
 }
 
-static int check_header(const ballarus_trace_record_header *h) {
-  int checkpoint = h->kind == BALLARUS_TRACE_CHECKPOINT;
+/* version: the file's.  */
+static int check_header(const ballarus_trace_record_header *h,
+                        uint32_t version) {
+  int stack = h->kind == BALLARUS_TRACE_CHECKPOINT ||
+              h->kind == BALLARUS_TRACE_POSITION;
+  uint32_t last = version >= 3 ? BALLARUS_TRACE_FAULT
+                               : BALLARUS_TRACE_CHECKPOINT;
   if (h->magic == BALLARUS_TRACE_RECORD_MAGIC &&
       h->kind == BALLARUS_TRACE_METADATA)
     return h->thread == 0 && h->tid == 0 && h->count > 0 &&
            h->count == h->bytes && h->total == 0;
   return h->magic == BALLARUS_TRACE_RECORD_MAGIC &&
-         h->kind >= BALLARUS_TRACE_CHUNK &&
-         h->kind <= BALLARUS_TRACE_CHECKPOINT && h->thread != 0 &&
+         h->kind >= BALLARUS_TRACE_CHUNK && h->kind <= last &&
+         h->thread != 0 &&
          (uint64_t)h->count * BALLARUS_TRACE_VARINT_MAX >= h->bytes &&
-         h->count <= h->bytes && (checkpoint || h->total >= h->count) &&
-         (!checkpoint || h->count >= 1) &&
+         h->count <= h->bytes &&
+         (stack || h->kind == BALLARUS_TRACE_FAULT || h->total >= h->count) &&
+         (!stack || h->count >= 1) &&
+         (h->kind != BALLARUS_TRACE_FAULT ||
+          h->count >= BALLARUS_TRACE_FAULT_WORDS) &&
          (h->kind != BALLARUS_TRACE_END || h->count == 0);
 }
 
-/* A CHECKPOINT's words: D and D frames of 3 words, or D unknown alone.  */
-static int check_checkpoint(const ballarus_trace_record_header *h,
-                            const uint32_t *w) {
-  if (h->kind != BALLARUS_TRACE_CHECKPOINT) return 0;
+/* A CHECKPOINT's or POSITION's words: D and D frames of 3 words, or D
+   unknown alone; a FAULT's: the path's length fits its words.  */
+static int check_words(const ballarus_trace_record_header *h,
+                       const uint32_t *w) {
+  if (h->kind == BALLARUS_TRACE_FAULT) {
+    uint32_t len = w[BALLARUS_TRACE_FAULT_WORDS - 1];
+    return len <= 4096 &&
+                   (uint64_t)BALLARUS_TRACE_FAULT_WORDS + (len + 3) / 4 ==
+                       h->count
+               ? 0
+               : -1;
+  }
+  if (h->kind != BALLARUS_TRACE_CHECKPOINT &&
+      h->kind != BALLARUS_TRACE_POSITION)
+    return 0;
   if (w[0] == BALLARUS_TRACE_CHECKPOINT_UNKNOWN) return h->count == 1 ? 0 : -1;
   return (uint64_t)w[0] * 3 + 1 == h->count ? 0 : -1;
 }
@@ -85,9 +104,9 @@ static int check_file_header(const uint8_t *d, size_t size,
     return -1;
   }
   memcpy(fh, d, sizeof *fh);
-  if (fh->version != BALLARUS_TRACE_VERSION) {
+  if (fh->version < 2 || fh->version > BALLARUS_TRACE_VERSION) {
     snprintf(err, errlen,
-             "trace file version %u: this reader reads version %u only "
+             "trace file version %u: this reader reads versions 2 to %u "
              "(trace the program again with this ballarus)",
              fh->version, BALLARUS_TRACE_VERSION);
     return -1;
@@ -113,7 +132,7 @@ int ballarus_trace_read(const void *data, size_t size,
     uint32_t sum, *w = NULL;
     if (size - at < sizeof h) goto bad;
     memcpy(&h, d + at, sizeof h);
-    if (!check_header(&h) || size - at - sizeof h < (size_t)h.bytes + 4)
+    if (!check_header(&h, fh->version) || size - at - sizeof h < (size_t)h.bytes + 4)
       goto bad;
     memcpy(&sum, d + at + sizeof h + h.bytes, 4);
     if (sum != fnv(d + at + sizeof h, h.bytes) || check_seq(&s, &h) != 0)
@@ -124,7 +143,7 @@ int ballarus_trace_read(const void *data, size_t size,
     if (w != NULL && h.kind == BALLARUS_TRACE_METADATA) {
       memcpy(w, payload, h.bytes);
     } else if (w == NULL || decode(payload, h.bytes, h.count, w) != 0 ||
-               check_checkpoint(&h, w) != 0) {
+               check_words(&h, w) != 0) {
       free(w);
       goto bad;
     }
