@@ -31,24 +31,43 @@ static uint32_t fnv(const uint8_t *p, uint32_t n) {
   return h;
 }
 
-/* The next seq expected of each thread serial (grown on demand); serial 0:
+/* The next seq expected of each thread serial: an open-addressing table
+   (serial + 1 as the key, 0 free), grown at half full, so that a damaged
+   serial costs one slot, not memory in proportion to its value; serial 0:
    the METADATA records'.  */
 typedef struct seqs {
-  uint32_t *next;
-  size_t n;
+  uint64_t *slot; /* key << 32 | next */
+  size_t cap, used;
 } seqs;
 
+static uint64_t *seq_slot(uint64_t *slot, size_t cap, uint32_t key) {
+  size_t i = (key * 2654435761u) & (cap - 1);
+  while (slot[i] != 0 && (uint32_t)(slot[i] >> 32) != key)
+    i = (i + 1) & (cap - 1);
+  return &slot[i];
+}
+
+static int seq_grow(seqs *s) {
+  size_t cap = s->cap ? 2 * s->cap : 64;
+  uint64_t *m = calloc(cap, sizeof *m);
+  if (m == NULL) return -1;
+  for (size_t i = 0; i < s->cap; i++)
+    if (s->slot[i] != 0)
+      *seq_slot(m, cap, (uint32_t)(s->slot[i] >> 32)) = s->slot[i];
+  free(s->slot);
+  s->slot = m;
+  s->cap = cap;
+  return 0;
+}
+
 static int check_seq(seqs *s, const ballarus_trace_record_header *h) {
-  if (h->thread >= s->n) {
-    size_t n = h->thread + 16;
-    uint32_t *m = realloc(s->next, n * sizeof *m);
-    if (m == NULL) return -1;
-    memset(m + s->n, 0, (n - s->n) * sizeof *m);
-    s->next = m;
-    s->n = n;
-  }
-  if (h->seq != s->next[h->thread]) return -1;
-  s->next[h->thread]++;
+  uint32_t key = h->thread + 1; /* 0: serial 0xffffffff, refused */
+  if (key == 0 || (2 * (s->used + 1) > s->cap && seq_grow(s) != 0)) return -1;
+  uint64_t *e = seq_slot(s->slot, s->cap, key);
+  uint32_t next = *e ? (uint32_t)*e : 0;
+  if (h->seq != next) return -1;
+  if (*e == 0) s->used++;
+  *e = (uint64_t)key << 32 | (uint32_t)(next + 1);
   return 0;
 }
 
@@ -124,7 +143,7 @@ int ballarus_trace_read(const void *data, size_t size,
                         size_t errlen) {
   const uint8_t *d = data;
   size_t at = sizeof *fh;
-  seqs s = {NULL, 0};
+  seqs s = {NULL, 0, 0};
   int rc = 0;
   if (check_file_header(d, size, fh, err, errlen) != 0) return -1;
   while (rc == 0 && at < size) {
@@ -151,10 +170,10 @@ int ballarus_trace_read(const void *data, size_t size,
     free(w);
     at += sizeof h + h.bytes + 4;
   }
-  free(s.next);
+  free(s.slot);
   return rc;
 bad:
-  free(s.next);
+  free(s.slot);
   snprintf(err, errlen, "bad trace record at byte %zu", at);
   return -1;
 }

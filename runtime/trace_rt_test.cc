@@ -1164,6 +1164,19 @@ TEST(TraceRt, ReaderChecksCheckpointsAndSeq) {
   EXPECT_EQ(ReadError(with(2, {kCp, 1, {kU}, 10})), at_third);
 }
 
+TEST(TraceRt, ReaderTakesAnySerial) {
+  // A thread's serial costs the reader one slot, whatever its value (it
+  // once grew an array to it: 8 GiB for 2^31); seq still checked per
+  // thread.
+  const HandRecord ring = {BALLARUS_TRACE_RING, 0, {5, 6, 1}, 3};
+  std::string f = HandFile(3, {ring});
+  const uint32_t serial = 0x80000003u;
+  memcpy(&f[sizeof(ballarus_trace_file_header) + 8], &serial, 4);
+  EXPECT_EQ(ReadError(f), "");
+  std::string twice = f + f.substr(sizeof(ballarus_trace_file_header));
+  EXPECT_NE(ReadError(twice), "");  // seq 0 twice
+}
+
 TEST(TraceRt, ReaderChecksPositionAndFault) {
   const uint32_t kU = BALLARUS_TRACE_CHECKPOINT_UNKNOWN;
   const uint32_t kP = BALLARUS_TRACE_POSITION, kF = BALLARUS_TRACE_FAULT;
