@@ -122,7 +122,7 @@ class Regenerator {
 
   RegenResult Run() {
     if (Resume())
-      while (result_.status == RegenStatus::kComplete && Step()) {
+      while (result_.status == RegenStatus::kComplete && !AtStop() && Step()) {
       }
     result_.events_read = pos_;
     if (result_.status == RegenStatus::kComplete)
@@ -305,6 +305,9 @@ class Regenerator {
       return Fail("block without successor, but the stream goes on");
     }
     if (succ.size() == 1) return Take(f, succ[0]);
+    if (f.pending == kNoWitness && pos_ == events_.size() &&
+        !from_.stop.frames.empty())
+      return TowardStop(f);
     if (f.pending == kNoWitness) {
       if (!ReadWitness(&f.pending)) return false;
     }
@@ -319,6 +322,74 @@ class Regenerator {
     if (it + 1 != pairs.end() && (it + 1)->first == f.pending)
       return Fail("witness reachable from two successors (plan not exact)");
     return Take(f, it->second);
+  }
+
+  // How the live activations stand to the stop: 1 the stop's own (the
+  // innermost at its function, the outer ones in their calls), 2 deeper
+  // than the stop's within them (the stop's innermost in a call), 0 else.
+  int StopRelation() const {
+    const std::vector<TraceFrame>& want = from_.stop.frames;
+    if (stack_.size() < want.size()) return 0;
+    for (size_t k = 0; k < want.size(); ++k)
+      if (stack_[k].fid != want[k].function ||
+          (k + 1 < want.size() && stack_[k].pc != want[k].site))
+        return 0;
+    return stack_.size() == want.size() ? 1 : 2;
+  }
+
+  // After the last event: the walk stands where the stop says.
+  bool AtStop() {
+    if (from_.stop.frames.empty() || pos_ != events_.size() ||
+        StopRelation() != 1)
+      return false;
+    const Frame& f = stack_.back();
+    const std::vector<uint32_t>& b = from_.stop.blocks;
+    if (f.pending != kNoWitness ||
+        std::find(b.begin(), b.end(), f.pc) == b.end())
+      return false;
+    result_.stopped = true;
+    return !Truncated();
+  }
+
+  // Whether a block of `targets` is reached from edge e0 of f's function
+  // without passing a witness.
+  bool ReachesWithoutWitness(const Frame& f, uint32_t e0,
+                             const std::vector<uint32_t>& targets) {
+    const Function& fn = *program_[f.fid].fn;
+    const TracePlan& p = plan(f);
+    std::vector<bool> seen(fn.blocks.size(), false);
+    std::vector<uint32_t> edges{e0};
+    while (!edges.empty()) {
+      const uint32_t e = edges.back();
+      edges.pop_back();
+      const uint32_t x = fn.edges[e].dst;
+      if (p.witness_of_edge[e] != kNoWitness || seen[x] ||
+          BlockWitness(p, x) != kNoWitness)
+        continue;
+      if (std::find(targets.begin(), targets.end(), x) != targets.end())
+        return true;
+      seen[x] = true;
+      for (uint32_t next : tables_[f.fid].succ[x]) edges.push_back(next);
+    }
+    return false;
+  }
+
+  // A branch after the last event: the one successor that leads to the
+  // stop without a witness (trace_regen.h TraceStop).
+  bool TowardStop(Frame& f) {
+    const int relation = StopRelation();
+    if (relation == 0) return Truncated();
+    const std::vector<uint32_t> exit{kExitBlock};
+    const std::vector<uint32_t>& targets =
+        relation == 1 ? from_.stop.blocks : exit;
+    int64_t only = -1;
+    for (uint32_t e : tables_[f.fid].succ[f.pc]) {
+      if (!ReachesWithoutWitness(f, e, targets)) continue;
+      if (only >= 0) return Truncated();
+      only = e;
+    }
+    if (only < 0) return Truncated();
+    return Take(f, static_cast<uint32_t>(only));
   }
 
   // A computed goto: to the block whose block witness comes next.

@@ -18,7 +18,8 @@
 // running) and returns of activations, and stops, kTruncated, at the first
 // branch (it would need a witness) or when no activation is left.  The
 // steps up to the last event's are the execution's (RegenResult::
-// confirmed); the thread stopped somewhere among the later ones.  After
+// confirmed); the thread stopped somewhere among the later ones, unless
+// the trace file says where (RegenStart::stop: the walk ends there).  After
 // kEnd{d, s} the innermost of the d live activations stops at its call
 // block s (the thread ended inside that call: exit, exec).
 //
@@ -75,7 +76,8 @@ struct RegenResult {
   // stream's thread (a crash, a thread parked in an untraced call) stopped
   // somewhere among them.
   size_t confirmed = 0;
-  std::string error;             // kError: what and where
+  bool stopped = false;  // the walk ended at RegenStart::stop
+  std::string error;     // kError: what and where
 };
 
 // A live traced activation: its function id and its call block.
@@ -103,6 +105,21 @@ struct TraceCheckpoint {
   bool in_call = false;  // taken inside the innermost's call (at a fork)
 };
 
+// Where a cut stream's thread stood when it was written (the trace
+// file's POSITION; for the thread that crashed, the blocks holding the
+// faulting instruction's line): after the last event the walk stops at the
+// first state whose live activations are `frames` (their functions, and
+// the sites of all but the innermost) with the innermost at one of
+// `blocks` and no witness read for its branch.  On the way, at a branch
+// with no event left, it takes the one successor from which such a block
+// (or, in an activation deeper than the stop's, EXIT) is reached without
+// passing a witness, if exactly one is; else it stops there as without a
+// stop.  Empty frames: no stop.
+struct TraceStop {
+  std::vector<TraceFrame> frames;
+  std::vector<uint32_t> blocks;
+};
+
 // Where a regeneration starts: empty frames = the thread's start.  From a
 // checkpoint (start.event must be 0) nothing before it is shown: the first
 // step is the witness edge's target (unless start.in_call), or the first
@@ -114,6 +131,7 @@ struct TraceCheckpoint {
 struct RegenStart {
   TraceCheckpoint start;
   std::vector<TraceCheckpoint> checks;
+  TraceStop stop;  // witness streams only
 };
 
 // Regenerates a thread's block sequence.  program[id] is the function of

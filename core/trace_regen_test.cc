@@ -272,6 +272,61 @@ TEST(TraceRegen, TruncatedStreamGivesAPrefix) {
   }
 }
 
+// The live activations at each naive step (outermost first; an outer
+// one's site is its call block, the innermost's its current block).
+std::vector<std::vector<TraceFrame>> StatesAtSteps(
+    const std::vector<TraceStep>& naive) {
+  std::vector<std::vector<TraceFrame>> out;
+  std::vector<TraceFrame> stack;
+  for (const TraceStep& s : naive) {
+    if (s.block == kEntryBlock) stack.push_back({s.function, kEntryBlock});
+    stack.back().site = s.block;
+    out.push_back(stack);
+    if (s.block == kExitBlock) stack.pop_back();
+  }
+  return out;
+}
+
+TEST(TraceRegen, StopCutsACutStreamWhereTheThreadStood) {
+  // A thread that stopped in the block of naive step n (a crash there)
+  // wrote the events before it; with the stop (its activations, that
+  // block) the walk ends exactly at step n, through branches it chooses
+  // by the stop when no event is left.
+  size_t cuts = 0, chosen = 0;
+  for (const auto& program : Programs()) {
+    const std::vector<TracePlan> plans = TrainedPlans(program);
+    const std::vector<TracedFunction> traced = Traced(program, plans);
+    Walker walker(program, &plans, 11);
+    for (int i = 0; i < 20; ++i) {
+      const Walk w = walker.Run();
+      const auto states = StatesAtSteps(w.naive);
+      size_t k = 0;  // events written before step n + 1
+      for (size_t n = 0; n < w.naive.size(); ++n) {
+        while (k < w.optimised.size() && w.step_at[k] <= n) ++k;
+        if (w.naive[n].block == kExitBlock) continue;
+        RegenStart from;
+        from.stop.frames = states[n];
+        from.stop.blocks = {w.naive[n].block};
+        const std::vector<TraceEvent> cut(w.optimised.begin(),
+                                          w.optimised.begin() + k);
+        const RegenResult r = RegenerateTrace(traced, cut, from);
+        ASSERT_EQ(r.status, RegenStatus::kTruncated) << r.error;
+        ASSERT_TRUE(r.stopped) << program[0].fn.name << " walk " << i
+                               << " step " << n;
+        ASSERT_EQ(r.steps, std::vector<TraceStep>(w.naive.begin(),
+                                                  w.naive.begin() + n + 1))
+            << program[0].fn.name << " walk " << i << " step " << n;
+        const RegenResult plain = RegenerateTrace(traced, cut);
+        chosen += plain.steps.size() < r.steps.size();
+        ++cuts;
+      }
+    }
+  }
+  std::printf("%zu cuts, %zu past a branch chosen by the stop\n", cuts,
+              chosen);
+  EXPECT_GT(chosen, 0u);
+}
+
 TEST(TraceRegen, CorruptedStreamNeverPassesForTheWalk) {
   // A stream is determined by its block sequence, so a changed or dropped
   // event can never regenerate the walk completely.

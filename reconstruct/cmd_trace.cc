@@ -10,8 +10,11 @@
 // shown as far as it determines the blocks and marked "truncated"; a
 // stream that does not fit the CFGs is an error naming the thread and the
 // event.  Steps after the last one the events prove (trace_regen.h
-// RegenResult::confirmed) are marked "?": a crashed thread may have
-// stopped anywhere among them.
+// RegenResult::confirmed) are marked "?": the thread may have stopped
+// anywhere among them.  Where the file says where a thread stood
+// (trace_stop.h) the walk ends there; the crashing thread's last line is
+// marked with its signal, and the steps up to it are proven when the
+// faulting instruction's line is known.
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -26,6 +29,7 @@
 #include "reconstruct/cmd_trace.h"
 #include "reconstruct/commands.h"
 #include "reconstruct/trace_program.h"
+#include "reconstruct/trace_stop.h"
 #include "reconstruct/trace_thread.h"
 #include "runtime/trace_format.h"
 #include "runtime/trace_read.h"
@@ -106,6 +110,7 @@ struct Item {
   uint32_t block = 0;
   uint32_t file = 0;  // lines: index into the function's TU's files
   uint32_t line = 0;
+  uint64_t through = 0;  // the last step whose line this item shows
 };
 
 std::optional<std::regex> FunctionRegex(const TraceOptions& o) {
@@ -131,14 +136,16 @@ std::vector<Item> Items(const TraceProgram& p, const RegenResult& r,
         !std::regex_search(fn.demangled, *re))
       continue;
     if (o.blocks) {
-      items.push_back({i, s.function, s.block, 0, 0});
+      items.push_back({i, s.function, s.block, 0, 0, i});
       continue;
     }
     for (const Location& l : fn.blocks[s.block].lines) {
-      Item it{i, s.function, s.block, l.file, l.line};
+      Item it{i, s.function, s.block, l.file, l.line, i};
       if (!items.empty() && items.back().function == it.function &&
-          items.back().file == it.file && items.back().line == it.line)
+          items.back().file == it.file && items.back().line == it.line) {
+        items.back().through = i;
         continue;
+      }
       items.push_back(it);
     }
   }
@@ -162,6 +169,7 @@ struct ThreadResult {
   uint32_t serial = 0;
   uint32_t tid = 0;
   ThreadInput in;
+  ThreadStop stop;
   RegenResult r;
 };
 
@@ -175,8 +183,17 @@ ThreadResult Regenerate(const TraceProgram& p, const std::string& path,
     out.r.status = RegenStatus::kTruncated;
     return out;
   }
+  out.stop = StopFor(p, out.in);
+  out.in.from.stop = out.stop.stop;
   out.r = RegenerateThread(p, out.in);
   if (out.r.status == RegenStatus::kError) Fail(path, where + out.r.error);
+  if (out.r.stopped && out.stop.proven) out.r.confirmed = out.r.steps.size();
+  if (!out.stop.note.empty())
+    fmt::print(stderr, "{}: {}{}\n", Printable(path), where, out.stop.note);
+  else if (out.in.has_fault && out.stop.proven && !out.r.stopped)
+    fmt::print(stderr, "{}: {}{} at {}: the regenerated steps end before the "
+               "crash\n", Printable(path), where,
+               SignalName(out.in.fault.signo), FaultWhere(out.in.fault));
   return out;
 }
 
@@ -187,6 +204,26 @@ const char* StatusName(const ThreadResult& t) {
 
 uint64_t EarlierWords(const ThreadInput& in) {
   return in.words_not_kept + in.words_skipped;
+}
+
+// "killed by SIGSEGV (SEGV_MAPERR, address 0x0) at FILE:LINE" (or at
+// MODULE+OFFSET when the line is not known).
+std::string FaultLine(const ThreadResult& t) {
+  std::string where = FaultWhere(t.in.fault);
+  if (t.stop.has_line)
+    where = fmt::format("{}:{}", t.stop.line.file, t.stop.line.line);
+  if (!t.stop.line.function.empty()) where += " in " + t.stop.line.function;
+  return fmt::format("killed by {} at {}", FaultText(t.in.fault),
+                     Printable(where));
+}
+
+// Whether item `it` is the last one of the step the thread crashed in
+// (known: the stop is proven).
+bool CrashItem(const ThreadResult& t, const std::vector<Item>& items,
+               const Item& it) {
+  return t.in.has_fault && t.r.stopped && t.stop.proven &&
+         &it == &items.back() &&
+         it.through + 1 == t.r.steps.size();
 }
 
 // "thread K (tid T): complete, B blocks" and where it starts.
@@ -201,8 +238,11 @@ std::string ThreadLine(const ThreadResult& t) {
     s += fmt::format("; {} earlier words not kept", EarlierWords(t.in));
   if (t.r.confirmed < t.r.steps.size())
     s += fmt::format("; the last {} blocks follow from the CFG alone (marked "
-                     "?: the thread may have stopped before them)",
-                     t.r.steps.size() - t.r.confirmed);
+                     "?: the thread may have stopped before them{})",
+                     t.r.steps.size() - t.r.confirmed,
+                     t.r.stopped ? ", or been inside the last one's call"
+                                 : "");
+  if (t.in.has_fault) s += "; " + FaultLine(t);
   return s;
 }
 
@@ -212,15 +252,34 @@ void PrintText(const TraceProgram& p, const ThreadResult& t,
   for (const Item& it : items) {
     std::string fn = Printable(FunctionName(p, it.function));
     const char* mark = it.step < t.r.confirmed ? " " : "?";
+    const std::string crash =
+        CrashItem(t, items, it) ? "  <- " + SignalName(t.in.fault.signo) : "";
     if (o.blocks)
-      fmt::print("{} [{}] {} block {}\n", mark, it.step, fn, it.block);
+      fmt::print("{} [{}] {} block {}{}\n", mark, it.step, fn, it.block,
+                 crash);
     else if (o.numbered)
-      fmt::print("{} [{}] {}:{}  {}\n", mark, it.step,
-                 Printable(FileName(p, it)), it.line, fn);
+      fmt::print("{} [{}] {}:{}  {}{}\n", mark, it.step,
+                 Printable(FileName(p, it)), it.line, fn, crash);
     else
-      fmt::print("{} {}:{}  {}\n", mark, Printable(FileName(p, it)), it.line,
-                 fn);
+      fmt::print("{} {}:{}  {}{}\n", mark, Printable(FileName(p, it)),
+                 it.line, fn, crash);
   }
+}
+
+// The FAULT record and the line it maps to.
+Json FaultJson(const ThreadResult& t) {
+  const TraceFault& f = t.in.fault;
+  Json j = {{"signal", SignalName(f.signo)}, {"number", f.signo},
+            {"code", f.code},
+            {"address", fmt::format("{:#x}", f.address)},
+            {"pc", fmt::format("{:#x}", f.pc)}};
+  if (!f.module.empty())
+    j["module"] = f.module, j["offset"] = fmt::format("{:#x}", f.offset);
+  if (!t.stop.line.function.empty()) j["function"] = t.stop.line.function;
+  if (t.stop.has_line)
+    j["file"] = t.stop.line.file, j["line"] = t.stop.line.line;
+  j["in_traced_function"] = t.stop.at_fault_line;
+  return j;
 }
 
 Json ThreadJson(const TraceProgram& p, const TraceFile& f,
@@ -235,6 +294,7 @@ Json ThreadJson(const TraceProgram& p, const TraceFile& f,
       j["block"] = it.block;
     else
       j["file"] = FileName(p, it), j["line"] = it.line;
+    if (CrashItem(t, items, it)) j["signal"] = SignalName(t.in.fault.signo);
     steps.push_back(std::move(j));
   }
   Json j = {{"file", f.path},          {"pid", f.header.pid},
@@ -245,6 +305,8 @@ Json ThreadJson(const TraceProgram& p, const TraceFile& f,
             {"earlier_words_not_kept", EarlierWords(t.in)}};
   if (f.header.parent_pid != 0) j["parent_pid"] = f.header.parent_pid;
   if (f.parent) j["parent_file"] = f.parent->path;
+  if (t.r.stopped) j["stopped_where_written"] = true;
+  if (t.in.has_fault) j["fault"] = FaultJson(t);
   j["steps"] = std::move(steps);
   return j;
 }

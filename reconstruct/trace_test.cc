@@ -304,6 +304,65 @@ TEST_F(TraceCommand, CutStreamIsTruncatedPrefix) {
   EXPECT_NE(c.out.find("truncated, 0 blocks"), std::string::npos) << c.out;
 }
 
+// The last line of s (without its newline).
+std::string LastLine(const std::string& s) {
+  const size_t end = s.size() - (!s.empty() && s.back() == '\n');
+  const size_t nl = s.rfind('\n', end == 0 ? 0 : end - 1);
+  return s.substr(nl == std::string::npos ? 0 : nl + 1, end - (nl + 1));
+}
+
+// A thread parked in main's call at block 2 (its POSITION: main, site 2)
+// when another crashed: its walk ends at that call block instead of going
+// on to the branch at 3; the step stays unconfirmed (the thread could have
+// been past the call).  With a FAULT whose module cannot be read: the
+// same stop, the signal in the header, one line on stderr saying why.
+TEST_F(TraceCommand, PositionStopsAtTheInnermostCall) {
+  const std::vector<RunEvent> ev = RunEvents(*program_, false);
+  const std::vector<uint32_t> words = Words(*program_, ev, 0, 1);  // kEnter
+  const HandRecord chunk = {1, BALLARUS_TRACE_CHUNK, 0, words.size(), words};
+  const HandRecord position = {1, BALLARUS_TRACE_POSITION, 1, words.size(),
+                               {1, 0, Stamp(*program_), 2}};
+  const std::string parked = TmpDir() + "/parked.trace";
+  cli_test::WriteFile(parked, HandFile({chunk, position}));
+  const std::string without = TmpDir() + "/parked0.trace";
+  cli_test::WriteFile(without, HandFile({chunk}));
+  Result r = RunTool(Args(parked, "--blocks"));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(LastLine(r.out), "? [1] main() block 2") << r.out;
+  EXPECT_NE(r.out.find("or been inside the last one's call"),
+            std::string::npos) << r.out;
+  Result w = RunTool(Args(without, "--blocks"));
+  EXPECT_EQ(LastLine(w.out), "? [2] main() block 3") << w.out;
+  // "/nonexistent/prog", 17 bytes in 5 words.
+  const std::vector<uint32_t> fault = {
+      11, 1, 0, 0, 0x1010, 0, 0x10, 0, 17,
+      0x6e6f6e2f, 0x73697865, 0x746e6574, 0x6f72702f, 0x67};
+  const std::string crashed = TmpDir() + "/crashed.trace";
+  cli_test::WriteFile(crashed,
+                      HandFile({chunk, position,
+                                {1, BALLARUS_TRACE_FAULT, 2, words.size(),
+                                 fault}}));
+  Result c = RunTool(Args(crashed, "--blocks"));
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_EQ(LastLine(c.out), "? [1] main() block 2") << c.out;
+  EXPECT_NE(c.out.find("killed by SIGSEGV (SEGV_MAPERR, address 0x0) at "
+                       "/nonexistent/prog+0x10"),
+            std::string::npos) << c.out;
+  EXPECT_EQ(Lines(c.err), 1) << c.err;
+  EXPECT_NE(c.err.find("thread 1: SIGSEGV at /nonexistent/prog+0x10: "),
+            std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("its lines stop at the innermost activation's last "
+                       "call"),
+            std::string::npos) << c.err;
+  Result j = RunTool(Args(crashed, "--json"));
+  ASSERT_EQ(j.status, 0) << j.err;
+  const nlohmann::json t = nlohmann::json::parse(j.out).at("threads").at(0);
+  EXPECT_EQ(t.at("fault").at("signal"), "SIGSEGV");
+  EXPECT_EQ(t.at("fault").at("module"), "/nonexistent/prog");
+  EXPECT_EQ(t.at("fault").at("offset"), "0x10");
+  EXPECT_TRUE(t.at("stopped_where_written").get<bool>());
+}
+
 TEST_F(TraceCommand, LineOfConsecutiveBlocksShownOnce) {
   // main's then-block 4 on the if's line 23: 23 once, then 25.
   Program p = MakeProgram();

@@ -38,10 +38,13 @@ std::vector<Piece> Pieces(const ThreadRecords& t) {
   return pieces;
 }
 
-// Reads a checkpoint record's frames into *piece; a problem or empty.
+// Reads a checkpoint's (or a position's) frames into *piece; a problem
+// or empty.
 std::string ParseCheckpoint(const TraceProgram& p, Piece* piece) {
   const TraceRecord& r = *piece->checkpoint;
-  const std::string where = fmt::format("record {}: checkpoint: ", r.seq);
+  const std::string where = fmt::format(
+      "record {}: {}: ", r.seq,
+      r.kind == kTracePositionKind ? "position" : "checkpoint");
   if (r.words.empty()) return where + "no depth";
   const uint32_t depth = r.words[0];
   if (depth == kTraceUnknownDepth)
@@ -58,7 +61,10 @@ std::string ParseCheckpoint(const TraceProgram& p, Piece* piece) {
     const TraceProgramFunction& f = p.functions[id];
     if (!f.plan)
       return where + fmt::format("frame {}: {} has no trace plan", k, f.fn->name);
-    if (site >= f.fn->blocks.size())
+    // A position's innermost may not have called anything yet: its site
+    // is then its caller's (checked where it is used).
+    const bool any_site = r.kind == kTracePositionKind && k + 1 == depth;
+    if (site >= f.fn->blocks.size() && !any_site)
       return where + fmt::format("frame {}: block {} of {} out of range", k,
                                  site, f.fn->name);
     piece->frames.push_back({static_cast<uint32_t>(id), site});
@@ -109,10 +115,47 @@ std::string Decode(const TraceProgram& p, const TraceRecord& r, bool last,
   return "";
 }
 
+// A FAULT record's words (trace_format.h) into *f; a problem or empty.
+std::string ParseFault(const TraceRecord& r, TraceFault* f) {
+  const std::vector<uint32_t>& w = r.words;
+  if (w.size() < 9 || w.size() != 9 + (uint64_t{w[8]} + 3) / 4)
+    return fmt::format("record {}: fault: {} words", r.seq, w.size());
+  auto u64 = [&w](size_t i) { return w[i] | uint64_t{w[i + 1]} << 32; };
+  f->signo = w[0];
+  f->code = static_cast<int32_t>(w[1]);
+  f->address = u64(2), f->pc = u64(4), f->offset = u64(6);
+  f->module.clear();
+  for (uint32_t i = 0; i < w[8]; ++i)
+    f->module.push_back(static_cast<char>(w[9 + i / 4] >> (8 * (i % 4))));
+  return "";
+}
+
+// The POSITION and FAULT records, if any, into *in.
+std::string WhereItStopped(const TraceProgram& p, const ThreadRecords& t,
+                           ThreadInput* in) {
+  for (const TraceRecord& r : t.records) {
+    if (r.kind == kTraceFaultKind) {
+      in->has_fault = true;
+      const std::string problem = ParseFault(r, &in->fault);
+      if (!problem.empty()) return problem;
+    }
+    if (r.kind != kTracePositionKind) continue;
+    Piece piece{&r};
+    const std::string problem = ParseCheckpoint(p, &piece);
+    if (!problem.empty()) return problem;
+    in->has_position = true;
+    in->position_known = piece.known;
+    in->position = piece.frames;
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string PrepareThread(const TraceProgram& p, const ThreadRecords& t,
                           ThreadInput* in) {
+  std::string problem = WhereItStopped(p, t, in);
+  if (!problem.empty()) return problem;
   std::vector<Piece> pieces = Pieces(t);
   for (Piece& piece : pieces) {
     if (!piece.checkpoint) continue;
@@ -120,7 +163,7 @@ std::string PrepareThread(const TraceProgram& p, const ThreadRecords& t,
     if (!problem.empty()) return problem;
   }
   size_t first = 0;
-  std::string problem = Place(pieces, &first);
+  problem = Place(pieces, &first);
   if (!problem.empty()) return problem;
   for (const Piece& piece : pieces)
     if (piece.data) {

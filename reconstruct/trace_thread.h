@@ -28,6 +28,8 @@ namespace ballarus {
 
 inline constexpr uint32_t kTraceCheckpointKind = 4;  // trace_format.h
 inline constexpr uint32_t kTraceMetadataKind = 5;    // a TU's blob
+inline constexpr uint32_t kTracePositionKind = 6;
+inline constexpr uint32_t kTraceFaultKind = 7;
 inline constexpr uint32_t kTraceUnknownDepth = 0xffffffffu;
 
 // A record as trace_read hands it over.
@@ -47,6 +49,15 @@ struct ThreadRecords {
   bool fork_child = false;
 };
 
+// A FAULT record (trace_format.h): the fatal signal the thread got.
+struct TraceFault {
+  uint32_t signo = 0;
+  int32_t code = 0;  // si_code
+  uint64_t address = 0, pc = 0;
+  std::string module;   // the file holding pc, empty if not known
+  uint64_t offset = 0;  // pc's offset in that file
+};
+
 struct ThreadInput {
   std::vector<TraceEvent> events;
   RegenStart from;
@@ -55,6 +66,13 @@ struct ThreadInput {
   bool from_checkpoint = false;  // starts at a checkpoint, not word 0
   uint64_t words_not_kept = 0;   // before the first record in the file
   uint64_t words_skipped = 0;    // then kept, but before a known state
+  // Where the thread was when the file was written (its POSITION record):
+  // its live activations, the innermost's site its last call block.
+  bool has_position = false;
+  std::vector<TraceFrame> position;  // empty with has_position: depth 0
+  bool position_known = false;       // false: deeper than the runtime kept
+  bool has_fault = false;
+  TraceFault fault;
 };
 
 // Fills *in from the thread's records; a one-line problem ("record S:

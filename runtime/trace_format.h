@@ -74,6 +74,23 @@
             written (exit, fatal signal, exec), or when its module goes
             before (dlclose).  A TU linked into two modules appears twice.
 
+     POSITION  where a thread still live is when the file is written
+            (exit, exec, fatal signal), after its other records: the words
+            of a CHECKPOINT (D, then D frames, or D unknown) at the end of
+            its stream; `total` = the words the thread wrote.  The innermost
+            frame's site is its last call block: the thread is inside that
+            call (parked in a blocking call, or crashed in a callee), or
+            past it in traced code that wrote no word since.
+     FAULT  the fatal signal a thread got, after its POSITION (at most one
+            per file: the first thread's to crash).  Words: signal number,
+            si_code, si_addr (low, high 32 bits), the interrupted
+            instruction's address (pc: low, high), pc's offset in its
+            module's file (low, high), L = the module's path length in
+            bytes (0: not known), then the path's bytes, 4 per word, little-
+            endian, zero-padded: count = 9 + ceil(L / 4).  `total` as
+            POSITION's.  A reader maps (path, offset) to a source line with
+            the module's debug information.
+
    Threads: `thread` is the runtime's serial number of the thread in this
    process (1 for the first thread that wrote a witness), `tid` the
    kernel's thread id (gettid), for matching with other tools.
@@ -95,7 +112,8 @@ extern "C" {
 #endif
 
 #define BALLARUS_TRACE_MAGIC "BALTRACE" /* 8 bytes, no NUL */
-#define BALLARUS_TRACE_VERSION 2u /* 1: no CHECKPOINT, one RING */
+#define BALLARUS_TRACE_VERSION 3u /* 2: no POSITION or FAULT; 1: no
+                                     CHECKPOINT, one RING */
 #define BALLARUS_TRACE_RECORD_MAGIC 0x52435254u /* "TRCR" */
 
 #define BALLARUS_TRACE_MODE_FULL 1u
@@ -106,6 +124,10 @@ extern "C" {
 #define BALLARUS_TRACE_RING 3u
 #define BALLARUS_TRACE_CHECKPOINT 4u
 #define BALLARUS_TRACE_METADATA 5u
+#define BALLARUS_TRACE_POSITION 6u
+#define BALLARUS_TRACE_FAULT 7u
+/* A FAULT's words before the path's.  */
+#define BALLARUS_TRACE_FAULT_WORDS 9u
 
 /* A CHECKPOINT's D when the stack is unknown.  */
 #define BALLARUS_TRACE_CHECKPOINT_UNKNOWN 0xffffffffu
@@ -125,7 +147,7 @@ typedef struct ballarus_trace_file_header {
 typedef struct ballarus_trace_record_header {
   uint32_t magic;    /* BALLARUS_TRACE_RECORD_MAGIC */
   uint32_t kind;     /* BALLARUS_TRACE_CHUNK, _END, _RING, _CHECKPOINT,
-                        _METADATA */
+                        _METADATA, _POSITION, _FAULT */
   uint32_t thread;   /* serial number of the thread, from 1 (METADATA:
                         0) */
   uint32_t tid;      /* kernel thread id */
@@ -134,7 +156,8 @@ typedef struct ballarus_trace_record_header {
   uint32_t bytes;    /* payload bytes (the checksum follows them) */
   uint32_t reserved; /* 0 */
   uint64_t total;    /* words the thread wrote up to this record's end
-                        (CHECKPOINT: before the next record's start) */
+                        (CHECKPOINT: before the next record's start;
+                        POSITION, FAULT: all of them) */
 } ballarus_trace_record_header;
 
 /* The largest encoding of one word (a 32-bit varint).  */

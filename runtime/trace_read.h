@@ -1,9 +1,9 @@
-/* trace_read.h — reading a trace file (trace_format.h, version 2 only):
-   checks its header and every record (magic, kind, sizes, checksum, a
-   CHECKPOINT's words, each thread's records numbered 0, 1, 2, ... without
-   a gap, and so the METADATA records) and hands each record's decoded words to a callback (a
-   CHECKPOINT's too: kind BALLARUS_TRACE_CHECKPOINT).  Plain C, libc
-   only.  */
+/* trace_read.h — reading a trace file (trace_format.h, versions 2 and 3;
+   POSITION and FAULT records only in 3): checks its header and every
+   record (magic, kind, sizes, checksum, the words of a CHECKPOINT, a
+   POSITION and a FAULT, each thread's records numbered 0, 1, 2, ...
+   without a gap, and so the METADATA records) and hands each record's
+   decoded words to a callback (whatever its kind).  Plain C, libc only.  */
 
 #ifndef BALLARUS_RUNTIME_TRACE_READ_H
 #define BALLARUS_RUNTIME_TRACE_READ_H

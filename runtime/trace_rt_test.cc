@@ -5,6 +5,7 @@
 // back with trace_read.c and compared word for word; checkpoints are
 // compared with the stack the stream itself tells.
 #include <dirent.h>
+#include <elf.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -94,19 +95,29 @@ int RunProg(const std::string& dir, const std::string& spec,
 
 // A trace file read back: the file header and, per thread serial, its
 // records' headers and words in file order: `witnesses` the stream (CHUNK
-// and RING words), `checkpoints` each CHECKPOINT's words.
+// and RING words), `checkpoints` each CHECKPOINT's words; the trailing
+// POSITION and FAULT records apart (`records` leaves them out): their
+// headers and words.
 struct Trace {
   ballarus_trace_file_header header{};
   std::map<uint32_t, std::vector<ballarus_trace_record_header>> records;
   std::map<uint32_t, std::vector<uint32_t>> witnesses;
   std::map<uint32_t, std::vector<std::vector<uint32_t>>> checkpoints;
   std::vector<std::string> metadata;  // the METADATA records' blobs
+  std::map<uint32_t, std::pair<ballarus_trace_record_header,
+                               std::vector<uint32_t>>> positions, faults;
   std::string error;
 };
 
 int Collect(void* ctx, const ballarus_trace_record_header* h,
             const uint32_t* w) {
   Trace* t = static_cast<Trace*>(ctx);
+  if (h->kind == BALLARUS_TRACE_POSITION || h->kind == BALLARUS_TRACE_FAULT) {
+    auto& to = h->kind == BALLARUS_TRACE_POSITION ? t->positions : t->faults;
+    EXPECT_EQ(to.count(h->thread), 0u) << "two of kind " << h->kind;
+    to[h->thread] = {*h, std::vector<uint32_t>(w, w + h->count)};
+    return 0;
+  }
   t->records[h->thread].push_back(*h);
   if (h->kind == BALLARUS_TRACE_METADATA)
     t->metadata.emplace_back(reinterpret_cast<const char*>(w), h->bytes);
@@ -560,13 +571,15 @@ class StackModel {
 struct Consistency {
   std::string error;
   int known = 0, unknown = 0;  // checkpoints compared
+  bool position = false;       // the POSITION compared
 };
 
 // Checks the records of thread `serial` of t against the whole stream s
 // of the same run (a full trace, or the same program traced in full):
 // every CHUNK or RING is s's words at its place, starts at an event's
 // first word (events never span two records), and every CHECKPOINT equals
-// the stack that s tells at its place.
+// the stack that s tells at its place, and the POSITION, if any, the stack
+// at s's end.
 Consistency CheckStream(const Trace& t, const std::vector<uint32_t>& s,
                         uint32_t serial = 1) {
   Consistency c;
@@ -600,14 +613,20 @@ Consistency CheckStream(const Trace& t, const std::vector<uint32_t>& s,
     }
     i = m.Step(s, i);
   }
+  auto pos = t.positions.find(serial);
   if (!m.error.empty())
     c.error = m.error;
+  else if (pos != t.positions.end() &&
+           (pos->second.first.total != s.size() ||
+            pos->second.second != m.Checkpoint()))
+    c.error = "the position is not the stack at the stream's end";
   else if (!starts.empty())
     c.error = "record starts inside an event at word " +
               std::to_string(*starts.begin());
   else if (!cps.empty())
     c.error = "checkpoint inside an event at word " +
               std::to_string(cps.begin()->first);
+  c.position = pos != t.positions.end();
   return c;
 }
 
@@ -667,7 +686,88 @@ TEST(TraceRt, RingOnSegvTellsTheStack) {
   Consistency c = CheckStream(t, s);
   EXPECT_EQ(c.error, "");
   EXPECT_GE(c.known, 2);
+  EXPECT_TRUE(c.position);
   EXPECT_GE(t.witnesses[1].size(), 6000u);
+}
+
+// A FAULT record's fields.
+struct Fault {
+  uint32_t signo = 0;
+  int32_t code = 0;
+  uint64_t addr = 0, pc = 0, offset = 0;
+  std::string path;
+};
+
+Fault ReadFault(const std::vector<uint32_t>& w) {
+  Fault f;
+  if (w.size() < BALLARUS_TRACE_FAULT_WORDS) return f;
+  auto u64 = [&w](size_t i) { return w[i] | uint64_t{w[i + 1]} << 32; };
+  f.signo = w[0];
+  f.code = static_cast<int32_t>(w[1]);
+  f.addr = u64(2), f.pc = u64(4), f.offset = u64(6);
+  f.path.assign(reinterpret_cast<const char*>(w.data() + 9), w[8]);
+  return f;
+}
+
+// Whether byte `offset` of the ELF file at `path` is in an executable
+// PT_LOAD segment.
+bool InExecutableSegment(const std::string& path, uint64_t offset) {
+  const std::string elf = ReadBytes(path);
+  Elf64_Ehdr eh;
+  if (elf.size() < sizeof eh) return false;
+  memcpy(&eh, elf.data(), sizeof eh);
+  for (unsigned i = 0; i < eh.e_phnum; i++) {
+    Elf64_Phdr ph;
+    if (eh.e_phoff + (i + 1) * sizeof ph > elf.size()) return false;
+    memcpy(&ph, elf.data() + eh.e_phoff + i * sizeof ph, sizeof ph);
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+        offset >= ph.p_offset && offset < ph.p_offset + ph.p_filesz)
+      return true;
+  }
+  return false;
+}
+
+TEST(TraceRt, FaultRecordNamesTheSignalAndTheInstruction) {
+  // A null dereference in trace_prog's main: SIGSEGV, SEGV_MAPERR at 0,
+  // the instruction in trace_prog's code; the thread's POSITION is the
+  // stack the stream tells at its end (CheckStream).  abort(): SIGABRT
+  // sent by the thread to itself (SI_TKILL), in another module (libc).
+  std::string dir = FreshDir("fault_segv");
+  RunProg(dir, "ring:6000", {"hooks_segv", "20000", "3"});
+  Trace t = ReadTrace(dir + "/trace");
+  ASSERT_EQ(t.error, "");
+  ASSERT_EQ(t.faults.size(), 1u);
+  ASSERT_EQ(t.faults.count(1), 1u);
+  const auto& [h, w] = t.faults[1];
+  EXPECT_EQ(h.seq, t.positions[1].first.seq + 1);
+  EXPECT_EQ(h.total, t.positions[1].first.total);
+  Fault f = ReadFault(w);
+  EXPECT_EQ(f.signo, static_cast<uint32_t>(SIGSEGV));
+  EXPECT_EQ(f.code, SEGV_MAPERR);
+  EXPECT_EQ(f.addr, 0u);
+  char prog[PATH_MAX];
+  ASSERT_NE(realpath(Runfile("trace_prog").c_str(), prog), nullptr);
+  EXPECT_EQ(f.path, prog);
+  EXPECT_NE(f.pc, 0u);
+  EXPECT_TRUE(InExecutableSegment(f.path, f.offset)) << f.offset;
+
+  dir = FreshDir("fault_abort");
+  RunProg(dir, "ring:100", {"abort", "50"});
+  t = ReadTrace(dir + "/trace");
+  ASSERT_EQ(t.error, "");
+  ASSERT_EQ(t.faults.count(1), 1u);
+  f = ReadFault(t.faults[1].second);
+  EXPECT_EQ(f.signo, static_cast<uint32_t>(SIGABRT));
+  EXPECT_EQ(f.code, SI_TKILL);
+  EXPECT_NE(f.path.find("libc"), std::string::npos) << f.path;
+  EXPECT_TRUE(InExecutableSegment(f.path, f.offset)) << f.offset;
+  // An exit writes positions, no fault.
+  dir = FreshDir("fault_none");
+  ASSERT_EQ(RunProg(dir, "ring:100", {"hooks", "3000", "1"}), 0);
+  t = ReadTrace(dir + "/trace");
+  ASSERT_EQ(t.error, "");
+  EXPECT_TRUE(t.faults.empty());
+  EXPECT_EQ(t.positions.count(1), 1u);
 }
 
 TEST(TraceRt, ThreadsRingCheckpointsTellEachStack) {
@@ -1041,7 +1141,10 @@ TEST(TraceRt, ReaderChecksCheckpointsAndSeq) {
                                   {kRing, 3, {8}, 11}};
   EXPECT_EQ(ReadError(HandFile(2, good)), "");
   EXPECT_EQ(ReadError(HandFile(1, good)),
-            "trace file version 1: this reader reads version 2 only (trace "
+            "trace file version 1: this reader reads versions 2 to 3 (trace "
+            "the program again with this ballarus)");
+  EXPECT_EQ(ReadError(HandFile(4, good)),
+            "trace file version 4: this reader reads versions 2 to 3 (trace "
             "the program again with this ballarus)");
   auto with = [&good](size_t i, HandRecord r) {
     std::vector<HandRecord> v = good;
@@ -1059,6 +1162,54 @@ TEST(TraceRt, ReaderChecksCheckpointsAndSeq) {
   // seq counts every kind: a gap or a repeat is refused.
   EXPECT_EQ(ReadError(with(2, {kCp, 3, {kU}, 10})), at_third);
   EXPECT_EQ(ReadError(with(2, {kCp, 1, {kU}, 10})), at_third);
+}
+
+TEST(TraceRt, ReaderTakesAnySerial) {
+  // A thread's serial costs the reader one slot, whatever its value (it
+  // once grew an array to it: 8 GiB for 2^31); seq still checked per
+  // thread.
+  const HandRecord ring = {BALLARUS_TRACE_RING, 0, {5, 6, 1}, 3};
+  std::string f = HandFile(3, {ring});
+  const uint32_t serial = 0x80000003u;
+  memcpy(&f[sizeof(ballarus_trace_file_header) + 8], &serial, 4);
+  EXPECT_EQ(ReadError(f), "");
+  std::string twice = f + f.substr(sizeof(ballarus_trace_file_header));
+  EXPECT_NE(ReadError(twice), "");  // seq 0 twice
+}
+
+TEST(TraceRt, ReaderChecksPositionAndFault) {
+  const uint32_t kU = BALLARUS_TRACE_CHECKPOINT_UNKNOWN;
+  const uint32_t kP = BALLARUS_TRACE_POSITION, kF = BALLARUS_TRACE_FAULT;
+  const HandRecord ring = {BALLARUS_TRACE_RING, 0, {5, 6, 1}, 3};
+  // SIGSEGV, SEGV_MAPERR at 0, pc 0x1234, offset 0x234, path "/a/bc" (5
+  // bytes: 2 words).
+  const std::vector<uint32_t> fault = {11, 1, 0, 0, 0x1234, 0, 0x234, 0,
+                                       5, 0x632f612f, 0x62};
+  auto file = [&](uint32_t version, HandRecord p, HandRecord f) {
+    return HandFile(version, {ring, p, f});
+  };
+  EXPECT_EQ(ReadError(file(3, {kP, 1, {1, 3, 9, 4}, 3}, {kF, 2, fault, 3})),
+            "");
+  EXPECT_EQ(ReadError(file(3, {kP, 1, {kU}, 3}, {kF, 2, fault, 3})), "");
+  size_t second = sizeof(ballarus_trace_file_header) + 40 + 3 + 4;
+  size_t third = second + 40 + 4 + 4;
+  const std::string at_second =
+      "bad trace record at byte " + std::to_string(second);
+  const std::string at_third =
+      "bad trace record at byte " + std::to_string(third);
+  // Not in version 2; a position's frames as a checkpoint's; a fault's
+  // path length must fill its words exactly.
+  EXPECT_EQ(ReadError(file(2, {kP, 1, {1, 3, 9, 4}, 3}, {kF, 2, fault, 3})),
+            at_second);
+  EXPECT_EQ(ReadError(file(3, {kP, 1, {2, 3, 9, 4}, 3}, {kF, 2, fault, 3})),
+            at_second);
+  std::vector<uint32_t> bad = fault;
+  bad[8] = 9;
+  EXPECT_EQ(ReadError(file(3, {kP, 1, {1, 3, 9, 4}, 3}, {kF, 2, bad, 3})),
+            at_third);
+  bad = {11, 1, 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(ReadError(file(3, {kP, 1, {1, 3, 9, 4}, 3}, {kF, 2, bad, 3})),
+            at_third);
 }
 
 TEST(TraceRt, ReaderPassesMetadataBytesAndChecksThem) {

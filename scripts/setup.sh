@@ -18,6 +18,7 @@ packages=(
   libcli11-dev        # //third_party:cli11
   libfmt-dev          # //third_party:fmt
   zlib1g-dev          # //third_party:zlib: metadata compression (plugin, reconstruct), gcov's .gcov.json.gz
+  libdw-dev           # //third_party:libdw: a crash's source line in `trace` (elfutils)
   binutils            # ld >= 2.35 for --export-dynamic-symbol; nm in tests
   python3             # test scripts parse `show --json`
   lcov                # //tests:reports_e2e_test: lcov --capture, genhtml

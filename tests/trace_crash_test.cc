@@ -3,21 +3,27 @@
 // names, then dereferences NULL (the CFGs come from the profile of a run
 // of the same build that exits, as a crash writes none); built plain, with
 // -fplugin-arg-ballarus-mode=trace-naive and with mode=trace (the installed
-// wrappers), at -O0 and -O2, in three variants (single thread; two workers
+// wrappers), at -O0 and -O2, in five variants (single thread; two workers
 // of which one crashes while the other is parked; the program's own
-// SIGSEGV handler).  With BALLARUS_TRACE=ring:64 (two 4096-word chunks,
-// which the loop's witnesses fill many times over):
+// SIGSEGV handler; a crash inside strlen, in libc; abort()).  With
+// BALLARUS_TRACE=ring:64 (two 4096-word chunks, which the loop's
+// witnesses fill many times over):
 //
 //   * the traced build dies exactly as the plain build (same status,
-//     128 + SIGSEGV, same stdout and stderr); with the program's handler
-//     that handler still runs and its exit code (42) is kept;
+//     128 + SIGSEGV or SIGABRT, same stdout and stderr); with the
+//     program's handler that handler still runs and its exit code (42) is
+//     kept;
 //   * `ballarus-reconstruct trace --last 50 --json` shows, per thread, the
 //     last 50 source lines the thread ran: equal to the last 50 lines of
 //     the naive build's full trace of the same run (decoded by the test,
 //     tests/trace_oracle.h), and derived by hand from the input: the
 //     crashing thread's last line is the NULL dereference, the parked
 //     worker's the pthread_cond_wait, and the branch lines among them are
-//     the tail of the input's letters repeated ROUNDS times.
+//     the tail of the input's letters repeated ROUNDS times;
+//   * the crashing thread's last line carries its signal, and every line
+//     of the thread is confirmed (the runtime's FAULT record places the
+//     crash: in the traced function by the instruction's source line, or,
+//     in libc, inside the call the thread was making).
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,6 +36,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/harness.h"
 #include "tests/trace_oracle.h"
 
@@ -176,10 +183,12 @@ std::vector<std::vector<std::string>> NaiveLast(const Build& b,
   return out;
 }
 
-// `trace --last kLast --json` of the ring, per thread; checks that the
-// crashing thread's ring wrapped (it starts mid-stream).
+// `trace --last kLast --json` of the ring, per thread (the output in
+// *json); checks that the crashing thread's ring wrapped (it starts
+// mid-stream).
 std::vector<std::vector<std::string>> RingLast(const Build& b,
-                                               const std::string& file) {
+                                               const std::string& file,
+                                               std::string* json) {
   trace_oracle::TraceFile t;
   std::string error;
   std::vector<std::vector<std::string>> out;
@@ -194,6 +203,7 @@ std::vector<std::vector<std::string>> RingLast(const Build& b,
           std::to_string(kLast) + " --json",
       b.dir);
   EXPECT_EQ(r.status, 0) << "trace " << file << ": " << r.err;
+  *json = r.out;
   std::map<uint32_t, trace_oracle::ShownThread> shown;
   if (r.status != 0 || !trace_oracle::ParseShown(r.out, &shown, &error)) {
     ADD_FAILURE() << error;
@@ -223,6 +233,44 @@ const std::vector<std::string>* Reaching(
   return nullptr;
 }
 
+// In `trace --json`'s output: exactly one thread has a fault, `signal`,
+// and its last step carries it; every step of it is confirmed.  The
+// threads without one that were stopped where the file was written have
+// no signal on any step.
+void CheckCrashMarked(const std::string& ctx, const std::string& json,
+                      const std::string& signal) {
+  const nlohmann::json j = nlohmann::json::parse(json);
+  int faults = 0;
+  for (const nlohmann::json& t : j.at("threads")) {
+    const nlohmann::json& steps = t.at("steps");
+    ASSERT_FALSE(steps.empty()) << ctx;
+    if (!t.contains("fault")) {
+      for (const nlohmann::json& step : steps)
+        EXPECT_FALSE(step.contains("signal")) << ctx << ": " << step;
+      continue;
+    }
+    ++faults;
+    EXPECT_EQ(t.at("fault").at("signal"), signal) << ctx;
+    EXPECT_EQ(steps.back().value("signal", ""), signal) << ctx;
+    EXPECT_TRUE(t.value("stopped_where_written", false)) << ctx;
+    for (const nlohmann::json& step : steps)
+      EXPECT_TRUE(step.at("confirmed").get<bool>()) << ctx << ": " << step;
+  }
+  EXPECT_EQ(faults, 1) << ctx;
+}
+
+// The line the variant crashes at, and its signal.
+struct Crash {
+  const char* marker;
+  int signal;
+};
+
+Crash CrashOf(const std::string& variant) {
+  if (variant == "libc") return {"CRASH_LIBC", SIGSEGV};
+  if (variant == "abort") return {"ABORT", SIGABRT};
+  return {"CRASH", SIGSEGV};
+}
+
 class FlightRecorder : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FlightRecorder, LastLinesAndTheCrashKept) {
@@ -238,7 +286,7 @@ TEST_P(FlightRecorder, LastLinesAndTheCrashKept) {
   }
   WriteProfile(b.naive);
   WriteProfile(b.trace);
-  for (const std::string variant : {"st", "mt", "handler"}) {
+  for (const std::string variant : {"st", "mt", "handler", "libc", "abort"}) {
     const std::string ctx = opt + " " + variant;
     SCOPED_TRACE(ctx);
     const std::string ring = b.trace.dir + "/" + variant + ".ring";
@@ -246,7 +294,8 @@ TEST_P(FlightRecorder, LastLinesAndTheCrashKept) {
     CommandResult plain = RunVariant(b.plain, variant, "", "");
     CommandResult traced = RunVariant(b.trace, variant, "ring:64", ring);
     CommandResult naive = RunVariant(b.naive, variant, "full", full);
-    EXPECT_EQ(plain.status, variant == "handler" ? 42 : 128 + SIGSEGV);
+    const Crash crash = CrashOf(variant);
+    EXPECT_EQ(plain.status, variant == "handler" ? 42 : 128 + crash.signal);
     for (const CommandResult* r : {&traced, &naive}) {
       EXPECT_EQ(r->status, plain.status);
       EXPECT_EQ(r->out, plain.out);
@@ -262,18 +311,22 @@ TEST_P(FlightRecorder, LastLinesAndTheCrashKept) {
       std::printf("trace_crash %s: no ring written under the program's own "
                   "SIGSEGV handler\n", ctx.c_str());
     if (handler && !have_ring) continue;
-    const auto got = RingLast(b.trace, ring);
+    std::string json;
+    const auto got = RingLast(b.trace, ring, &json);
     if (!handler || have_full) {
       const auto want = NaiveLast(b.naive, full);
       EXPECT_EQ(got, want) << "ring:\n" << Show(got) << "naive:\n"
                            << Show(want);
     }
     const char* crasher_pattern = variant == "mt" ? kPatternB : kPatternA;
-    const std::vector<std::string>* crasher = Reaching(got, "CRASH");
+    const std::vector<std::string>* crasher = Reaching(got, crash.marker);
     ASSERT_NE(crasher, nullptr) << "no thread reached the crash:\n"
                                 << Show(got);
-    CheckByHand(ctx + " crashing thread", *crasher, "CRASH", crasher_pattern,
-                handler ? "on_segv" : "");
+    CheckByHand(ctx + " crashing thread", *crasher, crash.marker,
+                crasher_pattern, handler ? "on_segv" : "");
+    if (!handler)
+      CheckCrashMarked(ctx, json, crash.signal == SIGABRT ? "SIGABRT"
+                                                          : "SIGSEGV");
     if (variant == "mt") {
       ASSERT_EQ(got.size(), 3u);
       const std::vector<std::string>* parked = Reaching(got, "PARK");

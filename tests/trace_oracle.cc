@@ -19,8 +19,11 @@ constexpr uint32_t kCheckpointKind = 4;
 
 int Collect(void* ctx, const ballarus_trace_record_header* h,
             const uint32_t* w) {
-  // The TUs' metadata: the test takes CFGs from the profiles instead.
-  if (h->kind == BALLARUS_TRACE_METADATA) return 0;
+  // The TUs' metadata: the test takes CFGs from the profiles instead;
+  // where the threads stopped: the stream alone tells the naive build's.
+  if (h->kind == BALLARUS_TRACE_METADATA ||
+      h->kind == BALLARUS_TRACE_POSITION || h->kind == BALLARUS_TRACE_FAULT)
+    return 0;
   ThreadWords& t = static_cast<TraceFile*>(ctx)->threads[h->thread];
   t.tid = h->tid;
   if (h->kind == kCheckpointKind) {

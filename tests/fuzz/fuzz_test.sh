@@ -42,7 +42,7 @@ printf '%s\n' "${sources[@]}" | xargs -P2 -I{} sh -c '
     *) exec clang++-14 -std=c++17 '"${flags[*]}"' -c "$f" -o "$o" ;;
   esac' "$tmp/obj"
 clang++-14 -fsanitize=fuzzer,address,undefined "$tmp"/obj/*.o \
-  -lfmt -lgmpxx -lgmp -lz -o "$tmp/profile_fuzzer"
+  -lfmt -lgmpxx -lgmp -lz -ldw -lelf -o "$tmp/profile_fuzzer"
 
 cp "$rf"/tests/fuzz/corpus/* "$tmp/corpus/"
 echo "fuzz_test: fuzzing for $seconds s" >&2

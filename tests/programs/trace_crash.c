@@ -10,13 +10,17 @@
      "mt"       worker_a runs PATTERN_A and parks in pthread_cond_wait;
                 worker_b waits until worker_a is parked, runs PATTERN_B and
                 crashes; main is in pthread_join;
+     "libc"     main runs PATTERN_A and crashes inside strlen (in another
+                module than the last witness's function);
+     "abort"    main runs PATTERN_A and calls abort();
      "ok"       main runs PATTERN_A and returns 0 (a run that exits, so
                 writes the profile: the CFGs the trace is read with).
-   The lines marked BRANCH_A, BRANCH_B, BRANCH_C, CRASH and PARK are found
-   by the test by their markers.  */
+   The lines marked BRANCH_A, BRANCH_B, BRANCH_C, CRASH, CRASH_LIBC, ABORT
+   and PARK are found by the test by their markers.  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -51,6 +55,15 @@ __attribute__((noinline)) static void crash(unsigned long acc) {
   volatile int *volatile target = NULL;
   if (acc != 1)
     *target = (int)acc; /* CRASH */
+}
+
+/* The call is the last statement of its block: the branch on its value
+   ends the block.  */
+__attribute__((noinline)) static unsigned long crash_in_libc(unsigned long acc) {
+  const char *volatile text = NULL;
+  if (strlen(text) > acc) /* CRASH_LIBC */
+    return 1;
+  return 0;
 }
 
 static void on_segv(int sig) {
@@ -99,6 +112,8 @@ int main(int argc, char **argv) {
   printf("main %lu\n", acc);
   fflush(stdout);
   if (strcmp(variant, "ok") == 0) return 0;
+  if (strcmp(variant, "libc") == 0) return (int)crash_in_libc(acc);
+  if (strcmp(variant, "abort") == 0) abort(); /* ABORT */
   crash(acc);
   return 0;
 }
