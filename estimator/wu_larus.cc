@@ -403,6 +403,13 @@ void Propagate(const Cfg& g, uint32_t head, In in,
 
 double HitRate(Heuristic h) { return kHitRates[static_cast<int>(h)]; }
 
+const char* HeuristicName(Heuristic h) {
+  static const char* const kNames[kHeuristicCount] = {
+      "loop-branch", "pointer", "call",  "opcode", "loop-exit",
+      "return",      "store",   "loop-header", "guard"};
+  return kNames[static_cast<int>(h)];
+}
+
 double CombineEvidence(double p, double q) {
   const double d = p * q + (1 - p) * (1 - q);
   return d == 0 ? 0.5 : p * q / d;
@@ -414,15 +421,17 @@ std::vector<double> WuLarusProbabilities(const Function& fn,
   return Probabilities(Cfg(fn, hints));
 }
 
-std::vector<AppliedHeuristic> AppliedHeuristics(const Function& fn,
-                                                const BranchHints& hints,
-                                                uint32_t b) {
-  std::vector<AppliedHeuristic> r;
-  if (fn.blocks.size() < 2 || b >= fn.blocks.size()) return r;
+std::vector<std::vector<AppliedHeuristic>> AppliedHeuristics(
+    const Function& fn, const BranchHints& hints) {
+  std::vector<std::vector<AppliedHeuristic>> r(fn.blocks.size());
+  if (fn.blocks.size() < 2) return r;
   const Cfg g(fn, hints);
-  const std::vector<size_t> o = g.OrdinaryOut(b);
-  if (o.size() != 2) return r;
-  for (auto [h, side] : Apply(g, b, o[0], o[1])) r.push_back({h, o[side]});
+  for (uint32_t b = 0; b < g.nb; ++b) {
+    const std::vector<size_t> o = g.OrdinaryOut(b);
+    if (o.size() != 2) continue;
+    for (auto [h, side] : Apply(g, b, o[0], o[1]))
+      r[b].push_back({h, o[side]});
+  }
   return r;
 }
 

@@ -59,6 +59,7 @@ enum class Heuristic {
 };
 inline constexpr int kHeuristicCount = 9;
 double HitRate(Heuristic h);
+const char* HeuristicName(Heuristic h);  // "loop-branch", ...
 
 // Dempster–Shafer combination of two independent probabilities that the
 // same edge is taken: p q / (p q + (1-p)(1-q)).
@@ -72,16 +73,15 @@ double CombineEvidence(double p, double q);
 std::vector<double> WuLarusProbabilities(const Function& fn,
                                          const BranchHints& hints);
 
-// Which heuristics applied to two-way branch block `b`, in the order above,
-// each with the edge (index into fn.edges) it calls likelier.  For tests and
-// the pass dump.
+// Per block, the heuristics that apply to it (none unless it is a two-way
+// branch), in the order above, each with the edge (index into fn.edges) it
+// calls likelier.  For tests and the pass dump.
 struct AppliedHeuristic {
   Heuristic heuristic;
   size_t likelier_edge;
 };
-std::vector<AppliedHeuristic> AppliedHeuristics(const Function& fn,
-                                                const BranchHints& hints,
-                                                uint32_t b);
+std::vector<std::vector<AppliedHeuristic>> AppliedHeuristics(
+    const Function& fn, const BranchHints& hints);
 
 // Edge weights for the spanning tree: each edge's estimated frequency per
 // function activation times kActivationWeight, rounded, at least 1 on every

@@ -47,7 +47,7 @@ TEST(WuLarus, IfThenElseWithoutEvidenceIsEven) {
                               {4, 5, kEdgeFallthru},
                               {5, 1, kEdgeFallthru}});
   const BranchHints h = NoHints(f);
-  EXPECT_TRUE(AppliedHeuristics(f, h, 2).empty());
+  EXPECT_TRUE(AppliedHeuristics(f, h)[2].empty());
   const Weights w = WuLarusWeights(f, h);
   EXPECT_EQ(w.edges, (std::vector<uint64_t>{720720, 360360, 360360, 360360,
                                             360360, 720720}));
@@ -65,7 +65,7 @@ TEST(WuLarus, CallAvoidedUnlessPostDominating) {
                               {4, 1, 0}});
   BranchHints h = NoHints(f);
   h.blocks[3].call = true;
-  std::vector<AppliedHeuristic> a = AppliedHeuristics(f, h, 2);
+  std::vector<AppliedHeuristic> a = AppliedHeuristics(f, h)[2];
   // (Both successors return: 3's only successor is 4, which does; the
   // return heuristic does not apply.)
   ASSERT_EQ(Names(a), (std::vector<Heuristic>{Heuristic::kCall}));
@@ -76,7 +76,7 @@ TEST(WuLarus, CallAvoidedUnlessPostDominating) {
   // The call in the post-dominating block 4 tells nothing.
   h.blocks[3].call = false;
   h.blocks[4].call = true;
-  EXPECT_TRUE(AppliedHeuristics(f, h, 2).empty());
+  EXPECT_TRUE(AppliedHeuristics(f, h)[2].empty());
 }
 
 // The pointer and opcode hints pick the true or the false edge; store and
@@ -94,7 +94,7 @@ TEST(WuLarus, ConditionHintsStoreAndGuard) {
   h.blocks[2].opcode = +1;
   h.blocks[4].store = true;
   h.guard_use[1] = true;  // 2->3 uses the compared value
-  const std::vector<AppliedHeuristic> a = AppliedHeuristics(f, h, 2);
+  const std::vector<AppliedHeuristic> a = AppliedHeuristics(f, h)[2];
   ASSERT_EQ(Names(a),
             (std::vector<Heuristic>{Heuristic::kPointer, Heuristic::kOpcode,
                                     Heuristic::kStore, Heuristic::kGuard}));
@@ -123,7 +123,7 @@ TEST(WuLarus, WhileLoopIteratesByItsExitProbability) {
                               {4, 3, 0},
                               {5, 1, 0}});
   const BranchHints h = NoHints(f);
-  const std::vector<AppliedHeuristic> a = AppliedHeuristics(f, h, 3);
+  const std::vector<AppliedHeuristic> a = AppliedHeuristics(f, h)[3];
   ASSERT_EQ(Names(a), (std::vector<Heuristic>{Heuristic::kLoopExit,
                                               Heuristic::kReturn}));
   // Stay 0.80, and 5 returns: 0.80*0.72 / (0.80*0.72 + 0.20*0.28).
@@ -150,11 +150,11 @@ TEST(WuLarus, NestedLoopsMultiply) {
                               {4, 5, kEdgeFalse},
                               {5, 1, 0}});
   const BranchHints h = NoHints(f);
-  EXPECT_EQ(Names(AppliedHeuristics(f, h, 3)),
+  EXPECT_EQ(Names(AppliedHeuristics(f, h)[3]),
             (std::vector<Heuristic>{Heuristic::kLoopBranch}));
   // 4: the loop branch (back to 2) and the return heuristic (5 returns)
   // agree.
-  EXPECT_EQ(Names(AppliedHeuristics(f, h, 4)),
+  EXPECT_EQ(Names(AppliedHeuristics(f, h)[4]),
             (std::vector<Heuristic>{Heuristic::kLoopBranch,
                                     Heuristic::kReturn}));
   const double outer = CombineEvidence(0.88, 0.72);
@@ -180,7 +180,7 @@ TEST(WuLarus, LoopHeaderAndPreHeader) {
                               {5, 4, 0},
                               {6, 1, 0}});
   const BranchHints h = NoHints(f);
-  const std::vector<AppliedHeuristic> a = AppliedHeuristics(f, h, 2);
+  const std::vector<AppliedHeuristic> a = AppliedHeuristics(f, h)[2];
   ASSERT_EQ(Names(a), (std::vector<Heuristic>{Heuristic::kReturn,
                                               Heuristic::kLoopHeader}));
   EXPECT_EQ(a[0].likelier_edge, 1u);
