@@ -364,9 +364,9 @@ const OptionSpec kTuneOptions[] = {
      "their exits (default auto: with path profiling, update=single, -O1+)\n",
      ParseAutoOnOff, nullptr, &Options::loop_registers},
     {"tune-estimator", "ball-larus|wu-larus",
-     "the static estimate of weights=heuristic: Ball-Larus' loop-based\n"
-     "weighting (default), or Wu-Larus' branch heuristics combined by\n"
-     "Dempster-Shafer\n",
+     "the static estimate behind weights=heuristic (default ball-larus):\n"
+     "  ball-larus: Ball-Larus' loop-based weighting\n"
+     "  wu-larus: Wu-Larus' branch heuristics combined by Dempster-Shafer\n",
      ParseEstimator},
 };
 
