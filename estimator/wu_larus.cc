@@ -13,12 +13,13 @@
 //    edges; each applies when it tells the two apart ("post-dominating"
 //    below is a successor that post-dominates the branch, which runs
 //    whichever way the branch goes; post-dominance ignores fake edges):
-//      loop branch  one edge is a back edge: it is taken;
+//      loop branch  one edge goes back (a back edge, or the edge into a
+//                   latch whose only way on is a back edge): it is taken;
 //      pointer      BlockHint::pointer;
 //      call         a successor that calls and does not post-dominate is
 //                   avoided;
 //      opcode       BlockHint::opcode;
-//      loop exit    neither edge is a back edge nor leads to a loop header,
+//      loop exit    neither edge goes back nor leads to a loop header,
 //                   one leaves the branch's innermost loop: it is avoided;
 //      return       a successor that returns (has an edge to EXIT, or its
 //                   only successor returns) is avoided;
@@ -90,6 +91,14 @@ class Cfg {
     return Above(ipdom, a, b);
   }
   bool Returns(uint32_t b) const { return returns_[b] == 1; }
+  // A back edge, or an edge into a latch: a block whose only ordinary
+  // successor is reached by a back edge (GIMPLE gives loops such latches;
+  // in the machine code Ball & Larus read, the branch itself jumps back).
+  bool GoesBack(size_t e) const {
+    if (back[e]) return true;
+    const std::vector<size_t> o = OrdinaryOut(fn.edges[e].dst);
+    return o.size() == 1 && back[o[0]];
+  }
   std::vector<size_t> OrdinaryOut(uint32_t b) const {
     std::vector<size_t> r;
     for (size_t e : out[b])
@@ -323,14 +332,14 @@ std::vector<std::pair<Heuristic, int>> Apply(const Cfg& g, uint32_t b,
   auto add = [&](Heuristic h, int side) {
     if (side >= 0) r.push_back({h, side});
   };
-  add(Heuristic::kLoopBranch, Pick(g.back[e0], g.back[e1], true));
+  const bool back0 = g.GoesBack(e0), back1 = g.GoesBack(e1);
+  add(Heuristic::kLoopBranch, Pick(back0, back1, true));
   add(Heuristic::kPointer, PickCondition(g, hint(b).pointer, e0, e1));
   add(Heuristic::kCall,
       Pick(hint(d0).call && !pd0, hint(d1).call && !pd1, false));
   add(Heuristic::kOpcode, PickCondition(g, hint(b).opcode, e0, e1));
   const int l = g.innermost[b];
-  if (!g.back[e0] && !g.back[e1] && !g.is_header[d0] && !g.is_header[d1] &&
-      l >= 0)
+  if (!back0 && !back1 && !g.is_header[d0] && !g.is_header[d1] && l >= 0)
     add(Heuristic::kLoopExit, Pick(!g.member[l][d0], !g.member[l][d1], false));
   add(Heuristic::kReturn, Pick(g.Returns(d0), g.Returns(d1), false));
   add(Heuristic::kStore,

@@ -124,10 +124,13 @@ TEST(WuLarus, WhileLoopIteratesByItsExitProbability) {
                               {5, 1, 0}});
   const BranchHints h = NoHints(f);
   const std::vector<AppliedHeuristic> a = AppliedHeuristics(f, h)[3];
-  ASSERT_EQ(Names(a), (std::vector<Heuristic>{Heuristic::kLoopExit,
+  // 3->4 enters the latch 4 (GIMPLE's loops have such latches): the loop
+  // branch.
+  ASSERT_EQ(Names(a), (std::vector<Heuristic>{Heuristic::kLoopBranch,
                                               Heuristic::kReturn}));
-  // Stay 0.80, and 5 returns: 0.80*0.72 / (0.80*0.72 + 0.20*0.28).
-  const double stay = 0.576 / 0.632;
+  EXPECT_EQ(a[0].likelier_edge, 2u);
+  // Stay 0.88, and 5 returns: 0.88*0.72 / (0.88*0.72 + 0.12*0.28).
+  const double stay = 0.6336 / 0.6672;
   EXPECT_NEAR(WuLarusProbabilities(f, h)[2], stay, 1e-12);
   // Header frequency 1 / (1 - stay); its exit carries exactly one
   // activation; the body stay / (1 - stay).
@@ -165,6 +168,26 @@ TEST(WuLarus, NestedLoopsMultiply) {
               2.0);
   EXPECT_NEAR(double(w.edges[3]), B * outer_iters, 2.0);
   EXPECT_NEAR(double(w.edges[5]), B, 2.0);
+}
+
+// A break leaves the loop: the loop exit heuristic stays in it.
+TEST(WuLarus, BreakIsALoopExit) {
+  // 3 header -> 4 (true) | 7 (false);  4 -> 5 (true) | 7 (false: break);
+  // 5 -> 6;  6 -> 3 (latch);  7 -> EXIT.
+  const Function f = Make(8, {{0, 2, 0},
+                              {2, 3, 0},
+                              {3, 4, kEdgeTrue},
+                              {3, 7, kEdgeFalse},
+                              {4, 5, kEdgeTrue},
+                              {4, 7, kEdgeFalse},
+                              {5, 6, 0},
+                              {6, 3, 0},
+                              {7, 1, 0}});
+  const std::vector<AppliedHeuristic> a = AppliedHeuristics(f, NoHints(f))[4];
+  ASSERT_EQ(Names(a), (std::vector<Heuristic>{Heuristic::kLoopExit,
+                                              Heuristic::kReturn}));
+  EXPECT_EQ(a[0].likelier_edge, 4u);
+  EXPECT_EQ(a[1].likelier_edge, 4u);
 }
 
 // A loop header (or its pre-header) is entered rather than skipped.

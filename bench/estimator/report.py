@@ -7,8 +7,12 @@
       probabilities") predict the two-way branches of the measured profile
       SHOW (ballarus-reconstruct show --json of a run), and the dynamic
       increments of its own run (STATS: ballarus-reconstruct stats --json).
-  report.py table ROWS_TSV
-      the markdown table (stdout).
+  report.py heuristics PROGRAM DUMP SHOW
+      lines of raw/heuristics.tsv: per Wu-Larus heuristic (the wu-larus
+      dump's "bb N heuristics:" lines), the executions of the two-way
+      branches it applied to and how many went the way it predicted.
+  report.py table ROWS_TSV [HEURISTICS_TSV]
+      the markdown tables (stdout).
 
 A two-way branch is a block with one "true" and one "false" edge.  Its
 executions are its two edges' measured counts; the estimator's likelier
@@ -107,6 +111,69 @@ def row(program, group, estimator, dump, show, stats):
           (program, group, estimator, branches, execs, hit, inc))
 
 
+HEURISTICS = re.compile(r"^  bb (\d+) heuristics:(.*)$")
+
+
+def heuristics(program, dump, show):
+    counts = read_counts(show)
+    seen = set()
+    tally = {}  # heuristic -> [executions, hits]
+    current = None
+    with open(dump) as f:
+        for line in f:
+            m = FUNCTION.match(line.rstrip("\n"))
+            if m:
+                current = (m.group(1), int(m.group(5)))
+                continue
+            m = HEURISTICS.match(line.rstrip("\n"))
+            if not m or current not in counts or (current, m.group(1)) in seen:
+                continue
+            seen.add((current, m.group(1)))
+            src = int(m.group(1))
+            out = {}
+            for s_, d, kind, n in counts[current]:
+                if s_ == src and kind in ("true", "false"):
+                    out[d] = out.get(d, 0) + n
+            if len(out) != 2:
+                continue
+            for item in m.group(2).split():
+                name, dst = item.split("->")
+                acc = tally.setdefault(name, [0, 0])
+                acc[0] += sum(out.values())
+                acc[1] += out.get(int(dst), 0)
+    for name, (execs, hit) in sorted(tally.items()):
+        print("%s\t%s\t%d\t%d" % (program, name, execs, hit))
+
+
+def heuristic_table(path):
+    order = ["loop-branch", "pointer", "call", "opcode", "loop-exit",
+             "return", "store", "loop-header", "guard"]
+    rate = dict(zip(order, (88, 60, 78, 84, 80, 72, 55, 75, 62)))
+    progs, tally = [], {}
+    with open(path) as f:
+        header = f.readline().rstrip("\n").split("\t")
+        for line in f:
+            r = dict(zip(header, line.rstrip("\n").split("\t")))
+            g = "c-torture" if r["program"].startswith("torture/") \
+                else r["program"]
+            if g not in progs:
+                progs.append(g)
+            acc = tally.setdefault((r["heuristic"], g), [0, 0])
+            acc[0] += int(r["executions"])
+            acc[1] += int(r["hits"])
+    print("| heuristic | Wu–Larus' rate | " +
+          " | ".join(progs) + " |")
+    print("|---|---:|" + "---:|" * len(progs))
+    for h in order:
+        cells = [h, "%d %%" % rate[h]]
+        for g in progs:
+            execs, hit = tally.get((h, g), (0, 0))
+            cells.append("%s of %s" % (fmt_rate(hit, execs),
+                                       "{:,}".format(execs))
+                         if execs else "–")
+        print("| " + " | ".join(cells) + " |")
+
+
 def fmt_rate(hit, execs):
     return "%.1f %%" % (100.0 * hit / execs) if execs else "–"
 
@@ -165,11 +232,21 @@ def table(path):
 def main(argv):
     if len(argv) == 8 and argv[1] == "row":
         row(*argv[2:])
-    elif len(argv) == 3 and argv[1] == "table":
+    elif len(argv) == 5 and argv[1] == "heuristics":
+        heuristics(*argv[2:])
+    elif len(argv) in (3, 4) and argv[1] == "table":
         table(argv[2])
+        if len(argv) == 4:
+            print()
+            print("Each Wu–Larus heuristic: the executions of the two-way "
+                  "branches it applied to, and the share that went the way "
+                  "it predicted.")
+            print()
+            heuristic_table(argv[3])
     else:
         fail("usage: report.py row PROGRAM GROUP ESTIMATOR DUMP SHOW STATS "
-             "| table ROWS_TSV")
+             "| heuristics PROGRAM DUMP SHOW | table ROWS_TSV "
+             "[HEURISTICS_TSV]")
 
 
 if __name__ == "__main__":

@@ -164,9 +164,12 @@ measure() {
     python3 "$REPORT" row "$p" "$group" "$est" "$dir/dump.txt" "$work/$p/show.json" \
       "$dir/stats.json" >>"$out/raw/rows.tsv" || die "$p: $est: report.py row failed"
   done
+  python3 "$REPORT" heuristics "$p" "$work/$p/wu-larus/dump.txt" "$work/$p/show.json" \
+    >>"$out/raw/heuristics.tsv" || die "$p: report.py heuristics failed"
 }
 
 printf 'program\tgroup\testimator\tbranches\texecutions\thits\tincrements\n' >"$out/raw/rows.tsv"
+printf 'program\theuristic\texecutions\thits\n' >"$out/raw/heuristics.tsv"
 IFS=, read -r -a PROGS <<<"$programs"
 for p in "${PROGS[@]}"; do
   case "$p" in
@@ -190,7 +193,7 @@ done
   echo
   echo "gcc $(gcc -dumpversion), $(date -u +%Y-%m-%d); sources: ${SRC_VERSIONS:-}torture: ${#TORTURE[@]} programs"
   echo
-  python3 "$REPORT" table "$out/raw/rows.tsv"
+  python3 "$REPORT" table "$out/raw/rows.tsv" "$out/raw/heuristics.tsv"
 } >"$out/results.md"
 printf '%s\n' "${TORTURE[@]}" >"$out/raw/torture-programs.txt"
 cat "$out/results.md"
