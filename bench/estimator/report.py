@@ -18,7 +18,9 @@ A two-way branch is a block with one "true" and one "false" edge.  Its
 executions are its two edges' measured counts; the estimator's likelier
 direction is the edge with the greater weight (GCC: probability); a tie
 counts half.  The hit rate is the share of all executions that went the
-likelier way (Ball & Larus' and Wu & Larus' weighted measure).
+likelier way (Ball & Larus' and Wu & Larus' weighted measure).  The
+exact-max build's weights are the measured counts themselves: its hit rate
+is the ceiling of any static prediction (each branch's likelier way).
 """
 import json
 import math
@@ -198,17 +200,18 @@ def table(path):
             per_program.setdefault((g, r["program"]), {})[r["estimator"]] = \
                 int(r["increments"])
     print("| program | 2-way branch executions | hit rate: Ball–Larus | "
-          "Wu–Larus | GCC | Exact-Max increments | Ball–Larus / Exact-Max | "
-          "Wu–Larus / Exact-Max | GCC / Exact-Max |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "Wu–Larus | GCC | the profile's own | Exact-Max increments | "
+          "Ball–Larus / Exact-Max | Wu–Larus / Exact-Max | "
+          "GCC / Exact-Max |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for g in order:
         e = rows[g]
         base = e.get("exact-max", [0, 0, 0, set()])[2]
         n = len(e.get("exact-max", [0, 0, 0, set()])[3])
         name = g if n <= 1 else "%s (%d programs, pooled)" % (g, n)
         execs = e["ball-larus"][0]
-        cells = [name, "%d" % execs]
-        for est in ("ball-larus", "wu-larus", "gcc"):
+        cells = [name, "{:,}".format(int(execs))]
+        for est in ESTIMATORS:
             cells.append(fmt_rate(e[est][1], e[est][0]))
         cells.append("{:,}".format(base))
         for est in ("ball-larus", "wu-larus", "gcc"):
@@ -220,7 +223,7 @@ def table(path):
         progs = [v for (gg, _), v in per_program.items() if gg == g]
         if len(progs) <= 1:
             continue
-        cells = ["%s (geomean of %d)" % (g, len(progs)), "", "", "", "", ""]
+        cells = ["%s (geomean of %d)" % (g, len(progs))] + [""] * 6
         for est in ("ball-larus", "wu-larus", "gcc"):
             logs = [math.log(p[est] / p["exact-max"]) for p in progs
                     if p.get("exact-max") and p.get(est)]

@@ -105,7 +105,7 @@ prepare_torture() {
       rm -rf "$torture_src.tmp" && mkdir -p "$torture_src.tmp"
       # Debian's orig tarball holds the dfsg tarball of the GCC sources.
       tar xzf "$orig" -O --wildcards '*/gcc-*-dfsg.tar.xz' | xz -dc |
-        tar x -C "$torture_src.tmp" --wildcards --strip-components=4 \
+        tar x -C "$torture_src.tmp" --wildcards --strip-components=5 \
           '*/gcc/testsuite/gcc.c-torture/execute/*.c' \
         || die "cannot extract gcc.c-torture/execute from $orig"
       rm -rf "$torture_src" && mv "$torture_src.tmp" "$torture_src"
@@ -173,19 +173,20 @@ printf 'program\theuristic\texecutions\thits\n' >"$out/raw/heuristics.tsv"
 IFS=, read -r -a PROGS <<<"$programs"
 for p in "${PROGS[@]}"; do
   case "$p" in
-    lua|sqlite3|bzip2)
-      "prepare_$p"
-      # (fetch locks the source cache; released once prepared, as run.sh.)
-      [ -z "${SRC_LOCKED:-}" ] || { exec 8>&-; SRC_LOCKED=; }
-      measure "$p" "$p" "build_$p" "run_$p" ;;
+    lua|sqlite3|bzip2|torture) "prepare_$p" ;;
+    *) usage_die "unknown program $p (lua, sqlite3, bzip2, torture)" ;;
+  esac
+done
+# (fetch locks the source cache; released once all are prepared.)
+[ -z "${SRC_LOCKED:-}" ] || { exec 8>&-; SRC_LOCKED=; }
+for p in "${PROGS[@]}"; do
+  case "$p" in
+    lua|sqlite3|bzip2) measure "$p" "$p" "build_$p" "run_$p" ;;
     torture)
-      prepare_torture
-      [ -z "${SRC_LOCKED:-}" ] || { exec 8>&-; SRC_LOCKED=; }
       for t in "${TORTURE[@]}"; do
         eval "build_t_$t() { build_torture_one \"\$1\" \"\$2\" '$t'; }"
         measure "torture/$t" c-torture "build_t_$t" run_torture_one
       done ;;
-    *) usage_die "unknown program $p (lua, sqlite3, bzip2, torture)" ;;
   esac
 done
 {
