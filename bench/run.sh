@@ -165,7 +165,7 @@ THREADS_ACCEPTANCE_PROGRAMS=lua,sqlite3,bzip2,threads,threads-loop
 DENSE_MAX=${BALLARUS_BENCH_DENSE_MAX:-16777216}
 # The threads programs run every selected variant but these (edge weights
 # and edge,path say nothing new about concurrent counters).
-THREADS_SKIP="naive* edge-gcc* edge-uniform* edge-profile* edge-path* $EXTRA_VARIANTS"
+THREADS_SKIP="naive* edge-gcc* edge-uniform* edge-profile* edge-wu-larus* edge-path* $EXTRA_VARIANTS"
 ALL_PROGRAMS=lua,sqlite3,bzip2,threads,threads-loop,quick
 DEFAULT_PROGRAMS=lua,sqlite3,bzip2,threads,threads-loop
 QUICK_PROGRAMS=quick,threads,threads-loop
