@@ -99,6 +99,7 @@ edge                | plain       | ballarus | mode=edge weights=heuristic updat
 edge-atomic         | plain       | ballarus | mode=edge weights=heuristic update=atomic | ballarus edge heuristic, atomic
 edge-thread         | plain       | ballarus | mode=edge weights=heuristic update=thread | ballarus edge heuristic, per-thread counters (update=thread, the default under -pthread)
 edge-gcc            | plain       | ballarus | mode=edge weights=gcc update=single | ballarus edge, weights=gcc
+edge-wu-larus       | plain       | ballarus | mode=edge weights=heuristic tune-estimator=wu-larus update=single | ballarus edge, Wu-Larus static estimate (tune-estimator=wu-larus)
 edge-gcc-atomic     | plain       | ballarus | mode=edge weights=gcc update=atomic | ballarus edge gcc, atomic
 edge-uniform        | plain       | ballarus | mode=edge weights=uniform update=single | ballarus edge, weights=uniform
 edge-uniform-atomic | plain       | ballarus | mode=edge weights=uniform update=atomic | ballarus edge uniform, atomic
@@ -164,7 +165,7 @@ THREADS_ACCEPTANCE_PROGRAMS=lua,sqlite3,bzip2,threads,threads-loop
 DENSE_MAX=${BALLARUS_BENCH_DENSE_MAX:-16777216}
 # The threads programs run every selected variant but these (edge weights
 # and edge,path say nothing new about concurrent counters).
-THREADS_SKIP="naive* edge-gcc* edge-uniform* edge-profile* edge-path* $EXTRA_VARIANTS"
+THREADS_SKIP="naive* edge-gcc* edge-uniform* edge-profile* edge-wu-larus* edge-path* $EXTRA_VARIANTS"
 ALL_PROGRAMS=lua,sqlite3,bzip2,threads,threads-loop,quick
 DEFAULT_PROGRAMS=lua,sqlite3,bzip2,threads,threads-loop
 QUICK_PROGRAMS=quick,threads,threads-loop

@@ -218,6 +218,14 @@ bool ParsePathLoops(const OptionSpec& spec, const char* value) {
   return true;
 }
 
+bool ParseEstimator(const OptionSpec& spec, const char* value) {
+  const int i = ValueIndex(spec, value);  // ball-larus|wu-larus
+  if (i < 0) return BadValue(spec, value);
+  g_options.estimator = i == 0 ? Options::Estimator::kBallLarus
+                               : Options::Estimator::kWuLarus;
+  return true;
+}
+
 bool PrintUserHelp(const OptionSpec&, const char*);
 bool PrintTuneHelp(const OptionSpec&, const char*);
 
@@ -367,6 +375,11 @@ const OptionSpec kTuneOptions[] = {
      "counted call-free loops count in locals, added to the counters on\n"
      "their exits (default auto: with path profiling, update=single, -O1+)\n",
      ParseAutoOnOff, nullptr, &Options::loop_registers},
+    {"tune-estimator", "ball-larus|wu-larus",
+     "the static estimate behind weights=heuristic (default ball-larus):\n"
+     "  ball-larus: Ball-Larus' loop-based weighting\n"
+     "  wu-larus: Wu-Larus' branch heuristics combined by Dempster-Shafer\n",
+     ParseEstimator},
 };
 
 // "  KEY=VALUES" and the option's help lines, indented.

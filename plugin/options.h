@@ -46,7 +46,7 @@ struct Options {
   // the runtime's hash table instead of being cut to fit a dense one.
   bool path_storage_hash = false;
   // The tuning switches, tune-NAME (options.cc kTuneOptions; docs/DESIGN.md
-  // "Tuning switches"), up to path_keep_tails.
+  // "Tuning switches"), up to estimator.
   // tune-path-hoist=off: path ends stay where they are (for comparison).
   bool path_hoist = true;
   // tune-path-returns=off: pre-count before every call that may not return,
@@ -138,6 +138,12 @@ struct Options {
   // function whose computed goto (or cut block) had its path end counted
   // on the edges into it (pass.cc KeepTailsApart).
   bool path_keep_tails = true;
+  // tune-estimator: the static estimate behind weights=heuristic --
+  // kBallLarus (default): Ball & Larus' loop-based weighting
+  // (estimator/estimator.h); kWuLarus: Wu & Larus' branch heuristics
+  // combined by Dempster-Shafer (estimator/wu_larus.h).
+  enum class Estimator { kBallLarus, kWuLarus };
+  Estimator estimator = Estimator::kBallLarus;
   // The user options again: early-termination, weights, update, dump.
   bool early_termination = true;
   WeightKind weights = WeightKind::kHeuristic;

@@ -36,7 +36,7 @@ tune_defaults='path-hoist=on path-returns=on path-signed=on path-register=pointe
 path-loops=profile path-loop-cuts=auto path-call-cuts=auto
 path-goto-targets=auto path-from-edges=auto path-derive=auto path-balance=on
 path-cut-hoist=on path-precount-hoist=on path-entry-balance=on
-path-keep-tails=on loop-barrier=on loop-registers=auto'
+path-keep-tails=on loop-barrier=on loop-registers=auto estimator=ball-larus'
 
 # A program with what the switches act on: loops (one path and several per
 # iteration, call-free ones), calls that may not return, a switch, a
@@ -164,12 +164,13 @@ else
 fi
 
 # --- a switch set otherwise reaches the code (those that change this
-# program's object: 12 of the 17)
+# program's object: 13 of the 18)
 for mkv in path:path-hoist=off path:path-register=number path:path-loops=on \
            path:path-loop-cuts=off path:path-call-cuts=off \
            path:path-goto-targets=off path:path-from-edges=off \
            path:path-balance=off path:path-cut-hoist=off path:loop-barrier=off \
-           edge,path:path-derive=off edge,path:path-call-cuts=on; do
+           edge,path:path-derive=off edge,path:path-call-cuts=on \
+           edge,path:estimator=wu-larus; do
   mode=${mkv%%:*} kv=${mkv#*:}
   if compile other.o -fplugin-arg-ballarus-mode=$mode -fplugin-arg-ballarus-tune-$kv; then
     cmp -s "plain-$mode.o" other.o && fail "mode=$mode: tune-$kv changes nothing"
@@ -195,6 +196,7 @@ else
     || fail "unknown option: $(cat bad.o.err)"
 fi
 for kv in tune-loop-barrier=auto tune-path-derive=yes tune-path-register=pointers \
+          tune-estimator=gcc \
           mode=paths update=tls path-storage=sparse path-table-max=-1; do
   if compile bad.o "-fplugin-arg-ballarus-$kv"; then
     fail "-fplugin-arg-ballarus-$kv accepted"

@@ -37,6 +37,7 @@
 #include "core/metadata.h"
 #include "core/model.h"
 #include "estimator/estimator.h"
+#include "estimator/wu_larus.h"
 #include "plugin/gcov_arcs.h"
 #include "plugin/options.h"
 #include "plugin/profile_location.h"
@@ -44,6 +45,7 @@
 #include "runtime/ballarus_format.h"
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
+#include "plugin/branch_hints.h"
 #include "plugin/cfg_prep.h"
 #include "plugin/counter_emit.h"
 #include "plugin/pass.h"
@@ -77,6 +79,22 @@ std::vector<uint64_t> GraphEdgeWeights(const ballarus::Function& fn,
                                        const std::vector<edge>& gcc_edges,
                                        uint64_t tu_identity,
                                        bool* measured = nullptr);
+
+// The Wu-Larus heuristics that apply to each two-way branch.
+void DumpHeuristics(const ballarus::Function& fn,
+                    const ballarus::BranchHints& hints) {
+  const std::vector<std::vector<ballarus::AppliedHeuristic>> all =
+      ballarus::AppliedHeuristics(fn, hints);
+  for (uint32_t b = 0; b < all.size(); ++b) {
+    const std::vector<ballarus::AppliedHeuristic>& applied = all[b];
+    if (applied.empty()) continue;
+    fprintf(dump_file, "  bb %u heuristics:", b);
+    for (const ballarus::AppliedHeuristic& a : applied)
+      fprintf(dump_file, " %s->%u", ballarus::HeuristicName(a.heuristic),
+              fn.edges[a.likelier_edge].dst);
+    fputs("\n", dump_file);
+  }
+}
 
 // *measured: the weights are an earlier profile's exact counts.
 std::vector<uint64_t> EdgeWeights(const ballarus::Function& fn,
@@ -142,8 +160,32 @@ std::vector<uint64_t> GraphEdgeWeights(const ballarus::Function& fn,
     if (dump_file) fprintf(dump_file, "  weights: uniform\n");
     return ballarus::UniformWeights(fn).edges;
   }
+  if (g_options.estimator == Options::Estimator::kWuLarus) {
+    if (dump_file) fprintf(dump_file, "  weights: Wu-Larus heuristic\n");
+    const ballarus::BranchHints hints =
+        ReadBranchHints(fn.blocks.size(), gcc_edges);
+    if (dump_file) DumpHeuristics(fn, hints);
+    return ballarus::WuLarusWeights(fn, hints).edges;
+  }
   if (dump_file) fprintf(dump_file, "  weights: Ball-Larus heuristic\n");
   return ballarus::HeuristicWeights(fn).edges;
+}
+
+// The pass dump's weights line (every edge's weight, in edge order) and
+// GCC's own branch probabilities ("-" where GCC has none): what
+// bench/estimator compares with a measured profile.
+void DumpWeights(const std::vector<uint64_t>& weights,
+                 const std::vector<edge>& gcc_edges) {
+  fputs("  edge weights:", dump_file);
+  for (uint64_t w : weights) fprintf(dump_file, " %llu", (unsigned long long)w);
+  fputs("\n  gcc probabilities:", dump_file);
+  for (edge e : gcc_edges) {
+    if (e != nullptr && e->probability.initialized_p())
+      fprintf(dump_file, " %d", e->probability.to_reg_br_prob_base());
+    else
+      fputs(" -", dump_file);
+  }
+  fputs("\n", dump_file);
 }
 
 // Analyses cfun: prepares the CFG, fills `fn`, chooses counters.
@@ -159,6 +201,7 @@ void AnalyseFunction(ballarus::Function* fn, FileTable* files,
   bool measured = false;
   if (g_options.mode == Mode::kEdge || g_options.paths || g_options.trace)
     weights = EdgeWeights(*fn, gcc_edges, tu_identity, &measured);
+  if (dump_file && !weights.empty()) DumpWeights(weights, gcc_edges);
   if (g_options.trace)
     PlanFunctionTrace(fn, weights, static_cast<uint32_t>(work->model_index),
                       g_options.trace_naive, &work->trace);

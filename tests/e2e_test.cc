@@ -2252,4 +2252,61 @@ TEST(Determinism, IdenticalObjects) {
   }
 }
 
+// ---------------------------------------------------------------------------
+// The Wu-Larus estimate (tune-estimator=wu-larus, estimator/wu_larus.h)
+// moves edge counters, never counts: each program's edge profile with it
+// equals its naive profile (CompareEdgeWithNaive, which also checks
+// |E|-|V|+1 counters per function), and the pass dump names the estimate
+// and the heuristics it applied.  (Corpus checks the default estimate.)
+TEST(WuLarusEstimator, EdgeProfilesEqualNaive) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string root = harness::TempRoot() + "/wu_larus";
+  size_t heuristic_lines = 0;
+  for (const char* name : {"loops", "switch", "exit_deep", "setjmp_longjmp",
+                           "exceptions", "computed_goto", "goto_recursion"}) {
+    const Program* p = FindProgram(name);
+    ASSERT_NE(p, nullptr) << name << " not in MANIFEST";
+    for (const char* opt : {"-O0", "-O2"}) {
+      const std::string ctx = std::string(name) + " " + opt;
+      const std::string dir = root + "/" + name + opt;
+      BuildOptions o;
+      o.kind = Kind::kBallarus;
+      o.opt = opt;
+      o.ballarus_prefix = InstallPrefix();
+      const Outcome naive = BuildAndRun(*p, o, dir + "/naive");
+      o.ballarus_mode = "edge";
+      o.extra_flags = {"-fplugin-arg-ballarus-tune-estimator=wu-larus",
+                       "-fplugin-arg-ballarus-dump"};
+      const Outcome wl = BuildAndRun(*p, o, dir + "/wu-larus");
+      ASSERT_TRUE(naive.build.ok) << naive.build.log;
+      ASSERT_TRUE(wl.build.ok) << wl.build.log;
+      EXPECT_EQ(wl.run.out, naive.run.out) << ctx << ": stdout";
+      EXPECT_EQ(wl.run.status, naive.run.status) << ctx << ": exit status";
+      json n, w;
+      std::string error;
+      ASSERT_TRUE(ShowJson(naive.run_dir + "/ballarus.profile",
+                           naive.run_dir, &n, &error))
+          << ctx << ": " << error;
+      ASSERT_TRUE(
+          ShowJson(wl.run_dir + "/ballarus.profile", wl.run_dir, &w, &error))
+          << ctx << ": " << error;
+      Diff diff(ctx + ": Wu-Larus edge mode vs naive mode");
+      CompareEdgeWithNaive(n, w, &diff);
+      diff.Report();
+      const std::string dump =
+          harness::Run("find . -name '*.ballarus' -exec cat {} +",
+                       wl.build.dir)
+              .out;
+      EXPECT_NE(dump.find("weights: Wu-Larus heuristic"), std::string::npos)
+          << ctx;
+      EXPECT_EQ(dump.find("weights: Ball-Larus heuristic"), std::string::npos)
+          << ctx;
+      for (size_t at = 0;
+           (at = dump.find(" heuristics:", at)) != std::string::npos; ++at)
+        ++heuristic_lines;
+    }
+  }
+  EXPECT_GE(heuristic_lines, 20u);
+}
+
 }  // namespace
