@@ -7,16 +7,14 @@
 // activation (its three returns are three blocking witnesses) telling
 // i % 3 apart, n + 2 witnesses of main (argc > 1 once, the loop's
 // condition n + 1 times), and a final kEnd at depth 0.
-// Landings: exceptions thrown two traced calls deep (through a cleanup)
-// and in the catching function itself, longjmp out of a traced callee and
-// setjmp's first returns: kLand at the depth and with the live count the
-// program implies, in mode=trace and mode=trace-naive (whose streams are
-// decoded with a stack); exec writes the trace first; and a naive stream
-// decoded with a stack is the block sequence derived by hand.
+// Exec writes the trace first; a naive stream decoded with a stack is the
+// block sequence derived by hand; thunks, fork, computed gotos and a
+// traced callback of an untraced caller keep the depths and sites.
+// Landings: trace_plugin_landing_test.cc.
+
 #include <cstdint>
 #include <map>
 #include <regex>
-#include <ostream>
 #include <set>
 #include <string>
 #include <tuple>
@@ -27,27 +25,10 @@
 #include "runtime/trace_events.h"
 #include "runtime/trace_read.h"
 #include "tests/harness.h"
+#include "tests/trace_plugin_test_util.h"
 
+namespace trace_plugin_test {
 namespace {
-
-using harness::Quote;
-using harness::Run;
-
-const char kProgram[] = R"(#include <stdio.h>
-#include <stdlib.h>
-__attribute__((noinline)) static int classify(int x) {
-  if (x % 3 == 0) return 0;
-  else if (x % 3 == 1) return 1;
-  return 2;
-}
-int main(int argc, char **argv) {
-  int n = argc > 1 ? atoi(argv[1]) : 5;
-  int sums[3] = {0, 0, 0};
-  for (int i = 0; i < n; i++) sums[classify(i)] += i;
-  printf("%d %d %d\n", sums[0], sums[1], sums[2]);
-  return 0;
-}
-)";
 
 const char kThreads[] = R"(#include <pthread.h>
 #include <stdio.h>
@@ -67,49 +48,6 @@ int main(void) {
     total += (long)r;
   }
   printf("%ld\n", total);
-  return 0;
-}
-)";
-
-// Thrown two traced calls deep through mid's cleanup (a destructor) for
-// x > 3, i.e. i = 3, 4, 5 (argc 1), and by main itself at i = 2.
-const char kExceptions[] = R"(#include <cstdio>
-#include <stdexcept>
-struct Count { int* n; ~Count() { ++*n; } };
-__attribute__((noinline)) int leaf(int x) {
-  if (x > 3) throw std::runtime_error("big");
-  return x * 2;
-}
-__attribute__((noinline)) int mid(int x, int* cleanups) {
-  Count c{cleanups};
-  return leaf(x) + 1;
-}
-int main(int argc, char**) {
-  int s = 0, cleanups = 0;
-  for (int i = 0; i < 6; i++) {
-    try {
-      if (i == 2) throw 7;
-      s += mid(i + argc, &cleanups);
-    } catch (int v) { s += v; } catch (const std::exception&) { s -= 1; }
-  }
-  std::printf("%d %d\n", s, cleanups);
-}
-)";
-
-// setjmp returns first at every iteration; g longjmps for odd i (1, 3),
-// two traced calls deep.
-const char kLongjmp[] = R"(#include <setjmp.h>
-#include <stdio.h>
-static jmp_buf jb;
-__attribute__((noinline)) static void g(int x) { if (x & 1) longjmp(jb, x); }
-__attribute__((noinline)) static void f(int x) { g(x); }
-int main(void) {
-  int s = 0;
-  for (int i = 0; i < 5; i++) {
-    int r = setjmp(jb);
-    if (r == 0) f(i); else s += r;
-  }
-  printf("%d\n", s);
   return 0;
 }
 )";
@@ -236,179 +174,6 @@ int main(void) {
   return 0;
 }
 )";
-
-// Each thread's words, by thread serial.
-// A record of a thread's words (not a checkpoint or a TU's metadata).
-bool IsStreamRecord(const ballarus_trace_record_header* h) {
-  return h->kind == BALLARUS_TRACE_CHUNK || h->kind == BALLARUS_TRACE_RING;
-}
-
-int CollectByThread(void* ctx, const ballarus_trace_record_header* h,
-                    const uint32_t* w) {
-  if (!IsStreamRecord(h)) return 0;
-  auto* m = static_cast<std::map<uint32_t, std::vector<uint32_t>>*>(ctx);
-  (*m)[h->thread].insert((*m)[h->thread].end(), w, w + h->count);
-  return 0;
-}
-
-int Collect(void* ctx, const ballarus_trace_record_header* h,
-            const uint32_t* w) {
-  if (!IsStreamRecord(h)) return 0;
-  auto* words = static_cast<std::vector<uint32_t>*>(ctx);
-  words->insert(words->end(), w, w + h->count);
-  return 0;
-}
-
-std::vector<uint32_t> ReadTrace(const std::string& path) {
-  std::string bytes;
-  std::vector<uint32_t> words;
-  if (!harness::ReadFile(path, &bytes)) {
-    ADD_FAILURE() << "no trace file " << path;
-    return words;
-  }
-  ballarus_trace_file_header header;
-  char err[256];
-  EXPECT_EQ(ballarus_trace_read(bytes.data(), bytes.size(), &header, Collect,
-                                &words, err, sizeof err),
-            0)
-      << err;
-  return words;
-}
-
-// One event of a stream (runtime/trace_events.h).
-struct Event {
-  enum Kind { kWitness, kEnter, kLand, kEnd } kind = kWitness;
-  uint32_t id = 0;  // witness (naive: block), function index, landing block
-  uint32_t depth = 0, site = 0, live = 0;
-};
-
-std::vector<Event> Events(const std::vector<uint32_t>& w) {
-  std::vector<Event> out;
-  for (size_t i = 0; i < w.size();) {
-    Event e;
-    size_t n = 1;
-    if (w[i] == BALLARUS_TRACE_EVENT_END) {
-      e.kind = Event::kEnd, n = BALLARUS_TRACE_END_WORDS;
-    } else if (w[i] == BALLARUS_TRACE_EVENT_LAND) {
-      e.kind = Event::kLand, n = BALLARUS_TRACE_LAND_WORDS;
-    } else if (w[i] & BALLARUS_TRACE_EVENT_TAG) {
-      e.kind = Event::kEnter, n = BALLARUS_TRACE_ENTER_WORDS;
-    }
-    if (w.size() - i < n) {
-      ADD_FAILURE() << "event cut at word " << i;
-      break;
-    }
-    if (e.kind == Event::kWitness) e.id = w[i];
-    if (e.kind == Event::kEnter)
-      e.id = w[i] & ~BALLARUS_TRACE_EVENT_TAG, e.depth = w[i + 2],
-      e.site = w[i + 3];
-    if (e.kind == Event::kLand)
-      e.id = w[i + 1], e.depth = w[i + 2], e.site = w[i + 3],
-      e.live = w[i + 4];
-    if (e.kind == Event::kEnd) e.depth = w[i + 1], e.site = w[i + 2];
-    out.push_back(e);
-    i += n;
-  }
-  return out;
-}
-
-// A mode=trace-naive stream decoded with a stack alone: kEnter pushes its
-// function (whose ENTRY, 0, is a step), a block word is a step of the
-// innermost activation and 1 (EXIT) pops it, kLand abandons the
-// activations deeper than its depth.  Every kEnter's depth, kLand's live
-// count and kEnd's depth must be the stack's height: `error` says where
-// one is not.
-struct Step {
-  uint32_t fn = 0, block = 0;
-  bool operator==(const Step& o) const {
-    return fn == o.fn && block == o.block;
-  }
-};
-std::ostream& operator<<(std::ostream& os, const Step& s) {
-  return os << "(" << s.fn << ", " << s.block << ")";
-}
-
-struct NaiveDecoded {
-  std::vector<Step> steps;
-  bool ended = false;
-  std::string error;
-};
-
-NaiveDecoded DecodeNaive(const std::vector<Event>& events) {
-  NaiveDecoded d;
-  std::vector<uint32_t> stack;
-  for (size_t k = 0; k < events.size() && d.error.empty(); ++k) {
-    const Event& e = events[k];
-    const std::string at = "event " + std::to_string(k) + ": ";
-    if (d.ended) {
-      d.error = at + "after kEnd";
-    } else if (e.kind == Event::kEnter) {
-      if (e.depth != stack.size()) d.error = at + "kEnter's depth";
-      stack.push_back(e.id);
-      d.steps.push_back({e.id, 0});
-    } else if (e.kind == Event::kWitness) {
-      if (stack.empty()) {
-        d.error = at + "a block outside any activation";
-        break;
-      }
-      d.steps.push_back({stack.back(), e.id});
-      if (e.id == 1) stack.pop_back();
-    } else if (e.kind == Event::kLand) {
-      if (e.live != stack.size()) d.error = at + "kLand's live count";
-      if (e.depth >= stack.size()) d.error = at + "kLand's depth";
-      stack.resize(e.depth + 1);
-    } else {
-      if (e.depth != stack.size()) d.error = at + "kEnd's depth";
-      d.ended = true;
-    }
-  }
-  return d;
-}
-
-class TracePluginTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = harness::TempRoot() + "/trace_plugin";
-    harness::MakeFreshDir(dir_);
-    harness::WriteFileOrDie(dir_ + "/prog.c", kProgram);
-  }
-  // Builds prog.c into `exe` with `flags`; the runtime is linked with the
-  // plugin.
-  void Build(const std::string& exe, const std::string& flags,
-             const std::string& compiler = "gcc",
-             const std::string& source = "prog.c") {
-    const std::string rf = harness::Runfiles();
-    const std::string plugin =
-        flags.empty() ? ""
-                      : "-fplugin=" + Quote(rf + "/plugin/ballarus.so") + " " +
-                            flags + " ";
-    const std::string rt =
-        flags.empty() ? "" : Quote(rf + "/runtime/archive/libballarus_rt.a");
-    auto r = harness::Run(compiler + " " + plugin + source + " " + rt + " -lpthread -o " + exe,
-                 dir_);
-    ASSERT_EQ(r.status, 0) << r.err;
-  }
-  // Writes `text` to `source`, builds it plain and with `flags`, runs both
-  // with `args`: the same output and status; the traced run's events.
-  std::vector<Event> RunBoth(const std::string& compiler,
-                             const std::string& source, const char* text,
-                             const std::string& flags,
-                             const std::string& args = "") {
-    harness::WriteFileOrDie(dir_ + "/" + source, text);
-    Build("plain", "", compiler, source);
-    Build("traced", flags, compiler, source);
-    if (HasFatalFailure()) return {};
-    auto plain = harness::Run("./plain" + args, dir_);
-    auto traced = harness::Run(
-        "./traced" + args, dir_,
-        {"BALLARUS_TRACE=full", "BALLARUS_TRACE_FILE=" + dir_ + "/t.trace"});
-    EXPECT_EQ(traced.out, plain.out);
-    EXPECT_EQ(traced.status, plain.status);
-    EXPECT_EQ(traced.err, plain.err);
-    return Events(ReadTrace(dir_ + "/t.trace"));
-  }
-  std::string dir_;
-};
 
 // The events of one run with n iterations, checked as the header says.
 void CheckEvents(const std::vector<uint32_t>& w, int n) {
@@ -572,139 +337,6 @@ TEST_F(TracePluginTest, EveryThreadEndsItsStream) {
     EXPECT_EQ(w[end], BALLARUS_TRACE_EVENT_END);
     EXPECT_EQ(w[end + 1], 0u) << "kEnd's depth";
   }
-}
-
-// Each kLand's (depth, live count), in stream order, and for each such
-// pair the landing blocks and sites seen.
-struct Landings {
-  std::vector<std::pair<uint32_t, uint32_t>> order;
-  std::map<std::pair<uint32_t, uint32_t>, std::set<uint32_t>> blocks, sites;
-  std::map<uint32_t, std::set<uint32_t>> enter_depths;  // by function
-  std::map<uint32_t, int> enters_at_depth;
-};
-
-Landings LandingsOf(const std::vector<Event>& events) {
-  Landings l;
-  for (const Event& e : events) {
-    if (e.kind == Event::kEnter) {
-      l.enter_depths[e.id].insert(e.depth);
-      ++l.enters_at_depth[e.depth];
-    }
-    if (e.kind != Event::kLand) continue;
-    const std::pair<uint32_t, uint32_t> key(e.depth, e.live);
-    l.order.push_back(key);
-    l.blocks[key].insert(e.id);
-    l.sites[key].insert(e.site);
-  }
-  return l;
-}
-
-// The stream ends with kEnd at `depth`.
-void ExpectEnd(const std::vector<Event>& events, uint32_t depth) {
-  ASSERT_FALSE(events.empty());
-  EXPECT_EQ(events.back().kind, Event::kEnd);
-  EXPECT_EQ(events.back().depth, depth);
-}
-
-// kExceptions: main's own throw (i = 2) lands in main at depth 0 with main
-// alone live; each of leaf's three throws lands first in mid's cleanup
-// (depth 1; live 3: main, mid, leaf), whose resx goes on unwinding into
-// main (depth 0; live 2).  One landing pad per function, one throwing site
-// per kind.  mid starts at depth 1 every time (5 calls), leaf (and at -O0
-// Count's destructor) at 2: without the kLands' depths the activations
-// after a throw would start deeper.
-void CheckExceptionLandings(const std::vector<Event>& events) {
-  const Landings l = LandingsOf(events);
-  using P = std::pair<uint32_t, uint32_t>;
-  EXPECT_EQ(l.order, (std::vector<P>{{0, 1}, {1, 3}, {0, 2}, {1, 3}, {0, 2},
-                                     {1, 3}, {0, 2}}));
-  for (const auto& [key, blocks] : l.blocks) {
-    EXPECT_EQ(blocks.size(), 1u) << key.first << " " << key.second;
-    EXPECT_EQ(l.sites.at(key).size(), 1u) << key.first << " " << key.second;
-  }
-  if (l.blocks.count({0, 1}) && l.blocks.count({0, 2})) {
-    EXPECT_EQ(l.blocks.at({0, 1}), l.blocks.at({0, 2})) << "main's pad";
-  }
-  EXPECT_EQ(l.enters_at_depth.at(0), 1);
-  EXPECT_EQ(l.enters_at_depth.at(1), 5);
-  for (const auto& [fn, depths] : l.enter_depths)
-    EXPECT_EQ(depths.size(), 1u) << "function " << fn;
-  ExpectEnd(events, 0);
-}
-
-// kLongjmp: setjmp's first return at each of the 5 iterations (depth 0,
-// main alone live, in the call at the setjmp's own block), g's longjmp at
-// i = 1 and 3 (depth 0; live 3: main, f, g); all in the setjmp's block.
-// f starts at depth 1 and g at 2 every time.
-void CheckLongjmpLandings(const std::vector<Event>& events) {
-  const Landings l = LandingsOf(events);
-  using P = std::pair<uint32_t, uint32_t>;
-  EXPECT_EQ(l.order, (std::vector<P>{{0, 1}, {0, 1}, {0, 3}, {0, 1}, {0, 1},
-                                     {0, 3}, {0, 1}}));
-  ASSERT_EQ(l.blocks.size(), 2u);
-  EXPECT_EQ(l.blocks.at({0, 1}), l.blocks.at({0, 3}));
-  EXPECT_EQ(l.blocks.at({0, 1}).size(), 1u);
-  EXPECT_EQ(l.sites.at({0, 1}), l.blocks.at({0, 1})) << "first return's site";
-  EXPECT_EQ(l.sites.at({0, 3}).size(), 1u);
-  EXPECT_EQ(l.enters_at_depth.at(0), 1);
-  EXPECT_EQ(l.enters_at_depth.at(1), 5);
-  EXPECT_EQ(l.enters_at_depth.at(2), 5);
-  ExpectEnd(events, 0);
-}
-
-// The naive stream decodes with a stack; after each kLand comes the block
-// where control resumed: an exception's landing pad is the kLand's block,
-// after setjmp (block B) it is B's successor, the same for both returns;
-// a first return's kLand follows B's own word.
-void CheckNaiveLandings(const std::vector<Event>& events, bool setjmp) {
-  const NaiveDecoded d = DecodeNaive(events);
-  EXPECT_EQ(d.error, "");
-  EXPECT_TRUE(d.ended);
-  std::set<uint32_t> after;
-  for (size_t k = 0; k + 1 < events.size(); ++k) {
-    const Event& e = events[k];
-    if (e.kind != Event::kLand) continue;
-    ASSERT_EQ(events[k + 1].kind, Event::kWitness) << "event " << k;
-    const uint32_t next = events[k + 1].id;
-    if (!setjmp) {
-      EXPECT_EQ(next, e.id) << "event " << k;
-      continue;
-    }
-    after.insert(next);
-    EXPECT_NE(next, e.id) << "event " << k;
-    if (e.live == 1) {
-      ASSERT_GT(k, 0u);
-      EXPECT_EQ(events[k - 1].kind, Event::kWitness);
-      EXPECT_EQ(events[k - 1].id, e.id) << "event " << k;
-    }
-  }
-  if (setjmp) {
-    EXPECT_EQ(after.size(), 1u);
-  }
-}
-
-TEST_F(TracePluginTest, ExceptionsLandAtTheirDepth) {
-  for (const char* mode : {"trace", "trace-naive"})
-    for (const char* opt : {"-O0", "-O2"}) {
-      SCOPED_TRACE(std::string(mode) + " " + opt);
-      const std::vector<Event> events = RunBoth(
-          "g++", "ex.cc", kExceptions,
-          std::string(opt) + " -fplugin-arg-ballarus-mode=" + mode);
-      CheckExceptionLandings(events);
-      if (std::string(mode) == "trace-naive") CheckNaiveLandings(events, false);
-    }
-}
-
-TEST_F(TracePluginTest, LongjmpAndSetjmpLand) {
-  for (const char* mode : {"trace", "trace-naive"})
-    for (const char* opt : {"-O0", "-O2"}) {
-      SCOPED_TRACE(std::string(mode) + " " + opt);
-      const std::vector<Event> events = RunBoth(
-          "gcc", "sj.c", kLongjmp,
-          std::string(opt) + " -fplugin-arg-ballarus-mode=" + mode);
-      CheckLongjmpLandings(events);
-      if (std::string(mode) == "trace-naive") CheckNaiveLandings(events, true);
-    }
 }
 
 // exec from a traced callee: the trace is written first and ends with
@@ -902,3 +534,4 @@ TEST_F(TracePluginTest, InlineLeavesRestoreTheCallersSite) {
 }
 
 }  // namespace
+}  // namespace trace_plugin_test
