@@ -8,8 +8,8 @@
      "handler"  the same with the program's own SIGSEGV handler (installed
                 in main: it prints one line and _exits with 42);
      "mt"       worker_a runs PATTERN_A and parks in pthread_cond_wait;
-                worker_b waits until worker_a is parked, runs PATTERN_B and
-                crashes; main is in pthread_join;
+                worker_b waits until worker_a is parked and main sleeps in
+                pthread_join, runs PATTERN_B and crashes;
      "libc"     main runs PATTERN_A and crashes inside strlen (in another
                 module than the last witness's function);
      "abort"    main runs PATTERN_A and calls abort();
@@ -17,7 +17,9 @@
                 writes the profile: the CFGs the trace is read with).
    The lines marked BRANCH_A, BRANCH_B, BRANCH_C, CRASH, CRASH_LIBC, ABORT
    and PARK are found by the test by their markers.  */
+#include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,11 +87,31 @@ static void *worker_a(void *arg) {
   return NULL;
 }
 
+/* Returns once main sleeps in pthread_join, so that main's last line is
+   the same in every run however the threads are scheduled.  */
+static volatile int main_joining;
+static void wait_for_main_to_block(void) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)getpid());
+  while (!main_joining) sched_yield();
+  for (;;) {
+    int fd = open(path, O_RDONLY);
+    ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+    if (fd >= 0) close(fd);
+    if (n <= 0) return;
+    buf[n] = 0;
+    const char *state = strrchr(buf, ')');
+    if (state && state[1] == ' ' && state[2] == 'S') return;
+    sched_yield();
+  }
+}
+
 static void *worker_b(void *arg) {
   (void)arg;
   pthread_mutex_lock(&lock);
   while (!parked) pthread_cond_wait(&parked_cond, &lock);
   pthread_mutex_unlock(&lock);
+  wait_for_main_to_block();
   unsigned long acc = run(pattern_b);
   printf("b %lu\n", acc);
   fflush(stdout);
@@ -104,6 +126,7 @@ int main(int argc, char **argv) {
     pthread_t a, b;
     pthread_create(&a, NULL, worker_a, NULL);
     pthread_create(&b, NULL, worker_b, NULL);
+    main_joining = 1;
     pthread_join(b, NULL);
     return 2;
   }
