@@ -193,7 +193,9 @@ TEST(TraceRt, DeepStacksAreUnknownBeyondTheCap) {
     Consistency c = CheckStream(t, s);
     EXPECT_EQ(c.error, "") << spec;
     EXPECT_GE(c.known, 1) << spec;
-    if (std::string(spec) == "ring:200000") EXPECT_GE(c.unknown, 2);
+    if (std::string(spec) == "ring:200000") {
+      EXPECT_GE(c.unknown, 2);
+    }
   }
 }
 
