@@ -341,7 +341,8 @@ fi
 if "$rgcc" -O1 -fPIC -shared -o "$R/out/libsteps.so" "$R/src/steps.c" "$R/src/parity.c" &&
    "$rgcc" -O1 -o "$R/out/dyn" "$R/src/main.c" -L"$R/out" -lsteps -Wl,-rpath,"$R/out"; then
   run_profiled "shared library" "$R/out/dyn.profile" "$R/out/dyn" 30
-  nm -D "$R/out/dyn" | grep -q ' __ballarus_master$' \
+  syms=$(nm -D "$R/out/dyn")
+  grep -q ' __ballarus_master$' <<<"$syms" \
     || fail "executable does not export __ballarus_master"
 else
   fail "-fPIC -shared build through ballarus-gcc failed"
@@ -364,7 +365,10 @@ EOF
 if "$rgcc" -O1 -g -fPIC -shared -fplugin-arg-ballarus-mode=trace \
      -o "$R/out/libtsteps.so" "$R/src/steps.c" &&
    "$rgcc" -O1 -g -fplugin-arg-ballarus-mode=trace -o "$R/out/dl" "$R/src/dl.c" -ldl; then
-  nm -D "$R/out/dl" | grep -q ' __ballarus_trace_pos$' \
+  # nm's whole output first: with pipefail, grep -q leaving early would
+  # fail the pipeline by SIGPIPE.
+  syms=$(nm -D "$R/out/dl")
+  grep -q ' __ballarus_trace_pos$' <<<"$syms" \
     || fail "traced executable does not export __ballarus_trace_pos"
   rm -f "$R/out"/dl.trace*
   got=$(cd "$R/out" && BALLARUS_TRACE=full BALLARUS_TRACE_FILE="$R/out/dl.trace" \
@@ -430,7 +434,8 @@ if "$rgcc" -O2 -flto -c "$R/src/steps.c" -o "$R/out/steps.lto.o" &&
    "$R/prefix/bin/ballarus-gcc-ar" rc "$R/out/libsteps.a" "$R/out/steps.lto.o" "$R/out/parity.lto.o" &&
    "$R/prefix/bin/ballarus-gcc-ranlib" "$R/out/libsteps.a" &&
    "$rgcc" -O2 -flto -o "$R/out/lto" "$R/src/main.c" "$R/out/libsteps.a"; then
-  "$R/prefix/bin/ballarus-gcc-nm" "$R/out/libsteps.a" | grep -q ' T collatz_steps$' \
+  syms=$("$R/prefix/bin/ballarus-gcc-nm" "$R/out/libsteps.a")
+  grep -q ' T collatz_steps$' <<<"$syms" \
     || fail "ballarus-gcc-nm does not list collatz_steps in the LTO archive"
   run_profiled "LTO archive" "$R/out/lto.profile" "$R/out/lto" 30
 else
