@@ -109,6 +109,8 @@ class Cfg {
  private:
   static bool Above(const std::vector<uint32_t>& tree, uint32_t a,
                     uint32_t b);
+  std::vector<uint32_t> PostOrder(uint32_t root, bool forward,
+                                  bool with_fake) const;
   std::vector<uint32_t> Dominators(uint32_t root, bool forward,
                                    bool with_fake) const;
   void FindLoops();
@@ -122,16 +124,11 @@ bool Cfg::Above(const std::vector<uint32_t>& tree, uint32_t a, uint32_t b) {
   return false;
 }
 
-// Cooper, Harvey & Kennedy, "A simple, fast dominance algorithm" (2001):
-// immediate dominators from `root` along (forward) or against the edges;
-// the root is its own, unreachable blocks get kNone.
-std::vector<uint32_t> Cfg::Dominators(uint32_t root, bool forward,
-                                      bool with_fake) const {
-  auto usable = [&](size_t e) {
-    return with_fake || !(fn.edges[e].flags & kEdgeFake);
-  };
-  // Post-order from root.
-  std::vector<uint32_t> order, index(nb, kNone);
+// The blocks reachable from `root` along (forward) or against the edges,
+// in DFS post-order; fake edges only `with_fake`.
+std::vector<uint32_t> Cfg::PostOrder(uint32_t root, bool forward,
+                                     bool with_fake) const {
+  std::vector<uint32_t> order;
   std::vector<bool> seen(nb, false);
   std::vector<std::pair<uint32_t, size_t>> stack{{root, 0}};
   seen[root] = true;
@@ -141,16 +138,30 @@ std::vector<uint32_t> Cfg::Dominators(uint32_t root, bool forward,
     if (i < next.size()) {
       const size_t e = next[i++];
       const uint32_t w = forward ? fn.edges[e].dst : fn.edges[e].src;
-      if (usable(e) && !seen[w]) {
+      if ((with_fake || !(fn.edges[e].flags & kEdgeFake)) && !seen[w]) {
         seen[w] = true;
         stack.push_back({w, 0});
       }
       continue;
     }
-    index[v] = static_cast<uint32_t>(order.size());
     order.push_back(v);
     stack.pop_back();
   }
+  return order;
+}
+
+// Cooper, Harvey & Kennedy, "A simple, fast dominance algorithm" (2001):
+// immediate dominators from `root` along (forward) or against the edges;
+// the root is its own, unreachable blocks get kNone.
+std::vector<uint32_t> Cfg::Dominators(uint32_t root, bool forward,
+                                      bool with_fake) const {
+  auto usable = [&](size_t e) {
+    return with_fake || !(fn.edges[e].flags & kEdgeFake);
+  };
+  const std::vector<uint32_t> order = PostOrder(root, forward, with_fake);
+  std::vector<uint32_t> index(nb, kNone);
+  for (size_t k = 0; k < order.size(); ++k)
+    index[order[k]] = static_cast<uint32_t>(k);
   std::vector<uint32_t> dom(nb, kNone);
   dom[root] = root;
   auto intersect = [&](uint32_t a, uint32_t b) {
@@ -194,24 +205,8 @@ Cfg::Cfg(const Function& f, const BranchHints& h)
   }
   idom = Dominators(kEntryBlock, true, true);
   ipdom = Dominators(kExitBlock, false, false);
-  // Reverse post-order: the dominator search's order, recomputed here.
+  rpo = PostOrder(kEntryBlock, true, true);
   rpo_index.assign(nb, kNone);
-  std::vector<bool> seen(nb, false);
-  std::vector<std::pair<uint32_t, size_t>> stack{{kEntryBlock, 0}};
-  seen[kEntryBlock] = true;
-  while (!stack.empty()) {
-    auto& [v, i] = stack.back();
-    if (i < out[v].size()) {
-      const uint32_t w = fn.edges[out[v][i++]].dst;
-      if (!seen[w]) {
-        seen[w] = true;
-        stack.push_back({w, 0});
-      }
-      continue;
-    }
-    rpo.push_back(v);
-    stack.pop_back();
-  }
   std::reverse(rpo.begin(), rpo.end());
   for (size_t k = 0; k < rpo.size(); ++k)
     rpo_index[rpo[k]] = static_cast<uint32_t>(k);
