@@ -17,9 +17,8 @@
        again: blocked while the handler runs, it is delivered to the
        restored action when the handler returns.
    So the exit status and signal are those of the program without the
-   runtime.  A handler the program installs after ballarus_trace_start
-   replaces ours (sigaction is not intercepted): the chunks are then
-   written only at exit.  The handler runs on the thread's alternate
+   runtime.  A handler the program installs later, while ours is
+   installed, is kept behind ours (trace_signals.c).  The handler runs on the thread's alternate
    signal stack if the program set one (SA_ONSTACK); without one, a stack
    overflow cannot be recorded.  */
 
@@ -149,7 +148,7 @@ static void fatal_handler(int sig, siginfo_t *si, void *uc) {
   ballarus_trace_finish();
   for (int i = 0; i < N_FATAL; i++)
     if (ballarus_trace_fatal_signals[i] == sig)
-      sigaction(sig, &g->old[i], NULL);
+      ballarus_trace_real_sigaction(sig, &g->old[i], NULL);
   if (si == NULL || si->si_code <= 0) raise(sig);
   errno = saved;
 }
@@ -161,18 +160,13 @@ int ballarus_trace_install_handlers(char *err, size_t errlen) {
   sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
   sigemptyset(&sa.sa_mask);
   for (int i = 0; i < N_FATAL; i++) {
-    if (sigaction(ballarus_trace_fatal_signals[i], &sa, &g->old[i]) != 0) {
+    if (ballarus_trace_real_sigaction(ballarus_trace_fatal_signals[i], &sa,
+                                      &g->old[i]) != 0) {
       snprintf(err, errlen, "sigaction(%d): %s",
                ballarus_trace_fatal_signals[i], strerror(errno));
       return -1;
     }
-    g->installed = i + 1;
+    __atomic_store_n(&g->installed, i + 1, __ATOMIC_RELEASE);
   }
   return 0;
-}
-
-void ballarus_trace_restore_handlers(void) {
-  for (int i = 0; i < g->installed; i++)
-    sigaction(ballarus_trace_fatal_signals[i], &g->old[i], NULL);
-  g->installed = 0;
 }

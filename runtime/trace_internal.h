@@ -142,6 +142,12 @@ HIDDEN void ballarus_trace_tus_reset(void);
 
 /* trace_fault.c */
 HIDDEN int ballarus_trace_install_handlers(char *err, size_t errlen);
+
+/* trace_signals.c: the C library's sigaction (this module's own calls of
+   sigaction and signal keep the program's actions for the fatal signals
+   behind the recorder's), and putting the kept actions in place.  */
+HIDDEN int ballarus_trace_real_sigaction(int sig, const struct sigaction *act,
+                                         struct sigaction *old);
 HIDDEN void ballarus_trace_restore_handlers(void);
 
 #endif /* BALLARUS_RUNTIME_TRACE_INTERNAL_H */

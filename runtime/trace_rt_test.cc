@@ -195,12 +195,27 @@ TEST(TraceRt, ProgramHandlerStillRuns) {
   t = ReadTrace(dir + "/trace");
   ASSERT_EQ(t.error, "");
   EXPECT_EQ(t.witnesses[1], Seq(0, RingFrom(30, 5000), 5000));
-  // Installed after: it replaces the runtime's and still gets the signal.
+  // Installed after: kept behind the runtime's, which writes the ring
+  // first; the program's handler still gets the signal.
   dir = FreshDir("late");
   st = RunProg(dir, "ring:30", {"late", "50"}, &out);
   ASSERT_TRUE(WIFEXITED(st));
   EXPECT_EQ(WEXITSTATUS(st), 42);
   EXPECT_EQ(out, "handled\n");
+  t = ReadTrace(dir + "/trace");
+  ASSERT_EQ(t.error, "");
+  EXPECT_EQ(t.witnesses[1], Seq(0, RingFrom(30, 50), 50));
+}
+
+TEST(TraceRt, ProgramSeesItsOwnActions) {
+  // What the program sets for a fatal signal while the recorder runs is
+  // what it reads back; other signals reach the kernel.
+  std::string dir = FreshDir("actions");
+  std::string out;
+  int st = RunProg(dir, "ring:30", {"actions", "50"}, &out);
+  ASSERT_TRUE(WIFEXITED(st)) << st;
+  EXPECT_EQ(WEXITSTATUS(st), 0);
+  EXPECT_EQ(out, "SIGSEGV dfl on_segv on_segv\nSIGUSR1 on_usr1 ran\n");
 }
 
 // Each thread's stream is exactly trace_seq(k) of the stream k its first

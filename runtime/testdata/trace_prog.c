@@ -10,6 +10,9 @@
      handler N      installs a SIGSEGV handler (before SPEC starts), then
                     as segv: the handler prints "handled" and exits 42
      late N         as handler, the handler installed after SPEC starts
+     actions N      installs and reads back actions of SIGSEGV (the
+                    recorder's signal) and SIGUSR1 after SPEC starts,
+                    printing what it reads, and raises SIGUSR1
      raise N, handler_raise N  as segv and handler, with raise(SIGSEGV)
                     instead of a fault
      segvthreads N T  T threads write N witnesses of streams 1..T and wait;
@@ -283,6 +286,36 @@ static int run_hooks(const char *cmd, uint32_t n) {
   return 0;
 }
 
+static volatile sig_atomic_t usr1_ran;
+static void on_usr1(int sig) {
+  (void)sig;
+  usr1_ran = 1;
+}
+
+static const char *handler_name(void (*h)(int)) {
+  return h == SIG_DFL ? "dfl" : h == on_segv ? "on_segv"
+                              : h == on_usr1 ? "on_usr1" : "other";
+}
+
+static int run_actions(void) {
+  struct sigaction sa, now;
+  void (*before)(int) = signal(SIGSEGV, SIG_DFL);
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_segv;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction prev;
+  if (sigaction(SIGSEGV, &sa, &prev) != 0 || sigaction(SIGSEGV, NULL, &now))
+    return 4;
+  printf("SIGSEGV %s %s %s\n", handler_name(before),
+         handler_name(now.sa_handler), handler_name(signal(SIGSEGV, on_segv)));
+  if (signal(SIGUSR1, on_usr1) == SIG_ERR || sigaction(SIGUSR1, NULL, &now))
+    return 5;
+  raise(SIGUSR1);
+  printf("SIGUSR1 %s %s\n", handler_name(now.sa_handler),
+         usr1_ran ? "ran" : "did not run");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   char err[512] = "";
   if (argc < 5) return 2;
@@ -300,6 +333,7 @@ int main(int argc, char **argv) {
     return 3;
   }
   if (strcmp(cmd, "late") == 0) signal(SIGSEGV, on_segv);
+  if (strcmp(cmd, "actions") == 0) return run_actions();
   if (strcmp(cmd, "hooks_threads") == 0)
     return run_hooks_threads(argc > 5 ? (uint32_t)atoi(argv[5]) : 2);
   if (strncmp(cmd, "hooks", 5) == 0) {

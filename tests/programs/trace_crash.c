@@ -6,7 +6,9 @@
    argv[1] chooses the variant:
      "st"       main runs PATTERN_A and crashes;
      "handler"  the same with the program's own SIGSEGV handler (installed
-                in main: it prints one line and _exits with 42);
+                in main with signal(), after the recorder started, and read
+                back with sigaction(): it prints one line and _exits with
+                42);
      "mt"       worker_a runs PATTERN_A and parks in pthread_cond_wait;
                 worker_b waits until worker_a is parked and main sleeps in
                 pthread_join, runs PATTERN_B and crashes;
@@ -75,6 +77,15 @@ static void on_segv(int sig) {
   _exit(42);
 }
 
+/* The program sees its own action, as without a recorder.  */
+static void install_handler(void) {
+  struct sigaction now;
+  if (signal(SIGSEGV, on_segv) != SIG_DFL)
+    fprintf(stderr, "SIGSEGV had another handler\n");
+  if (sigaction(SIGSEGV, NULL, &now) != 0 || now.sa_handler != on_segv)
+    fprintf(stderr, "SIGSEGV's handler is not on_segv\n");
+}
+
 static void *worker_a(void *arg) {
   unsigned long acc = run(pattern_a);
   (void)arg;
@@ -130,7 +141,7 @@ int main(int argc, char **argv) {
     pthread_join(b, NULL);
     return 2;
   }
-  if (strcmp(variant, "handler") == 0) signal(SIGSEGV, on_segv);
+  if (strcmp(variant, "handler") == 0) install_handler();
   unsigned long acc = run(pattern_a);
   printf("main %lu\n", acc);
   fflush(stdout);
