@@ -15,7 +15,9 @@
    The definitions are hidden: each module (the executable, or a shared
    library linked with the runtime) intercepts only its own calls, and
    libraries that call sigaction themselves reach the C library as before
-   (the README says so).  Other names for signal — sysv_signal, sigset,
+   (the README says so).  They are weak, so that a program defining its
+   own sigaction or signal links as before (without this interception).
+   Other names for signal — sysv_signal, sigset,
    bsd_signal — are not intercepted.  */
 
 #define _GNU_SOURCE
@@ -66,8 +68,10 @@ static int kept_index(int sig) {
   return -1;
 }
 
-HIDDEN int sigaction(int sig, const struct sigaction *act,
-                     struct sigaction *old) {
+#define INTERCEPTED __attribute__((weak)) HIDDEN
+
+INTERCEPTED int sigaction(int sig, const struct sigaction *act,
+                          struct sigaction *old) {
   while (__atomic_test_and_set(&kept_lock, __ATOMIC_ACQUIRE)) {
   }
   int i = kept_index(sig);
@@ -81,7 +85,7 @@ HIDDEN int sigaction(int sig, const struct sigaction *act,
 
 /* glibc's signal: BSD semantics (the handler stays, interrupted calls
    restart, the signal is blocked while its handler runs).  */
-HIDDEN __sighandler_t signal(int sig, __sighandler_t handler) {
+INTERCEPTED __sighandler_t signal(int sig, __sighandler_t handler) {
   struct sigaction act, old;
   act.sa_handler = handler;
   sigemptyset(&act.sa_mask);
