@@ -115,6 +115,14 @@ struct PathsOptions {
 };
 int RunPaths(const ProfileInputs& in, const PathsOptions& options,
              const FilterOptions& filter);
+// `correlation`: where paths are correlated (reconstruct/cmd_correlation.cc).
+struct CorrelationOptions {
+  std::string regex;  // --function
+  uint64_t top = 20;
+  bool json = false;
+};
+int RunCorrelation(const ProfileInputs& in, const CorrelationOptions& options,
+                   const FilterOptions& filter);
 // `tests`: the named tests of the profiles (reconstruct/cmd_tests.cc).
 int RunTests(const ProfileInputs& in, bool json);
 

@@ -10,6 +10,8 @@
 //   ballarus-reconstruct gcda (--in-place | -o DIR) PROFILE...   (cmd_gcda.h)
 //   ballarus-reconstruct combine [-o OUT] [--json F] INPUT... (cmd_combine.h)
 //   ballarus-reconstruct tests PROFILE... [--json]   (cmd_tests.cc)
+//   ballarus-reconstruct correlation PROFILE... [--top N] [--function REGEX]
+//                                            [--json]   (cmd_correlation.cc)
 //
 // This file only wires the command line (CLI11) to the subcommands, one
 // file each (cmd_show.cc, cmd_verify.cc, cmd_merge.cc, cmd_stats.cc,
@@ -293,6 +295,36 @@ class PathsCommand : public Subcommand {
   PathsOptions options_;
   FilterOptions filter_;
   CLI::Option* decode_ = nullptr;
+};
+
+class CorrelationCommand : public Subcommand {
+ public:
+  CLI::App* Register(CLI::App* app) override {
+    CLI::App* c = app->add_subcommand(
+        "correlation",
+        "Where the path profile knows more than the edge profile: "
+        "executions on paths the edge counts leave undetermined, branch "
+        "directions a path-qualified prediction gains, per function.");
+    AddInputs(c, &in_);
+    AddTestOption(c, &in_);
+    c->add_option("--top", o_.top,
+                  "functions listed, largest gain first (0 = all; "
+                  "default 20)")
+        ->check(CLI::NonNegativeNumber)
+        ->type_name("N");
+    c->add_option("--function", o_.regex,
+                  "only functions whose name or demangled name matches "
+                  "this regular expression");
+    c->add_flag("--json", o_.json, "print JSON");
+    AddFilterOptions(c, &filter_, false);
+    return c;
+  }
+  int Run() override { return RunCorrelation(in_, o_, filter_); }
+
+ private:
+  ProfileInputs in_;
+  CorrelationOptions o_;
+  FilterOptions filter_;
 };
 
 class GcdaCommand : public Subcommand {
@@ -669,6 +701,7 @@ std::vector<std::unique_ptr<Subcommand>> AllSubcommands() {
   all.push_back(std::make_unique<CombineCommand>());
   all.push_back(std::make_unique<StatsCommand>());
   all.push_back(std::make_unique<PathsCommand>());
+  all.push_back(std::make_unique<CorrelationCommand>());
   all.push_back(std::make_unique<TraceCommand>());
   all.push_back(std::make_unique<GcdaCommand>());
   all.push_back(std::make_unique<GcovCommand>());
