@@ -1,4 +1,5 @@
-/* trace_prog.c — drives the trace runtime for trace_rt_test:
+/* trace_prog.c — drives the trace runtime for trace_rt_test,
+   trace_rt_stack_test and trace_rt_read_test:
      trace_prog PATH SPEC CMD N [T]
    SPEC is full, ring:N or none (the runtime is not started).  CMD:
      seq N          writes trace_seq(0, i), i < N, and exits 0

@@ -1,5 +1,5 @@
-/* trace_seq.h — the witness sequences trace_prog writes and
-   trace_rt_test expects: witness i of stream k.  Mixes runs of small
+/* trace_seq.h — the witness sequences trace_prog writes and the
+   runtime's trace tests expect: witness i of stream k.  Mixes runs of small
    deltas (1-byte varints) with large jumps (5-byte varints).  */
 #ifndef BALLARUS_RUNTIME_TESTDATA_TRACE_SEQ_H
 #define BALLARUS_RUNTIME_TESTDATA_TRACE_SEQ_H
