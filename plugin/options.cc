@@ -199,6 +199,16 @@ bool ParseDump(const OptionSpec&, const char* value) {
   return true;
 }
 
+bool ParsePathUse(const OptionSpec& spec, const char* value) {
+  if (value == nullptr || *value == '\0') {
+    error("ballarus: %<-fplugin-arg-ballarus-%s%> needs a profile file",
+          spec.key);
+    return false;
+  }
+  g_options.path_use = value;
+  return true;
+}
+
 // cache-key=TEXT: accepted and ignored (see its help).
 bool ParseCacheKey(const OptionSpec&, const char*) { return true; }
 
@@ -293,6 +303,11 @@ const OptionSpec kUserOptions[] = {
      "plugins load, so -fdump-ipa-ballarus itself is refused;\n"
      "-fdump-ipa-all includes ballarus' dump)\n",
      ParseDump},
+    {"path-use", "FILE",
+     "with -fprofile-use: instrument nothing; copy the hot path chains\n"
+     "whose branches FILE's path profile (mode=path or edge,path) shows\n"
+     "correlated, each copy with its exact counts (docs/path-guided.md)\n",
+     ParsePathUse},
     {"cache-key", "TEXT",
      "ignored: the object records where its profile goes, so the wrappers\n"
      "pass that place here when a compiler cache (ccache) drives the\n"
