@@ -59,9 +59,61 @@ const PathProfileIndex::Entry* FindFunction(const char* name) {
   return &it->second.front();
 }
 
+// GCC's block for each of the model's blocks (nullptr: gone), made by
+// MapBlocks for the function at hand.
+std::vector<basic_block> g_blocks;
+
 basic_block Block(uint32_t index) {
-  if (int(index) >= last_basic_block_for_fn(cfun)) return nullptr;
-  return BASIC_BLOCK_FOR_FN(cfun, index);
+  return index < g_blocks.size() ? g_blocks[index] : nullptr;
+}
+
+// The model block's count: the paths entering it.
+std::vector<uint64_t> ModelBlockCounts(const ballarus::Function& fn,
+                                       const ballarus::LoadedPaths& lp) {
+  std::vector<uint64_t> count(fn.blocks.size(), 0);
+  for (size_t i = 0; i < fn.edges.size(); ++i)
+    if (lp.in_dag(i)) count[fn.edges[i].dst] += lp.derived[i];
+  return count;
+}
+
+size_t ModelSuccessors(const ballarus::Function& fn, uint32_t block) {
+  size_t n = 0;
+  for (const ballarus::Edge& e : fn.edges)
+    n += e.src == block &&
+         !(e.flags & (ballarus::kEdgeFake | ballarus::kEdgeReentry));
+  return n;
+}
+
+bool Close(uint64_t a, int64_t b);
+
+// Maps the model's blocks onto cfun's.  branch_prob() numbered the blocks
+// as the model does, but the CFG cleanup at the end of the "profile" pass
+// removes the forwarder blocks gcov's preparation made and compacts the
+// numbering; it never reorders the blocks that remain.  So the blocks that
+// remain are a subsequence of the model's, in order: each GCC block is the
+// next model block with its count and number of successors, a few
+// blocks on at most (a forwarder or two per block remain).  A block
+// mapped wrongly is caught by ChainMismatch, which checks every edge.
+void MapBlocks(const ballarus::Function& fn, const ballarus::LoadedPaths& lp) {
+  const uint32_t kLookahead = 8;
+  g_blocks.assign(fn.blocks.size(), nullptr);
+  if (fn.blocks.size() < 2) return;
+  g_blocks[0] = ENTRY_BLOCK_PTR_FOR_FN(cfun);
+  g_blocks[1] = EXIT_BLOCK_PTR_FOR_FN(cfun);
+  const std::vector<uint64_t> count = ModelBlockCounts(fn, lp);
+  uint32_t m = 2;
+  basic_block bb;
+  FOR_EACH_BB_FN(bb, cfun) {
+    if (!bb->count.initialized_p()) return;
+    for (uint32_t k = m; k < fn.blocks.size() && k < m + kLookahead; ++k) {
+      if (Close(count[k], bb->count.to_gcov_type()) &&
+          ModelSuccessors(fn, k) == EDGE_COUNT(bb->succs)) {
+        g_blocks[k] = bb;
+        m = k + 1;
+        break;
+      }
+    }
+  }
 }
 
 // Whether GCC can copy bb for one of its predecessors: as tracer.cc asks,
@@ -110,29 +162,36 @@ bool Close(uint64_t a, int64_t b) {
   return d <= 1 + (a > ub ? a : ub) / 1000;
 }
 
-// The chain's blocks in GCC with the model's successors and counts.
-bool ChainMatches(const ballarus::Function& fn,
-                  const ballarus::LoadedPaths& lp,
-                  const ballarus::DupChain& c) {
+// Why GCC's CFG does not hold the chain with the model's successors and
+// counts; nullptr when it does.
+const char* ChainMismatch(const ballarus::Function& fn,
+                          const ballarus::LoadedPaths& lp,
+                          const ballarus::DupChain& c) {
   const ballarus::Edge& a = fn.edges[c.entry_edge];
   basic_block p = Block(a.src), j = Block(a.dst);
-  if (p == nullptr || j == nullptr) return false;
+  if (p == nullptr || j == nullptr) return "a block is gone";
   edge ea = find_edge(p, j);
-  if (ea == nullptr || (ea->flags & (EDGE_COMPLEX | EDGE_DFS_BACK)) ||
-      !Close(lp.derived[c.entry_edge], ea->count().to_gcov_type()))
-    return false;
+  if (ea == nullptr) return "the entry edge is gone";
+  if (ea->flags & (EDGE_COMPLEX | EDGE_DFS_BACK))
+    return "the entry edge is abnormal or a back edge";
+  if (!Close(lp.derived[c.entry_edge], ea->count().to_gcov_type()))
+    return "the entry edge's count differs";
   for (size_t i = 0; i < c.blocks.size(); ++i) {
     basic_block bb = Block(c.blocks[i]);
-    if (bb == nullptr || EDGE_COUNT(bb->succs) != c.copy_out[i].size())
-      return false;
+    if (bb == nullptr) return "a block is gone";
+    if (EDGE_COUNT(bb->succs) != c.copy_out[i].size())
+      return "a block has other successors";
     for (const auto& [e, n] : c.copy_out[i]) {
-      edge ge = find_edge(bb, Block(fn.edges[e].dst));
-      if (ge == nullptr || (ge->flags & (EDGE_COMPLEX | EDGE_DFS_BACK)) ||
-          !Close(lp.derived[e], ge->count().to_gcov_type()))
-        return false;
+      basic_block dest = Block(fn.edges[e].dst);
+      edge ge = dest ? find_edge(bb, dest) : nullptr;
+      if (ge == nullptr) return "an out-edge is gone";
+      if (ge->flags & (EDGE_COMPLEX | EDGE_DFS_BACK))
+        return "an out-edge is abnormal or a back edge";
+      if (!Close(lp.derived[e], ge->count().to_gcov_type()))
+        return "an out-edge's count differs";
     }
   }
-  return true;
+  return nullptr;
 }
 
 // Sets the out-edge probabilities of bb from per-destination counts.
@@ -158,8 +217,9 @@ void CopyChain(const ballarus::Function& fn, const ballarus::LoadedPaths& lp,
   edge e = find_edge(Block(fn.edges[c.entry_edge].src),
                      Block(fn.edges[c.entry_edge].dst));
   if (dump_file)
-    fprintf(dump_file, "  chain entered by bb %d -> bb %d, gain %llu, %u "
-            "statements:", e->src->index, e->dest->index,
+    fprintf(dump_file, "  chain entered by bb %u -> bb %u (here bb %d -> "
+            "bb %d), gain %llu, %u statements:", fn.edges[c.entry_edge].src,
+            fn.edges[c.entry_edge].dst, e->src->index, e->dest->index,
             (unsigned long long)c.gain, c.cost);
   for (size_t i = 0; i < c.blocks.size(); ++i) {
     basic_block bb = Block(c.blocks[i]);
@@ -171,14 +231,14 @@ void CopyChain(const ballarus::Function& fn, const ballarus::LoadedPaths& lp,
     bb->count = before - copy->count;
     std::map<int, uint64_t> in_copy, in_rest;
     for (const auto& [me, n] : c.copy_out[i]) {
-      const int dest = int(fn.edges[me].dst);
+      const int dest = Block(fn.edges[me].dst)->index;
       in_copy[dest] = n;
       in_rest[dest] = lp.derived[me] > n ? lp.derived[me] - n : 0;
     }
     SetProbabilities(copy, in_copy);
     SetProbabilities(bb, in_rest);
     if (dump_file)
-      fprintf(dump_file, " bb %d as bb %d (count %llu)", bb->index,
+      fprintf(dump_file, " bb %u as bb %d (count %llu)", c.blocks[i],
               copy->index, (unsigned long long)c.copy_count[i]);
     if (i + 1 < c.blocks.size()) e = find_edge(copy, Block(c.blocks[i + 1]));
   }
@@ -191,25 +251,29 @@ bool DuplicateFunction(const char* name) {
   if (entry == nullptr) return false;
   const ballarus::Function& fn = entry->tu->tu.functions[entry->function];
   const ballarus::LoadedPaths& lp = *entry->tu->copies[entry->function].paths;
+  MapBlocks(fn, lp);
   ballarus::PathDupInput in;
   in.fn = &fn;
   in.paths = &lp;
-  uint64_t branch = 0;
+  ballarus::PathDupStats st;
   std::vector<ballarus::DupChain> chains =
-      ballarus::PlanPathDuplication(in, Limits(fn.blocks.size()), &branch);
+      ballarus::PlanPathDuplication(in, Limits(fn.blocks.size()), &st);
   if (dump_file)
     fprintf(dump_file, "ballarus-pathdup: function %s: %zu paths, %llu "
-            "branch executions, %zu chains planned\n",
-            name, lp.counts.size(), (unsigned long long)branch,
+            "branch executions, %zu entries into joins, gain best %llu, "
+            "all %llu, needed %llu; %zu chains planned\n",
+            name, lp.counts.size(), (unsigned long long)st.branch,
+            st.entries, (unsigned long long)st.best_gain,
+            (unsigned long long)st.sum_gain, (unsigned long long)st.min_gain,
             chains.size());
   size_t copied = 0;
   initialize_original_copy_tables();  // duplicate_block's loop bookkeeping
   for (const ballarus::DupChain& c : chains) {
-    if (!ChainMatches(fn, lp, c)) {
+    if (const char* why = ChainMismatch(fn, lp, c)) {
       if (dump_file)
-        fprintf(dump_file, "  chain entered by model edge %u: GCC's CFG or "
-                "counts differ from the profile's; left alone\n",
-                c.entry_edge);
+        fprintf(dump_file, "  chain entered by bb %u -> bb %u left alone: "
+                "%s\n", fn.edges[c.entry_edge].src,
+                fn.edges[c.entry_edge].dst, why);
       continue;
     }
     CopyChain(fn, lp, c);

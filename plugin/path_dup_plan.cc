@@ -192,18 +192,22 @@ DupChain Planner::Grow(uint32_t a, std::vector<Occ> cur) const {
 
 std::vector<DupChain> PlanPathDuplication(const PathDupInput& in,
                                           const PathDupLimits& limits,
-                                          uint64_t* total_branch) {
+                                          PathDupStats* stats) {
   Planner planner(in, limits);
-  const uint64_t branch = planner.TotalBranch();
-  if (total_branch) *total_branch = branch;
-  const uint64_t min_gain = std::max<uint64_t>(
-      limits.min_gain, branch / 1000 * limits.min_gain_permille);
+  PathDupStats st;
+  st.branch = planner.TotalBranch();
+  st.min_gain = std::max<uint64_t>(
+      limits.min_gain, st.branch / 1000 * limits.min_gain_permille);
   std::vector<DupChain> candidates;
   for (auto& [a, occ] : planner.EntryOccurrences()) {
     DupChain c = planner.Grow(a, occ);
-    if (!c.blocks.empty() && c.gain >= min_gain)
+    ++st.entries;
+    st.best_gain = std::max(st.best_gain, c.gain);
+    st.sum_gain += c.gain;
+    if (!c.blocks.empty() && c.gain >= st.min_gain)
       candidates.push_back(std::move(c));
   }
+  if (stats) *stats = st;
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const DupChain& x, const DupChain& y) {
                      return x.gain > y.gain;

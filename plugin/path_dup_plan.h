@@ -41,7 +41,7 @@ struct PathDupLimits {
   uint32_t min_growth = 24;      // statements a small function may grow by
   // A chain must save at least this share (per mille) of the function's
   // branch executions, and at least min_gain directions.
-  uint32_t min_gain_permille = 5;
+  uint32_t min_gain_permille = 1;
   uint64_t min_gain = 64;
 };
 
@@ -65,12 +65,20 @@ struct PathDupInput {
   const LoadedPaths* paths = nullptr;
 };
 
+// What the planner saw in a function, for the pass dump.
+struct PathDupStats {
+  uint64_t branch = 0;    // branch executions (the gain's denominator)
+  uint64_t min_gain = 0;  // the gain a chain needed
+  size_t entries = 0;     // entry edges into copyable joins on some path
+  uint64_t best_gain = 0;     // the best chain's gain, chosen or not
+  uint64_t sum_gain = 0;      // over every entry edge's chain
+};
+
 // The chains worth copying, best first, no block in two chains and no
-// chain entered from a block of another.  `total_branch` receives the
-// function's branch executions (the gain's denominator).
+// chain entered from a block of another.
 std::vector<DupChain> PlanPathDuplication(const PathDupInput& in,
                                           const PathDupLimits& limits,
-                                          uint64_t* total_branch = nullptr);
+                                          PathDupStats* stats = nullptr);
 
 }  // namespace ballarus
 

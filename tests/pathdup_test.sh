@@ -112,7 +112,7 @@ line=$(printf '%s\n' "$dump" | awk '/^ballarus-pathdup: function step:/{f=1; nex
 ok=0
 for pl in "${step_paths[@]}"; do
   read -r count _ _ _ _ b2 j _ <<<"$(echo "$pl" | sed 's/ path [0-9]*: / /')"
-  if [[ $line == *"entered by bb $b2 -> bb $join,"* ]] && [[ $line == *"bb $join as bb "*"(count $count)"* ]]; then ok=1; fi
+  if [[ $line == *"entered by bb $b2 -> bb $join ("* ]] && [[ $line == *"bb $join as bb "*"(count $count)"* ]]; then ok=1; fi
   [ "$j" = "$join" ] || fail "step: the paths do not share block $join: $pl"
 done
 [ "$ok" = 1 ] || fail "step: chain '$line' is not the join $join entered from a branch side with its path's count (paths: ${step_paths[*]})"
