@@ -274,7 +274,7 @@ cachegrind_counts() {
     / I *refs:/ { ir += $NF }
     / Branches:/ { br += $3 }
     / Mispredicts:/ { mp += $3 }
-    END { printf "%s\t%s\t%d\t%d\t%d\t%d\n", p, v, ir, br, mp, text }' \
+    END { printf "%s\t%s\t%.0f\t%.0f\t%.0f\t%s\n", p, v, ir, br, mp, text }' \
     >>"$out/raw/pgo-cachegrind.tsv"
 }
 
