@@ -7,7 +7,7 @@
 #
 #   bash bench/pgo.sh [--quick] [--programs LIST] [--runs N] [--cpu N]
 #                     [--out DIR] [--cache DIR] [--work DIR] [--prefix DIR]
-#                     [--cachegrind]
+#                     [--cachegrind] [--path-flags FLAGS]
 #   bash bench/pgo.sh --report-only --runs N [--out DIR]   (redraw OUT/pgo.md
 #                     from OUT/raw, e.g. after concatenating two runs' raw
 #                     files)
@@ -48,6 +48,11 @@
 # valgrind --tool=cachegrind --cache-sim=no --branch-sim=yes: instructions,
 # conditional and indirect branches and their simulated mispredictions,
 # beside each executable's .text size (OUT/raw/pgo-cachegrind.tsv).
+# --path-flags FLAGS: more plugin options for pgo-path's training build,
+# e.g. whole paths (no loop-entry or call cuts, large functions hashed):
+# "-fplugin-arg-ballarus-path-storage=hash
+# -fplugin-arg-ballarus-tune-path-loop-cuts=off
+# -fplugin-arg-ballarus-tune-path-call-cuts=off".
 # Results: OUT/pgo.md (also printed), OUT/raw/pgo-runs.tsv,
 # OUT/raw/pgo-objects.tsv, OUT/machine.txt.  --quick (//bench:pgo_quick_test):
 # the bundled quick program, 1 round, no network.
@@ -62,16 +67,17 @@ say() { printf '[pgo] %s\n' "$*" >&2; }
 die() { printf '%s: error: %s\n' "$prog" "$*" >&2; exit 1; }
 usage_die() { printf '%s: %s (try --help)\n' "$prog" "$*" >&2; exit 2; }
 
-cachegrind=0 quick=0 programs='' runs='' cpu='' out='' cache='' work='' prefix='' report_only=0
+cachegrind=0 path_flags='' quick=0 programs='' runs='' cpu='' out='' cache='' work='' prefix='' report_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --help|-h) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --help|-h) sed -n '2,/^set -euo/{/^set -euo/d;p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --quick) quick=1 ;;
     --report-only) report_only=1 ;;
     --cachegrind) cachegrind=1 ;;
-    --programs|--runs|--cpu|--out|--cache|--work|--prefix)
+    --programs|--runs|--cpu|--out|--cache|--work|--prefix|--path-flags)
       [ $# -ge 2 ] || usage_die "$1 needs a value"
       case "$1" in
+        --path-flags) path_flags=$2 ;;
         --programs) programs=$2 ;; --runs) runs=$2 ;; --cpu) cpu=$2 ;;
         --out) out=$2 ;; --cache) cache=$2 ;; --work) work=$2 ;;
         --prefix) prefix=$2 ;;
@@ -185,7 +191,7 @@ if [ -z "$prefix" ]; then
   prefix=$work/prefix
 fi
 BCC="$prefix/bin/ballarus-gcc -fplugin-arg-ballarus-mode=edge"
-BCC_PATH="$prefix/bin/ballarus-gcc -fplugin-arg-ballarus-mode=edge,path"
+BCC_PATH="$prefix/bin/ballarus-gcc -fplugin-arg-ballarus-mode=edge,path $path_flags"
 PLUGIN=$prefix/lib/ballarus/ballarus.so
 [ -f "$PLUGIN" ] || die "not a ballarus prefix (no lib/ballarus/ballarus.so): $prefix"
 [ "$cachegrind" = 0 ] || need_tool valgrind "install it (apt-get install valgrind)"
@@ -363,6 +369,7 @@ done
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) online; runs pinned to CPU $cpu"
   echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "rounds: $runs; programs: $programs; sources: ${SRC_VERSIONS:-bundled}"
+  echo "pgo-path training flags: mode=edge,path ${path_flags:-(defaults)}"
 } >"$out/machine.txt"
 
 report
