@@ -208,9 +208,12 @@ std::vector<DupChain> PlanPathDuplication(const PathDupInput& in,
       candidates.push_back(std::move(c));
   }
   if (stats) *stats = st;
+  // Best gain first; of equal gains (the two sides of a two-way join split
+  // it alike) the hotter entry, whose copy then carries the hot path.
   std::stable_sort(candidates.begin(), candidates.end(),
                    [](const DupChain& x, const DupChain& y) {
-                     return x.gain > y.gain;
+                     if (x.gain != y.gain) return x.gain > y.gain;
+                     return x.copy_count[0] > y.copy_count[0];
                    });
   const uint32_t budget = std::max<uint32_t>(
       limits.min_growth, planner.TotalSize() * limits.growth_percent / 100);

@@ -77,8 +77,8 @@ TEST(PathDupPlan, CorrelatedPairCopiesTheJoin) {
   EXPECT_EQ(st.branch, 2000u);  // blocks 2 and 5, 1000 each
   ASSERT_EQ(chains.size(), 1u);
   const DupChain& c = chains[0];
-  // Both sides gain alike (block 5's 300 mispredictions); the first
-  // candidate in edge order wins and block 5 is then taken.
+  // Both sides gain alike (block 5's 300 mispredictions); the hotter
+  // entry wins and block 5 is then taken.
   EXPECT_EQ(fn.edges[c.entry_edge].src, 3u);
   EXPECT_EQ(fn.edges[c.entry_edge].dst, 5u);
   EXPECT_EQ(c.blocks, std::vector<uint32_t>({5}));
@@ -92,6 +92,16 @@ TEST(PathDupPlan, CorrelatedPairCopiesTheJoin) {
   EXPECT_EQ(c.copy_out[0][0].second, 700u);
   EXPECT_EQ(fn.edges[c.copy_out[0][1].first].dst, 7u);
   EXPECT_EQ(c.copy_out[0][1].second, 0u);
+}
+
+TEST(PathDupPlan, OfEqualGainsTheHotterEntryIsCopied) {
+  const Function fn = TwoDiamonds();
+  const LoadedPaths lp = Paths(fn, 300, 0, 0, 700);
+  const std::vector<DupChain> chains =
+      PlanPathDuplication({&fn, &lp}, Limits(2));
+  ASSERT_EQ(chains.size(), 1u);
+  EXPECT_EQ(fn.edges[chains[0].entry_edge].src, 4u);
+  EXPECT_EQ(chains[0].copy_count, std::vector<uint64_t>({700}));
 }
 
 TEST(PathDupPlan, IndependentBranchesCopyNothing) {
