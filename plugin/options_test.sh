@@ -31,7 +31,7 @@ mkdir -p "$tmp"
 cd "$tmp" || exit 1
 
 # The user options and the tuning switches with their defaults.
-user_keys='mode weights update path-table-max path-storage early-termination dump cache-key help tune-help'
+user_keys='mode weights update path-table-max path-storage early-termination dump path-use cache-key help tune-help'
 tune_defaults='path-hoist=on path-returns=on path-signed=on path-register=pointer
 path-loops=profile path-loop-cuts=auto path-call-cuts=auto
 path-goto-targets=auto path-from-edges=auto path-derive=auto path-balance=on

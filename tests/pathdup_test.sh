@@ -13,7 +13,9 @@
 #      the first branch into the join the two executed paths share (read
 #      from `ballarus-reconstruct paths`, the independent oracle), the copy
 #      counted exactly as the path through that side; and the output is
-#      the plain build's.
+#      the plain build's;
+#   3. a profile that cannot be read fails the compile with an error naming
+#      path-use.
 set -uo pipefail
 
 failures=0
@@ -116,6 +118,14 @@ for pl in "${step_paths[@]}"; do
   [ "$j" = "$join" ] || fail "step: the paths do not share block $join: $pl"
 done
 [ "$ok" = 1 ] || fail "step: chain '$line' is not the join $join entered from a branch side with its path's count (paths: ${step_paths[*]})"
+
+# 3. A profile that cannot be read fails the compile, naming the option.
+echo 'int main(void) { return 0; }' >"$tmp/empty.c"
+if gcc -O2 -fplugin="$plugin" -fplugin-arg-ballarus-path-use="$tmp/no-such.profile" \
+    -c "$tmp/empty.c" -o "$tmp/empty.o" 2>"$tmp/bad.err"; then
+  fail "path-use with a missing profile compiled"
+fi
+grep -q 'path-use' "$tmp/bad.err" || fail "no path-use error: $(cat "$tmp/bad.err")"
 
 if [ "$failures" -gt 0 ]; then
   echo "$failures failure(s)" >&2
