@@ -299,6 +299,9 @@ unsigned int ExecutePathDup() {
         if (current_loops) loops_state_set(LOOPS_NEED_FIXUP);
         update_ssa(TODO_update_ssa);
         cleanup_tree_cfg();
+        // The copies' calls need their call-graph edges (the IPA passes
+        // walk them), counted from the blocks' new counts.
+        cgraph_edge::rebuild_edges();
       }
     }
     pop_cfun();

@@ -2,7 +2,8 @@
    second branch (on b[i]) goes the way the first one (on a[i]) went, because
    main fills b from a; each branch alone is taken half of the time.  The
    path profile shows the pair; path-guided duplication copies the block
-   between them for the edge from the first branch's "taken" side.  */
+   between them, with its call, for the edge from one side of the first
+   branch.  */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -10,12 +11,16 @@
 
 static int a[N], b[N];
 
+/* A local function IPA-SRA looks at: its call in the copied join must get
+   a call-graph edge.  */
+__attribute__((noinline)) static long mix(long acc) { return acc ^ (acc >> 7); }
+
 __attribute__((noinline)) static long step(int i, long acc) {
   if (a[i] > 0)
     acc += a[i] * 3;
   else
     acc -= a[i] >> 1;
-  acc ^= acc >> 7; /* the join both sides reach */
+  acc = mix(acc); /* the join both sides reach, with a call */
   if (b[i] > 0)
     acc += b[i] + 11;
   else
