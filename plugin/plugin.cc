@@ -1,6 +1,8 @@
 // plugin.cc — the plugin's entry point: checks that the GCC loading it is the
 // one it was built for, parses the options (options.cc), loads the profile of
-// weights=profile=FILE, and registers the pass (pass.cc).
+// weights=profile=FILE, and registers the pass (pass.cc) — or, with
+// path-use=FILE, only the duplication pass of the -fprofile-use compile
+// (path_dup.h).
 //
 //   gcc -fplugin=ballarus.so -fplugin-arg-ballarus-mode=naive ...
 //
