@@ -7,6 +7,7 @@
 #
 #   bash bench/pgo.sh [--quick] [--programs LIST] [--runs N] [--cpu N]
 #                     [--out DIR] [--cache DIR] [--work DIR] [--prefix DIR]
+#                     [--cachegrind] [--path-flags FLAGS]
 #   bash bench/pgo.sh --report-only --runs N [--out DIR]   (redraw OUT/pgo.md
 #                     from OUT/raw, e.g. after concatenating two runs' raw
 #                     files)
@@ -27,6 +28,14 @@
 #                  workload of several processes (bzip2: compress, then
 #                  decompress) this is a different hot-block threshold, and
 #                  the table shows what it does to the code and the time.
+#   pgo-path       path-guided: train with ballarus-gcc mode=edge,path, the
+#                  per-process profiles to .gcda as pgo-ballarus does (the
+#                  same edge counts), and rebuild with -fprofile-use plus
+#                  the plugin's tune-path-use=PROFILE (the runs merged): chains
+#                  of blocks whose branches the path profile shows
+#                  correlated are copied, with exact counts
+#                  (docs/path-guided.md).  Its objects are compared with
+#                  pgo-ballarus' (those with nothing copied are identical).
 # Every -fprofile-use object of pgo-ballarus is compared with pgo-gcov's
 # (cmp; the build directories differ, the objects carry no paths), and
 # pgo-ballarus-merged's with pgo-ballarus'.  Then every build runs the
@@ -35,6 +44,15 @@
 # of a variant in a round is plain's time over its own, reported as the
 # median [min–max] over the rounds.
 #
+# --cachegrind: every build also runs the workload once under
+# valgrind --tool=cachegrind --cache-sim=no --branch-sim=yes: instructions,
+# conditional and indirect branches and their simulated mispredictions,
+# beside each executable's .text size (OUT/raw/pgo-cachegrind.tsv).
+# --path-flags FLAGS: more plugin options for pgo-path's training build,
+# e.g. whole paths (no loop-entry or call cuts, large functions hashed):
+# "-fplugin-arg-ballarus-path-storage=hash
+# -fplugin-arg-ballarus-tune-path-loop-cuts=off
+# -fplugin-arg-ballarus-tune-path-call-cuts=off".
 # Results: OUT/pgo.md (also printed), OUT/raw/pgo-runs.tsv,
 # OUT/raw/pgo-objects.tsv, OUT/machine.txt.  --quick (//bench:pgo_quick_test):
 # the bundled quick program, 1 round, no network.
@@ -49,15 +67,17 @@ say() { printf '[pgo] %s\n' "$*" >&2; }
 die() { printf '%s: error: %s\n' "$prog" "$*" >&2; exit 1; }
 usage_die() { printf '%s: %s (try --help)\n' "$prog" "$*" >&2; exit 2; }
 
-quick=0 programs='' runs='' cpu='' out='' cache='' work='' prefix='' report_only=0
+cachegrind=0 path_flags='' quick=0 programs='' runs='' cpu='' out='' cache='' work='' prefix='' report_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
-    --help|-h) sed -n '2,40p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --help|-h) sed -n '2,/^set -euo/{/^set -euo/d;p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     --quick) quick=1 ;;
     --report-only) report_only=1 ;;
-    --programs|--runs|--cpu|--out|--cache|--work|--prefix)
+    --cachegrind) cachegrind=1 ;;
+    --programs|--runs|--cpu|--out|--cache|--work|--prefix|--path-flags)
       [ $# -ge 2 ] || usage_die "$1 needs a value"
       case "$1" in
+        --path-flags) path_flags=$2 ;;
         --programs) programs=$2 ;; --runs) runs=$2 ;; --cpu) cpu=$2 ;;
         --out) out=$2 ;; --cache) cache=$2 ;; --work) work=$2 ;;
         --prefix) prefix=$2 ;;
@@ -99,6 +119,7 @@ report() {
     FNR == 1 { next }
     FILENAME ~ /objects/ {
       if ($2 == "gcov-vs-ballarus") { objs[$1] = $4 "/" $3; diag[$1] = $5 }
+      else if ($2 == "ballarus-vs-path") pathobj[$1] = ($3 - $4) "/" $3
       else merged[$1] = ($3 - $4) "/" $3
       next
     }
@@ -123,13 +144,33 @@ report() {
       print ""
       print "Median [min–max] over " runs " interleaved round(s) of plain time / variant time, pinned to one CPU (bench/pgo.sh)."
       print ""
-      print "| program | plain (s) | PGO from gcov | PGO from ballarus edge | PGO from ballarus, merged profile | objects identical, gcov vs ballarus profile | diagnostics | objects changed by merging |"
-      print "|---|---:|---:|---:|---:|---:|---|---:|"
+      print "| program | plain (s) | PGO from gcov | PGO from ballarus edge | PGO from ballarus, merged profile | path-guided PGO | objects identical, gcov vs ballarus profile | diagnostics | objects changed by merging | objects changed by tune-path-use |"
+      print "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"
       for (i = 1; i <= np; i++) {
         p = order[i]
-        print "| " p " | " secs(p, "plain") " | " stat(p, "pgo-gcov") " | " stat(p, "pgo-ballarus") " | " stat(p, "pgo-ballarus-merged") " | " objs[p] " | " diag[p] " | " merged[p] " |"
+        print "| " p " | " secs(p, "plain") " | " stat(p, "pgo-gcov") " | " stat(p, "pgo-ballarus") " | " stat(p, "pgo-ballarus-merged") " | " stat(p, "pgo-path") " | " objs[p] " | " diag[p] " | " merged[p] " | " (p in pathobj ? pathobj[p] : "-") " |"
       }
     }' "$out/raw/pgo-objects.tsv" "$out/raw/pgo-runs.tsv" | tee "$out/pgo.md"
+  [ -s "$out/raw/pgo-cachegrind.tsv" ] || return 0
+  awk -F'\t' 'NR == 1 { next }
+    !($1 in seen) { seen[$1] = 1; order[++np] = $1 }
+    { row[$1, $2] = $0; ir[$1, $2] = $3; mp[$1, $2] = $5; tx[$1, $2] = $6 }
+    function rel(a, b) { return b > 0 ? sprintf(" (%+.2f%%)", (a - b) * 100 / b) : "" }
+    END {
+      print ""
+      print "Cachegrind (--cache-sim=no --branch-sim=yes), one run of the workload per build; size: the executable'"'"'s .text in bytes; in parentheses the change against pgo-ballarus."
+      print ""
+      print "| program | build | instructions | branches | mispredicted | .text |"
+      print "|---|---|---:|---:|---:|---:|"
+      for (i = 1; i <= np; i++)
+        for (v = 1; v <= 5; v++) {
+          split("plain pgo-gcov pgo-ballarus pgo-ballarus-merged pgo-path", names, " ")
+          p = order[i]; n = names[v]
+          if (!((p, n) in row)) continue
+          split(row[p, n], f, "\t")
+          print "| " p " | " n " | " f[3] rel(f[3], ir[p, "pgo-ballarus"]) " | " f[4] " | " f[5] rel(f[5], mp[p, "pgo-ballarus"]) " | " f[6] rel(f[6], tx[p, "pgo-ballarus"]) " |"
+        }
+    }' "$out/raw/pgo-cachegrind.tsv" | tee -a "$out/pgo.md"
 }
 if [ "$report_only" = 1 ]; then report; exit 0; fi
 
@@ -150,12 +191,18 @@ if [ -z "$prefix" ]; then
   prefix=$work/prefix
 fi
 BCC="$prefix/bin/ballarus-gcc -fplugin-arg-ballarus-mode=edge"
+BCC_PATH="$prefix/bin/ballarus-gcc -fplugin-arg-ballarus-mode=edge,path $path_flags"
+PLUGIN=$prefix/lib/ballarus/ballarus.so
+[ -f "$PLUGIN" ] || die "not a ballarus prefix (no lib/ballarus/ballarus.so): $prefix"
+[ "$cachegrind" = 0 ] || need_tool valgrind "install it (apt-get install valgrind)"
 RECON=$prefix/bin/ballarus-reconstruct
 [ -x "$prefix/bin/ballarus-gcc" ] && [ -x "$RECON" ] || die "not a ballarus prefix: $prefix"
 
-VARIANTS=(plain pgo-gcov pgo-ballarus pgo-ballarus-merged)
+VARIANTS=(plain pgo-gcov pgo-ballarus pgo-ballarus-merged pgo-path)
 printf 'program\tround\tvariant\tmicroseconds\n' >"$out/raw/pgo-runs.tsv"
 printf 'program\tcompared\tobjects\tidentical\tdiagnostics\n' >"$out/raw/pgo-objects.tsv"
+rm -f "$out/raw/pgo-cachegrind.tsv"
+[ "$cachegrind" = 0 ] || printf 'program\tvariant\tinstructions\tbranches\tmispredicted\ttext_bytes\n' >"$out/raw/pgo-cachegrind.tsv"
 
 # run_workload PROG EXE DIR [VAR=VALUE...]: one run of the workload in DIR
 # (emptied first), pinned to $cpu, with a clean environment; sets
@@ -192,6 +239,50 @@ build_logged() {  # build_logged PROG DIR CC LOG
   ( "build_$1" "$2" "$3" ) >"$4" 2>&1 || { tail -n 30 "$4" >&2; die "$1: build with '$3' failed (log $4)"; }
 }
 diagnostics() { grep -E 'warning|error' "$1" | sed "s|$2||g" || true; }
+
+# path_guided PROG: the pgo-path build in $P/path (see the header).
+path_guided() {
+  local p=$1 o n=0 same=0
+  say "$p: ballarus edge,path training build and run"
+  build_logged "$p" "$P/path" "$BCC_PATH" "$P/path-train.log"
+  mkdir -p "$P/path-prof"
+  run_workload "$p" "$P/path/exe" "$P/train-path" \
+    "BALLARUS_PROFILE=$P/path-prof/%p.profile"
+  same_outputs "$p" "$P/train-path"
+  "$RECON" gcda --in-place "$P"/path-prof/*.profile >"$P/path-gcda.log" 2>&1 \
+    || { cat "$P/path-gcda.log" >&2; die "$p: ballarus-reconstruct gcda (edge,path) failed"; }
+  "$RECON" merge -o "$P/path.profile" "$P"/path-prof/*.profile
+  clean_objects "$P/path"
+  say "$p: path-guided -fprofile-use build"
+  build_logged "$p" "$P/path" \
+    "gcc -fprofile-use -fplugin=$PLUGIN -fplugin-arg-ballarus-tune-path-use=$P/path.profile" \
+    "$P/path-use.log"
+  for o in $(objects "$P/ballarus"); do
+    n=$((n + 1))
+    cmp -s "$P/ballarus/$o" "$P/path/$o" && same=$((same + 1))
+  done
+  printf '%s\tballarus-vs-path\t%s\t%s\t-\n' "$p" "$n" "$same" >>"$out/raw/pgo-objects.tsv"
+}
+
+# cachegrind_counts PROG VARIANT EXE: one run under cachegrind's branch
+# simulation (every process of the workload summed), and EXE's .text size.
+cachegrind_counts() {
+  local p=$1 v=$2 exe=$3 wrap=$P/cg-$2 logs=$P/cg-logs-$2 text
+  rm -rf "$logs" && mkdir -p "$logs"
+  printf '#!/bin/sh\nexec valgrind --tool=cachegrind --cache-sim=no --branch-sim=yes --cachegrind-out-file=/dev/null --log-file=%s/%%p.log %s "$@"\n' \
+    "$logs" "$exe" >"$wrap"
+  chmod +x "$wrap"
+  run_workload "$p" "$wrap" "$P/cg-run"
+  same_outputs "$p" "$P/cg-run"
+  text=$(size -A "$exe" | awk '$1 == ".text" { print $2 }')
+  cat "$logs"/*.log | awk -v p="$p" -v v="$v" -v text="$text" '
+    { gsub(/,/, "") }
+    / I *refs:/ { ir += $NF }
+    / Branches:/ { br += $3 }
+    / Mispredicts:/ { mp += $3 }
+    END { printf "%s\t%s\t%.0f\t%.0f\t%.0f\t%s\n", p, v, ir, br, mp, text }' \
+    >>"$out/raw/pgo-cachegrind.tsv"
+}
 
 for p in "${PROGS[@]}"; do
   "prepare_$p"
@@ -249,10 +340,13 @@ for p in "${PROGS[@]}"; do
   done
   printf '%s\tballarus-vs-merged\t%s\t%s\t-\n' "$p" "$n" "$same" >>"$out/raw/pgo-objects.tsv"
 
+  path_guided "$p"
+
   exe_of() {
     case "$1" in
       plain) echo "$P/plain/exe" ;; pgo-gcov) echo "$P/gcov/exe" ;;
       pgo-ballarus) echo "$P/ballarus/exe" ;; pgo-ballarus-merged) echo "$P/merged/exe" ;;
+      pgo-path) echo "$P/path/exe" ;;
     esac
   }
   say "$p: $runs timed round(s) on CPU $cpu"
@@ -265,6 +359,9 @@ for p in "${PROGS[@]}"; do
       printf '%s\t%s\t%s\t%s\n' "$p" "$r" "$v" "$ELAPSED_US" >>"$out/raw/pgo-runs.tsv"
     done
   done
+  if [ "$cachegrind" = 1 ]; then
+    for v in "${VARIANTS[@]}"; do cachegrind_counts "$p" "$v" "$(exe_of "$v")"; done
+  fi
 done
 
 {
@@ -272,6 +369,7 @@ done
   echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) online; runs pinned to CPU $cpu"
   echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "rounds: $runs; programs: $programs; sources: ${SRC_VERSIONS:-bundled}"
+  echo "pgo-path training flags: mode=edge,path ${path_flags:-(defaults)}"
 } >"$out/machine.txt"
 
 report

@@ -2,7 +2,8 @@
 # pgo_quick_test.sh — //bench:pgo_quick_test, the smoke test of bench/pgo.sh:
 # installs the build into a temporary prefix (//:install), runs
 # `bench/pgo.sh --quick` (the bundled quick program, one round) and checks
-# its report: a speedup for each variant, the -fprofile-use builds from
+# its report: a speedup for each variant (pgo-path too), the -fprofile-use
+# builds from
 # gcov's and from ballarus' profile identical (1/1, diagnostics the same),
 # and the raw files; then that an unknown program is a usage error (exit 2).
 set -uo pipefail
@@ -34,9 +35,9 @@ for f in machine.txt raw/pgo-runs.tsv raw/pgo-objects.tsv; do
 done
 row=$(grep '^| quick |' "$md")
 n='[0-9]+\.[0-9]+ \[[0-9]+\.[0-9]+–[0-9]+\.[0-9]+\]'
-[[ $row =~ ^\|\ quick\ \|\ [0-9]+\.[0-9]+\ \|\ $n\ \|\ $n\ \|\ $n\ \|\ 1/1\ \|\ same\ \|\ [01]/1\ \|$ ]] \
+[[ $row =~ ^\|\ quick\ \|\ [0-9]+\.[0-9]+\ \|\ $n\ \|\ $n\ \|\ $n\ \|\ $n\ \|\ 1/1\ \|\ same\ \|\ [01]/1\ \|\ [01]/1\ \|$ ]] \
   || fail "quick row: '$row'"
-[ "$(grep -c $'^quick\t' "$tmp/out/raw/pgo-runs.tsv")" = 4 ] || fail "expected 4 timed runs"
+[ "$(grep -c $'^quick\t' "$tmp/out/raw/pgo-runs.tsv")" = 5 ] || fail "expected 5 timed runs"
 
 rc=0
 bash "$rf/bench/pgo.sh" --quick --programs no-such --prefix "$tmp/prefix" \

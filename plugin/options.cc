@@ -199,6 +199,16 @@ bool ParseDump(const OptionSpec&, const char* value) {
   return true;
 }
 
+bool ParsePathUse(const OptionSpec& spec, const char* value) {
+  if (value == nullptr || *value == '\0') {
+    error("ballarus: %<-fplugin-arg-ballarus-%s%> needs a profile file",
+          spec.key);
+    return false;
+  }
+  g_options.path_use = value;
+  return true;
+}
+
 // cache-key=TEXT: accepted and ignored (see its help).
 bool ParseCacheKey(const OptionSpec&, const char*) { return true; }
 
@@ -380,6 +390,12 @@ const OptionSpec kTuneOptions[] = {
      "  ball-larus: Ball-Larus' loop-based weighting\n"
      "  wu-larus: Wu-Larus' branch heuristics combined by Dempster-Shafer\n",
      ParseEstimator},
+    {"tune-path-use", "FILE",
+     "with -fprofile-use: instrument nothing; copy the hot path chains\n"
+     "whose branches FILE's path profile (mode=path or edge,path) shows\n"
+     "correlated, each copy with its exact counts (default none: measured\n"
+     "without gain, docs/path-guided.md)\n",
+     ParsePathUse},
 };
 
 // "  KEY=VALUES" and the option's help lines, indented.

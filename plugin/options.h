@@ -150,6 +150,9 @@ struct Options {
   std::string profile_path;
   Update update = Update::kDefault;
   bool dump = false;
+  // tune-path-use=FILE: the -fprofile-use compile copies hot path chains by
+  // FILE's path profile (path_dup.h) and instruments nothing.
+  std::string path_use;
 };
 
 // This compile's options, filled in by ParseOptions.

@@ -1,6 +1,8 @@
 // plugin.cc — the plugin's entry point: checks that the GCC loading it is the
 // one it was built for, parses the options (options.cc), loads the profile of
-// weights=profile=FILE, and registers the pass (pass.cc).
+// weights=profile=FILE, and registers the pass (pass.cc) — or, with
+// tune-path-use=FILE, only the duplication pass of the -fprofile-use compile
+// (path_dup.h).
 //
 //   gcc -fplugin=ballarus.so -fplugin-arg-ballarus-mode=naive ...
 //
@@ -15,12 +17,34 @@
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
 #include "plugin/pass.h"
+#include "plugin/path_dup.h"
 
 int plugin_is_GPL_compatible;
 
 namespace {
 
 const char kPluginVersion[] = "0.4.0+dev";
+
+// tune-path-use=FILE: only the duplication pass, right after "profile" has read
+// the edge profile (path_dup.h); nothing is instrumented.
+int RegisterPathUse(plugin_name_args* info) {
+  namespace bp = ballarus::plugin;
+  std::string err;
+  if (!bp::LoadPathProfile(bp::g_options.path_use, &err)) {
+    error("ballarus: %<-fplugin-arg-ballarus-tune-path-use%>: %s", err.c_str());
+    return 1;
+  }
+  register_pass_info pass_info;
+  pass_info.pass = bp::make_path_dup_pass(g);
+  pass_info.reference_pass_name = "profile";
+  pass_info.ref_pass_instance_number = 1;
+  pass_info.pos_op = PASS_POS_INSERT_AFTER;
+  register_callback(info->base_name, PLUGIN_PASS_MANAGER_SETUP, NULL,
+                    &pass_info);
+  if (bp::g_options.dump)
+    g->get_dumps()->dump_switch_p("ipa-ballarus-pathdup");
+  return 0;
+}
 
 }  // namespace
 
@@ -42,6 +66,8 @@ int plugin_init(plugin_name_args* info, plugin_gcc_version* version) {
       return 1;
     }
   }
+
+  if (!bp::g_options.path_use.empty()) return RegisterPathUse(info);
 
   // Why here: right after GCC's own "profile" pass (tree-profile.cc), the
   // point where -fprofile-arcs instruments — after early inlining and local
