@@ -205,7 +205,8 @@ bool ParsePathUse(const OptionSpec& spec, const char* value) {
           spec.key);
     return false;
   }
-  g_options.path_use = value;
+  // none: the default, no duplication.
+  g_options.path_use = strcmp(value, "none") == 0 ? "" : value;
   return true;
 }
 
@@ -390,7 +391,7 @@ const OptionSpec kTuneOptions[] = {
      "  ball-larus: Ball-Larus' loop-based weighting\n"
      "  wu-larus: Wu-Larus' branch heuristics combined by Dempster-Shafer\n",
      ParseEstimator},
-    {"tune-path-use", "FILE",
+    {"tune-path-use", "FILE|none",
      "with -fprofile-use: instrument nothing; copy the hot path chains\n"
      "whose branches FILE's path profile (mode=path or edge,path) shows\n"
      "correlated, each copy with its exact counts (default none: measured\n"
