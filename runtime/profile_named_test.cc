@@ -258,8 +258,8 @@ TEST(ProfileNamed, EveryBitFlipAndTruncationOfTheSectionIsRejected) {
       ballarus_profile q;
       char err[512];
       EXPECT_EQ(ballarus_profile_parse_borrowing(bad.data(), bad.size(),
-                                                 nullptr, 0, &q, err,
-                                                 sizeof err),
+                                                 nullptr, 0, nullptr, 0, &q,
+                                                 err, sizeof err),
                 -1);
     }
   for (size_t len = at; len < bytes.size(); len++) {
@@ -404,7 +404,8 @@ TEST(ProfileNamed, SealedRecordsGiveTheBytesOfDecodedOnes) {
   ballarus_profile decoded = Parsed(file), sealed;
   char err[512] = "";
   ASSERT_EQ(ballarus_profile_parse_borrowing(file.data(), file.size(), nullptr,
-                                             0, &sealed, err, sizeof err),
+                                             0, nullptr, 0, &sealed, err,
+                                             sizeof err),
             0)
       << err;
   ASSERT_EQ(sealed.n_named, 3u);

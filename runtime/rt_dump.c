@@ -133,14 +133,66 @@ uint64_t ballarus_rt_normalise_sparse(ballarus_sparse_entry *e, uint64_t n) {
 }
 
 static void free_entry(entry *e) {
-  if (!e->rec.counters_borrowed) free(e->rec.counters);
+  if (!e->rec.counters_borrowed)
+    ballarus_profile_counters_free(e->rec.counters, e->rec.n_counters,
+                                   e->rec.counters_mapped);
   free(e->rec.sparse);
-  free(e->snap.snap);
+  free(e->rec.chunk_map);
+  if (e->snap.snap != NULL)
+    ballarus_profile_counters_free(e->snap.snap, e->snap.n,
+                                   e->snap.snap_mapped);
+  free(e->snap.map);
   free(e->snap.pt);
   e->rec.counters = NULL;
   e->rec.sparse = NULL;
+  e->rec.chunk_map = NULL;
   e->snap.snap = NULL;
+  e->snap.map = NULL;
   e->snap.pt = NULL;
+}
+
+/* Arrays of fewer counters get no chunk map: a page or two.  */
+#define MAP_MIN_COUNTERS (2 * BALLARUS_CHUNK_COUNTERS)
+
+/* Whether any of the live counters c[0, n) is non-zero, reading only the
+   pages the process touched.  */
+static int any_counted(ballarus_rt_pagemap *pm, const uint64_t *c,
+                       uint64_t n) {
+  for (uint64_t lo = 0, hi; ballarus_rt_touched_run(pm, c, n, &lo, &hi);
+       lo = hi)
+    for (uint64_t i = lo; i < hi; i++)
+      if (__atomic_load_n(&c[i], __ATOMIC_RELAXED) != 0) return 1;
+  return 0;
+}
+
+/* Copies the non-zero live counters of the pages the process touched into
+   the zeroed snapshot, and marks their chunks in its map; sets e->changed
+   when there is one.  The rest of the snapshot stays untouched.  */
+static void copy_live(entry *e, ballarus_rt_pagemap *pm) {
+  const uint64_t *c = e->snap.live;
+  for (uint64_t lo = 0, hi; ballarus_rt_touched_run(pm, c, e->snap.n, &lo, &hi);
+       lo = hi) {
+    for (uint64_t i = lo; i < hi; i++) {
+      uint64_t v = __atomic_load_n(&c[i], __ATOMIC_RELAXED);
+      if (v == 0) continue;
+      e->snap.snap[i] = v;
+      e->changed = 1;
+      if (e->snap.map != NULL) e->snap.map[i / BALLARUS_CHUNK_COUNTERS] = 1;
+    }
+  }
+}
+
+/* A record of n zero counters, its map all zero: nothing of it is ever
+   read or written.  */
+static int zero_record(ballarus_profile_record *rec, uint64_t n) {
+  rec->counters = ballarus_profile_counters_alloc(n, &rec->counters_mapped);
+  if (rec->counters == NULL) return -1;
+  if (n >= MAP_MIN_COUNTERS) {
+    rec->chunk_map = calloc((size_t)((n + BALLARUS_CHUNK_COUNTERS - 1) /
+                                     BALLARUS_CHUNK_COUNTERS), 1);
+    if (rec->chunk_map == NULL) return -1;
+  }
+  return 0;
 }
 
 /* Reads the TU's counters and path tables into e->rec and e->snap, and
@@ -148,9 +200,11 @@ static void free_entry(entry *e) {
    TU (`counted`: an earlier one did), whether its code ran or not (gcov's
    runs: every process adds one to every object it linked).  A TU none of
    whose counts is non-zero gets no snapshot: a record of zero counts
-   carrying the run, or nothing once the run is counted.  Returns -1 when
-   out of memory.  */
-static int snapshot_tu(entry *e, int counted) {
+   carrying the run, or nothing once the run is counted.  Only the pages
+   of counters the process touched are read (pm, rt_pages.c); the
+   snapshot's chunks that hold only zeros stay untouched, marked so in its
+   chunk map.  Returns -1 when out of memory.  */
+static int snapshot_tu(entry *e, int counted, ballarus_rt_pagemap *pm) {
   const ballarus_tu_desc *d = e->root->tus[e->t];
   ballarus_meta_header h;
   memcpy(&h, d->metadata, sizeof h);
@@ -162,9 +216,7 @@ static int snapshot_tu(entry *e, int counted) {
   rec->borrowed = 1;
   rec->meta_size = h.size;
   rec->n_counters = h.n_counters;
-  int any = 0;
-  for (uint64_t i = 0; i < h.n_counters && !any; i++)
-    any = __atomic_load_n(&d->counters[i], __ATOMIC_RELAXED) != 0;
+  int any = any_counted(pm, d->counters, h.n_counters);
   if (!any && ballarus_pt_collect(d, &e->snap.pt, &e->snap.n_pt,
                                   &e->snap.cap_pt) != 0)
     return -1;
@@ -173,25 +225,29 @@ static int snapshot_tu(entry *e, int counted) {
        of a big program): no copies.  */
     e->changed = 0;
     rec->runs = counted ? 0 : 1;
-    if (counted) return 0;
-    rec->counters = calloc(h.n_counters == 0 ? 1 : h.n_counters, 8);
-    return rec->counters == NULL ? -1 : 0;
+    return counted ? 0 : zero_record(rec, h.n_counters);
   }
   free(e->snap.pt);
   e->snap.pt = NULL;
   e->snap.n_pt = e->snap.cap_pt = 0;
   e->snap.live = d->counters;
   e->snap.n = h.n_counters;
-  e->snap.snap = malloc(h.n_counters == 0 ? 1 : h.n_counters * 8);
+  e->snap.snap =
+      ballarus_profile_counters_alloc(h.n_counters, &e->snap.snap_mapped);
   if (e->snap.snap == NULL) return -1;
-  for (uint64_t i = 0; i < h.n_counters; i++) {
-    uint64_t v = __atomic_load_n(&d->counters[i], __ATOMIC_RELAXED);
-    e->snap.snap[i] = v;
-    if (v != 0) e->changed = 1;
+  const size_t n_chunks = (size_t)((h.n_counters + BALLARUS_CHUNK_COUNTERS -
+                                    1) / BALLARUS_CHUNK_COUNTERS);
+  if (h.n_counters >= MAP_MIN_COUNTERS) {
+    e->snap.map = calloc(n_chunks, 1);
+    rec->chunk_map = malloc(n_chunks);
+    if (e->snap.map == NULL || rec->chunk_map == NULL) return -1;
   }
+  copy_live(e, pm);
+  if (e->snap.map != NULL) memcpy(rec->chunk_map, e->snap.map, n_chunks);
   /* The record borrows the snapshot instead of copying it (a path-mode TU
      holds megabytes of dense counters, and on this kind of machine every
-     fresh page costs a fault of ~10 us): nothing writes into it (the
+     fresh page costs a fault of ~10 us; the chunk map keeps its untouched
+     pages untouched down to the file's holes): nothing writes into it (the
      update copies before adding into a borrowed record, build_profile
      before summing), and the snapshot outlives the file written.  */
   rec->counters = e->snap.snap;
@@ -266,6 +322,8 @@ void ballarus_rt_dump_roots(ballarus_root **roots, size_t n_roots,
   entry *es = calloc(total, sizeof *es);
   char **expanded = calloc(n_roots, sizeof *expanded);
   size_t n = 0;
+  ballarus_rt_pagemap pm;
+  ballarus_rt_pagemap_open(&pm);
   if (es == NULL || expanded == NULL) goto oom;
   for (size_t r = 0; r < n_roots; r++) {
     ballarus_root *rt = roots[r];
@@ -284,7 +342,7 @@ void ballarus_rt_dump_roots(ballarus_root **roots, size_t n_roots,
       const char *slash = strrchr(e->dest, '/');
       if (slash == NULL) continue; /* a relative override without a cwd */
       e->dir_len = (size_t)(slash - e->dest);
-      if (snapshot_tu(e, rt->counted[t]) != 0) {
+      if (snapshot_tu(e, rt->counted[t], &pm) != 0) {
         free_entry(e);
         goto oom;
       }
@@ -295,6 +353,7 @@ void ballarus_rt_dump_roots(ballarus_root **roots, size_t n_roots,
       n++;
     }
   }
+  ballarus_rt_pagemap_close(&pm);
   qsort(es, n, sizeof *es, cmp_entry);
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
@@ -314,6 +373,7 @@ void ballarus_rt_dump_roots(ballarus_root **roots, size_t n_roots,
 oom:
   ballarus_rt_warn("out of memory; profile not written (counts %s)",
                    at_exit ? "lost" : "kept for the next dump");
+  ballarus_rt_pagemap_close(&pm);
   if (es != NULL)
     for (size_t i = 0; i < n; i++) free_entry(&es[i]);
   if (expanded != NULL)
