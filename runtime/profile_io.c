@@ -125,7 +125,7 @@ int ballarus_profile_record_add_counters(ballarus_profile_record *dst,
 
 void ballarus_pio_record_free(ballarus_profile_record *r) {
   if (!r->borrowed) free(r->metadata);
-  if (!r->counters_borrowed)
+  if (!r->counters_borrowed && !r->counters_lent)
     ballarus_profile_counters_free(r->counters, r->n_counters,
                                    r->counters_mapped);
   free(r->sparse);
@@ -292,10 +292,21 @@ typedef struct {
   const unsigned char *const *known; /* blobs verified already */
   size_t n_known;
   int borrow;          /* metadata point into the bytes */
-  int borrow_counters; /* counters too (8-aligned bytes only) */
+  int lend_counters;   /* counters are lent (8-aligned bytes only) */
   const ballarus_zero_range *zeros; /* holes, never read */
   size_t n_zeros;
+  const ballarus_known_meta *found; /* blobs found in place, never read */
+  size_t n_found;
 } parse_opts;
+
+/* The blob found in place at offset `at` of meta_size bytes, or NULL.  */
+static const unsigned char *found_at(const parse_opts *o, uint64_t at,
+                                     uint64_t meta_size) {
+  for (size_t i = 0; i < o->n_found; i++)
+    if (o->found[i].off == at && o->found[i].size == meta_size)
+      return o->found[i].blob;
+  return NULL;
+}
 
 /* The chunk map of n counters at data offset `at` from the zero ranges
    (chunks wholly inside one are zero), in *map (NULL when none is zero).
@@ -411,8 +422,10 @@ static int parse_record(const unsigned char *data, uint64_t size,
     ballarus_pio_fail(err, errlen, "out of memory");
     return -1;
   }
+  const unsigned char *found = found_at(opt, meta_at, meta_size);
+  const unsigned char *meta = found != NULL ? found : data + meta_at;
   uint64_t actual =
-      record_check(data + rec, data + meta_at,
+      record_check(data + rec, meta,
                    (const uint64_t *)(const void *)(data + counters_at),
                    n_counters, map, data + sparse_at, sparse_bytes);
   if (actual != check) {
@@ -427,8 +440,9 @@ static int parse_record(const unsigned char *data, uint64_t size,
   p->n_records = i + 1; /* so `bad` frees this record too */
   r->chunk_map = map;
   const unsigned char *same =
-      find_known(data + meta_at, meta_size, opt->known, opt->n_known);
-  if (ballarus_pio_check_meta(data + meta_at, meta_size, meta_at, i, stamp, n_counters,
+      found != NULL ? found
+                    : find_known(meta, meta_size, opt->known, opt->n_known);
+  if (ballarus_pio_check_meta(meta, meta_size, meta_at, i, stamp, n_counters,
                  same != NULL, err, errlen) != 0)
     return -1;
   for (uint64_t b = meta_size; b < meta_bytes; b++) {
@@ -457,7 +471,7 @@ static int parse_record(const unsigned char *data, uint64_t size,
   }
 
   r->stamp = stamp;
-  r->identity = rd64(data + meta_at + 40);
+  r->identity = rd64(meta + 40);
   r->runs = runs;
   r->meta_size = meta_size;
   r->n_counters = n_counters;
@@ -467,10 +481,10 @@ static int parse_record(const unsigned char *data, uint64_t size,
      recognises it by its address.  */
   r->metadata = !borrow ? xmalloc(meta_size)
                 : same != NULL ? (unsigned char *)same
-                               : (unsigned char *)(data + meta_at);
-  r->counters_borrowed =
-      opt->borrow_counters && (uintptr_t)(data + counters_at) % 8 == 0;
-  r->counters = r->counters_borrowed
+                               : (unsigned char *)meta;
+  r->counters_lent =
+      opt->lend_counters && (uintptr_t)(data + counters_at) % 8 == 0;
+  r->counters = r->counters_lent
                     ? (uint64_t *)(uintptr_t)(data + counters_at)
                     : xmalloc(counter_bytes);
   r->sparse = xmalloc(sparse_bytes);
@@ -478,8 +492,8 @@ static int parse_record(const unsigned char *data, uint64_t size,
     ballarus_pio_fail(err, errlen, "out of memory");
     return -1;
   }
-  if (!borrow) memcpy(r->metadata, data + meta_at, meta_size);
-  if (!r->counters_borrowed)
+  if (!borrow) memcpy(r->metadata, meta, meta_size);
+  if (!r->counters_lent)
     memcpy(r->counters, data + counters_at, counter_bytes);
   memcpy(r->sparse, data + sparse_at, sparse_bytes);
   if (check_sparse_order(r->sparse, n_sparse, sparse_at, i, err, errlen) != 0)
@@ -534,7 +548,7 @@ bad:
 
 int ballarus_profile_parse(const unsigned char *data, uint64_t size,
                            ballarus_profile *out, char *err, size_t errlen) {
-  const parse_opts opt = {NULL, 0, 0, 0, NULL, 0};
+  const parse_opts opt = {NULL, 0, 0, 0, NULL, 0, NULL, 0};
   return parse(data, size, &opt, out, err, errlen);
 }
 
@@ -613,7 +627,7 @@ int ballarus_profile_read_fd_known(int fd, const unsigned char *const *known,
   /* The records' metadata stay in the buffer (borrowed, never copied
      again): the runtime rewrites the profiles of the TUs it ran at every
      exit, and they are mostly metadata.  */
-  const parse_opts opt = {known, n_known, 1, 0, NULL, 0};
+  const parse_opts opt = {known, n_known, 1, 0, NULL, 0, NULL, 0};
   int rc = parse(buf, size, &opt, out, err, errlen);
   if (rc == 0) {
     out->backing = buf;
@@ -624,13 +638,14 @@ int ballarus_profile_read_fd_known(int fd, const unsigned char *const *known,
   return rc;
 }
 
-int ballarus_profile_parse_borrowing(const unsigned char *data, uint64_t size,
-                                     const unsigned char *const *known,
-                                     size_t n_known,
-                                     const ballarus_zero_range *zeros,
-                                     size_t n_zeros, ballarus_profile *out,
-                                     char *err, size_t errlen) {
-  const parse_opts opt = {known, n_known, 1, 1, zeros, n_zeros};
+int ballarus_profile_parse_borrowing(unsigned char *data, uint64_t size,
+                                     const ballarus_parse_hints *hints,
+                                     ballarus_profile *out, char *err,
+                                     size_t errlen) {
+  const ballarus_parse_hints none = {NULL, 0, NULL, 0, NULL, 0};
+  const ballarus_parse_hints *h = hints != NULL ? hints : &none;
+  const parse_opts opt = {h->known, h->n_known, 1, 1, h->zeros, h->n_zeros,
+                          h->found, h->n_found};
   return parse(data, size, &opt, out, err, errlen);
 }
 
@@ -641,7 +656,7 @@ int ballarus_profile_read_fd(int fd, ballarus_profile *out, char *err,
   uint64_t size;
   int loaded = load_fd(fd, &buf, &size, err, errlen);
   if (loaded != 0) return loaded;
-  const parse_opts opt = {NULL, 0, 0, 0, NULL, 0};
+  const parse_opts opt = {NULL, 0, 0, 0, NULL, 0, NULL, 0};
   int rc = parse(buf, size, &opt, out, err, errlen);
   free(buf);
   return rc;

@@ -41,6 +41,10 @@ typedef struct ballarus_profile_record {
                             first gives it its own copy */
   int counters_mapped; /* owned counters that are a mapping of their own
                           (ballarus_profile_counters_alloc) */
+  int counters_lent; /* counters are not owned but may be written: they
+                        lie in the buffer ballarus_profile_parse_borrowing
+                        parsed, which its caller lends (never freed; a
+                        copy of the record owns a copy) */
   unsigned char *chunk_map; /* NULL, or one byte per chunk of
                                BALLARUS_CHUNK_COUNTERS counters: 0 where
                                every counter of the chunk is zero and its
@@ -146,21 +150,41 @@ typedef struct ballarus_zero_range {
   uint64_t off, len;
 } ballarus_zero_range;
 
-/* Parses `size` bytes like ballarus_profile_parse, with read_fd_known's
-   known blobs, the records' metadata and counters borrowed from `data`,
-   which the caller keeps alive (and unchanged) until
+/* A metadata blob the caller found, byte for byte, at offset `off` of the
+   bytes parsed, as the caller compared them with one of its own verified
+   blobs: the parser takes `blob` for them, and never reads them.  */
+typedef struct ballarus_known_meta {
+  uint64_t off;
+  const unsigned char *blob;
+  uint64_t size;
+} ballarus_known_meta;
+
+/* What ballarus_profile_parse_borrowing may take for granted.  */
+typedef struct ballarus_parse_hints {
+  const unsigned char *const *known; /* verified blobs (read_fd_known) */
+  size_t n_known;
+  const ballarus_zero_range *zeros; /* ranges of zeros, never read */
+  size_t n_zeros;
+  const ballarus_known_meta *found; /* blobs found in place, never read */
+  size_t n_found;
+} ballarus_parse_hints;
+
+/* Parses `size` bytes like ballarus_profile_parse, with the hints' known
+   blobs (as read_fd_known's), the records' metadata borrowed from `data`
+   (or the known blob equal to it) and their
+   counters lent from it (written in place by a merge into them), which
+   the caller keeps alive (and otherwise unchanged) until
    ballarus_profile_free(out); its named records are sealed (checked, not
    decoded: a dump writes back the other tests' counts without decoding and
-   encoding them again).  `zeros` (n_zeros, may be 0): ranges of `data`
-   that hold zeros and are never read (the holes of the file it was read
-   from, left untouched in `data`): the records' counter chunks inside them
-   are marked zero in their chunk maps.  */
-int ballarus_profile_parse_borrowing(const unsigned char *data, uint64_t size,
-                                     const unsigned char *const *known,
-                                     size_t n_known,
-                                     const ballarus_zero_range *zeros,
-                                     size_t n_zeros, ballarus_profile *out,
-                                     char *err, size_t errlen);
+   encoding them again).  The hints' zero ranges (the holes of the file
+   `data` was read from, left untouched there) are never read: the
+   records' counter chunks inside them are marked zero in their chunk maps;
+   nor are the blobs found in place (the runtime's own metadata, compared
+   with the file without reading it into `data`).  hints may be NULL.  */
+int ballarus_profile_parse_borrowing(unsigned char *data, uint64_t size,
+                                     const ballarus_parse_hints *hints,
+                                     ballarus_profile *out, char *err,
+                                     size_t errlen);
 
 /* Serialises into a malloc'd buffer (records in stamp order, so equal
    profiles give equal bytes).  */

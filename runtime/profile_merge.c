@@ -114,7 +114,7 @@ static int copy_record(ballarus_profile_record *d,
   /* Borrowed counters too (the runtime's snapshot, which outlives the
      profile it is written into): no copy of a large dense array.  */
   d->counters = s->counters_borrowed ? s->counters : xmalloc(s->n_counters * 8);
-  d->counters_mapped = 0;
+  d->counters_mapped = d->counters_lent = 0;
   d->sparse = xmalloc(s->n_sparse * sizeof(ballarus_sparse_entry));
   d->chunk_map = s->chunk_map == NULL ? NULL : xmalloc(chunk_count(s->n_counters));
   if (d->metadata == NULL || d->counters == NULL || d->sparse == NULL ||

@@ -296,10 +296,13 @@ static int add_hole(zero_list *z, uint64_t a, uint64_t b) {
 }
 
 /* Reads bytes [at, n) of fd into read_buf[at, n), its data only: holes
-   (SEEK_HOLE; none where the file system does not say) go to *z.  *end:
-   where the bytes end (earlier if the file shrank while read).  */
-static int read_data(int fd, uint64_t at, uint64_t n, zero_list *z,
-                     uint64_t *end, char *err, size_t errlen) {
+   (SEEK_HOLE; none where the file system does not say) go to *z, and the
+   ranges skip[0, n_skip) (sorted) are not read.  *end: where the bytes
+   end (earlier if the file shrank while read).  */
+static int read_data(int fd, uint64_t at, uint64_t n,
+                     const ballarus_zero_range *skip, size_t n_skip,
+                     zero_list *z, uint64_t *end, char *err, size_t errlen) {
+  size_t k = 0;
   while (at < n) {
     off_t d = lseek(fd, (off_t)at, SEEK_DATA);
     if (d < 0) d = errno == ENXIO ? (off_t)n : (off_t)at;
@@ -314,9 +317,16 @@ static int read_data(int fd, uint64_t at, uint64_t n, zero_list *z,
     }
     off_t h = lseek(fd, (off_t)at, SEEK_HOLE);
     if (h < 0 || (uint64_t)h <= at || (uint64_t)h > n) h = (off_t)n;
+    while (k < n_skip && skip[k].off + skip[k].len <= at) k++;
+    uint64_t stop = (uint64_t)h;
+    if (k < n_skip && skip[k].off <= at) {
+      at = skip[k].off + skip[k].len; /* not read */
+      continue;
+    }
+    if (k < n_skip && skip[k].off < stop) stop = skip[k].off;
     uint64_t got = 0;
-    while (at + got < (uint64_t)h) {
-      ssize_t r = pread(fd, read_buf + at + got, (size_t)((uint64_t)h - at - got),
+    while (at + got < stop) {
+      ssize_t r = pread(fd, read_buf + at + got, (size_t)(stop - at - got),
                         (off_t)(at + got));
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) {
@@ -329,15 +339,75 @@ static int read_data(int fd, uint64_t at, uint64_t n, zero_list *z,
     }
     at += got;
     if (at > read_dirty) read_dirty = at;
-    if (at < (uint64_t)h) break; /* shrank: parse what there is */
+    if (at < stop) break; /* shrank: parse what there is */
   }
   *end = at < n ? at : n;
   return 0;
 }
 
+/* Whether bytes [off, off + size) of fd equal blob, compared through a
+   small buffer (the file's bytes never land in read_buf).  */
+static int file_equals(int fd, uint64_t off, const unsigned char *blob,
+                       uint64_t size) {
+  unsigned char buf[16384];
+  for (uint64_t done = 0; done < size;) {
+    size_t want = size - done < sizeof buf ? (size_t)(size - done) : sizeof buf;
+    ssize_t r = pread(fd, buf, want, (off_t)(off + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0 || memcmp(buf, blob + done, (size_t)r) != 0) return 0;
+    done += (uint64_t)r;
+  }
+  return 1;
+}
+
+/* Walks the record headers of the file fd of n bytes (n_records, from its
+   checked file header) and finds the metadata of this dump's own TUs
+   (known, their blobs) in place: each found into found[] (room for
+   n_known), and its whole pages into skip[] (room as much): what the
+   parser takes from the program's blob instead of reading.  The file is
+   not trusted: any header that does not add up ends the walk, and the
+   parser then reads and checks the rest as always.  Returns the count.  */
+static size_t find_own_metadata(int fd, uint64_t n, uint32_t n_records,
+                                const unsigned char *const *known,
+                                size_t n_known, ballarus_known_meta *found,
+                                ballarus_zero_range *skip) {
+  size_t m = 0;
+  uint64_t at = BALLARUS_PROFILE_HEADER_SIZE;
+  for (uint32_t i = 0; i < n_records && m < n_known; i++) {
+    unsigned char h[BALLARUS_RECORD_HEADER_SIZE];
+    if (n - at < sizeof h || pread(fd, h, sizeof h, (off_t)at) != sizeof h)
+      break;
+    ballarus_record_header rh;
+    memcpy(&rh, h, sizeof rh);
+    const uint64_t meta_at = at + sizeof h;
+    if (rh.tag != BALLARUS_RECORD_TU || rh.meta_size > n - meta_at ||
+        rh.n_counters > n / 8 || rh.n_sparse > n / 8)
+      break;
+    const uint64_t next = meta_at + ((rh.meta_size + 7) & ~(uint64_t)7) +
+                          rh.n_counters * 8 +
+                          rh.n_sparse * sizeof(ballarus_sparse_entry);
+    if (next > n || next < meta_at) break;
+    for (size_t k = 0; k < n_known; k++) {
+      ballarus_meta_header mh;
+      memcpy(&mh, known[k], sizeof mh);
+      if (mh.stamp != rh.stamp || mh.size != rh.meta_size ||
+          !file_equals(fd, meta_at, known[k], mh.size))
+        continue;
+      found[m] = (ballarus_known_meta){meta_at, known[k], mh.size};
+      const uint64_t lo = (meta_at + 4095) & ~(uint64_t)4095;
+      const uint64_t hi = (meta_at + mh.size) & ~(uint64_t)4095;
+      skip[m++] = (ballarus_zero_range){lo, hi > lo ? hi - lo : 0};
+      break;
+    }
+    at = next;
+  }
+  return m;
+}
+
 /* Reads the regular file fd (st: its fstat) into read_buf, its header
-   first (profile_io.h), its holes left untouched, and parses it, its
-   metadata and counters borrowed from read_buf.  Returns 0, -1 (damaged)
+   first (profile_io.h), its holes and the metadata of this dump's own TUs
+   (known: compared in place) left unread, and parses it, its metadata
+   borrowed and its counters lent from read_buf.  Returns 0, -1 (damaged)
    or BALLARUS_PROFILE_UNREAD (a read error, or out of memory: not a
    reason to call the file damaged).  */
 static int read_profile(int fd, const struct stat *st,
@@ -353,22 +423,34 @@ static int read_profile(int fd, const struct stat *st,
   if (ballarus_profile_check_header(head, got < sizeof head ? got : n, err,
                                     errlen) != 0)
     return -1;
-  if (reserve_read_buf(n + 1) != 0) {
+  ballarus_known_meta *found = calloc(n_known + 1, sizeof *found);
+  ballarus_zero_range *skip = calloc(n_known + 1, sizeof *skip);
+  if (found == NULL || skip == NULL || reserve_read_buf(n + 1) != 0) {
+    free(found);
+    free(skip);
     snprintf(err, errlen, "out of memory reading %llu bytes",
              (unsigned long long)n);
     return BALLARUS_PROFILE_UNREAD;
   }
+  uint32_t n_records;
+  memcpy(&n_records, head + 12, sizeof n_records);
+  const size_t n_found =
+      find_own_metadata(fd, n, n_records, known, n_known, found, skip);
   memcpy(read_buf, head, sizeof head);
   if (read_dirty < sizeof head) read_dirty = sizeof head;
   zero_list z = {NULL, 0, 0};
-  if (read_data(fd, sizeof head, n, &z, &end, err, errlen) != 0) {
-    free(z.r);
-    return BALLARUS_PROFILE_UNREAD;
+  int rc = BALLARUS_PROFILE_UNREAD;
+  if (read_data(fd, sizeof head, n, skip, n_found, &z, &end, err, errlen) ==
+      0) {
+    /* A file that shrank while read is parsed as it is.  */
+    const ballarus_parse_hints hints = {known, n_known, z.r, z.n,
+                                        found, n_found};
+    rc = ballarus_profile_parse_borrowing(read_buf, end, &hints, out, err,
+                                          errlen);
   }
-  /* A file that shrank while read is parsed as it is.  */
-  int rc = ballarus_profile_parse_borrowing(read_buf, end, known, n_known,
-                                            z.r, z.n, out, err, errlen);
   free(z.r);
+  free(found);
+  free(skip);
   return rc;
 }
 
