@@ -76,10 +76,15 @@ struct ballarus_root {
 typedef struct {
   uint64_t *live;     /* the TU's counters */
   uint64_t *snap;     /* values read, subtracted after a successful write
-                         (ballarus_profile_counters_alloc) */
-  int snap_mapped;
+                         (ballarus_profile_counters_alloc), or `live`
+                         itself (snap_live) when nothing can change it
+                         during the dump */
+  int snap_mapped, snap_live;
   unsigned char *map; /* snap's chunk map: 0 where snap holds only zeros,
                          untouched; or NULL (every chunk read) */
+  uint64_t *nz;       /* the indices of snap's non-zero counters, n_nz of
+                         them; NULL (out of memory): scan snap */
+  uint64_t n_nz, cap_nz;
   uint64_t n;
   ballarus_pt_entry *pt; /* path table counts read, subtracted likewise */
   uint64_t n_pt, cap_pt;

@@ -308,28 +308,76 @@ static const unsigned char *found_at(const parse_opts *o, uint64_t at,
   return NULL;
 }
 
-/* The chunk map of n counters at data offset `at` from the zero ranges
-   (chunks wholly inside one are zero), in *map (NULL when none is zero).
-   Returns -1 when out of memory.  */
-static int map_from_zeros(uint64_t at, uint64_t n, const parse_opts *o,
-                          unsigned char **map) {
+/* Whether counter chunk [a, b) of data (byte offsets) holds a non-zero
+   word outside the zero ranges from z on, which it reads; the ranges'
+   bytes are zero and never read.  */
+static int chunk_nonzero(const unsigned char *data, uint64_t a, uint64_t b,
+                         const parse_opts *o, size_t z) {
+  uint64_t p = a;
+  while (p < b) {
+    if (z < o->n_zeros && o->zeros[z].off <= p) {
+      const uint64_t e = o->zeros[z].off + o->zeros[z].len;
+      if (e > p) p = e;
+      z++;
+      continue;
+    }
+    const uint64_t q = z < o->n_zeros && o->zeros[z].off < b ? o->zeros[z].off : b;
+    for (uint64_t w = p; w + 8 <= q; w += 8)
+      if (rd64(data + w) != 0) return 1;
+    p = q;
+  }
+  return 0;
+}
+
+/* The chunk map of n counters at data offset `at`, given the zero ranges
+   (holes): a chunk is zero when its bytes outside them are (the part of a
+   chunk a file block shares with a counted one is data, the rest of it a
+   hole).  *map is NULL when there are no zero ranges.  Returns -1 when out
+   of memory.  */
+static int map_from_zeros(const unsigned char *data, uint64_t at, uint64_t n,
+                          const parse_opts *o, unsigned char **map) {
   *map = NULL;
   if (o->n_zeros == 0 || n < BALLARUS_CHUNK_COUNTERS) return 0;
+  *map = xmalloc(chunk_count(n));
+  if (*map == NULL) return -1;
   size_t z = 0;
   for (uint64_t k = 0, lo, hi; k < chunk_count(n); k++) {
     chunk_bounds(k, n, &lo, &hi);
     const uint64_t a = at + lo * 8, b = at + hi * 8;
     while (z < o->n_zeros && o->zeros[z].off + o->zeros[z].len <= a) z++;
-    if (z == o->n_zeros) break;
-    if (o->zeros[z].off > a || o->zeros[z].off + o->zeros[z].len < b)
-      continue;
-    if (*map == NULL) {
-      *map = xmalloc(chunk_count(n));
-      if (*map == NULL) return -1;
-      memset(*map, 1, chunk_count(n));
-    }
-    (*map)[k] = 0;
+    (*map)[k] = (unsigned char)chunk_nonzero(data, a, b, o, z);
   }
+  return 0;
+}
+
+/* Checks the fields of record i's header h (at offset rec) that need no
+   other bytes: tag, flags, and sizes that cannot overflow.  */
+static int check_record_fields(const unsigned char *h, uint64_t rec,
+                               uint32_t i, char *err, size_t errlen) {
+  uint32_t tag = rd32(h), flags = rd32(h + 4);
+  uint64_t meta_size = rd64(h + 16), n_counters = rd64(h + 24),
+           n_sparse = rd64(h + 32);
+  if (tag != BALLARUS_RECORD_TU)
+    return ballarus_pio_fail(err, errlen, "offset %llu: record %u: bad tag "
+                             "0x%08x (expected 0x%08x)",
+                             (ull)rec, i, tag, BALLARUS_RECORD_TU);
+  if (flags != 0)
+    return ballarus_pio_fail(err, errlen,
+                             "offset %llu: record %u: unknown flags 0x%x",
+                             (ull)(rec + 4), i, flags);
+  if (meta_size < BALLARUS_META_HEADER_SIZE || meta_size > UINT64_MAX - 7)
+    return ballarus_pio_fail(err, errlen,
+                             "offset %llu: record %u: meta_size %llu is not a "
+                             "metadata blob size",
+                             (ull)(rec + 16), i, (ull)meta_size);
+  if (n_counters > UINT64_MAX / 8)
+    return ballarus_pio_fail(err, errlen,
+                             "offset %llu: record %u: n_counters %llu overflows",
+                             (ull)(rec + 24), i, (ull)n_counters);
+  if (n_sparse > UINT64_MAX / sizeof(ballarus_sparse_entry))
+    return ballarus_pio_fail(err, errlen,
+                             "offset %llu: record %u: n_sparse %llu overflows",
+                             (ull)(rec + 32), i, (ull)n_sparse);
   return 0;
 }
 
@@ -352,37 +400,10 @@ static int parse_record(const unsigned char *data, uint64_t size,
     return -1;
   }
   const unsigned char *h = data + rec;
-  uint32_t tag = rd32(h), flags = rd32(h + 4);
   uint64_t stamp = rd64(h + 8), meta_size = rd64(h + 16);
   uint64_t n_counters = rd64(h + 24), n_sparse = rd64(h + 32);
   uint64_t runs = rd64(h + 40), check = rd64(h + 48);
-  if (tag != BALLARUS_RECORD_TU) {
-    ballarus_pio_fail(err, errlen, "offset %llu: record %u: bad tag 0x%08x (expected "
-         "0x%08x)", (ull)rec, i, tag, BALLARUS_RECORD_TU);
-    return -1;
-  }
-  if (flags != 0) {
-    ballarus_pio_fail(err, errlen, "offset %llu: record %u: unknown flags 0x%x",
-         (ull)(rec + 4), i, flags);
-    return -1;
-  }
-  if (meta_size < BALLARUS_META_HEADER_SIZE || meta_size > UINT64_MAX - 7) {
-    ballarus_pio_fail(err, errlen,
-         "offset %llu: record %u: meta_size %llu is not a metadata blob "
-         "size",
-         (ull)(rec + 16), i, (ull)meta_size);
-    return -1;
-  }
-  if (n_counters > UINT64_MAX / 8) {
-    ballarus_pio_fail(err, errlen, "offset %llu: record %u: n_counters %llu overflows",
-         (ull)(rec + 24), i, (ull)n_counters);
-    return -1;
-  }
-  if (n_sparse > UINT64_MAX / sizeof(ballarus_sparse_entry)) {
-    ballarus_pio_fail(err, errlen, "offset %llu: record %u: n_sparse %llu overflows",
-         (ull)(rec + 32), i, (ull)n_sparse);
-    return -1;
-  }
+  if (check_record_fields(h, rec, i, err, errlen) != 0) return -1;
   o += BALLARUS_RECORD_HEADER_SIZE;
   left = size - o;
   const uint64_t meta_at = o;
@@ -418,7 +439,7 @@ static int parse_record(const unsigned char *data, uint64_t size,
   }
   o += sparse_bytes;
   unsigned char *map;
-  if (map_from_zeros(counters_at, n_counters, opt, &map) != 0) {
+  if (map_from_zeros(data, counters_at, n_counters, opt, &map) != 0) {
     ballarus_pio_fail(err, errlen, "out of memory");
     return -1;
   }

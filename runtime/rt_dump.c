@@ -65,6 +65,9 @@
 
 #define _GNU_SOURCE
 
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,17 +141,38 @@ static void free_entry(entry *e) {
                                    e->rec.counters_mapped);
   free(e->rec.sparse);
   free(e->rec.chunk_map);
-  if (e->snap.snap != NULL)
+  if (e->snap.snap != NULL && !e->snap.snap_live)
     ballarus_profile_counters_free(e->snap.snap, e->snap.n,
                                    e->snap.snap_mapped);
   free(e->snap.map);
+  free(e->snap.nz);
   free(e->snap.pt);
   e->rec.counters = NULL;
   e->rec.sparse = NULL;
   e->rec.chunk_map = NULL;
   e->snap.snap = NULL;
   e->snap.map = NULL;
+  e->snap.nz = NULL;
   e->snap.pt = NULL;
+}
+
+/* Appends index i to e->snap.nz; out of memory, drops the list (the
+   subtraction then scans the snapshot).  */
+static void note_nonzero(entry *e, uint64_t i) {
+  tu_snap *s = &e->snap;
+  if (s->n_nz == s->cap_nz) {
+    uint64_t c = s->cap_nz == 0 ? 256 : 2 * s->cap_nz;
+    uint64_t *v = c > SIZE_MAX / 8 ? NULL : realloc(s->nz, (size_t)c * 8);
+    if (v == NULL) {
+      free(s->nz);
+      s->nz = NULL;
+      s->cap_nz = s->n_nz = UINT64_MAX; /* no more notes */
+      return;
+    }
+    s->nz = v;
+    s->cap_nz = c;
+  }
+  s->nz[s->n_nz++] = i;
 }
 
 /* Arrays of fewer counters get no chunk map: a page or two.  */
@@ -175,8 +199,9 @@ static void copy_live(entry *e, ballarus_rt_pagemap *pm) {
     for (uint64_t i = lo; i < hi; i++) {
       uint64_t v = __atomic_load_n(&c[i], __ATOMIC_RELAXED);
       if (v == 0) continue;
-      e->snap.snap[i] = v;
+      if (!e->snap.snap_live) e->snap.snap[i] = v;
       e->changed = 1;
+      note_nonzero(e, i);
       if (e->snap.map != NULL) e->snap.map[i / BALLARUS_CHUNK_COUNTERS] = 1;
     }
   }
@@ -203,8 +228,11 @@ static int zero_record(ballarus_profile_record *rec, uint64_t n) {
    carrying the run, or nothing once the run is counted.  Only the pages
    of counters the process touched are read (pm, rt_pages.c); the
    snapshot's chunks that hold only zeros stay untouched, marked so in its
-   chunk map.  Returns -1 when out of memory.  */
-static int snapshot_tu(entry *e, int counted, ballarus_rt_pagemap *pm) {
+   chunk map.  `stable`: nothing but this dump can change the counters
+   (one thread, signals blocked), so the snapshot is the live array itself,
+   not a copy.  Returns -1 when out of memory.  */
+static int snapshot_tu(entry *e, int counted, ballarus_rt_pagemap *pm,
+                       int stable) {
   const ballarus_tu_desc *d = e->root->tus[e->t];
   ballarus_meta_header h;
   memcpy(&h, d->metadata, sizeof h);
@@ -232,8 +260,10 @@ static int snapshot_tu(entry *e, int counted, ballarus_rt_pagemap *pm) {
   e->snap.n_pt = e->snap.cap_pt = 0;
   e->snap.live = d->counters;
   e->snap.n = h.n_counters;
-  e->snap.snap =
-      ballarus_profile_counters_alloc(h.n_counters, &e->snap.snap_mapped);
+  e->snap.snap_live = stable;
+  e->snap.snap = stable ? d->counters
+                        : ballarus_profile_counters_alloc(
+                              h.n_counters, &e->snap.snap_mapped);
   if (e->snap.snap == NULL) return -1;
   const size_t n_chunks = (size_t)((h.n_counters + BALLARUS_CHUNK_COUNTERS -
                                     1) / BALLARUS_CHUNK_COUNTERS);
@@ -306,11 +336,45 @@ static void report_lost(ballarus_root **roots, size_t n_roots) {
   }
 }
 
+/* Whether this process has one thread (/proc/self/stat's num_threads,
+   the 18th field after the command's closing parenthesis); 0 when
+   unknown.  */
+static int single_threaded(void) {
+  int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[1024];
+  ssize_t r = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (r <= 0) return 0;
+  buf[r] = '\0';
+  const char *p = strrchr(buf, ')');
+  for (int field = 2; p != NULL && field < 20; field++)
+    p = strchr(p + 1, ' ');
+  return p != NULL && strtol(p + 1, NULL, 10) == 1;
+}
+
+static void dump_roots(ballarus_root **roots, size_t n_roots, int at_exit,
+                       int stable);
+
 /* Dumps the TUs of `roots`.  Called with the master lock held.  `at_exit`:
    no later dump will come (exit, dlclose, abort), so what cannot be
-   written is lost, and the messages say so.  */
+   written is lost, and the messages say so.  With every signal blocked,
+   a process of one thread cannot change its counters during the dump:
+   they are written from where they are counted, not from a copy of them
+   (a short process's exit then touches no page for a snapshot).  */
 void ballarus_rt_dump_roots(ballarus_root **roots, size_t n_roots,
                             int at_exit) {
+  sigset_t all, old;
+  sigfillset(&all);
+  const int blocked = pthread_sigmask(SIG_BLOCK, &all, &old) == 0;
+  const int stable = blocked && single_threaded();
+  if (blocked && !stable) pthread_sigmask(SIG_SETMASK, &old, NULL);
+  dump_roots(roots, n_roots, at_exit, stable);
+  if (stable) pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void dump_roots(ballarus_root **roots, size_t n_roots, int at_exit,
+                       int stable) {
   report_lost(roots, n_roots);
   /* Per-thread copies first: what threads counted goes into the shared
      counters read below.  */
@@ -342,7 +406,7 @@ void ballarus_rt_dump_roots(ballarus_root **roots, size_t n_roots,
       const char *slash = strrchr(e->dest, '/');
       if (slash == NULL) continue; /* a relative override without a cwd */
       e->dir_len = (size_t)(slash - e->dest);
-      if (snapshot_tu(e, rt->counted[t], &pm) != 0) {
+      if (snapshot_tu(e, rt->counted[t], &pm, stable) != 0) {
         free_entry(e);
         goto oom;
       }

@@ -24,10 +24,16 @@
 #include "runtime/safe_file.h"
 
 /* Subtracts what e read from the live counters: it is in a file now.
-   Chunks its map marks zero were not read.  */
+   Only the counters it read as non-zero (its list, or its map's chunks).  */
 static void subtract(entry *e) {
   const uint64_t per = BALLARUS_CHUNK_COUNTERS;
-  for (uint64_t c = 0; c < e->snap.n; c++) {
+  if (e->snap.nz != NULL) {
+    for (uint64_t k = 0; k < e->snap.n_nz; k++) {
+      const uint64_t c = e->snap.nz[k];
+      __atomic_fetch_sub(&e->snap.live[c], e->snap.snap[c], __ATOMIC_RELAXED);
+    }
+  }
+  for (uint64_t c = 0; e->snap.nz == NULL && c < e->snap.n; c++) {
     if (e->snap.map != NULL && !e->snap.map[c / per]) {
       c += per - 1 - c % per;
       continue;
