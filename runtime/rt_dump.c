@@ -207,6 +207,45 @@ static void copy_live(entry *e, ballarus_rt_pagemap *pm) {
   }
 }
 
+/* Whether this process has one thread (/proc/self/stat's num_threads,
+   the 18th field after the command's closing parenthesis); 0 when
+   unknown.  */
+static int single_threaded(void) {
+  int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[1024];
+  ssize_t r = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (r <= 0) return 0;
+  buf[r] = '\0';
+  const char *p = strrchr(buf, ')');
+  for (int field = 2; p != NULL && field < 20; field++)
+    p = strchr(p + 1, ' ');
+  return p != NULL && strtol(p + 1, NULL, 10) == 1;
+}
+
+/* Whether the counters can change during this dump, found out once, when
+   a large array makes a copy worth avoiding.  With every signal blocked, a
+   process of one thread cannot change its counters: they are written from
+   where they are counted, not from a copy (a short process's exit then
+   touches no page for a snapshot); the signals stay blocked until the dump
+   ends (ballarus_rt_dump_roots).  */
+typedef struct {
+  int stable; /* 1 stable, 0 not, -1 not known yet */
+  sigset_t old;
+} stability;
+
+static int stable_state(stability *st) {
+  if (st->stable >= 0) return st->stable;
+  sigset_t all;
+  sigfillset(&all);
+  st->stable = 0;
+  if (pthread_sigmask(SIG_BLOCK, &all, &st->old) != 0) return 0;
+  if (single_threaded()) return st->stable = 1;
+  pthread_sigmask(SIG_SETMASK, &st->old, NULL);
+  return 0;
+}
+
 /* A record of n zero counters, its map all zero: nothing of it is ever
    read or written.  */
 static int zero_record(ballarus_profile_record *rec, uint64_t n) {
@@ -228,11 +267,11 @@ static int zero_record(ballarus_profile_record *rec, uint64_t n) {
    carrying the run, or nothing once the run is counted.  Only the pages
    of counters the process touched are read (pm, rt_pages.c); the
    snapshot's chunks that hold only zeros stay untouched, marked so in its
-   chunk map.  `stable`: nothing but this dump can change the counters
-   (one thread, signals blocked), so the snapshot is the live array itself,
-   not a copy.  Returns -1 when out of memory.  */
+   chunk map.  When nothing but this dump can change the counters
+   (stable_state), the snapshot of a large array is the array itself, not
+   a copy.  Returns -1 when out of memory.  */
 static int snapshot_tu(entry *e, int counted, ballarus_rt_pagemap *pm,
-                       int stable) {
+                       stability *st) {
   const ballarus_tu_desc *d = e->root->tus[e->t];
   ballarus_meta_header h;
   memcpy(&h, d->metadata, sizeof h);
@@ -260,8 +299,8 @@ static int snapshot_tu(entry *e, int counted, ballarus_rt_pagemap *pm,
   e->snap.n_pt = e->snap.cap_pt = 0;
   e->snap.live = d->counters;
   e->snap.n = h.n_counters;
-  e->snap.snap_live = stable;
-  e->snap.snap = stable ? d->counters
+  e->snap.snap_live = h.n_counters >= MAP_MIN_COUNTERS && stable_state(st);
+  e->snap.snap = e->snap.snap_live ? d->counters
                         : ballarus_profile_counters_alloc(
                               h.n_counters, &e->snap.snap_mapped);
   if (e->snap.snap == NULL) return -1;
@@ -336,45 +375,22 @@ static void report_lost(ballarus_root **roots, size_t n_roots) {
   }
 }
 
-/* Whether this process has one thread (/proc/self/stat's num_threads,
-   the 18th field after the command's closing parenthesis); 0 when
-   unknown.  */
-static int single_threaded(void) {
-  int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  char buf[1024];
-  ssize_t r = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (r <= 0) return 0;
-  buf[r] = '\0';
-  const char *p = strrchr(buf, ')');
-  for (int field = 2; p != NULL && field < 20; field++)
-    p = strchr(p + 1, ' ');
-  return p != NULL && strtol(p + 1, NULL, 10) == 1;
-}
-
 static void dump_roots(ballarus_root **roots, size_t n_roots, int at_exit,
-                       int stable);
+                       stability *st);
 
 /* Dumps the TUs of `roots`.  Called with the master lock held.  `at_exit`:
    no later dump will come (exit, dlclose, abort), so what cannot be
-   written is lost, and the messages say so.  With every signal blocked,
-   a process of one thread cannot change its counters during the dump:
-   they are written from where they are counted, not from a copy of them
-   (a short process's exit then touches no page for a snapshot).  */
+   written is lost, and the messages say so.  */
 void ballarus_rt_dump_roots(ballarus_root **roots, size_t n_roots,
                             int at_exit) {
-  sigset_t all, old;
-  sigfillset(&all);
-  const int blocked = pthread_sigmask(SIG_BLOCK, &all, &old) == 0;
-  const int stable = blocked && single_threaded();
-  if (blocked && !stable) pthread_sigmask(SIG_SETMASK, &old, NULL);
-  dump_roots(roots, n_roots, at_exit, stable);
-  if (stable) pthread_sigmask(SIG_SETMASK, &old, NULL);
+  stability st;
+  st.stable = -1;
+  dump_roots(roots, n_roots, at_exit, &st);
+  if (st.stable == 1) pthread_sigmask(SIG_SETMASK, &st.old, NULL);
 }
 
 static void dump_roots(ballarus_root **roots, size_t n_roots, int at_exit,
-                       int stable) {
+                       stability *st) {
   report_lost(roots, n_roots);
   /* Per-thread copies first: what threads counted goes into the shared
      counters read below.  */
@@ -406,7 +422,7 @@ static void dump_roots(ballarus_root **roots, size_t n_roots, int at_exit,
       const char *slash = strrchr(e->dest, '/');
       if (slash == NULL) continue; /* a relative override without a cwd */
       e->dir_len = (size_t)(slash - e->dest);
-      if (snapshot_tu(e, rt->counted[t], &pm, stable) != 0) {
+      if (snapshot_tu(e, rt->counted[t], &pm, st) != 0) {
         free_entry(e);
         goto oom;
       }

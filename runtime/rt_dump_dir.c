@@ -303,14 +303,16 @@ static int add_hole(zero_list *z, uint64_t a, uint64_t b) {
 
 /* Reads bytes [at, n) of fd into read_buf[at, n), its data only: holes
    (SEEK_HOLE; none where the file system does not say) go to *z, and the
-   ranges skip[0, n_skip) (sorted) are not read.  *end: where the bytes
-   end (earlier if the file shrank while read).  */
-static int read_data(int fd, uint64_t at, uint64_t n,
+   ranges skip[0, n_skip) (sorted) are not read.  Without `holes` (a file
+   with none, or too small to be worth the system calls) every byte is
+   data.  *end: where the bytes end (earlier if the file shrank while
+   read).  */
+static int read_data(int fd, uint64_t at, uint64_t n, int holes,
                      const ballarus_zero_range *skip, size_t n_skip,
                      zero_list *z, uint64_t *end, char *err, size_t errlen) {
   size_t k = 0;
   while (at < n) {
-    off_t d = lseek(fd, (off_t)at, SEEK_DATA);
+    off_t d = holes ? lseek(fd, (off_t)at, SEEK_DATA) : (off_t)at;
     if (d < 0) d = errno == ENXIO ? (off_t)n : (off_t)at;
     if ((uint64_t)d > n) d = (off_t)n;
     if ((uint64_t)d > at) {
@@ -321,7 +323,7 @@ static int read_data(int fd, uint64_t at, uint64_t n,
       at = (uint64_t)d;
       if (at >= n) break;
     }
-    off_t h = lseek(fd, (off_t)at, SEEK_HOLE);
+    off_t h = holes ? lseek(fd, (off_t)at, SEEK_HOLE) : (off_t)n;
     if (h < 0 || (uint64_t)h <= at || (uint64_t)h > n) h = (off_t)n;
     while (k < n_skip && skip[k].off + skip[k].len <= at) k++;
     uint64_t stop = (uint64_t)h;
@@ -410,9 +412,12 @@ static size_t find_own_metadata(int fd, uint64_t n, uint32_t n_records,
   return m;
 }
 
+/* Files from this size on are worth finding holes and own metadata in.  */
+#define LARGE_FILE (256u * 1024u)
+
 /* Reads the regular file fd (st: its fstat) into read_buf, its header
    first (profile_io.h), its holes and the metadata of this dump's own TUs
-   (known: compared in place) left unread, and parses it, its metadata
+   (known: compared in place) left unread when it is large, and parses it, its metadata
    borrowed and its counters lent from read_buf.  Returns 0, -1 (damaged)
    or BALLARUS_PROFILE_UNREAD (a read error, or out of memory: not a
    reason to call the file damaged).  */
@@ -440,14 +445,18 @@ static int read_profile(int fd, const struct stat *st,
   }
   uint32_t n_records;
   memcpy(&n_records, head + 12, sizeof n_records);
+  /* A small file is read whole: a few pages, fewer system calls.  */
+  const int large = n >= LARGE_FILE;
   const size_t n_found =
-      find_own_metadata(fd, n, n_records, known, n_known, found, skip);
+      large ? find_own_metadata(fd, n, n_records, known, n_known, found, skip)
+            : 0;
+  const int holes = large && (uint64_t)st->st_blocks * 512 < n;
   memcpy(read_buf, head, sizeof head);
   if (read_dirty < sizeof head) read_dirty = sizeof head;
   zero_list z = {NULL, 0, 0};
   int rc = BALLARUS_PROFILE_UNREAD;
-  if (read_data(fd, sizeof head, n, skip, n_found, &z, &end, err, errlen) ==
-      0) {
+  if (read_data(fd, sizeof head, n, holes, skip, n_found, &z, &end, err,
+                errlen) == 0) {
     /* A file that shrank while read is parsed as it is.  */
     const ballarus_parse_hints hints = {known, n_known, z.r, z.n,
                                         found, n_found};
