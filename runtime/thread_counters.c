@@ -39,7 +39,11 @@
        live copy, v = C_t[i] read racily (a 64-bit aligned load: some value
        the counter really had), S += v, G += v.  Afterwards S = T as of the
        reads: what a dump writes.  What a thread adds meanwhile is beyond
-       its v, so neither lost nor counted twice;
+       its v, so neither lost nor counted twice.  The folding thread's own
+       copy instead gives its counts up: S += v, C_t -= v (an atomic
+       subtract, against its own signal handlers; no other thread writes
+       it), which keeps T and leaves G's pages untouched (a short process's
+       exit: its main thread's copy is the only one);
      - a thread exit: G -= C_t (the owner's final values), the copy goes.
        S is not touched, so a dump's snapshot of S after its fold is never
        disturbed by threads that exit meanwhile;
@@ -263,6 +267,18 @@ static void add_copy(const tc_copy *c, uint64_t n, int fd, int sign,
   });
 }
 
+/* Under tc_lock, on the calling thread's own copy: S += C (when
+   to_shared), C = 0, without G: a copy's owner may take its counts back
+   (atomically, against its own signal handlers), and G's pages, which a
+   short process would otherwise touch only at its exit, stay untouched.  */
+static void move_own(tc_copy *c, uint64_t n, int fd, int to_shared) {
+  uint64_t *shared = __start_ballarus_thread_ctrs;
+  FOR_EACH_WORD(c->ctr, n, fd, i, v, {
+    if (to_shared) __atomic_fetch_add(&shared[i], v, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&c->ctr[i], v, __ATOMIC_RELAXED);
+  });
+}
+
 /* Under tc_lock.  S -= G (when to_shared), G = 0.  */
 static void drain_g(uint64_t n, int fd, int to_shared) {
   uint64_t *shared = __start_ballarus_thread_ctrs;
@@ -451,8 +467,12 @@ void ballarus_tc_sync(int op) {
         __atomic_store_n(&shared[i], 0, __ATOMIC_RELAXED);
   }
   drain_g(n, fd, !reset);
-  for (tc_copy *c = tc_head; c != NULL; c = c->next)
-    add_copy(c, n, fd, +1, !reset);
+  for (tc_copy *c = tc_head; c != NULL; c = c->next) {
+    if (c == tc_mine)
+      move_own(c, n, fd, !reset);
+    else
+      add_copy(c, n, fd, +1, !reset);
+  }
   if (fd >= 0) close(fd);
   pthread_mutex_unlock(&tc_lock);
 }
