@@ -79,6 +79,13 @@ int64_t RealEntryEdge(const Function& f) {
   return found;
 }
 
+bool ResumedAfterCall(const Function& f, uint32_t b) {
+  for (const Edge& e : f.edges)
+    if (e.dst == b && (e.flags & kEdgeReentry) && !(e.flags & kEdgeFake))
+      return true;
+  return false;
+}
+
 Count CountOfCalls(const std::vector<PathInfo::Call>& calls,
                    const std::vector<const FlowResult*>& flows,
                    const std::vector<Function>& functions,

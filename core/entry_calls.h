@@ -26,7 +26,9 @@
 // `edge` is the function's real ENTRY edge (RealEntryEdge), without a
 // counter; `calls` name (function of the TU by index, block holding the
 // call), at least one, ascending by (function, block); a block holding two
-// calls of the function is listed twice.  No function lists itself and the
+// calls of the function is listed twice; no block is entered by a re-entry
+// edge that resumes after a call (ResumedAfterCall: fork, counter resets),
+// as those entries run none of its calls.  No function lists itself and the
 // functions' lists form no cycle (recursion keeps a counter).
 #ifndef BALLARUS_CORE_ENTRY_CALLS_H_
 #define BALLARUS_CORE_ENTRY_CALLS_H_
@@ -64,6 +66,12 @@ bool FindEntryCalls(const Function& f, EntryCalls* info, std::string* error);
 // abnormal, ignored or a re-entry edge), or -1 when there is not exactly
 // one.
 int64_t RealEntryEdge(const Function& f);
+
+// Whether block `b` of `f` is entered by a re-entry edge that resumes an
+// activation after a call (kEdgeReentry without kEdgeFake: after fork or
+// a counter reset), whose entries do not run the block's calls: such a
+// block cannot count calls.
+bool ResumedAfterCall(const Function& f, uint32_t b);
 
 // The sum of the call blocks' counts, `flows[function]` being the solved
 // profile of `functions[function]` (nullptr: not solved).  Unknown, with

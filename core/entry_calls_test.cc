@@ -3,7 +3,8 @@
 // places one counter fewer, the reader solves the caller first and the
 // callee from the sum of its call blocks, exactly, with one activation of
 // the callee cut short by exit() in the caller's loop; the extension's
-// bytes and the metadata checks across the TU.
+// bytes and the metadata checks across the TU (a call block that re-entries
+// after fork resume is refused).
 #include "core/entry_calls.h"
 
 #include <string>
@@ -235,6 +236,22 @@ TEST(EntryCalls, MetadataChecksTheCallsAcrossTheTu) {
   bad.calls = {{1, 6}};
   EXPECT_NE(ErrorWith(bad).find("entry calls names block 6 of function 'g'"),
             std::string::npos);
+  // g's block 4 resumed after a fork in its call (a re-entry edge into
+  // it): its entries do not all run the call.
+  {
+    TranslationUnit tu = TuWith(ok);
+    Function& g = tu.functions[1];
+    g.edges.insert(g.edges.begin() + 1, Edge{kEntryBlock, 4, kEdgeReentry,
+                                             kNoCounter});
+    EXPECT_NE(DecodeError(tu).find("entry calls names block 4 of function "
+                                   "'g', which re-entries resume"),
+              std::string::npos)
+        << DecodeError(tu);
+    g.edges[1].flags |= kEdgeFake;  // a setjmp's second return: allowed
+    const std::vector<uint8_t> b = EncodeMetadata(tu);
+    TranslationUnit t;
+    EXPECT_TRUE(DecodeMetadata(b.data(), b.size(), &t).ok);
+  }
   // g's entry from f's block 3 and f's from g's: a cycle.
   TestRecord r = CallTu(true);
   r.tu.n_counters = r.counters.size();

@@ -256,6 +256,12 @@ bool CheckCalls(const TranslationUnit& tu, size_t i,
                "', not one of its";
       return false;
     }
+    if (!need_paths && ResumedAfterCall(tu.functions[c.function], c.block)) {
+      *error = fn + ": " + what + " names block " + std::to_string(c.block) +
+               " of function '" + tu.functions[c.function].name +
+               "', which re-entries resume";
+      return false;
+    }
     callers->push_back(c.function);
   }
   return true;

@@ -219,6 +219,29 @@ bool DecodeCountedPaths(const Function& f, const std::string& where,
   return true;
 }
 
+// Each function's callers whose flows its entry needs: those of its path
+// entry balance and of its entry calls (core/entry_calls.h), which go into
+// (*entry)[i].
+std::vector<std::vector<uint32_t>> EntryDependencies(
+    const LoadedTu& lt, const std::vector<const PathInfo*>& infos,
+    std::vector<std::optional<EntryCalls>>* entry) {
+  const size_t nf = lt.tu.functions.size();
+  std::vector<std::vector<uint32_t>> callers(nf);
+  for (size_t i = 0; i < nf; ++i) {
+    if (infos[i])
+      for (const PathInfo::Call& call : infos[i]->entry_calls)
+        callers[i].push_back(call.function);
+    EntryCalls ec;
+    std::string err;
+    if (FindEntryCalls(lt.tu.functions[i], &ec, &err)) {
+      for (const PathInfo::Call& call : ec.calls)
+        callers[i].push_back(call.function);
+      (*entry)[i] = std::move(ec);
+    }
+  }
+  return callers;
+}
+
 // Every function copy of one record: its path data (checking that every
 // sparse entry names a hashed path table), its measured or path-derived
 // edge counts, and its solved flow.
@@ -264,21 +287,9 @@ bool ReadCopies(const RecordOffsets& at, LoadedTu* lt, std::string* error) {
   // entry_calls) or whose entry count they give (EntryCalls) comes after
   // its callers, whose flows give the calls' counts; DecodeMetadata checked
   // that the dependencies have no cycle.
-  std::vector<std::vector<uint32_t>> callers(nf);
   std::vector<std::optional<EntryCalls>> entry(nf);
-  for (size_t i = 0; i < nf; ++i) {
-    if (infos[i])
-      for (const PathInfo::Call& call : infos[i]->entry_calls)
-        callers[i].push_back(call.function);
-    EntryCalls ec;
-    std::string err;
-    if (FindEntryCalls(lt->tu.functions[i], &ec, &err)) {
-      for (const PathInfo::Call& call : ec.calls)
-        callers[i].push_back(call.function);
-      entry[i] = std::move(ec);
-    }
-  }
-  const std::vector<uint32_t> order = CallersFirstOrder(callers);
+  const std::vector<uint32_t> order =
+      CallersFirstOrder(EntryDependencies(*lt, infos, &entry));
   if (order.size() != nf) {
     *error = At(at.metadata, at.index) +
              "metadata: entry balances depend on one another in a cycle";

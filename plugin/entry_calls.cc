@@ -88,6 +88,8 @@ const char* RefusalReason(size_t i, const std::vector<cgraph_node*>& nodes,
       return "the bodies and the call graph disagree on its callers";
     if (c.block < 2 || c.block >= functions[c.function].blocks.size())
       return "a call outside its caller's recorded blocks";
+    if (ballarus::ResumedAfterCall(functions[c.function], c.block))
+      return "a call in a block that re-entries after fork or a reset resume";
   }
   return nullptr;
 }
