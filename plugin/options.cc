@@ -362,6 +362,10 @@ const OptionSpec kTuneOptions[] = {
      "mode=path: a static function's entry pre-count taken from the\n"
      "balance of its calls (default on)\n",
      ParseOnOff, &Options::path_entry_balance},
+    {"tune-entry-calls", "on|off",
+     "edge mode: a static function's entry count taken from its callers'\n"
+     "call blocks, without a counter (default on)\n",
+     ParseOnOff, &Options::entry_calls},
     {"tune-path-keep-tails", "on|off",
      "no cross-jumping in a function whose path ends were hoisted onto the\n"
      "edges into a computed goto or cut block (default on)\n",

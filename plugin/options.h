@@ -120,6 +120,11 @@ struct Options {
   // function's calls where all of them are direct calls from
   // path-profiled functions of the TU (path_counts.cc FindEntryTruncation).
   bool path_entry_balance = true;
+  // tune-entry-calls=off: in edge mode every function counts its own entry;
+  // by default a function whose every call is a direct call from a function
+  // of the TU takes its entry count from its callers' call blocks
+  // (entry_calls.cc ChooseEntryCalls).
+  bool entry_calls = true;
   // tune-loop-barrier=off: a counter updated on every iteration of a loop is a
   // plain update; by default, in a loop that may read or write memory a
   // counter may be, an empty asm after it keeps GCC's PRE from carrying
