@@ -355,6 +355,11 @@ const OptionSpec kTuneOptions[] = {
      "counted call-free loops count in locals, added to the counters on\n"
      "their exits (default auto: with path profiling, update=single, -O1+)\n",
      ParseAutoOnOff, nullptr, &Options::loop_registers},
+    {"tune-thread-static-tls", "on|off",
+     "update=thread in code for executables: each thread's counters in\n"
+     "static TLS, counted at %fs:OFFSET without a pointer load (default\n"
+     "off: every thread then carries them, from its stack's size)\n",
+     ParseOnOff, &Options::thread_static_tls},
 };
 
 // "  KEY=VALUES" and the option's help lines, indented.

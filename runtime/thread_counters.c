@@ -88,6 +88,16 @@
    destructor) counts there, or registers again (a new copy, folded by the
    next destructor round) if it passes a registration check.
 
+   Static TLS (tune-thread-static-tls=on, code for executables only).  Such
+   a TU counts into its own static thread-local array (section
+   BALLARUS_TLS_TABLE_SECTION lists it), never into its part of `ctr`,
+   which stays zero and uncommitted.  A copy's owner's arrays are part of
+   its C_t: add_copy folds them from the owner's TLS block (tls_block plus
+   the array's offset), and a thread exit zeroes them after its fold, so a
+   later registration of the same thread starts from 0.  Counts a thread
+   makes there before it registers are folded once it does, and lost if it
+   never does.
+
    Signals.  A signal handler that runs instrumented code while its thread
    is inside __ballarus_tc_register counts into the shared counters
    (unsynchronised) for that activation rather than wait for a lock its
@@ -127,6 +137,10 @@ extern uint64_t __stop_ballarus_thread_ctrs[]
 extern const ballarus_tc_entry __start_ballarus_tc_table[]
     __attribute__((weak, visibility("hidden")));
 extern const ballarus_tc_entry __stop_ballarus_tc_table[]
+    __attribute__((weak, visibility("hidden")));
+extern const ballarus_tls_entry __start_ballarus_tls_table[]
+    __attribute__((weak, visibility("hidden")));
+extern const ballarus_tls_entry __stop_ballarus_tls_table[]
     __attribute__((weak, visibility("hidden")));
 
 #define TC_HEADER 64
@@ -249,18 +263,49 @@ static int pagemap_open(void) {
     }                                                                        \
   } while (0)
 
-/* Under tc_lock.  G += C (and S += C when to_shared), or G -= C.  */
+/* Under tc_lock.  Word i of the range counted v: G += v (and S += v when
+   to_shared), or G -= v.  */
+static void add_word(uint64_t i, uint64_t v, int sign, int to_shared) {
+  if (sign < 0) {
+    tc_g[i] -= v;
+  } else {
+    tc_g[i] += v;
+    if (to_shared)
+      __atomic_fetch_add(&__start_ballarus_thread_ctrs[i], v,
+                         __ATOMIC_RELAXED);
+  }
+}
+
+/* The owner's static thread-local array of a tune-thread-static-tls TU.  */
+static uint64_t *tls_array(const tc_copy *c, const ballarus_tls_entry *e) {
+  return (uint64_t *)(c->tls_block + e->tls_dtpoff);
+}
+
+/* Under tc_lock.  G += C (and S += C when to_shared), or G -= C: the
+   mapped copy and the owner's static thread-local arrays (whose TUs never
+   write their part of the mapped copy, so each count is in one place).  */
 static void add_copy(const tc_copy *c, uint64_t n, int fd, int sign,
                      int to_shared) {
-  uint64_t *shared = __start_ballarus_thread_ctrs;
-  FOR_EACH_WORD(c->ctr, n, fd, i, v, {
-    if (sign < 0) {
-      tc_g[i] -= v;
-    } else {
-      tc_g[i] += v;
-      if (to_shared) __atomic_fetch_add(&shared[i], v, __ATOMIC_RELAXED);
-    }
-  });
+  FOR_EACH_WORD(c->ctr, n, fd, i, v, { add_word(i, v, sign, to_shared); });
+  const ballarus_tls_entry *e = __start_ballarus_tls_table;
+  const ballarus_tls_entry *end = __stop_ballarus_tls_table;
+  if (e == NULL || end == NULL) return;
+  for (; e < end; e++) {
+    uint64_t base = (uint64_t)(e->counters - __start_ballarus_thread_ctrs);
+    uint64_t *w = tls_array(c, e);
+    FOR_EACH_WORD(w, e->words, fd, i, v,
+                  { add_word(base + i, v, sign, to_shared); });
+  }
+}
+
+/* The exiting owner's static thread-local arrays start again from 0: a
+   later registration of the thread (a later key destructor) must not
+   count them twice.  */
+static void clear_tls_arrays(const tc_copy *c) {
+  const ballarus_tls_entry *e = __start_ballarus_tls_table;
+  const ballarus_tls_entry *end = __stop_ballarus_tls_table;
+  if (e == NULL || end == NULL) return;
+  for (; e < end; e++) memset(tls_array(c, e), 0, e->words * 8);
 }
 
 /* Under tc_lock.  S -= G (when to_shared), G = 0.  */
@@ -290,6 +335,7 @@ static void tc_thread_exit(void *p) {
   pthread_mutex_lock(&tc_lock);
   add_copy(c, n, fd, -1, 0);
   unlink_copy(c);
+  clear_tls_arrays(c);
   pthread_mutex_unlock(&tc_lock);
   if (fd >= 0) close(fd);
   point_tus(c->tls_block, NULL);
