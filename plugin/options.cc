@@ -384,6 +384,11 @@ const OptionSpec kTuneOptions[] = {
      "  ball-larus: Ball-Larus' loop-based weighting\n"
      "  wu-larus: Wu-Larus' branch heuristics combined by Dempster-Shafer\n",
      ParseEstimator},
+    {"tune-thread-static-tls", "on|off",
+     "update=thread in code for executables: each thread's counters in\n"
+     "static TLS, counted at %fs:OFFSET without a pointer load (default\n"
+     "off: every thread then carries them, from its stack's size)\n",
+     ParseOnOff, &Options::thread_static_tls},
 };
 
 // "  KEY=VALUES" and the option's help lines, indented.

@@ -131,6 +131,9 @@ struct Options {
   // the counter's value across iterations (counter_emit.cc
   // AppendCounterAdd).
   bool loop_barrier = true;
+  // tune-thread-static-tls=on: update=thread in code for executables counts
+  // into a static thread-local array (thread_counters.cc), no pointer load.
+  bool thread_static_tls = false;
   // tune-loop-registers: in a counted loop with no call (but quiet ones), asm
   // or statement that may throw, entered and left by ordinary edges,
   // counters with a fixed address are counted in locals -- registers --

@@ -36,7 +36,8 @@ tune_defaults='path-hoist=on path-returns=on path-signed=on path-register=pointe
 path-loops=profile path-loop-cuts=auto path-call-cuts=auto
 path-goto-targets=auto path-from-edges=auto path-derive=auto path-balance=on
 path-cut-hoist=on path-precount-hoist=on path-entry-balance=on
-entry-calls=on path-keep-tails=on loop-barrier=on loop-registers=auto estimator=ball-larus'
+entry-calls=on path-keep-tails=on loop-barrier=on loop-registers=auto estimator=ball-larus
+thread-static-tls=off'
 
 # A program with what the switches act on: loops (one path and several per
 # iteration, call-free ones), calls that may not return, a switch, a
