@@ -32,7 +32,9 @@ extern const char* const kHelp;
 
 enum class Mode { kNaive, kEdge, kNone };
 enum class WeightKind { kHeuristic, kGcc, kUniform, kProfile };
-enum class Update { kDefault, kSingle, kAtomic, kThread };
+// kTls: update=thread counting in static TLS in code for executables
+// (thread_counters.cc); everywhere else it is kThread.
+enum class Update { kDefault, kSingle, kAtomic, kThread, kTls };
 
 struct Options {
   Mode mode = Mode::kNone;  // edge counters: naive, edge, or none (path only)
@@ -131,9 +133,6 @@ struct Options {
   // the counter's value across iterations (counter_emit.cc
   // AppendCounterAdd).
   bool loop_barrier = true;
-  // tune-thread-static-tls=on: update=thread in code for executables counts
-  // into a static thread-local array (thread_counters.cc), no pointer load.
-  bool thread_static_tls = false;
   // tune-loop-registers: in a counted loop with no call (but quiet ones), asm
   // or statement that may throw, entered and left by ordinary edges,
   // counters with a fixed address are counted in locals -- registers --

@@ -55,7 +55,7 @@ int plugin_init(plugin_name_args* info, plugin_gcc_version* version) {
   pass_info.pos_op = PASS_POS_INSERT_AFTER;
   register_callback(info->base_name, PLUGIN_PASS_MANAGER_SETUP, NULL,
                     &pass_info);
-  // Last in GIMPLE: tune-thread-static-tls's constant-index counts.
+  // Last in GIMPLE: update=tls's constant-index counts.
   register_pass_info tls_info;
   tls_info.pass = bp::MakeStaticTlsFoldPass(g);
   tls_info.reference_pass_name = "optimized";

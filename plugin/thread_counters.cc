@@ -46,7 +46,7 @@
 // (its own thread-locals too) into glibc's static TLS surplus, about
 // 1.6 KB, and dlopen fails once that is used up.
 //
-// tune-thread-static-tls=on, in code for executables: the TU's counters
+// update=tls, in code for executables: the TU's counters
 // themselves are thread-local, static __thread __ballarus_tls_ctrs[N] in
 // static TLS, and a count is `addq $1, %fs:__ballarus_tls_ctrs@tpoff+56`,
 // one instruction like update=single's, no pointer to load.  The pointer
@@ -242,7 +242,7 @@ void PrepareThreadCounters(tree counters) {
   MoveToThreadSection(counters);
   g_thread.tc = DefineThreadPointer(counters);
   // The add is x86-64 asm; code for shared libraries keeps the pointer.
-  g_thread.tls = g_options.thread_static_tls && !flag_shlib && TARGET_64BIT
+  g_thread.tls = g_options.update == Update::kTls && !flag_shlib && TARGET_64BIT
                      ? DefineThreadArray(counters)
                      : NULL_TREE;
   AddThreadTableEntries(counters, g_thread.tc, g_thread.tls);

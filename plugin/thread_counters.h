@@ -33,7 +33,7 @@ bool ThreadCountersActive();
 // plainly: only its thread writes it).  Otherwise returns false.
 bool RedirectToThreadCopy(gimple_seq* seq, tree* ref);
 
-// Between Begin and End, with tune-thread-static-tls in code for an
+// Between Begin and End, with update=tls in code for an
 // executable, when ref is an element of the TU's counter array: appends the
 // add of delta to the same element of the TU's static thread-local array
 // (one `addq $d, %fs:OFFSET`) and returns true.  Otherwise returns false.

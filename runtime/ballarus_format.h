@@ -96,7 +96,7 @@ typedef struct ballarus_tc_entry {
                          block (R_X86_64_DTPOFF64) */
 } ballarus_tc_entry;
 
-/* tune-thread-static-tls=on, in code for executables: the TU counts into
+/* update=tls, in code for executables: the TU counts into
    a thread-local array of its own (static __thread uint64_t
    __ballarus_tls_ctrs[N], in static TLS, addressed %fs:OFFSET with no
    pointer load) and lists it in section BALLARUS_TLS_TABLE_SECTION.  Its

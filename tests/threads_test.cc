@@ -100,7 +100,7 @@ struct Config {
 };
 
 // Whether a Config's mode counts in static TLS (edge-tls, path-tls:
-// tune-thread-static-tls=on; the -fPIC library keeps the pointer).
+// update=tls; the -fPIC library keeps update=thread's pointer).
 bool StaticTls(const std::string& mode) {
   return mode.size() > 4 && mode.compare(mode.size() - 4, 4, "-tls") == 0;
 }
@@ -109,7 +109,7 @@ bool StaticTls(const std::string& mode) {
 std::string ModeOptions(const std::string& mode) {
   if (StaticTls(mode))
     return ModeOptions(mode.substr(0, mode.size() - 4)) +
-           " -fplugin-arg-ballarus-tune-thread-static-tls=on";
+           " -fplugin-arg-ballarus-update=tls";
   if (mode == "edge") return " -fplugin-arg-ballarus-mode=edge";
   std::string o = " -fplugin-arg-ballarus-mode=path";
   if (mode == "path-number")
@@ -560,8 +560,8 @@ namespace {
 
 // -flto: the default under -pthread stays update=atomic (update=thread's
 // table of thread pointers is top-level asm, which LTO's renaming of static
-// symbols would break: the link failed), and asking for update=thread is
-// an error naming the option.
+// symbols would break: the link failed), and asking for update=thread or
+// update=tls is an error naming the option.
 TEST(ThreadsLto, DefaultAtomicLinksAndCounts) {
   ASSERT_FALSE(InstallPrefix().empty());
   const std::string dir = harness::TempRoot() + "/mt-lto";
@@ -591,6 +591,10 @@ TEST(ThreadsLto, DefaultAtomicLinksAndCounts) {
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("update=thread"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("-flto"), std::string::npos) << r.err;
+  r = harness::Run(cc + " -fplugin-arg-ballarus-update=tls -c mt.c -o t.o",
+                   dir);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("update=tls"), std::string::npos) << r.err;
 }
 
 }  // namespace
