@@ -43,7 +43,8 @@
 
 namespace ballarus {
 
-inline constexpr uint32_t kEntryCallsExtensionTag = 5;
+// 5 is the trace plan's (core/trace_ids.h).
+inline constexpr uint32_t kEntryCallsExtensionTag = 6;
 
 struct EntryCalls {
   uint32_t edge = 0;                   // the function's real ENTRY edge

@@ -11,11 +11,13 @@
 #include <vector>
 
 #include "core/flow.h"
+#include "core/gcov_arcs.h"
 #include "core/metadata.h"
 #include "core/profile_reader.h"
 #include "core/spanning_tree.h"
 #include "core/test_metadata.h"
 #include "core/test_profiles.h"
+#include "core/trace_ids.h"
 #include "gtest/gtest.h"
 #include "runtime/ballarus_format.h"
 
@@ -177,6 +179,16 @@ TEST(EntryCalls, ACallerBlockOfUnknownCountIsNamed) {
   EXPECT_EQ(f.entry_problem,
             "the entry count comes from the calls in function 'g', whose "
             "block 4 count is unknown");
+}
+
+// A function's extensions are told apart by tag alone: the entry calls'
+// must be no other extension's (a trace plan read as entry calls made
+// every traced TU's metadata invalid).
+TEST(EntryCalls, TheTagIsNoOtherExtensionsTag) {
+  for (uint32_t other : {kPathExtensionTag, kGcovExtensionTag,
+                         kGcovUnitExtensionTag, kGcovReportExtensionTag,
+                         kTracePlanExtensionTag})
+    EXPECT_NE(kEntryCallsExtensionTag, other);
 }
 
 TEST(EntryCalls, BytesRoundTripAndBadBytesAreRefused) {
