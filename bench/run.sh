@@ -98,6 +98,7 @@ naive-atomic        | plain       | ballarus | mode=naive update=atomic | ballar
 edge                | plain       | ballarus | mode=edge weights=heuristic update=single | ballarus edge, weights=heuristic (default)
 edge-atomic         | plain       | ballarus | mode=edge weights=heuristic update=atomic | ballarus edge heuristic, atomic
 edge-thread         | plain       | ballarus | mode=edge weights=heuristic update=thread | ballarus edge heuristic, per-thread counters (update=thread, the default under -pthread)
+edge-tls            | plain       | ballarus | mode=edge weights=heuristic update=tls | ballarus edge heuristic, per-thread counters in static TLS (update=tls)
 edge-gcc            | plain       | ballarus | mode=edge weights=gcc update=single | ballarus edge, weights=gcc
 edge-wu-larus       | plain       | ballarus | mode=edge weights=heuristic tune-estimator=wu-larus update=single | ballarus edge, Wu-Larus static estimate (tune-estimator=wu-larus)
 edge-gcc-atomic     | plain       | ballarus | mode=edge weights=gcc update=atomic | ballarus edge gcc, atomic
@@ -108,6 +109,7 @@ edge-profile-atomic | plain       | ballarus | mode=edge weights=profile=@NAIVE_
 path                | plain       | ballarus | mode=path update=single | ballarus Ball-Larus path profiling
 path-atomic         | plain       | ballarus | mode=path update=atomic | ballarus path, atomic
 path-thread         | plain       | ballarus | mode=path update=thread | ballarus path, per-thread counters (update=thread, the default under -pthread)
+path-tls            | plain       | ballarus | mode=path update=tls | ballarus path, per-thread counters in static TLS (update=tls)
 path-et-off         | plain       | ballarus | mode=path update=single early-termination=off | ballarus path, no early-termination pre-count (breakdown)
 path-hash           | plain       | ballarus | mode=path update=single path-storage=hash | ballarus path, functions above path-table-max hashed instead of cut (the former storage) (breakdown)
 path-no-hoist       | plain       | ballarus | mode=path update=single tune-path-hoist=off | ballarus path, path ends not hoisted onto the edges into their block (breakdown)
@@ -126,6 +128,7 @@ path-no-call-cuts   | plain       | ballarus | mode=path update=single tune-path
 path-no-loop-regs   | plain       | ballarus | mode=path update=single tune-loop-registers=off | ballarus path, counted loops count in memory, not in locals flushed on exit (breakdown)
 path-no-keep-tails  | plain       | ballarus | mode=path update=single tune-path-keep-tails=off | ballarus path, GCC cross-jumps the handler tails that hoisted path ends leave alike (breakdown)
 edge-no-barrier     | plain       | ballarus | mode=edge weights=heuristic update=single tune-loop-barrier=off | ballarus edge, no compiler barrier after the counts in loops that may touch counter memory (breakdown)
+edge-no-entry-calls | plain       | ballarus | mode=edge weights=heuristic update=single tune-entry-calls=off | ballarus edge, every function counts its own entry, none taken from the call blocks of its callers (breakdown)
 path-no-fe          | plain       | ballarus | mode=path update=single tune-path-from-edges=off | ballarus path, the register in every function, none counted by its edge counters (breakdown)
 path-whole          | plain       | ballarus | mode=path update=single path-storage=hash tune-path-loop-cuts=off tune-path-call-cuts=off | ballarus path, no loop entry or call cuts, large functions hashed instead of cut: the longest paths (for correlation; breakdown)
 edge-path           | plain       | ballarus | mode=edge,path update=single | ballarus edge and path profiling
@@ -134,19 +137,18 @@ edge-path-number    | plain       | ballarus | mode=edge,path update=single tune
 edge-path-cuts      | plain       | ballarus | mode=edge,path update=single tune-path-loop-cuts=on | ballarus edge and path, loop entry cuts as in mode=path (breakdown)
 edge-path-no-derive | plain       | ballarus | mode=edge,path update=single tune-path-derive=off | ballarus edge and path, every path count made, none taken from the edge counters (breakdown)
 '
-# A new ballarus counter-update mode is one more line above, e.g.
-#   edge-tls | plain | ballarus | mode=edge weights=heuristic update=tls | ballarus edge, per-thread counters
-# (and path-tls likewise): every variant whose update= is not single must
+# A ballarus counter-update mode is one line above per mode (edge-tls and
+# path-tls are update=tls's): every variant whose update= is not single must
 # count exactly under threads (the run fails otherwise), its racy sibling
 # (the same options with update=single) is found by that substitution, and
 # the threads programs run it (they skip only THREADS_SKIP below).
 QUICK_VARIANTS=plain,gcov,naive,edge,edge-atomic,path
 # Breakdown variants: selected by name, a pattern naming them (path*), or
 # --path-breakdown; not by "all" (they are for one question only).
-EXTRA_VARIANTS='path-et-off path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed edge-path-number path-max64k path-no-fe edge-path-no-derive edge-path-cuts path-no-balance path-no-cut-hoist path-no-pc-hoist path-no-entry-bal path-no-barrier path-no-keep-tails edge-no-barrier path-no-call-cuts path-no-loop-regs path-whole'
-BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-hash,path-no-hoist,path-no-returns,path-number,path-loops,path-dense,path-hashed,path-max64k,path-no-fe,edge-path,edge-path-number,edge-path-no-derive,edge-path-cuts,path-no-balance,path-no-cut-hoist,path-no-pc-hoist,path-no-entry-bal,path-no-barrier,path-no-keep-tails,edge-no-barrier,path-no-call-cuts,path-no-loop-regs
+EXTRA_VARIANTS='edge-tls path-tls path-et-off path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed edge-path-number path-max64k path-no-fe edge-path-no-derive edge-path-cuts path-no-balance path-no-cut-hoist path-no-pc-hoist path-no-entry-bal path-no-barrier path-no-keep-tails edge-no-barrier edge-no-entry-calls path-no-call-cuts path-no-loop-regs path-whole'
+BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-hash,path-no-hoist,path-no-returns,path-number,path-loops,path-dense,path-hashed,path-max64k,path-no-fe,edge-path,edge-path-number,edge-path-no-derive,edge-path-cuts,path-no-balance,path-no-cut-hoist,path-no-pc-hoist,path-no-entry-bal,path-no-barrier,path-no-keep-tails,edge-no-barrier,edge-no-entry-calls,path-no-call-cuts,path-no-loop-regs
 BREAKDOWN_PROGRAMS=lua,sqlite3,bzip2
-THREADS_ACCEPTANCE_VARIANTS=plain,gcov,gcov-atomic,clang-plain,clang,clang-atomic,edge,edge-atomic,edge-thread,path,path-atomic,path-thread
+THREADS_ACCEPTANCE_VARIANTS=plain,gcov,gcov-atomic,clang-plain,clang,clang-atomic,edge,edge-atomic,edge-thread,edge-tls,path,path-atomic,path-thread,path-tls
 THREADS_ACCEPTANCE_PROGRAMS=lua,sqlite3,bzip2,threads,threads-loop
 # path-dense: functions with up to this many paths (2^24) get a dense table
 # (the plugin takes up to 2^40; a table is 8 bytes a path, in the

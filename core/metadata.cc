@@ -32,7 +32,8 @@
 //   location  := u32 file  u32 line
 //   edge      := u32 src  u32 dst  u32 flags  u counter_plus_1  (0 = none)
 //   extension := u32 tag  str bytes   (tags: kPathExtensionTag,
-//                                      kGcovReportExtensionTag; others skipped)
+//                                      kGcovReportExtensionTag,
+//                                      kEntryCallsExtensionTag; others skipped)
 //   names     := cstr profile  cstr object  cstr source  cstr cwd
 //                (header.names_size bytes; cstr = the bytes, then a NUL,
 //                none inside: the runtime reads this block without

@@ -164,8 +164,9 @@ inline constexpr uint32_t kPathFlagsKnown =
     kPathFlagEntryBalanced;
 
 // The order in which reconstruct solves a TU's functions: a function
-// whose entry is balanced (PathInfo::entry_calls) after every function its
-// balance reads, `callers[i]` for function i; otherwise by index.  Shorter
+// whose entry is balanced (PathInfo::entry_calls) or whose entry count
+// comes from its calls (core/entry_calls.h) after every function it reads,
+// `callers[i]` for function i; otherwise by index.  Shorter
 // than callers.size() when those dependencies form a cycle (the functions
 // on or behind it are left out).
 std::vector<uint32_t> CallersFirstOrder(

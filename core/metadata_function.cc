@@ -6,6 +6,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/entry_calls.h"
 #include "core/metadata.h"
 #include "core/metadata_wire.h"
 #include "core/model.h"
@@ -205,6 +206,28 @@ bool CheckPathExtension(Reader* r, size_t at, const TranslationUnit& tu,
   return true;
 }
 
+// An entry-calls extension: decodable, naming the function's real ENTRY
+// edge, which holds no counter, in a build with edge counters on chords.
+// The calls are checked across the TU (CheckEntryBalances).  Errors at
+// `at`, where the extension starts.
+bool CheckEntryCallsExtension(Reader* r, size_t at, const TranslationUnit& tu,
+                              const std::string& fn, const Function& f,
+                              const Extension& x) {
+  EntryCalls info;
+  std::string err;
+  if (!DecodeEntryCalls(x.bytes, &info, &err))
+    return r->Fail(at, fn + ": " + err);
+  if (static_cast<int64_t>(info.edge) != RealEntryEdge(f))
+    return r->Fail(at, fn + ": entry calls: edge " + std::to_string(info.edge) +
+                           " is not the function's one real ENTRY edge");
+  if (f.edges[info.edge].counter != kNoCounter)
+    return r->Fail(at, fn + ": entry calls: edge " + std::to_string(info.edge) +
+                           " has a counter");
+  if (!(tu.flags & BALLARUS_META_F_EDGE))
+    return r->Fail(at, fn + ": entry calls in a build without edge mode");
+  return true;
+}
+
 // [extension] extensions: kept as bytes; the known tags are checked, the
 // others skipped.
 bool DecodeExtensions(Reader* r, const TranslationUnit& tu,
@@ -221,6 +244,8 @@ bool DecodeExtensions(Reader* r, const TranslationUnit& tu,
       if (!CheckGcovReportExtension(r, at, fn, *f, x)) return false;
     } else if (x.tag == kPathExtensionTag) {
       if (!CheckPathExtension(r, at, tu, fn, *f, x)) return false;
+    } else if (x.tag == kEntryCallsExtensionTag) {
+      if (!CheckEntryCallsExtension(r, at, tu, fn, *f, x)) return false;
     }
   }
   return true;

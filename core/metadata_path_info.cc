@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/entry_calls.h"
 #include "core/metadata.h"
 #include "core/metadata_wire.h"
 #include "core/model.h"
@@ -225,9 +226,53 @@ std::vector<uint32_t> CallersFirstOrder(
 
 namespace metadata_wire {
 
-// The functions' entry balances (PathInfo::entry_calls) name calling
-// blocks of path-profiled functions of the TU, none their own, and depend
-// on one another without a cycle (reconstruct solves callers first).
+namespace {
+
+// Function i's calls `calls` (`what`: "entry balance" or "entry calls")
+// name blocks of other functions of the TU, path-profiled ones where
+// `need_paths` (has_paths[g]); appended to *callers.
+bool CheckCalls(const TranslationUnit& tu, size_t i,
+                const std::vector<PathInfo::Call>& calls, const char* what,
+                const std::vector<bool>* need_paths,
+                std::vector<uint32_t>* callers, std::string* error) {
+  const size_t nf = tu.functions.size();
+  const std::string fn = "function '" + tu.functions[i].name + "'";
+  for (const PathInfo::Call& c : calls) {
+    if (c.function >= nf || c.function == i ||
+        (need_paths && !(*need_paths)[c.function])) {
+      *error = fn + ": " + what + " names function " +
+               std::to_string(c.function) +
+               (c.function == i ? ", itself"
+                : need_paths    ? ", not another path-profiled function of "
+                                  "the TU"
+                                : ", not another function of the TU");
+      return false;
+    }
+    const uint32_t nb =
+        static_cast<uint32_t>(tu.functions[c.function].blocks.size());
+    if (c.block >= nb || c.block == kEntryBlock || c.block == kExitBlock) {
+      *error = fn + ": " + what + " names block " + std::to_string(c.block) +
+               " of function '" + tu.functions[c.function].name +
+               "', not one of its";
+      return false;
+    }
+    if (!need_paths && ResumedAfterCall(tu.functions[c.function], c.block)) {
+      *error = fn + ": " + what + " names block " + std::to_string(c.block) +
+               " of function '" + tu.functions[c.function].name +
+               "', which re-entries resume";
+      return false;
+    }
+    callers->push_back(c.function);
+  }
+  return true;
+}
+
+}  // namespace
+
+// The functions' entry balances (PathInfo::entry_calls) and entry calls
+// (core/entry_calls.h) name calling blocks of other functions of the TU
+// (path-profiled ones for a balance), and depend on one another without a
+// cycle (reconstruct solves callers first).
 bool CheckEntryBalances(const TranslationUnit& tu, size_t* bad,
                         std::string* error) {
   const size_t nf = tu.functions.size();
@@ -241,27 +286,15 @@ bool CheckEntryBalances(const TranslationUnit& tu, size_t* bad,
         has_paths[i] = DecodePathInfo(x.bytes, &infos[i], &err);
       }
   for (size_t i = 0; i < nf; ++i) {
-    const std::string fn = "function '" + tu.functions[i].name + "'";
-    for (const PathInfo::Call& c : infos[i].entry_calls) {
-      if (c.function >= nf || c.function == i || !has_paths[c.function]) {
-        *bad = i;
-        *error = fn + ": entry balance names function " +
-                 std::to_string(c.function) +
-                 (c.function == i ? ", itself"
-                                  : ", not another path-profiled function of "
-                                    "the TU");
-        return false;
-      }
-      const uint32_t nb =
-          static_cast<uint32_t>(tu.functions[c.function].blocks.size());
-      if (c.block >= nb || c.block == kEntryBlock || c.block == kExitBlock) {
-        *bad = i;
-        *error = fn + ": entry balance names block " + std::to_string(c.block) +
-                 " of function '" + tu.functions[c.function].name +
-                 "', not one of its";
-        return false;
-      }
-      callers[i].push_back(c.function);
+    EntryCalls ec;
+    std::string err;
+    if (!CheckCalls(tu, i, infos[i].entry_calls, "entry balance", &has_paths,
+                    &callers[i], error) ||
+        (FindEntryCalls(tu.functions[i], &ec, &err) &&
+         !CheckCalls(tu, i, ec.calls, "entry calls", nullptr, &callers[i],
+                     error))) {
+      *bad = i;
+      return false;
     }
   }
   const std::vector<uint32_t> order = CallersFirstOrder(callers);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/entry_calls.h"
 #include "runtime/ballarus_format.h"
 
 namespace ballarus {
@@ -218,6 +219,29 @@ bool DecodeCountedPaths(const Function& f, const std::string& where,
   return true;
 }
 
+// Each function's callers whose flows its entry needs: those of its path
+// entry balance and of its entry calls (core/entry_calls.h), which go into
+// (*entry)[i].
+std::vector<std::vector<uint32_t>> EntryDependencies(
+    const LoadedTu& lt, const std::vector<const PathInfo*>& infos,
+    std::vector<std::optional<EntryCalls>>* entry) {
+  const size_t nf = lt.tu.functions.size();
+  std::vector<std::vector<uint32_t>> callers(nf);
+  for (size_t i = 0; i < nf; ++i) {
+    if (infos[i])
+      for (const PathInfo::Call& call : infos[i]->entry_calls)
+        callers[i].push_back(call.function);
+    EntryCalls ec;
+    std::string err;
+    if (FindEntryCalls(lt.tu.functions[i], &ec, &err)) {
+      for (const PathInfo::Call& call : ec.calls)
+        callers[i].push_back(call.function);
+      (*entry)[i] = std::move(ec);
+    }
+  }
+  return callers;
+}
+
 // Every function copy of one record: its path data (checking that every
 // sparse entry names a hashed path table), its measured or path-derived
 // edge counts, and its solved flow.
@@ -260,19 +284,18 @@ bool ReadCopies(const RecordOffsets& at, LoadedTu* lt, std::string* error) {
     sparse_end[i] = next_sparse;
   }
   // A function whose entry is balanced by its calls (PathInfo::
-  // entry_calls) comes after its callers, whose flows give the calls'
-  // counts; DecodeMetadata checked that the dependencies have no cycle.
-  std::vector<std::vector<uint32_t>> callers(nf);
-  for (size_t i = 0; i < nf; ++i)
-    if (infos[i])
-      for (const PathInfo::Call& call : infos[i]->entry_calls)
-        callers[i].push_back(call.function);
-  const std::vector<uint32_t> order = CallersFirstOrder(callers);
+  // entry_calls) or whose entry count they give (EntryCalls) comes after
+  // its callers, whose flows give the calls' counts; DecodeMetadata checked
+  // that the dependencies have no cycle.
+  std::vector<std::optional<EntryCalls>> entry(nf);
+  const std::vector<uint32_t> order =
+      CallersFirstOrder(EntryDependencies(*lt, infos, &entry));
   if (order.size() != nf) {
     *error = At(at.metadata, at.index) +
              "metadata: entry balances depend on one another in a cycle";
     return false;
   }
+  std::vector<const FlowResult*> flows(nf, nullptr);  // solved so far
   for (const uint32_t i : order) {
     const Function& f = lt->tu.functions[i];
     FunctionCopy& c = lt->copies[i];
@@ -284,21 +307,20 @@ bool ReadCopies(const RecordOffsets& at, LoadedTu* lt, std::string* error) {
     // The invocations of an entry-balanced function: its calls' counts.
     Count invocations;
     if (infos[i] && (infos[i]->flags & kPathFlagEntryBalanced)) {
-      invocations = 0;
-      for (const PathInfo::Call& call : infos[i]->entry_calls) {
-        const FlowResult& fl = lt->copies[call.function].flow;
-        if (call.block >= fl.blocks.size() || !fl.blocks[call.block]) {
-          invocations.reset();
-          break;
-        }
-        *invocations = ballarus_count_add(*invocations, *fl.blocks[call.block]);
-      }
+      std::string ignored;
+      invocations = CountOfCalls(infos[i]->entry_calls, flows, lt->tu.functions, &ignored);
     }
     // With edge counters the edge profile comes first: derived path
     // counts (PathInfo::derived) are read off it.
     const bool flow_first = c.edge_counters;
     if (flow_first) {
       c.known = KnownFromCounters(f, rec.counters, rec.n_counters);
+      if (entry[i]) {
+        // Its entry count: the sum of its call blocks' counts.
+        c.entry_from_calls = entry[i]->edge;
+        c.known[entry[i]->edge] =
+            CountOfCalls(entry[i]->calls, flows, lt->tu.functions, &c.entry_problem);
+      }
       c.flow = SolveFlow(f, c.known);
     }
     if (infos[i]) {
@@ -340,6 +362,7 @@ bool ReadCopies(const RecordOffsets& at, LoadedTu* lt, std::string* error) {
                                 "': path extension: ";
       if (!DecodeCountedPaths(f, where, &lp, error)) return false;
     }
+    flows[i] = &c.flow;
   }
   return true;
 }

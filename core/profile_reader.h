@@ -20,7 +20,10 @@
 //     the dense counters [base, base + n_paths] or from the record's sparse
 //     entries of the function; every executed path is decoded and its count
 //     added to the CFG edges it takes;
-//   * its flow, solved from `known` (core/flow.h SolveFlow).
+//   * its flow, solved from `known` (core/flow.h SolveFlow); a function
+//     whose entry count comes from its callers (core/entry_calls.h) is
+//     solved after them, its entry edge known as the sum of their call
+//     blocks' counts.
 // Counts are residues modulo 2^64 (runtime/ballarus_format.h): sums of
 // counts are taken modulo 2^64.
 #ifndef BALLARUS_CORE_PROFILE_READER_H_
@@ -90,6 +93,11 @@ struct FunctionCopy {
                                      // edge mode)
   std::optional<LoadedPaths> paths;  // path mode
   FlowResult flow;                   // SolveFlow(function, known)
+  // Edge mode, a function whose entry count its callers' call blocks give
+  // (core/entry_calls.h): that edge, whose `known` count is their sum, and
+  // why it is unknown if a call block's count is (empty otherwise).
+  std::optional<uint32_t> entry_from_calls;
+  std::string entry_problem;
 
   // mode=path alone: `known` holds the path-derived counts of the edges in
   // the path DAG; other edges (abnormal, ignored) are left to flow solving.

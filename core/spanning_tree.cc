@@ -34,7 +34,8 @@ std::vector<size_t> IgnoreUncountableCycles(Function* fn) {
 }
 
 SpanningTree MaximumSpanningTree(const Function& fn,
-                                 const std::vector<uint64_t>& weights) {
+                                 const std::vector<uint64_t>& weights,
+                                 const std::vector<size_t>& known) {
   const size_t nb = fn.blocks.size();
   const size_t ne = fn.edges.size();
   SpanningTree t;
@@ -45,6 +46,10 @@ SpanningTree MaximumSpanningTree(const Function& fn,
   auto used = [&](const Edge& e) {
     return !(e.flags & kEdgeIgnored) && e.src < nb && e.dst < nb;
   };
+  std::vector<bool> is_known(ne, false);
+  for (size_t i : known)
+    if (i < ne && used(fn.edges[i]) && !IsUncountableEdge(fn.edges[i]))
+      is_known[i] = true;
   std::vector<bool> chord(ne, false);
   auto add = [&](size_t i) {
     const Edge& e = fn.edges[i];
@@ -63,7 +68,7 @@ SpanningTree MaximumSpanningTree(const Function& fn,
   rest.reserve(ne);
   for (size_t i = 0; i < ne; ++i) {
     const Edge& e = fn.edges[i];
-    if (!used(e)) continue;
+    if (!used(e) || is_known[i]) continue;
     if (IsUncountableEdge(e))
       add(i);
     else
@@ -81,10 +86,15 @@ SpanningTree MaximumSpanningTree(const Function& fn,
     return a < b;
   });
   for (size_t i : rest) add(i);
+  // 4. Edges known without a counter, only where the tree needs them.
+  for (size_t i = 0; i < ne; ++i)
+    if (is_known[i]) add(i);
 
   for (size_t i = 0; i < ne; ++i) {
     if (!chord[i]) continue;
-    if (IsUncountableEdge(fn.edges[i]))
+    if (is_known[i])
+      t.known_chords.push_back(i);
+    else if (IsUncountableEdge(fn.edges[i]))
       t.uncountable_chords.push_back(i);
     else
       t.chords.push_back(i);

@@ -16,7 +16,11 @@
 //      kEdgeAbnormal) next, in edge order, whenever they join two components
 //      (gcov's profile.cc does the same);
 //   3. the other edges by decreasing weight; ties prefer kEdgeCritical edges
-//      (counting them would need an edge split), then the lower edge index.
+//      (counting them would need an edge split), then the lower edge index;
+//   4. last, the edges whose count is known without a counter (a function's
+//      entry edge whose count its callers give, core/entry_calls.h), only
+//      if they still join two components: otherwise they are chords that
+//      need no counter, and one counter fewer is placed.
 // Edges flagged kEdgeIgnored take no part (not in the tree, not chords).  If
 // uncounted edges alone form a cycle, one of them must end up a chord; such
 // edges are reported in `uncountable_chords`, and the caller decides (their
@@ -41,9 +45,11 @@ struct SpanningTree {
   // Chords that cannot hold a counter (fake/abnormal edges closing a
   // cycle of such edges), ascending edge index.  Usually empty.
   std::vector<size_t> uncountable_chords;
+  // Chords whose count is known without a counter (of `known`), ascending.
+  std::vector<size_t> known_chords;
   // Connected components of the closed graph (undirected sense, ignored
   // edges left out); 1 for every sane CFG.  Then
-  // chords.size() + uncountable_chords.size()
+  // chords.size() + uncountable_chords.size() + known_chords.size()
   //     == |E| (non-ignored, + the virtual edge) - |V| + components.
   size_t components = 0;
 };
@@ -52,11 +58,14 @@ struct SpanningTree {
 bool IsUncountableEdge(const Edge& e);
 
 // The maximum spanning tree of `fn`'s closed graph; weights[i] is the
-// estimated frequency of fn.edges[i] (missing entries count as 0).  Edges
-// whose endpoints are not blocks of `fn` are treated as ignored.
-// Deterministic: depends only on the graph, the flags and the weights.
+// estimated frequency of fn.edges[i] (missing entries count as 0); `known`
+// lists countable edges whose count is given without a counter (step 4).
+// Edges whose endpoints are not blocks of `fn` are treated as ignored.
+// Deterministic: depends only on the graph, the flags, the weights and
+// `known`.
 SpanningTree MaximumSpanningTree(const Function& fn,
-                                 const std::vector<uint64_t>& weights);
+                                 const std::vector<uint64_t>& weights,
+                                 const std::vector<size_t>& known = {});
 
 // Flags kEdgeIgnored on every edge that cannot hold a counter (fake or
 // abnormal, not yet ignored) and would close a cycle of such edges together

@@ -53,10 +53,12 @@ UpdateMode ChosenUpdate() {
     case Update::kAtomic:
       return UpdateMode::kAtomic;
     case Update::kThread:
+    case Update::kTls:
       if (flag_generate_lto) {
         error_at(UNKNOWN_LOCATION,
-                 "ballarus: %<-fplugin-arg-ballarus-update=thread%> does not "
-                 "work with %<-flto%>; use %<update=atomic%>");
+                 "ballarus: %<-fplugin-arg-ballarus-update=%s%> does not "
+                 "work with %<-flto%>; use %<update=atomic%>",
+                 g_options.update == Update::kTls ? "tls" : "thread");
         return UpdateMode::kAtomic;
       }
       return UpdateMode::kThread;
@@ -204,6 +206,7 @@ void AppendBarrier(gimple_seq* seq, tree ref) {
 void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic,
                       bool in_loop) {
   tree u64 = TREE_TYPE(ref);
+  if (AppendStaticTlsAdd(seq, ref, delta)) return;
   if (RedirectToThreadCopy(seq, &ref)) atomic = false;
   if (atomic) {
     AppendAtomicAdd(seq, ref, delta);

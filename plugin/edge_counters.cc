@@ -77,7 +77,8 @@ void QueueIncrement(edge e, tree counters, uint64_t index, bool atomic) {
 // PlaceEdgeCounters).  Dumps the spanning tree.
 std::vector<bool> ChooseCountedEdges(const ballarus::Function& fn,
                                      const std::vector<uint64_t>& weights,
-                                     bool spanning_tree) {
+                                     bool spanning_tree,
+                                     const std::vector<size_t>& known) {
   std::vector<bool> counted(fn.edges.size(), false);
   if (g_options.mode == Mode::kNone && !spanning_tree) {
     // Path mode alone: no edge counters.
@@ -92,7 +93,8 @@ std::vector<bool> ChooseCountedEdges(const ballarus::Function& fn,
               "hold one)\n",
               n, fn.edges.size());
   } else {
-    ballarus::SpanningTree tree = ballarus::MaximumSpanningTree(fn, weights);
+    ballarus::SpanningTree tree =
+        ballarus::MaximumSpanningTree(fn, weights, known);
     for (size_t i : tree.chords) counted[i] = true;
     if (dump_file) {
       fprintf(dump_file,
@@ -105,6 +107,12 @@ std::vector<bool> ChooseCountedEdges(const ballarus::Function& fn,
                   fn.edges[i].src, fn.edges[i].dst,
                   (unsigned long long)weights[i]);
     }
+    for (size_t i : tree.known_chords)
+      if (dump_file)
+        fprintf(dump_file,
+                "  edge %u->%u is a chord whose count the calls give: no "
+                "counter\n",
+                fn.edges[i].src, fn.edges[i].dst);
     for (size_t i : tree.uncountable_chords) {
       // Only when fake/EH/abnormal edges alone close a cycle (gcov drops
       // such a fake edge).  Its count stays unknown; verify reports it.
@@ -124,9 +132,9 @@ void PlaceEdgeCounters(ballarus::Function* fn,
                        const std::vector<edge>& gcc_edges,
                        const std::vector<uint64_t>& weights,
                        uint64_t* next_counter, EdgeCounters* out,
-                       bool spanning_tree) {
+                       bool spanning_tree, const std::vector<size_t>& known) {
   const std::vector<bool> counted =
-      ChooseCountedEdges(*fn, weights, spanning_tree);
+      ChooseCountedEdges(*fn, weights, spanning_tree, known);
   for (size_t i = 0; i < fn->edges.size(); ++i) {
     ballarus::Edge& me = fn->edges[i];
     if (counted[i]) {

@@ -29,12 +29,16 @@ struct EdgeCounters {
 // CFG is prepared (cfg_prep.h) and gcc_edges is parallel to fn->edges.
 // spanning_tree: the chords of the maximum spanning tree whatever mode=
 // (mode=path: a function whose paths its edge counts determine,
-// path_plan.h PathWork::from_edges).
+// path_plan.h PathWork::from_edges).  `known`: edges whose count is given
+// without a counter (the entry edge whose count the callers give,
+// entry_calls.h), chords of the tree that need none.  Only gcc_edges of
+// countable edges are read: those of the fake edges may be gone.
 void PlaceEdgeCounters(ballarus::Function* fn,
                        const std::vector<edge>& gcc_edges,
                        const std::vector<uint64_t>& weights,
                        uint64_t* next_counter, EdgeCounters* out,
-                       bool spanning_tree = false);
+                       bool spanning_tree = false,
+                       const std::vector<size_t>& known = {});
 
 // Inserts `counters[i] += 1` on each counted edge of cfun and commits those
 // edges (with whatever else is queued on them), recording kEdgeSplit in fn

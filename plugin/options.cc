@@ -149,10 +149,11 @@ bool ParseWeights(const OptionSpec& spec, const char* value) {
 }
 
 bool ParseUpdate(const OptionSpec& spec, const char* value) {
-  const int i = ValueIndex(spec, value);  // single|thread|atomic
+  const int i = ValueIndex(spec, value);  // single|thread|tls|atomic
   if (i < 0) return BadValue(spec, value);
   g_options.update = i == 0   ? Update::kSingle
                      : i == 1 ? Update::kThread
+                     : i == 2 ? Update::kTls
                               : Update::kAtomic;
   return true;
 }
@@ -268,13 +269,18 @@ const OptionSpec kUserOptions[] = {
      "  profile=FILE: exact counts from an earlier ballarus profile of the\n"
      "    same build (the fewest increments any spanning tree can give)\n",
      ParseWeights},
-    {"update", "single|thread|atomic",
+    {"update", "single|thread|tls|atomic",
      "how a counter is updated:\n"
      "  single: plain increments, fastest, racy under threads\n"
      "  thread: plain increments into per-thread copies of the counters,\n"
      "    added up at thread exit and at every dump: exact under threads\n"
      "    at about the cost of single (default when compiling with\n"
      "    -pthread or -fprofile-update=atomic, else single)\n"
+     "  tls: thread, with each thread's counters in static TLS in code for\n"
+     "    executables (-fPIC code keeps thread's): about single's cost\n"
+     "    where thread costs a few percent more, but every thread carries\n"
+     "    all the executable's counters out of its stack size and clears\n"
+     "    them when it is created\n"
      "  atomic: relaxed atomic increments, exact, several times slower\n"
      "    (the default of -pthread and -fprofile-update=atomic under -flto,\n"
      "    where thread does not work)\n",
@@ -373,6 +379,10 @@ const OptionSpec kTuneOptions[] = {
      "mode=path: a static function's entry pre-count taken from the\n"
      "balance of its calls (default on)\n",
      ParseOnOff, &Options::path_entry_balance},
+    {"tune-entry-calls", "on|off",
+     "edge mode: a static function's entry count taken from its callers'\n"
+     "call blocks, without a counter (default on)\n",
+     ParseOnOff, &Options::entry_calls},
     {"tune-path-keep-tails", "on|off",
      "no cross-jumping in a function whose path ends were hoisted onto the\n"
      "edges into a computed goto or cut block (default on)\n",

@@ -32,7 +32,9 @@ extern const char* const kHelp;
 
 enum class Mode { kNaive, kEdge, kNone };
 enum class WeightKind { kHeuristic, kGcc, kUniform, kProfile };
-enum class Update { kDefault, kSingle, kAtomic, kThread };
+// kTls: update=thread counting in static TLS in code for executables
+// (thread_counters.cc); everywhere else it is kThread.
+enum class Update { kDefault, kSingle, kAtomic, kThread, kTls };
 
 struct Options {
   Mode mode = Mode::kNone;  // edge counters: naive, edge, or none (path only)
@@ -120,6 +122,11 @@ struct Options {
   // function's calls where all of them are direct calls from
   // path-profiled functions of the TU (path_counts.cc FindEntryTruncation).
   bool path_entry_balance = true;
+  // tune-entry-calls=off: in edge mode every function counts its own entry;
+  // by default a function whose every call is a direct call from a function
+  // of the TU takes its entry count from its callers' call blocks
+  // (entry_calls.cc ChooseEntryCalls).
+  bool entry_calls = true;
   // tune-loop-barrier=off: a counter updated on every iteration of a loop is a
   // plain update; by default, in a loop that may read or write memory a
   // counter may be, an empty asm after it keeps GCC's PRE from carrying

@@ -36,7 +36,7 @@ tune_defaults='path-hoist=on path-returns=on path-signed=on path-register=pointe
 path-loops=profile path-loop-cuts=auto path-call-cuts=auto
 path-goto-targets=auto path-from-edges=auto path-derive=auto path-balance=on
 path-cut-hoist=on path-precount-hoist=on path-entry-balance=on
-path-keep-tails=on loop-barrier=on loop-registers=auto estimator=ball-larus
+entry-calls=on path-keep-tails=on loop-barrier=on loop-registers=auto estimator=ball-larus
 path-use=none'
 
 # A program with what the switches act on: loops (one path and several per
@@ -120,6 +120,18 @@ compile help.o -fplugin-arg-ballarus-help || fail "help: compile failed: $(cat h
 got=$(listed_keys <help.o.err)
 [ "$got" = "$user_keys" ] || fail "help lists '$got', want '$user_keys'"
 grep -q 'tune-path\|tune-loop' help.o.err && fail "help lists tuning switches"
+grep -q '^  update=single|thread|tls|atomic$' help.o.err \
+  || fail "help does not list update=tls: $(grep -A2 '^  update' help.o.err)"
+
+# --- update=tls: an executable's counters in static TLS (a section the
+# runtime folds), -fPIC code keeps update=thread's pointer
+compile tls.o -fplugin-arg-ballarus-mode=edge -fplugin-arg-ballarus-update=tls \
+  || fail "update=tls: compile failed: $(cat tls.o.err)"
+readelf -SW tls.o | grep -q ballarus_tls_table || fail "update=tls: no ballarus_tls_table section"
+compile tls-pic.o -fPIC -fplugin-arg-ballarus-mode=edge -fplugin-arg-ballarus-update=tls \
+  || fail "update=tls -fPIC: compile failed: $(cat tls-pic.o.err)"
+readelf -SW tls-pic.o | grep -q ballarus_thread_ctrs || fail "update=tls -fPIC: not per-thread"
+readelf -SW tls-pic.o | grep -q ballarus_tls_table && fail "update=tls -fPIC: static TLS in -fPIC code"
 compile tune-help.o -fplugin-arg-ballarus-tune-help \
   || fail "tune-help: compile failed: $(cat tune-help.o.err)"
 want=$(for kv in $tune_defaults; do printf 'tune-%s ' "${kv%%=*}"; done | sed 's/ $//')
@@ -198,7 +210,7 @@ else
 fi
 for kv in tune-loop-barrier=auto tune-path-derive=yes tune-path-register=pointers \
           tune-estimator=gcc \
-          mode=paths update=tls path-storage=sparse path-table-max=-1; do
+          mode=paths update=threads path-storage=sparse path-table-max=-1; do
   if compile bad.o "-fplugin-arg-ballarus-$kv"; then
     fail "-fplugin-arg-ballarus-$kv accepted"
   else

@@ -30,10 +30,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/entry_calls.h"
 #include "core/metadata.h"
 #include "core/model.h"
 #include "estimator/estimator.h"
@@ -48,6 +50,7 @@
 #include "plugin/branch_hints.h"
 #include "plugin/cfg_prep.h"
 #include "plugin/counter_emit.h"
+#include "plugin/entry_calls.h"
 #include "plugin/pass.h"
 #include "plugin/path_emit.h"
 #include "plugin/path_plan.h"
@@ -66,6 +69,10 @@ struct FunctionWork {
   cgraph_node* node = nullptr;
   size_t model_index = 0;
   EdgeCounters counters;
+  // mode=edge: the CFG's edges (parallel to the model's; the fake ones are
+  // gone) and their weights, for PlaceEdgeCountersOfUnit.
+  std::vector<edge> gcc_edges;
+  std::vector<uint64_t> weights;
   PathWork path;
   std::vector<ReentryCall> reentry;  // calls ending with a re-entry edge
   TraceWork trace;                    // mode=trace
@@ -205,7 +212,15 @@ void AnalyseFunction(ballarus::Function* fn, FileTable* files,
   if (g_options.trace)
     PlanFunctionTrace(fn, weights, static_cast<uint32_t>(work->model_index),
                       g_options.trace_naive, &work->trace);
-  PlaceEdgeCounters(fn, gcc_edges, weights, next_counter, &work->counters);
+  // mode=edge: the counters are placed once every function is known
+  // (PlaceEdgeCountersOfUnit), as a function's entry count may come from
+  // its callers.
+  if (g_options.mode == Mode::kEdge) {
+    work->gcc_edges = gcc_edges;
+    work->weights = weights;
+  } else {
+    PlaceEdgeCounters(fn, gcc_edges, weights, next_counter, &work->counters);
+  }
   if (g_options.paths)
     PlanPathProfiling(fn, gcc_edges, weights, measured, work->reentry,
                       returning, next_counter,
@@ -232,22 +247,6 @@ void AnalyseFunction(ballarus::Function* fn, FileTable* files,
 // must not form a cycle: candidates are accepted once all their callers
 // are settled (not candidates, accepted or refused); when none can be,
 // one is refused.
-// Whether every call of `node` is a direct call from this TU, listed in
-// its call-graph callers: what cgraph_node::local_p says, but without
-// force_output, which -O0 sets on every static function only so that it is
-// emitted (a `used` one, which asm might call, is refused by name).
-bool OnlyCalledDirectlyHere(cgraph_node* node) {
-  tree d = node->decl;
-  return !TREE_PUBLIC(d) && !DECL_EXTERNAL(d) && !node->externally_visible &&
-         !node->address_taken && !node->has_aliases_p() && !node->thunk &&
-         !node->alias && !node->ifunc_resolver &&
-         !node->used_from_other_partition && !node->in_other_partition &&
-         !DECL_STATIC_CONSTRUCTOR(d) && !DECL_STATIC_DESTRUCTOR(d) &&
-         !DECL_VIRTUAL_P(d) &&
-         lookup_attribute("used", DECL_ATTRIBUTES(d)) == NULL_TREE &&
-         node->get_availability() >= AVAIL_AVAILABLE;
-}
-
 void ChooseEntryBalances(std::vector<FunctionWork>* work,
                          std::vector<ballarus::Function>* functions) {
   std::map<cgraph_node*, size_t> index_of;
@@ -427,6 +426,38 @@ std::vector<FunctionWork> AnalyseFunctions(ballarus::TranslationUnit* tu,
   return work;
 }
 
+// mode=edge, once every function is analysed: each function's edge
+// counters, numbered from *n_counters on, the entry edge of those whose
+// entry count their calls give (entry_calls.h, tune-entry-calls) known
+// without a counter and recorded as an extension of its function.
+void PlaceEdgeCountersOfUnit(std::vector<FunctionWork>* work,
+                             ballarus::TranslationUnit* tu,
+                             uint64_t* n_counters) {
+  std::vector<std::optional<ballarus::EntryCalls>> entry(work->size());
+  if (g_options.entry_calls) {
+    std::vector<cgraph_node*> nodes;
+    for (const FunctionWork& w : *work) nodes.push_back(w.node);
+    entry = ChooseEntryCalls(nodes, tu->functions);
+  }
+  for (size_t i = 0; i < work->size(); ++i) {
+    FunctionWork& w = (*work)[i];
+    ballarus::Function& fn = tu->functions[w.model_index];
+    if (dump_file)
+      fprintf(dump_file, "ballarus: function %s: edge counters\n",
+              fn.demangled.c_str());
+    std::vector<size_t> known;
+    if (entry[i]) {
+      known.push_back(entry[i]->edge);
+      fn.extensions.push_back({ballarus::kEntryCallsExtensionTag,
+                               ballarus::EncodeEntryCalls(*entry[i])});
+    }
+    PlaceEdgeCounters(&fn, w.gcc_edges, w.weights, n_counters, &w.counters,
+                      /*spanning_tree=*/false, known);
+    w.gcc_edges.clear();
+    w.weights.clear();
+  }
+}
+
 // The TU's declarations the instrumentation refers to.
 struct UnitDecls {
   tree counters = NULL_TREE;  // the counter array
@@ -528,6 +559,8 @@ unsigned int ExecuteBallarus() {
   std::vector<FunctionWork> work =
       AnalyseFunctions(&tu, &files, &n_counters, &n_hashes);
   if (work.empty()) return 0;
+  if (g_options.mode == Mode::kEdge)
+    PlaceEdgeCountersOfUnit(&work, &tu, &n_counters);
   if (g_options.paths) ChooseEntryBalances(&work, &tu.functions);
   tu.n_counters = n_counters;
   ballarus::GcovRecordUnit(&tu);  // where the .gcda goes, for -fprofile-use

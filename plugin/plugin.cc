@@ -18,6 +18,7 @@
 #include "plugin/gcc_compat.h"
 #include "plugin/pass.h"
 #include "plugin/path_dup.h"
+#include "plugin/thread_counters.h"
 
 int plugin_is_GPL_compatible;
 
@@ -80,6 +81,14 @@ int plugin_init(plugin_name_args* info, plugin_gcc_version* version) {
   pass_info.pos_op = PASS_POS_INSERT_AFTER;
   register_callback(info->base_name, PLUGIN_PASS_MANAGER_SETUP, NULL,
                     &pass_info);
+  // Last in GIMPLE: update=tls's constant-index counts.
+  register_pass_info tls_info;
+  tls_info.pass = bp::MakeStaticTlsFoldPass(g);
+  tls_info.reference_pass_name = "optimized";
+  tls_info.ref_pass_instance_number = 1;
+  tls_info.pos_op = PASS_POS_INSERT_AFTER;
+  register_callback(info->base_name, PLUGIN_PASS_MANAGER_SETUP, NULL,
+                    &tls_info);
   ballarus::GcovRegister(info->base_name);  // early passes as -fprofile-arcs
   // The pass manager already exists when plugins initialise, so the pass is
   // registered by now and its dump can be switched on by name.

@@ -45,14 +45,26 @@
 // is dlopen'ed: initial-exec would move the library's whole TLS segment
 // (its own thread-locals too) into glibc's static TLS surplus, about
 // 1.6 KB, and dlopen fails once that is used up.
+//
+// update=tls, in code for executables: the TU's counters
+// themselves are thread-local, static __thread __ballarus_tls_ctrs[N] in
+// static TLS, and a count is `addq $1, %fs:__ballarus_tls_ctrs@tpoff+56`,
+// one instruction like update=single's, no pointer to load.  The pointer
+// and its check stay, as the "registered?" test; the second table,
+// BALLARUS_TLS_TABLE_SECTION, {&__ballarus_counters, DTPOFF of the array,
+// N}, lets the runtime fold the array.  Not the default: glibc gives every
+// thread the executable's whole static TLS at creation, cleared, out of the
+// thread's stack size (a thread whose stack is smaller fails to start).
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <utility>
 
 #include "runtime/ballarus_format.h"
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
+#include "plugin/options.h"
 #include "plugin/thread_counters.h"
 
 namespace ballarus::plugin {
@@ -65,6 +77,7 @@ struct ThreadCounters {
   tree counters = NULL_TREE;     // the TU's counter array
   tree tc = NULL_TREE;           // static __thread uint64_t (*__ballarus_tc)[N]
   tree register_fn = NULL_TREE;  // __ballarus_tc_register
+  tree tls = NULL_TREE;  // static TLS: static __thread uint64_t [N], or none
   bool active = false;           // cfun: updates go to the thread's copy
   bool used = false;             // cfun: some update did
 };
@@ -158,16 +171,50 @@ tree DefineThreadPointer(tree counters) {
   return tc;
 }
 
-// The TU's entry in the module's table of thread pointers.
-void AddThreadTableEntry(tree counters, tree tc) {
-  const char* ctr_name = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(counters));
-  const char* tc_name = IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(tc));
-  std::string table = std::string("\t.pushsection\t") +
-                      BALLARUS_TC_TABLE_SECTION +
-                      ",\"aw\"\n\t.balign\t8\n\t.quad\t" + ctr_name +
-                      "\n\t.quad\t" + tc_name + "@dtpoff\n\t.popsection";
+// static __thread uint64_t __ballarus_tls_ctrs[N]; (zero: .tbss), in
+// static TLS: local-exec in code for executables.
+tree DefineThreadArray(tree counters) {
+  tree tls = build_decl(BUILTINS_LOCATION, VAR_DECL,
+                        get_identifier("__ballarus_tls_ctrs"),
+                        TREE_TYPE(counters));
+  TREE_STATIC(tls) = 1;
+  TREE_PUBLIC(tls) = 0;
+  DECL_ARTIFICIAL(tls) = 1;
+  DECL_IGNORED_P(tls) = 1;
+  TREE_USED(tls) = 1;
+  // Only the runtime reads it: its stores must not be found dead.
+  TREE_ADDRESSABLE(tls) = 1;
+  DECL_PRESERVE_P(tls) = 1;
+  set_decl_tls_model(tls, decl_default_tls_model(tls));
+  varpool_node::finalize_decl(tls);
+  return tls;
+}
+
+// Top-level asm adding `entry` to section `section`.
+void AddTableEntry(const char* section, const std::string& entry) {
+  std::string table = std::string("\t.pushsection\t") + section +
+                      ",\"aw\"\n\t.balign\t8\n" + entry + "\t.popsection";
   symtab->finalize_toplevel_asm(
       build_string(table.size(), table.c_str()));
+}
+
+const char* AsmName(tree decl) {
+  return IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(decl));
+}
+
+// The TU's entry in the module's table of thread pointers, and with static
+// TLS its entry in the table of thread-local arrays.
+void AddThreadTableEntries(tree counters, tree tc, tree tls) {
+  AddTableEntry(BALLARUS_TC_TABLE_SECTION,
+                std::string("\t.quad\t") + AsmName(counters) +
+                    "\n\t.quad\t" + AsmName(tc) + "@dtpoff\n");
+  if (tls == NULL_TREE) return;
+  unsigned HOST_WIDE_INT words =
+      tree_to_uhwi(TYPE_SIZE_UNIT(TREE_TYPE(counters))) / 8;
+  AddTableEntry(BALLARUS_TLS_TABLE_SECTION,
+                std::string("\t.quad\t") + AsmName(counters) +
+                    "\n\t.quad\t" + AsmName(tls) + "@dtpoff\n\t.quad\t" +
+                    std::to_string(words) + "\n");
 }
 
 // Splits cfun's entry edge into ENTRY -> cond -> slow -> (the old first
@@ -194,7 +241,11 @@ void PrepareThreadCounters(tree counters) {
   g_thread.counters = counters;
   MoveToThreadSection(counters);
   g_thread.tc = DefineThreadPointer(counters);
-  AddThreadTableEntry(counters, g_thread.tc);
+  // The add is x86-64 asm; code for shared libraries keeps the pointer.
+  g_thread.tls = g_options.update == Update::kTls && !flag_shlib && TARGET_64BIT
+                     ? DefineThreadArray(counters)
+                     : NULL_TREE;
+  AddThreadTableEntries(counters, g_thread.tc, g_thread.tls);
 
   tree fntype = build_function_type_list(ptr_type_node, ptr_type_node,
                                          ptr_type_node, NULL_TREE);
@@ -205,10 +256,13 @@ void PrepareThreadCounters(tree counters) {
   if (dump_file)
     fprintf(dump_file,
             "ballarus: per-thread counters: array in section %s, thread "
-            "pointer __ballarus_tc (%s), table entry in %s\n",
+            "pointer __ballarus_tc (%s), table entry in %s%s\n",
             BALLARUS_THREAD_SECTION,
             flag_shlib ? "TLS descriptors" : "GCC's TLS model",
-            BALLARUS_TC_TABLE_SECTION);
+            BALLARUS_TC_TABLE_SECTION,
+            g_thread.tls != NULL_TREE
+                ? ", counted in static TLS __ballarus_tls_ctrs"
+                : "");
 }
 
 void BeginThreadCounters() {
@@ -261,15 +315,108 @@ void EndThreadCounters() {
             why.c_str(), cond_bb->index, slow_bb->index);
 }
 
+namespace {
+
+// asm operand list entry: constraint and value.
+void PushOperand(vec<tree, va_gc>** ops, const char* constraint, tree value) {
+  vec_safe_push(*ops, build_tree_list(
+                          build_tree_list(NULL_TREE,
+                                          build_string(strlen(constraint) + 1,
+                                                       constraint)),
+                          value));
+}
+
+// The template of a static TLS add at a constant index, or (index < 0) at
+// the index in operand 1.
+std::string StaticTlsText(HOST_WIDE_INT index) {
+  std::string text = std::string("addq %0, %%fs:") + AsmName(g_thread.tls) +
+                     "@tpoff";
+  return index < 0 ? text + "(,%1,8)" : text + "+" + std::to_string(8 * index);
+}
+
+// asm volatile (TEXT :: "er" (delta)[, "r" (index)] : "cc").  Spelled in
+// asm: an ARRAY_REF of the TLS array makes GCC put sym@tpoff in a register,
+// which RTL PRE and loop invariant motion then keep live through loops (a
+// callee-saved register, pushed and popped per call).  Volatile: nothing
+// uses its result, and only the runtime reads the array.
+gasm* BuildStaticTlsAdd(const std::string& text, tree delta, tree index) {
+  vec<tree, va_gc>* inputs = NULL;
+  PushOperand(&inputs, "er", delta);
+  if (index != NULL_TREE) PushOperand(&inputs, "r", index);
+  vec<tree, va_gc>* clobbers = NULL;
+  vec_safe_push(clobbers, build_tree_list(NULL_TREE, build_string(3, "cc")));
+  gasm* add = gimple_build_asm_vec(ggc_strdup(text.c_str()), inputs, NULL,
+                                   clobbers, NULL);
+  gimple_asm_set_volatile(add, true);
+  return add;
+}
+
+// Late in the GIMPLE pipeline (after "optimized"): a static TLS add whose
+// index GCC's constant propagation made a constant is given the constant
+// in its address, `%fs:sym@tpoff+8i`, instead of a register loaded with it
+// (path counts whose register is known where they count).
+class StaticTlsFoldPass : public gimple_opt_pass {
+ public:
+  explicit StaticTlsFoldPass(gcc::context* ctxt)
+      : gimple_opt_pass(kData, ctxt) {}
+  bool gate(function*) override { return g_thread.tls != NULL_TREE; }
+  unsigned int execute(function* fn) override {
+    const std::string indexed = StaticTlsText(-1);
+    basic_block bb;
+    FOR_EACH_BB_FN(bb, fn) {
+      for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi);
+           gsi_next(&gsi)) {
+        gasm* a = dyn_cast<gasm*>(gsi_stmt(gsi));
+        if (a == nullptr || gimple_asm_ninputs(a) != 2 ||
+            indexed != gimple_asm_string(a))
+          continue;
+        tree index = TREE_VALUE(gimple_asm_input_op(a, 1));
+        if (!tree_fits_shwi_p(index) || tree_to_shwi(index) < 0) continue;
+        gasm* folded =
+            BuildStaticTlsAdd(StaticTlsText(tree_to_shwi(index)),
+                              TREE_VALUE(gimple_asm_input_op(a, 0)), NULL_TREE);
+        gsi_replace(&gsi, folded, false);
+      }
+    }
+    return 0;
+  }
+
+ private:
+  static constexpr pass_data kData = {
+      GIMPLE_PASS, "ballarus_tls", OPTGROUP_NONE, TV_NONE, PROP_cfg, 0, 0,
+      0,           0};
+};
+
+}  // namespace
+
+opt_pass* MakeStaticTlsFoldPass(gcc::context* ctxt) {
+  return new StaticTlsFoldPass(ctxt);
+}
+
+bool AppendStaticTlsAdd(gimple_seq* seq, tree ref, tree delta) {
+  if (!g_thread.active || g_thread.tls == NULL_TREE ||
+      TREE_CODE(ref) != ARRAY_REF || TREE_OPERAND(ref, 0) != g_thread.counters)
+    return false;
+  g_thread.used = true;
+  tree index = TREE_OPERAND(ref, 1);
+  delta = fold_convert(TREE_TYPE(ref), delta);
+  if (tree_fits_shwi_p(index) && tree_to_shwi(index) >= 0) {
+    gimple_seq_add_stmt(
+        seq, BuildStaticTlsAdd(StaticTlsText(tree_to_shwi(index)), delta,
+                               NULL_TREE));
+    return true;
+  }
+  tree i64 = make_temp_ssa_name(long_integer_type_node, NULL, "BLRS_i");
+  gimple_seq_add_stmt(seq, gimple_build_assign(i64, NOP_EXPR, index));
+  gimple_seq_add_stmt(seq, BuildStaticTlsAdd(StaticTlsText(-1), delta, i64));
+  return true;
+}
+
 bool RedirectToThreadCopy(gimple_seq* seq, tree* ref) {
   if (!g_thread.active || TREE_CODE(*ref) != ARRAY_REF ||
       TREE_OPERAND(*ref, 0) != g_thread.counters)
     return false;
-  // BLRS_tc = __ballarus_tc; (*BLRS_tc)[index].  The pointer is loaded
-  // here rather than once per activation: GCC merges the loads between
-  // calls (a counter, unsigned long long, cannot alias the pointer under
-  // strict aliasing) and reloads after a call instead of keeping it in a
-  // callee-saved register across it.
+  g_thread.used = true;
   tree u64 = TREE_TYPE(*ref);
   tree t = make_temp_ssa_name(TREE_TYPE(g_thread.tc), NULL, "BLRS_tc");
   gimple_seq_add_stmt(seq, gimple_build_assign(t, g_thread.tc));
@@ -277,7 +424,6 @@ bool RedirectToThreadCopy(gimple_seq* seq, tree* ref) {
                      build_int_cst(TREE_TYPE(t), 0));
   *ref = build4(ARRAY_REF, u64, copy, TREE_OPERAND(*ref, 1), NULL_TREE,
                 NULL_TREE);
-  g_thread.used = true;
   return true;
 }
 

@@ -55,7 +55,9 @@ void PrintFunctionText(const Report& r, const FunctionReport& f) {
     fmt::print("  {:>13} {:<12} {:<8} {:>20}\n",
                fmt::format("{}->{}", e.src, e.dst),
                report::EdgeKindName(e.kind),
-               e.counted ? (f.edges_from_paths ? "path" : "yes") : "no",
+               e.counted    ? (f.edges_from_paths ? "path" : "yes")
+               : e.from_calls ? "calls"
+                              : "no",
                CountText(e.count));
   // As gcov prints a count: N, N* (a block on the line never ran), #####
   // (never run), ===== (never run, only reachable by a throw).

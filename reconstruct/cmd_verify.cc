@@ -1,7 +1,9 @@
 // cmd_verify.cc — `ballarus-reconstruct verify PROFILE [--against OTHER]`.
 //
 // Checks, per function of PROFILE:
-//   * flow conservation at every block (the report's flow_issues);
+//   * flow conservation at every block (the report's flow_issues), an
+//     entry count taken from the callers' call blocks included (edge mode,
+//     core/entry_calls.h), which needs their counts known;
 //   * path data: counts of out-of-range path numbers (instrumentation
 //     errors) and negative residues (>= 2^63: an undo without its count);
 //   * with edge counters and paths (mode=edge,path): the edge profile
@@ -282,6 +284,10 @@ int RunVerify(const ProfileInputs& in, const ProfileInputs& against_in) {
   VerifyTally tally, against_tally;
   for (const FunctionReport& f : p.functions) {
     Problems problems{Who(p, f), {}, {}};
+    // An entry count taken from the callers' call blocks needs their
+    // counts; conservation with it is CheckFlow's.
+    if (!f.entry_problem.empty())
+      problems.Add(false, "entry count from calls: " + f.entry_problem);
     CheckFlow(f, &problems);
     if (f.paths) {
       CheckPathCounts(*f.paths, &problems);

@@ -133,6 +133,9 @@ void StreamFunctionJson(JsonOut& o, const Report& r, const FunctionReport& f,
   // The other way round: its path counts are solved from its edge counts.
   if (f.paths && f.paths->storage == PathInfo::kFromEdges)
     o.Key("paths_from_edges").Bool(true);
+  // Edge mode: its entry count is its callers' call blocks' (the edge
+  // marked "from_calls").
+  if (f.entry_from_calls) o.Key("entry_from_calls").Bool(true);
   o.Key("blocks").BeginArray();
   for (size_t b = 0; b < f.blocks.size(); ++b) {
     o.BeginObject();
@@ -162,6 +165,7 @@ void StreamFunctionJson(JsonOut& o, const Report& r, const FunctionReport& f,
     StreamCount(o, e.count);
     o.Key("kind").String(report::EdgeKindName(e.kind));
     o.Key("counted").Bool(e.counted);
+    if (e.from_calls) o.Key("from_calls").Bool(true);
     o.Key("flags").BeginArray();
     for (const std::string& n : report::EdgeFlagNames(e.flags)) o.String(n);
     o.EndArray();

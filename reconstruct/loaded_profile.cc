@@ -246,6 +246,8 @@ void GroupFunctions(LoadedProfile* out) {
       lf.edge_counters = c.edge_counters;
       lf.paths = std::move(c.paths);
       lf.flow = std::move(c.flow);
+      lf.entry_from_calls = c.entry_from_calls;
+      lf.entry_problem = std::move(c.entry_problem);
       out->functions.push_back(std::move(lf));
       solved.push_back(true);
     }

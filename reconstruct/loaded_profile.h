@@ -50,6 +50,10 @@ struct LoadedFunction {
                                        // edge mode)
   std::optional<LoadedPaths> paths;    // path mode
   FlowResult flow;                     // == SolveFlow(*function, known)
+  // Edge mode: the entry edge whose `known` count its callers' call blocks
+  // give (core/entry_calls.h), and why it is unknown (empty if it is not).
+  std::optional<uint32_t> entry_from_calls;
+  std::string entry_problem;
   std::vector<GcovLine> lines;         // gcov line counts, files of `tu`
   // Each copy, parallel to `tus`: its index among its TU's functions and,
   // when the function sums several copies, that copy's own solved counts

@@ -171,6 +171,8 @@ FunctionReport FunctionOf(const LoadedFunction& lf,
       *fr.execution_count -= *lf.flow.edges[i];
   }
   fr.exit_to_entry = lf.flow.virtual_edge;
+  fr.entry_from_calls = lf.entry_from_calls.has_value();
+  fr.entry_problem = lf.entry_problem;
   fr.blocks.resize(f.blocks.size());
   for (size_t b = 0; b < f.blocks.size(); ++b) {
     BlockReport& br = fr.blocks[b];
@@ -188,7 +190,8 @@ FunctionReport FunctionOf(const LoadedFunction& lf,
     er.flags = e.flags;
     er.kind = KindOfEdge(e.flags);
     er.count = lf.flow.edges[i];
-    er.counted = lf.known[i].has_value();
+    er.from_calls = lf.entry_from_calls && *lf.entry_from_calls == i;
+    er.counted = lf.known[i].has_value() && !er.from_calls;
     er.has_counter = e.counter != kNoCounter;
     if (lf.paths) {
       er.in_path_dag = lf.paths->in_dag(i);

@@ -87,6 +87,9 @@ struct EdgeReport {
   Count count;               // solved
   bool counted = false;      // measured, or path-derived (edges_from_paths)
   bool has_counter = false;  // carries an edge counter
+  // The function's entry edge whose count is the sum of its callers' call
+  // blocks (core/entry_calls.h): known without a counter, not `counted`.
+  bool from_calls = false;
   // Path mode: the edge belongs to the path DAG, and the sum of the counts
   // of the executed paths over it (modulo 2^64).
   bool in_path_dag = false;
@@ -193,6 +196,10 @@ struct FunctionReport {
   Count execution_count;          // ENTRY's count through its real edges
                                   // (not ballarus' re-entry edges)
   Count exit_to_entry;            // the virtual EXIT->ENTRY edge
+  // Edge mode: the entry count comes from the callers' call blocks (an
+  // edge is `from_calls`); why it is unknown, empty when it is known.
+  bool entry_from_calls = false;
+  std::string entry_problem;
   std::vector<BlockReport> blocks;  // [0] ENTRY, [1] EXIT
   std::vector<EdgeReport> edges;    // model order
   std::vector<LineCount> lines;     // its own gcov line counts

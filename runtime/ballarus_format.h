@@ -96,6 +96,23 @@ typedef struct ballarus_tc_entry {
                          block (R_X86_64_DTPOFF64) */
 } ballarus_tc_entry;
 
+/* update=tls, in code for executables: the TU counts into
+   a thread-local array of its own (static __thread uint64_t
+   __ballarus_tls_ctrs[N], in static TLS, addressed %fs:OFFSET with no
+   pointer load) and lists it in section BALLARUS_TLS_TABLE_SECTION.  Its
+   ballarus_tc_entry stays: registration still points its __ballarus_tc
+   into the thread's copy, which the registration check reads, but the
+   TU's part of that copy is never written; the runtime folds the TLS
+   array instead.  */
+#define BALLARUS_TLS_TABLE_SECTION "ballarus_tls_table"
+
+typedef struct ballarus_tls_entry {
+  uint64_t *counters;  /* the TU's (shared) counter array */
+  uint64_t tls_dtpoff; /* offset of its __ballarus_tls_ctrs in the module's
+                          TLS block (R_X86_64_DTPOFF64) */
+  uint64_t words;      /* N */
+} ballarus_tls_entry;
+
 void *__ballarus_tc_register(void *counters, void *tc);
 
 /* Adds `delta` modulo 2^64 to the count of path `key` in hashed table `h`.

@@ -75,7 +75,16 @@ struct ballarus_root {
 /* One TU's contribution to a dump.  */
 typedef struct {
   uint64_t *live;     /* the TU's counters */
-  uint64_t *snap;     /* values read, subtracted after a successful write */
+  uint64_t *snap;     /* values read, subtracted after a successful write
+                         (ballarus_profile_counters_alloc), or `live`
+                         itself (snap_live) when nothing can change it
+                         during the dump */
+  int snap_mapped, snap_live;
+  unsigned char *map; /* snap's chunk map: 0 where snap holds only zeros,
+                         untouched; or NULL (every chunk read) */
+  uint64_t *nz;       /* the indices of snap's non-zero counters, n_nz of
+                         them; NULL (out of memory): scan snap */
+  uint64_t n_nz, cap_nz;
   uint64_t n;
   ballarus_pt_entry *pt; /* path table counts read, subtracted likewise */
   uint64_t n_pt, cap_pt;
@@ -134,6 +143,29 @@ BALLARUS_HIDDEN void ballarus_rt_dump_dir(entry *e, size_t n, int at_exit);
 
 /* Frees the buffer that the dump's reads of existing profiles reuse.  */
 BALLARUS_HIDDEN void ballarus_rt_free_read_buf(void);
+
+/* Forgets that buffer without unmapping it: in a fork child.  */
+BALLARUS_HIDDEN void ballarus_rt_forget_read_buf(void);
+
+/* Touched pages (rt_pages.c).  */
+
+/* A reader of /proc/self/pagemap with a window of entries.  */
+typedef struct {
+  int fd;         /* -1: unknown, every page counts as touched */
+  uintptr_t first; /* page number of e[0] */
+  size_t n;       /* valid entries in e */
+  uint64_t e[512];
+} ballarus_rt_pagemap;
+
+BALLARUS_HIDDEN void ballarus_rt_pagemap_open(ballarus_rt_pagemap *pm);
+BALLARUS_HIDDEN void ballarus_rt_pagemap_close(ballarus_rt_pagemap *pm);
+
+/* The next run c[*lo, *hi) of the counters c[0, n) from *lo on that lie on
+   pages the process touched (present or swapped out); 0 when none is left.
+   The counters in between hold their initial zeros.  */
+BALLARUS_HIDDEN int ballarus_rt_touched_run(ballarus_rt_pagemap *pm,
+                                            const uint64_t *c, uint64_t n,
+                                            uint64_t *lo, uint64_t *hi);
 
 /* The store (rt_store.c).  */
 

@@ -1019,3 +1019,117 @@ TEST(Runtime, AnUnprintableTestNameIsRefusedAndTheRunCountedUnnamed) {
   memcpy(&version, bytes.data() + 8, 4);
   EXPECT_EQ(version, 2u);
 }
+
+// A large counter array (rt_big.c): a dump reads, copies and writes only
+// the pages the process touched, and the file it writes is byte for byte
+// what the dense writer gives for the same counts.
+
+// big's counters: the given {index, count} pairs, zeros elsewhere.
+std::vector<uint64_t> Big(const std::map<uint64_t, uint64_t>& counts) {
+  std::vector<uint64_t> v(RT_BIG_N, 0);
+  for (const auto& kv : counts) v.at(kv.first) = kv.second;
+  return v;
+}
+
+// The file's bytes equal ballarus_profile_serialize of its parsed profile
+// (counters written densely), and the file has holes: fewer bytes
+// allocated than its size less `dense` bytes of counters.
+void ExpectDenseBytesWithHoles(const std::string& path, uint64_t holes_min) {
+  ballarus_profile p;
+  char err[512] = "";
+  ASSERT_EQ(ballarus_profile_read_file(path.c_str(), &p, err, sizeof err), 0)
+      << err;
+  unsigned char* buf = nullptr;
+  uint64_t size = 0;
+  ASSERT_EQ(ballarus_profile_serialize(&p, &buf, &size, err, sizeof err), 0)
+      << err;
+  EXPECT_EQ(ReadBytes(path), std::string(reinterpret_cast<char*>(buf), size));
+  free(buf);
+  ballarus_profile_free(&p);
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_LE(static_cast<uint64_t>(st.st_blocks) * 512 + holes_min,
+            static_cast<uint64_t>(st.st_size))
+      << "allocated " << st.st_blocks * 512 << " of " << st.st_size;
+}
+
+const uint64_t kBig = STAMP("big", RT_BIG_BODY);
+
+TEST(RuntimeChunks, AShortRunTouchesOnlyItsCounterPagesAndWritesHoles) {
+  std::string dir = FreshDir("chunks_first");
+  std::string path = dir + "/p";
+  const std::map<std::string, std::string> env = {{"BALLARUS_PROFILE", path}};
+  ProcessResult r = Exec(dir, "rt_big",
+                         {"5:1", "20000:7", "39999:3", "dump", "untouched:10000",
+                          "untouched:30000", "20001:1"},
+                         env);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  Profile p = Read(path);
+  ASSERT_TRUE(p.ok) << p.error;
+  ASSERT_EQ(p.records.count(kBig), 1u);
+  EXPECT_EQ(p.records.at(kBig).counters,
+            Big({{5, 1}, {20000, 7}, {20001, 1}, {39999, 3}}));
+  EXPECT_EQ(p.records.at(kBig).runs, 1u);
+  // 40000 counters of which three pages were touched: most is holes.
+  ExpectDenseBytesWithHoles(path, 250000);
+
+  // A second process merges into it: the sum, holes kept.
+  r = Exec(dir, "rt_big", {"5:2", "30000:4", "dump", "untouched:10000"}, env);
+  ASSERT_EQ(r.status, 0) << r.err;
+  p = Read(path);
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.records.at(kBig).counters,
+            Big({{5, 3}, {20000, 7}, {20001, 1}, {30000, 4}, {39999, 3}}));
+  EXPECT_EQ(p.records.at(kBig).runs, 2u);
+  ExpectDenseBytesWithHoles(path, 200000);
+
+  // A process that counts nothing adds its run, nothing else.
+  ASSERT_EQ(Exec(dir, "rt_big", {"untouched:15000"}, env).status, 0);
+  p = Read(path);
+  EXPECT_EQ(p.records.at(kBig).counters,
+            Big({{5, 3}, {20000, 7}, {20001, 1}, {30000, 4}, {39999, 3}}));
+  EXPECT_EQ(p.records.at(kBig).runs, 3u);
+}
+
+TEST(RuntimeChunks, ResetAndForkLeaveUntouchedPagesUntouched) {
+  std::string dir = FreshDir("chunks_reset");
+  std::string path = dir + "/p";
+  const std::map<std::string, std::string> env = {{"BALLARUS_PROFILE", path}};
+  ProcessResult r =
+      Exec(dir, "rt_big",
+           {"100:5", "reset", "untouched:20000", "100:1", "fork:25000",
+            "untouched:25000", "untouched:20000", "39000:2"},
+           env);
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  Profile p = Read(path);
+  ASSERT_TRUE(p.ok) << p.error;
+  // The reset dropped the 5; the child counted only its own 1.
+  EXPECT_EQ(p.records.at(kBig).counters,
+            Big({{100, 1}, {25000, 1}, {39000, 2}}));
+  EXPECT_EQ(p.records.at(kBig).runs, 2u);
+  ExpectDenseBytesWithHoles(path, 200000);
+}
+
+TEST(RuntimeChunks, NamedRunsOfALargeArrayHoldExactlyItsCounts) {
+  std::string dir = FreshDir("chunks_named");
+  std::string path = dir + "/p";
+  ASSERT_EQ(Exec(dir, "rt_big", {"7:1", "33000:9"},
+                 {{"BALLARUS_PROFILE", path}, {"BALLARUS_TEST", "one"}})
+                .status,
+            0);
+  ASSERT_EQ(Exec(dir, "rt_big", {"7:2", "1000:1"},
+                 {{"BALLARUS_PROFILE", path}, {"BALLARUS_TEST", "two"}})
+                .status,
+            0);
+  EXPECT_EQ(Read(path).records.at(kBig).counters,
+            Big({{7, 3}, {1000, 1}, {33000, 9}}));
+  EXPECT_EQ(NamedCounts(path, "one"),
+            (std::map<uint64_t, std::vector<uint64_t>>{
+                {kBig, Big({{7, 1}, {33000, 9}})}}));
+  EXPECT_EQ(NamedCounts(path, "two"),
+            (std::map<uint64_t, std::vector<uint64_t>>{
+                {kBig, Big({{7, 2}, {1000, 1}})}}));
+  ExpectDenseBytesWithHoles(path, 200000);
+}

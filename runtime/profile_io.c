@@ -47,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -63,20 +64,72 @@ int ballarus_pio_fail(char *err, size_t errlen, const char *fmt, ...) {
   return -1;
 }
 
+/* Arrays from this size on get a mapping of their own.  */
+#define MAPPED_MIN_BYTES (64u * 1024u)
+
+uint64_t *ballarus_profile_counters_alloc(uint64_t n, int *mapped) {
+  *mapped = 0;
+  if (n > SIZE_MAX / 16) return NULL;
+  if (n * 8 < MAPPED_MIN_BYTES) return calloc(n == 0 ? 1 : (size_t)n, 8);
+  void *m = mmap(NULL, (size_t)(n * 8), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return NULL;
+  *mapped = 1;
+  return m;
+}
+
+void ballarus_profile_counters_free(uint64_t *c, uint64_t n, int mapped) {
+  if (mapped)
+    munmap(c, (size_t)(n * 8));
+  else
+    free(c);
+}
+
 int ballarus_profile_record_own_counters(ballarus_profile_record *r) {
   if (!r->counters_borrowed) return 0;
-  uint64_t *own = xmalloc(r->n_counters * 8);
+  const uint64_t n = r->n_counters;
+  int mapped;
+  uint64_t *own = ballarus_profile_counters_alloc(n, &mapped);
   if (own == NULL) return -1;
-  if (r->n_counters > 0) memcpy(own, r->counters, r->n_counters * 8);
+  r->counters_mapped = mapped;
+  for (uint64_t k = 0, lo, hi; k < chunk_count(n); k++) {
+    chunk_bounds(k, n, &lo, &hi);
+    if (chunk_live(r->chunk_map, k))
+      memcpy(own + lo, r->counters + lo, (hi - lo) * 8);
+  }
   r->counters = own;
   r->counters_borrowed = 0;
   return 0;
 }
 
+int ballarus_profile_record_add_counters(ballarus_profile_record *dst,
+                                         const ballarus_profile_record *src) {
+  const uint64_t n = src->n_counters;
+  if (ballarus_profile_record_own_counters(dst) != 0) return -1;
+  for (uint64_t k = 0, lo, hi; k < chunk_count(n); k++) {
+    if (!chunk_live(src->chunk_map, k)) continue;
+    chunk_bounds(k, n, &lo, &hi);
+    for (uint64_t j = lo; j < hi; j++)
+      dst->counters[j] = ballarus_count_add(dst->counters[j], src->counters[j]);
+  }
+  if (dst->chunk_map == NULL) return 0;
+  if (src->chunk_map == NULL) {
+    free(dst->chunk_map);
+    dst->chunk_map = NULL;
+    return 0;
+  }
+  for (uint64_t k = 0; k < chunk_count(n); k++)
+    dst->chunk_map[k] |= src->chunk_map[k];
+  return 0;
+}
+
 void ballarus_pio_record_free(ballarus_profile_record *r) {
   if (!r->borrowed) free(r->metadata);
-  if (!r->counters_borrowed) free(r->counters);
+  if (!r->counters_borrowed && !r->counters_lent)
+    ballarus_profile_counters_free(r->counters, r->n_counters,
+                                   r->counters_mapped);
   free(r->sparse);
+  free(r->chunk_map);
   memset(r, 0, sizeof *r);
 }
 
@@ -234,14 +287,108 @@ static int check_sparse_order(const ballarus_sparse_entry *sp, uint64_t n,
   return 0;
 }
 
+/* How parse() treats its bytes.  */
+typedef struct {
+  const unsigned char *const *known; /* blobs verified already */
+  size_t n_known;
+  int borrow;          /* metadata point into the bytes */
+  int lend_counters;   /* counters are lent (8-aligned bytes only) */
+  const ballarus_zero_range *zeros; /* holes, never read */
+  size_t n_zeros;
+  const ballarus_known_meta *found; /* blobs found in place, never read */
+  size_t n_found;
+} parse_opts;
+
+/* The blob found in place at offset `at` of meta_size bytes, or NULL.  */
+static const unsigned char *found_at(const parse_opts *o, uint64_t at,
+                                     uint64_t meta_size) {
+  for (size_t i = 0; i < o->n_found; i++)
+    if (o->found[i].off == at && o->found[i].size == meta_size)
+      return o->found[i].blob;
+  return NULL;
+}
+
+/* Whether counter chunk [a, b) of data (byte offsets) holds a non-zero
+   word outside the zero ranges from z on, which it reads; the ranges'
+   bytes are zero and never read.  */
+static int chunk_nonzero(const unsigned char *data, uint64_t a, uint64_t b,
+                         const parse_opts *o, size_t z) {
+  uint64_t p = a;
+  while (p < b) {
+    if (z < o->n_zeros && o->zeros[z].off <= p) {
+      const uint64_t e = o->zeros[z].off + o->zeros[z].len;
+      if (e > p) p = e;
+      z++;
+      continue;
+    }
+    const uint64_t q = z < o->n_zeros && o->zeros[z].off < b ? o->zeros[z].off : b;
+    for (uint64_t w = p; w + 8 <= q; w += 8)
+      if (rd64(data + w) != 0) return 1;
+    p = q;
+  }
+  return 0;
+}
+
+/* The chunk map of n counters at data offset `at`, given the zero ranges
+   (holes): a chunk is zero when its bytes outside them are (the part of a
+   chunk a file block shares with a counted one is data, the rest of it a
+   hole).  *map is NULL when there are no zero ranges.  Returns -1 when out
+   of memory.  */
+static int map_from_zeros(const unsigned char *data, uint64_t at, uint64_t n,
+                          const parse_opts *o, unsigned char **map) {
+  *map = NULL;
+  if (o->n_zeros == 0 || n < BALLARUS_CHUNK_COUNTERS) return 0;
+  *map = xmalloc(chunk_count(n));
+  if (*map == NULL) return -1;
+  size_t z = 0;
+  for (uint64_t k = 0, lo, hi; k < chunk_count(n); k++) {
+    chunk_bounds(k, n, &lo, &hi);
+    const uint64_t a = at + lo * 8, b = at + hi * 8;
+    while (z < o->n_zeros && o->zeros[z].off + o->zeros[z].len <= a) z++;
+    (*map)[k] = (unsigned char)chunk_nonzero(data, a, b, o, z);
+  }
+  return 0;
+}
+
+/* Checks the fields of record i's header h (at offset rec) that need no
+   other bytes: tag, flags, and sizes that cannot overflow.  */
+static int check_record_fields(const unsigned char *h, uint64_t rec,
+                               uint32_t i, char *err, size_t errlen) {
+  uint32_t tag = rd32(h), flags = rd32(h + 4);
+  uint64_t meta_size = rd64(h + 16), n_counters = rd64(h + 24),
+           n_sparse = rd64(h + 32);
+  if (tag != BALLARUS_RECORD_TU)
+    return ballarus_pio_fail(err, errlen, "offset %llu: record %u: bad tag "
+                             "0x%08x (expected 0x%08x)",
+                             (ull)rec, i, tag, BALLARUS_RECORD_TU);
+  if (flags != 0)
+    return ballarus_pio_fail(err, errlen,
+                             "offset %llu: record %u: unknown flags 0x%x",
+                             (ull)(rec + 4), i, flags);
+  if (meta_size < BALLARUS_META_HEADER_SIZE || meta_size > UINT64_MAX - 7)
+    return ballarus_pio_fail(err, errlen,
+                             "offset %llu: record %u: meta_size %llu is not a "
+                             "metadata blob size",
+                             (ull)(rec + 16), i, (ull)meta_size);
+  if (n_counters > UINT64_MAX / 8)
+    return ballarus_pio_fail(err, errlen,
+                             "offset %llu: record %u: n_counters %llu overflows",
+                             (ull)(rec + 24), i, (ull)n_counters);
+  if (n_sparse > UINT64_MAX / sizeof(ballarus_sparse_entry))
+    return ballarus_pio_fail(err, errlen,
+                             "offset %llu: record %u: n_sparse %llu overflows",
+                             (ull)(rec + 32), i, (ull)n_sparse);
+  return 0;
+}
+
 /* Parses record i at data[*off], advancing *off past it and folding its
    check into *file_check; the record goes to p->records[i] (p->n_records
    counts it, so that the caller frees it on failure).  */
 static int parse_record(const unsigned char *data, uint64_t size,
-                        uint64_t *off, uint32_t i,
-                        const unsigned char *const *known, size_t n_known,
-                        int borrow, ballarus_profile *p, uint64_t *file_check,
+                        uint64_t *off, uint32_t i, const parse_opts *opt,
+                        ballarus_profile *p, uint64_t *file_check,
                         char *err, size_t errlen) {
+  const int borrow = opt->borrow;
   uint64_t o = *off;
   const uint64_t rec = o;
   uint64_t left = size - o;
@@ -253,37 +400,10 @@ static int parse_record(const unsigned char *data, uint64_t size,
     return -1;
   }
   const unsigned char *h = data + rec;
-  uint32_t tag = rd32(h), flags = rd32(h + 4);
   uint64_t stamp = rd64(h + 8), meta_size = rd64(h + 16);
   uint64_t n_counters = rd64(h + 24), n_sparse = rd64(h + 32);
   uint64_t runs = rd64(h + 40), check = rd64(h + 48);
-  if (tag != BALLARUS_RECORD_TU) {
-    ballarus_pio_fail(err, errlen, "offset %llu: record %u: bad tag 0x%08x (expected "
-         "0x%08x)", (ull)rec, i, tag, BALLARUS_RECORD_TU);
-    return -1;
-  }
-  if (flags != 0) {
-    ballarus_pio_fail(err, errlen, "offset %llu: record %u: unknown flags 0x%x",
-         (ull)(rec + 4), i, flags);
-    return -1;
-  }
-  if (meta_size < BALLARUS_META_HEADER_SIZE || meta_size > UINT64_MAX - 7) {
-    ballarus_pio_fail(err, errlen,
-         "offset %llu: record %u: meta_size %llu is not a metadata blob "
-         "size",
-         (ull)(rec + 16), i, (ull)meta_size);
-    return -1;
-  }
-  if (n_counters > UINT64_MAX / 8) {
-    ballarus_pio_fail(err, errlen, "offset %llu: record %u: n_counters %llu overflows",
-         (ull)(rec + 24), i, (ull)n_counters);
-    return -1;
-  }
-  if (n_sparse > UINT64_MAX / sizeof(ballarus_sparse_entry)) {
-    ballarus_pio_fail(err, errlen, "offset %llu: record %u: n_sparse %llu overflows",
-         (ull)(rec + 32), i, (ull)n_sparse);
-    return -1;
-  }
+  if (check_record_fields(h, rec, i, err, errlen) != 0) return -1;
   o += BALLARUS_RECORD_HEADER_SIZE;
   left = size - o;
   const uint64_t meta_at = o;
@@ -318,19 +438,32 @@ static int parse_record(const unsigned char *data, uint64_t size,
     return -1;
   }
   o += sparse_bytes;
+  unsigned char *map;
+  if (map_from_zeros(data, counters_at, n_counters, opt, &map) != 0) {
+    ballarus_pio_fail(err, errlen, "out of memory");
+    return -1;
+  }
+  const unsigned char *found = found_at(opt, meta_at, meta_size);
+  const unsigned char *meta = found != NULL ? found : data + meta_at;
   uint64_t actual =
-      record_check(data + rec, data + meta_at, data + counters_at,
-                   counter_bytes, data + sparse_at, sparse_bytes);
+      record_check(data + rec, meta,
+                   (const uint64_t *)(const void *)(data + counters_at),
+                   n_counters, map, data + sparse_at, sparse_bytes);
   if (actual != check) {
+    free(map);
     ballarus_pio_fail(err, errlen,
          "offset %llu: record %u: check mismatch (record corrupted)",
          (ull)(rec + 48), i);
     return -1;
   }
   *file_check = file_check_add(*file_check, check, stamp);
+  ballarus_profile_record *r = &p->records[i];
+  p->n_records = i + 1; /* so `bad` frees this record too */
+  r->chunk_map = map;
   const unsigned char *same =
-      find_known(data + meta_at, meta_size, known, n_known);
-  if (ballarus_pio_check_meta(data + meta_at, meta_size, meta_at, i, stamp, n_counters,
+      found != NULL ? found
+                    : find_known(meta, meta_size, opt->known, opt->n_known);
+  if (ballarus_pio_check_meta(meta, meta_size, meta_at, i, stamp, n_counters,
                  same != NULL, err, errlen) != 0)
     return -1;
   for (uint64_t b = meta_size; b < meta_bytes; b++) {
@@ -358,10 +491,8 @@ static int parse_record(const unsigned char *data, uint64_t size,
     return -1;
   }
 
-  ballarus_profile_record *r = &p->records[i];
-  p->n_records = i + 1; /* so `bad` frees this record too */
   r->stamp = stamp;
-  r->identity = rd64(data + meta_at + 40);
+  r->identity = rd64(meta + 40);
   r->runs = runs;
   r->meta_size = meta_size;
   r->n_counters = n_counters;
@@ -371,15 +502,20 @@ static int parse_record(const unsigned char *data, uint64_t size,
      recognises it by its address.  */
   r->metadata = !borrow ? xmalloc(meta_size)
                 : same != NULL ? (unsigned char *)same
-                               : (unsigned char *)(data + meta_at);
-  r->counters = xmalloc(counter_bytes);
+                               : (unsigned char *)meta;
+  r->counters_lent =
+      opt->lend_counters && (uintptr_t)(data + counters_at) % 8 == 0;
+  r->counters = r->counters_lent
+                    ? (uint64_t *)(uintptr_t)(data + counters_at)
+                    : xmalloc(counter_bytes);
   r->sparse = xmalloc(sparse_bytes);
   if (r->metadata == NULL || r->counters == NULL || r->sparse == NULL) {
     ballarus_pio_fail(err, errlen, "out of memory");
     return -1;
   }
-  if (!borrow) memcpy(r->metadata, data + meta_at, meta_size);
-  memcpy(r->counters, data + counters_at, counter_bytes);
+  if (!borrow) memcpy(r->metadata, meta, meta_size);
+  if (!r->counters_lent)
+    memcpy(r->counters, data + counters_at, counter_bytes);
   memcpy(r->sparse, data + sparse_at, sparse_bytes);
   if (check_sparse_order(r->sparse, n_sparse, sparse_at, i, err, errlen) != 0)
     return -1;
@@ -387,11 +523,11 @@ static int parse_record(const unsigned char *data, uint64_t size,
   return 0;
 }
 
-/* `borrow`: records' metadata point into `data` (which must outlive the
-   profile) instead of being copied.  */
+/* opt->borrow: records' metadata point into `data` (which must outlive
+   the profile) instead of being copied.  */
 static int parse(const unsigned char *data, uint64_t size,
-                 const unsigned char *const *known, size_t n_known,
-                 int borrow, ballarus_profile *out, char *err, size_t errlen) {
+                 const parse_opts *opt, ballarus_profile *out, char *err,
+                 size_t errlen) {
   memset(out, 0, sizeof *out);
   if (ballarus_profile_check_header(data, size, err, errlen) != 0) return -1;
   const uint32_t n_records = rd32(data + 12);
@@ -405,11 +541,11 @@ static int parse(const unsigned char *data, uint64_t size,
   uint64_t off = BALLARUS_PROFILE_HEADER_SIZE;
   uint64_t file_check = BALLARUS_HASH_INIT;
   for (uint32_t i = 0; i < n_records; i++)
-    if (parse_record(data, size, &off, i, known, n_known, borrow, &p,
-                     &file_check, err, errlen) != 0)
+    if (parse_record(data, size, &off, i, opt, &p, &file_check, err,
+                     errlen) != 0)
       goto bad;
   if (rd32(data + 8) == BALLARUS_PROFILE_VERSION_NAMED &&
-      ballarus_pio_parse_named(data, size, &off, borrow, &p, &file_check,
+      ballarus_pio_parse_named(data, size, &off, opt->borrow, &p, &file_check,
                                err, errlen) != 0)
     goto bad;
   if (off != size) {
@@ -433,7 +569,8 @@ bad:
 
 int ballarus_profile_parse(const unsigned char *data, uint64_t size,
                            ballarus_profile *out, char *err, size_t errlen) {
-  return parse(data, size, NULL, 0, 0, out, err, errlen);
+  const parse_opts opt = {NULL, 0, 0, 0, NULL, 0, NULL, 0};
+  return parse(data, size, &opt, out, err, errlen);
 }
 
 /* Reads the regular file open as fd into a malloc'd buffer, its header
@@ -511,7 +648,8 @@ int ballarus_profile_read_fd_known(int fd, const unsigned char *const *known,
   /* The records' metadata stay in the buffer (borrowed, never copied
      again): the runtime rewrites the profiles of the TUs it ran at every
      exit, and they are mostly metadata.  */
-  int rc = parse(buf, size, known, n_known, 1, out, err, errlen);
+  const parse_opts opt = {known, n_known, 1, 0, NULL, 0, NULL, 0};
+  int rc = parse(buf, size, &opt, out, err, errlen);
   if (rc == 0) {
     out->backing = buf;
     out->backing_size = size;
@@ -521,11 +659,15 @@ int ballarus_profile_read_fd_known(int fd, const unsigned char *const *known,
   return rc;
 }
 
-int ballarus_profile_parse_borrowing(const unsigned char *data, uint64_t size,
-                                     const unsigned char *const *known,
-                                     size_t n_known, ballarus_profile *out,
-                                     char *err, size_t errlen) {
-  return parse(data, size, known, n_known, 1, out, err, errlen);
+int ballarus_profile_parse_borrowing(unsigned char *data, uint64_t size,
+                                     const ballarus_parse_hints *hints,
+                                     ballarus_profile *out, char *err,
+                                     size_t errlen) {
+  const ballarus_parse_hints none = {NULL, 0, NULL, 0, NULL, 0};
+  const ballarus_parse_hints *h = hints != NULL ? hints : &none;
+  const parse_opts opt = {h->known, h->n_known, 1, 1, h->zeros, h->n_zeros,
+                          h->found, h->n_found};
+  return parse(data, size, &opt, out, err, errlen);
 }
 
 int ballarus_profile_read_fd(int fd, ballarus_profile *out, char *err,
@@ -535,7 +677,8 @@ int ballarus_profile_read_fd(int fd, ballarus_profile *out, char *err,
   uint64_t size;
   int loaded = load_fd(fd, &buf, &size, err, errlen);
   if (loaded != 0) return loaded;
-  int rc = parse(buf, size, NULL, 0, 0, out, err, errlen);
+  const parse_opts opt = {NULL, 0, 0, 0, NULL, 0, NULL, 0};
+  int rc = parse(buf, size, &opt, out, err, errlen);
   free(buf);
   return rc;
 }

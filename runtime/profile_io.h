@@ -39,7 +39,28 @@ typedef struct ballarus_profile_record {
                             written; a copy of the record borrows them too,
                             and an update that adds into such a record
                             first gives it its own copy */
+  int counters_mapped; /* owned counters that are a mapping of their own
+                          (ballarus_profile_counters_alloc) */
+  int counters_lent; /* counters are not owned but may be written: they
+                        lie in the buffer ballarus_profile_parse_borrowing
+                        parsed, which its caller lends (never freed; a
+                        copy of the record owns a copy) */
+  unsigned char *chunk_map; /* NULL, or one byte per chunk of
+                               BALLARUS_CHUNK_COUNTERS counters: 0 where
+                               every counter of the chunk is zero and its
+                               memory is never read (owned, freed with the
+                               record) */
 } ballarus_profile_record;
+
+/* Counters in chunks of 512 (4 KiB), from index 0.  A chunk map lets the
+   runtime leave counter memory that was never touched untouched: a large
+   path-mode array of which a short process counted a few pages, the zero
+   pages of the snapshot it copies them into, the holes of a file it wrote.
+   Every memory page read costs a page fault, and a chunk known to be zero
+   is hashed, merged and written (as a hole) without being read.  The map
+   is a promise about values, never a change of them: code that ignores it
+   reads the same zeros.  */
+#define BALLARUS_CHUNK_COUNTERS 512u
 
 /* The counts of one TU record under one test name (ballarus_format.h,
    "Named runs").  */
@@ -123,15 +144,47 @@ int ballarus_profile_read_fd_known(int fd, const unsigned char *const *known,
                                    size_t n_known, ballarus_profile *out,
                                    char *err, size_t errlen);
 
-/* Parses `size` bytes like ballarus_profile_parse, with read_fd_known's
-   known blobs, the records' metadata borrowed from `data`, which the caller
-   keeps alive (and unchanged) until ballarus_profile_free(out); its named
-   records are sealed (checked, not decoded: a dump writes back the other
-   tests' counts without decoding and encoding them again).  */
-int ballarus_profile_parse_borrowing(const unsigned char *data, uint64_t size,
-                                     const unsigned char *const *known,
-                                     size_t n_known, ballarus_profile *out,
-                                     char *err, size_t errlen);
+/* Bytes [off, off + len) of a file known to be zero without being read:
+   a hole (lseek SEEK_HOLE), sorted, not overlapping.  */
+typedef struct ballarus_zero_range {
+  uint64_t off, len;
+} ballarus_zero_range;
+
+/* A metadata blob the caller found, byte for byte, at offset `off` of the
+   bytes parsed, as the caller compared them with one of its own verified
+   blobs: the parser takes `blob` for them, and never reads them.  */
+typedef struct ballarus_known_meta {
+  uint64_t off;
+  const unsigned char *blob;
+  uint64_t size;
+} ballarus_known_meta;
+
+/* What ballarus_profile_parse_borrowing may take for granted.  */
+typedef struct ballarus_parse_hints {
+  const unsigned char *const *known; /* verified blobs (read_fd_known) */
+  size_t n_known;
+  const ballarus_zero_range *zeros; /* ranges of zeros, never read */
+  size_t n_zeros;
+  const ballarus_known_meta *found; /* blobs found in place, never read */
+  size_t n_found;
+} ballarus_parse_hints;
+
+/* Parses `size` bytes like ballarus_profile_parse, with the hints' known
+   blobs (as read_fd_known's), the records' metadata borrowed from `data`
+   (or the known blob equal to it) and their
+   counters lent from it (written in place by a merge into them), which
+   the caller keeps alive (and otherwise unchanged) until
+   ballarus_profile_free(out); its named records are sealed (checked, not
+   decoded: a dump writes back the other tests' counts without decoding and
+   encoding them again).  The hints' zero ranges (the holes of the file
+   `data` was read from, left untouched there) are never read: the
+   records' counter chunks inside them are marked zero in their chunk maps;
+   nor are the blobs found in place (the runtime's own metadata, compared
+   with the file without reading it into `data`).  hints may be NULL.  */
+int ballarus_profile_parse_borrowing(unsigned char *data, uint64_t size,
+                                     const ballarus_parse_hints *hints,
+                                     ballarus_profile *out, char *err,
+                                     size_t errlen);
 
 /* Serialises into a malloc'd buffer (records in stamp order, so equal
    profiles give equal bytes).  */
@@ -225,6 +278,20 @@ int ballarus_profile_update(ballarus_profile *dst, const ballarus_profile *src,
    nothing to a record that owns its counters.  Returns -1 when out of
    memory (the record is unchanged).  */
 int ballarus_profile_record_own_counters(ballarus_profile_record *r);
+
+/* n zeroed counters.  Large arrays are a mapping of their own (*mapped
+   set), page-aligned, so that chunk k is page k and pages never written
+   stay untouched; small ones come from calloc.  NULL when out of memory.  */
+uint64_t *ballarus_profile_counters_alloc(uint64_t n, int *mapped);
+
+/* Frees what ballarus_profile_counters_alloc returned.  */
+void ballarus_profile_counters_free(uint64_t *c, uint64_t n, int mapped);
+
+/* Adds src's counters into dst's (which dst owns), modulo 2^64, reading
+   only the chunks src's map marks; dst's map becomes the union.  Both have
+   n_counters counters.  Returns -1 when out of memory (dst unchanged).  */
+int ballarus_profile_record_add_counters(ballarus_profile_record *dst,
+                                         const ballarus_profile_record *src);
 
 /* Returns 1 if merging src into dst would hit an identity/stamp conflict.  */
 int ballarus_profile_conflicts(const ballarus_profile *dst,

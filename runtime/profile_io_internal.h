@@ -64,17 +64,57 @@ uint64_t ballarus_pio_merge_sparse(const ballarus_sparse_entry *a, uint64_t na,
                                    const ballarus_sparse_entry *b, uint64_t nb,
                                    ballarus_sparse_entry *out);
 
+/* Chunks of n counters (profile_io.h, BALLARUS_CHUNK_COUNTERS).  */
+static inline uint64_t chunk_count(uint64_t n) {
+  return (n + BALLARUS_CHUNK_COUNTERS - 1) / BALLARUS_CHUNK_COUNTERS;
+}
+
+/* Whether chunk k of a record with chunk map `map` may hold counts.  */
+static inline int chunk_live(const unsigned char *map, uint64_t k) {
+  return map == NULL || map[k] != 0;
+}
+
+/* Counters [*lo, *hi) of chunk k of n counters.  */
+static inline void chunk_bounds(uint64_t k, uint64_t n, uint64_t *lo,
+                                uint64_t *hi) {
+  *lo = k * BALLARUS_CHUNK_COUNTERS;
+  *hi = *lo + BALLARUS_CHUNK_COUNTERS < n ? *lo + BALLARUS_CHUNK_COUNTERS : n;
+}
+
+/* ballarus_hash64_update of `words` zero words, without reading them.  */
+static inline uint64_t hash_zero_words(uint64_t h, uint64_t words) {
+  for (; words > 0; words--) {
+    h *= BALLARUS_HASH_MUL;
+    h ^= h >> 32;
+  }
+  return h;
+}
+
+/* The hash of n counters, the chunks `map` marks zero not read.  */
+static inline uint64_t hash_counters(uint64_t h, const uint64_t *counters,
+                                     uint64_t n, const unsigned char *map) {
+  if (map == NULL) return ballarus_hash64_update(h, counters, n * 8);
+  for (uint64_t k = 0, lo, hi; k < chunk_count(n); k++) {
+    chunk_bounds(k, n, &lo, &hi);
+    h = map[k] ? ballarus_hash64_update(h, counters + lo, (hi - lo) * 8)
+               : hash_zero_words(h, hi - lo);
+  }
+  return h;
+}
+
 /* A record's check (ballarus_format.h): its header's first 48 bytes, the
-   metadata header, the counters, the sparse entries.  */
+   metadata header, the counters (n_counters, chunk map `map`), the sparse
+   entries.  */
 static inline uint64_t record_check(const unsigned char *rec_header,
                                     const unsigned char *meta_header,
-                                    const void *counters,
-                                    uint64_t counter_bytes,
+                                    const uint64_t *counters,
+                                    uint64_t n_counters,
+                                    const unsigned char *map,
                                     const void *sparse,
                                     uint64_t sparse_bytes) {
   uint64_t h = ballarus_hash64(rec_header, 48);
   h = ballarus_hash64_update(h, meta_header, BALLARUS_META_HEADER_SIZE);
-  h = ballarus_hash64_update(h, counters, counter_bytes);
+  h = hash_counters(h, counters, n_counters, map);
   return ballarus_hash64_update(h, sparse, sparse_bytes);
 }
 

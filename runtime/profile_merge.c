@@ -114,8 +114,11 @@ static int copy_record(ballarus_profile_record *d,
   /* Borrowed counters too (the runtime's snapshot, which outlives the
      profile it is written into): no copy of a large dense array.  */
   d->counters = s->counters_borrowed ? s->counters : xmalloc(s->n_counters * 8);
+  d->counters_mapped = d->counters_lent = 0;
   d->sparse = xmalloc(s->n_sparse * sizeof(ballarus_sparse_entry));
-  if (d->metadata == NULL || d->counters == NULL || d->sparse == NULL) {
+  d->chunk_map = s->chunk_map == NULL ? NULL : xmalloc(chunk_count(s->n_counters));
+  if (d->metadata == NULL || d->counters == NULL || d->sparse == NULL ||
+      (s->chunk_map != NULL && d->chunk_map == NULL)) {
     ballarus_pio_record_free(d);
     return -1;
   }
@@ -124,6 +127,8 @@ static int copy_record(ballarus_profile_record *d,
     memcpy(d->counters, s->counters, s->n_counters * 8);
   if (s->n_sparse > 0)
     memcpy(d->sparse, s->sparse, s->n_sparse * sizeof(ballarus_sparse_entry));
+  if (s->chunk_map != NULL)
+    memcpy(d->chunk_map, s->chunk_map, chunk_count(s->n_counters));
   return 0;
 }
 
@@ -209,8 +214,8 @@ static int merge_records(ballarus_profile *dst, const ballarus_profile *src,
     int64_t d = find_stamp(dst, s->stamp);
     if (d < 0) continue;
     ballarus_profile_record *r = &dst->records[d];
-    for (uint64_t j = 0; j < s->n_counters; j++)
-      r->counters[j] = ballarus_count_add(r->counters[j], s->counters[j]);
+    /* dst's records own their counters (parsed or merged): cannot fail.  */
+    (void)ballarus_profile_record_add_counters(r, s);
     if (sparse[i] != NULL) {
       free(r->sparse);
       r->sparse = sparse[i];
@@ -403,8 +408,8 @@ static int update_records(ballarus_profile *dst, const ballarus_profile *src,
     if (act[i] != ADD) continue;
     const ballarus_profile_record *s = &src->records[i];
     ballarus_profile_record *r = &dst->records[into[i]];
-    for (uint64_t j = 0; j < s->n_counters; j++)
-      r->counters[j] = ballarus_count_add(r->counters[j], s->counters[j]);
+    /* Given its own counters in phase 2: cannot fail.  */
+    (void)ballarus_profile_record_add_counters(r, s);
     if (sparse[i] != NULL) {
       free(r->sparse);
       r->sparse = sparse[i];

@@ -258,8 +258,7 @@ TEST(ProfileNamed, EveryBitFlipAndTruncationOfTheSectionIsRejected) {
       ballarus_profile q;
       char err[512];
       EXPECT_EQ(ballarus_profile_parse_borrowing(bad.data(), bad.size(),
-                                                 nullptr, 0, &q, err,
-                                                 sizeof err),
+                                                 nullptr, &q, err, sizeof err),
                 -1);
     }
   for (size_t len = at; len < bytes.size(); len++) {
@@ -390,7 +389,7 @@ TEST(ProfileNamed, SerializeRefusesWhatTheParserWouldRefuse) {
 // with a process's counts, written.  Equal bytes to the decoded path's.
 TEST(ProfileNamed, SealedRecordsGiveTheBytesOfDecodedOnes) {
   ballarus_profile named = NamedSample();
-  const std::vector<uint8_t> file = Bytes(named);
+  std::vector<uint8_t> file = Bytes(named);
   ballarus_profile_free(&named);
   auto run = [] {
     ballarus_profile p = Empty(1);
@@ -404,7 +403,7 @@ TEST(ProfileNamed, SealedRecordsGiveTheBytesOfDecodedOnes) {
   ballarus_profile decoded = Parsed(file), sealed;
   char err[512] = "";
   ASSERT_EQ(ballarus_profile_parse_borrowing(file.data(), file.size(), nullptr,
-                                             0, &sealed, err, sizeof err),
+                                             &sealed, err, sizeof err),
             0)
       << err;
   ASSERT_EQ(sealed.n_named, 3u);

@@ -77,7 +77,9 @@ static int check_record(const ballarus_profile_record *r, int trusted,
 
 /* A profile laid out for writing: the file header and record headers in
    one small buffer, every other piece pointing into the records (metadata,
-   often borrowed from a mapping or the program itself, is never copied).  */
+   often borrowed from a mapping or the program itself, is never copied).
+   A piece with p NULL is n zero bytes: counter chunks marked zero, left as
+   a hole of the file, never read nor written.  */
 typedef struct {
   const void *p;
   uint64_t n;
@@ -99,6 +101,30 @@ static void layout_free(layout *L) {
 }
 
 static const unsigned char zeros[8];
+
+/* Pieces for n counters with chunk map `map`: runs of live chunks, and
+   runs of zero chunks as holes.  Returns the pieces' count (at most
+   chunk_count(n) + 1), written to out unless NULL.  */
+static uint64_t counter_pieces(const uint64_t *c, uint64_t n,
+                               const unsigned char *map, chunk *out) {
+  if (n == 0) return 0;
+  if (map == NULL) {
+    if (out != NULL) out[0] = (chunk){c, n * 8};
+    return 1;
+  }
+  uint64_t m = 0;
+  for (uint64_t k = 0, lo, hi; k < chunk_count(n); k++) {
+    chunk_bounds(k, n, &lo, &hi);
+    const void *p = map[k] ? (const void *)(c + lo) : NULL;
+    if (m > 0 && k > 0 && (map[k] != 0) == (map[k - 1] != 0)) {
+      if (out != NULL) out[m - 1].n += (hi - lo) * 8;
+      continue;
+    }
+    if (out != NULL) out[m] = (chunk){p, (hi - lo) * 8};
+    m++;
+  }
+  return m;
+}
 
 static int plan(const ballarus_profile *p, int trusted, layout *L, char *err,
                 size_t errlen) {
@@ -128,7 +154,12 @@ static int plan(const ballarus_profile *p, int trusted, layout *L, char *err,
   }
   L->headers = xmalloc(BALLARUS_PROFILE_HEADER_SIZE +
                        (uint64_t)p->n_records * BALLARUS_RECORD_HEADER_SIZE);
-  L->chunks = xmalloc((2 + 5 * (uint64_t)p->n_records) * sizeof *L->chunks);
+  uint64_t n_pieces = 2 + 5 * (uint64_t)p->n_records;
+  for (uint32_t i = 0; i < p->n_records; i++)
+    n_pieces += counter_pieces(p->records[i].counters,
+                               p->records[i].n_counters,
+                               p->records[i].chunk_map, NULL);
+  L->chunks = xmalloc(n_pieces * sizeof *L->chunks);
   if (L->headers == NULL || L->chunks == NULL) {
     free(idx);
     layout_free(L);
@@ -155,7 +186,8 @@ static int plan(const ballarus_profile *p, int trusted, layout *L, char *err,
     wr64(h + 40, r->runs);
     const uint64_t sb = r->n_sparse * sizeof(ballarus_sparse_entry);
     const uint64_t check = record_check(h, r->metadata, r->counters,
-                                        r->n_counters * 8, r->sparse, sb);
+                                        r->n_counters, r->chunk_map,
+                                        r->sparse, sb);
     wr64(h + 48, check);
     file_check = file_check_add(file_check, check, r->stamp);
     L->chunks[L->n_chunks++] = (chunk){h, BALLARUS_RECORD_HEADER_SIZE};
@@ -163,8 +195,8 @@ static int plan(const ballarus_profile *p, int trusted, layout *L, char *err,
     if (pad8(r->meta_size) > r->meta_size)
       L->chunks[L->n_chunks++] =
           (chunk){zeros, pad8(r->meta_size) - r->meta_size};
-    if (r->n_counters > 0)
-      L->chunks[L->n_chunks++] = (chunk){r->counters, r->n_counters * 8};
+    L->n_chunks += counter_pieces(r->counters, r->n_counters, r->chunk_map,
+                                  L->chunks + L->n_chunks);
     if (sb > 0) L->chunks[L->n_chunks++] = (chunk){r->sparse, sb};
   }
   free(idx);
@@ -203,7 +235,10 @@ static int serialize(const ballarus_profile *p, int trusted,
   }
   uint64_t off = 0;
   for (size_t i = 0; i < L.n_chunks; i++) {
-    memcpy(out + off, L.chunks[i].p, L.chunks[i].n);
+    if (L.chunks[i].p == NULL)
+      memset(out + off, 0, L.chunks[i].n);
+    else
+      memcpy(out + off, L.chunks[i].p, L.chunks[i].n);
     off += L.chunks[i].n;
   }
   *buf = out;
@@ -217,23 +252,23 @@ int ballarus_profile_serialize(const ballarus_profile *p, unsigned char **buf,
   return serialize(p, 0, buf, size, err, errlen);
 }
 
-/* Writes the laid-out chunks with writev, as many per call as allowed.  */
-static int write_chunks(int fd, const layout *L) {
-  size_t i = 0;
+/* Writes pieces [i, j) of L, none a hole, with writev, as many per call as
+   allowed.  */
+static int write_run(int fd, const layout *L, size_t i, size_t j) {
   uint64_t done_in_chunk = 0;
   struct iovec iov[64];
-  while (i < L->n_chunks) {
+  while (i < j) {
     int n = 0;
-    for (size_t j = i; j < L->n_chunks && n < 64; j++, n++) {
-      uint64_t skip = j == i ? done_in_chunk : 0;
-      iov[n].iov_base = (void *)((const unsigned char *)L->chunks[j].p + skip);
-      iov[n].iov_len = (size_t)(L->chunks[j].n - skip);
+    for (size_t k = i; k < j && n < 64; k++, n++) {
+      uint64_t skip = k == i ? done_in_chunk : 0;
+      iov[n].iov_base = (void *)((const unsigned char *)L->chunks[k].p + skip);
+      iov[n].iov_len = (size_t)(L->chunks[k].n - skip);
     }
     ssize_t w = writev(fd, iov, n);
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) return -1;
     uint64_t left = (uint64_t)w;
-    while (i < L->n_chunks && left > 0) {
+    while (i < j && left > 0) {
       uint64_t rest = L->chunks[i].n - done_in_chunk;
       if (left >= rest) {
         left -= rest;
@@ -244,11 +279,36 @@ static int write_chunks(int fd, const layout *L) {
         left = 0;
       }
     }
-    while (i < L->n_chunks && L->chunks[i].n == done_in_chunk) {
+    while (i < j && L->chunks[i].n == done_in_chunk) {
       i++;
       done_in_chunk = 0;
     }
   }
+  return 0;
+}
+
+/* Writes the laid-out pieces to the new, empty file fd: holes are skipped
+   (the file reads zeros there, and a short process's untouched counter
+   pages cost neither a read nor page-cache pages), and the file is
+   extended to its size when it ends in one.  */
+static int write_chunks(int fd, const layout *L) {
+  uint64_t at = 0;
+  int hole_at_end = 0;
+  for (size_t i = 0; i < L->n_chunks;) {
+    if (L->chunks[i].p == NULL) {
+      at += L->chunks[i].n;
+      if (lseek(fd, (off_t)at, SEEK_SET) < 0) return -1;
+      hole_at_end = 1;
+      i++;
+      continue;
+    }
+    size_t j = i;
+    while (j < L->n_chunks && L->chunks[j].p != NULL) at += L->chunks[j++].n;
+    if (write_run(fd, L, i, j) != 0) return -1;
+    hole_at_end = 0;
+    i = j;
+  }
+  if (hole_at_end && ftruncate(fd, (off_t)at) != 0) return -1;
   return 0;
 }
 

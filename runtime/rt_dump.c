@@ -65,6 +65,9 @@
 
 #define _GNU_SOURCE
 
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,14 +122,127 @@ uint64_t ballarus_rt_normalise_sparse(ballarus_sparse_entry *e, uint64_t n) {
 }
 
 static void free_entry(entry *e) {
-  if (!e->rec.counters_borrowed) free(e->rec.counters);
+  if (!e->rec.counters_borrowed)
+    ballarus_profile_counters_free(e->rec.counters, e->rec.n_counters,
+                                   e->rec.counters_mapped);
   free(e->rec.sparse);
-  free(e->snap.snap);
+  free(e->rec.chunk_map);
+  if (e->snap.snap != NULL && !e->snap.snap_live)
+    ballarus_profile_counters_free(e->snap.snap, e->snap.n,
+                                   e->snap.snap_mapped);
+  free(e->snap.map);
+  free(e->snap.nz);
   free(e->snap.pt);
   e->rec.counters = NULL;
   e->rec.sparse = NULL;
+  e->rec.chunk_map = NULL;
   e->snap.snap = NULL;
+  e->snap.map = NULL;
+  e->snap.nz = NULL;
   e->snap.pt = NULL;
+}
+
+/* Appends index i to e->snap.nz; out of memory, drops the list (the
+   subtraction then scans the snapshot).  */
+static void note_nonzero(entry *e, uint64_t i) {
+  tu_snap *s = &e->snap;
+  if (s->n_nz == s->cap_nz) {
+    uint64_t c = s->cap_nz == 0 ? 256 : 2 * s->cap_nz;
+    uint64_t *v = c > SIZE_MAX / 8 ? NULL : realloc(s->nz, (size_t)c * 8);
+    if (v == NULL) {
+      free(s->nz);
+      s->nz = NULL;
+      s->cap_nz = s->n_nz = UINT64_MAX; /* no more notes */
+      return;
+    }
+    s->nz = v;
+    s->cap_nz = c;
+  }
+  s->nz[s->n_nz++] = i;
+}
+
+/* Arrays of fewer counters get no chunk map: a page or two.  */
+#define MAP_MIN_COUNTERS (2 * BALLARUS_CHUNK_COUNTERS)
+
+/* Whether any of the live counters c[0, n) is non-zero, reading only the
+   pages the process touched.  */
+static int any_counted(ballarus_rt_pagemap *pm, const uint64_t *c,
+                       uint64_t n) {
+  for (uint64_t lo = 0, hi; ballarus_rt_touched_run(pm, c, n, &lo, &hi);
+       lo = hi)
+    for (uint64_t i = lo; i < hi; i++)
+      if (__atomic_load_n(&c[i], __ATOMIC_RELAXED) != 0) return 1;
+  return 0;
+}
+
+/* Copies the non-zero live counters of the pages the process touched into
+   the zeroed snapshot, and marks their chunks in its map; sets e->changed
+   when there is one.  The rest of the snapshot stays untouched.  */
+static void copy_live(entry *e, ballarus_rt_pagemap *pm) {
+  const uint64_t *c = e->snap.live;
+  for (uint64_t lo = 0, hi; ballarus_rt_touched_run(pm, c, e->snap.n, &lo, &hi);
+       lo = hi) {
+    for (uint64_t i = lo; i < hi; i++) {
+      uint64_t v = __atomic_load_n(&c[i], __ATOMIC_RELAXED);
+      if (v == 0) continue;
+      if (!e->snap.snap_live) e->snap.snap[i] = v;
+      e->changed = 1;
+      note_nonzero(e, i);
+      if (e->snap.map != NULL) e->snap.map[i / BALLARUS_CHUNK_COUNTERS] = 1;
+    }
+  }
+}
+
+/* Whether this process has one thread (/proc/self/stat's num_threads,
+   the 18th field after the command's closing parenthesis); 0 when
+   unknown.  */
+static int single_threaded(void) {
+  int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[1024];
+  ssize_t r = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (r <= 0) return 0;
+  buf[r] = '\0';
+  const char *p = strrchr(buf, ')');
+  for (int field = 2; p != NULL && field < 20; field++)
+    p = strchr(p + 1, ' ');
+  return p != NULL && strtol(p + 1, NULL, 10) == 1;
+}
+
+/* Whether the counters can change during this dump, found out once, when
+   a large array makes a copy worth avoiding.  With every signal blocked, a
+   process of one thread cannot change its counters: they are written from
+   where they are counted, not from a copy (a short process's exit then
+   touches no page for a snapshot); the signals stay blocked until the dump
+   ends (ballarus_rt_dump_roots).  */
+typedef struct {
+  int stable; /* 1 stable, 0 not, -1 not known yet */
+  sigset_t old;
+} stability;
+
+static int stable_state(stability *st) {
+  if (st->stable >= 0) return st->stable;
+  sigset_t all;
+  sigfillset(&all);
+  st->stable = 0;
+  if (pthread_sigmask(SIG_BLOCK, &all, &st->old) != 0) return 0;
+  if (single_threaded()) return st->stable = 1;
+  pthread_sigmask(SIG_SETMASK, &st->old, NULL);
+  return 0;
+}
+
+/* A record of n zero counters, its map all zero: nothing of it is ever
+   read or written.  */
+static int zero_record(ballarus_profile_record *rec, uint64_t n) {
+  rec->counters = ballarus_profile_counters_alloc(n, &rec->counters_mapped);
+  if (rec->counters == NULL) return -1;
+  if (n >= MAP_MIN_COUNTERS) {
+    rec->chunk_map = calloc((size_t)((n + BALLARUS_CHUNK_COUNTERS - 1) /
+                                     BALLARUS_CHUNK_COUNTERS), 1);
+    if (rec->chunk_map == NULL) return -1;
+  }
+  return 0;
 }
 
 /* Reads the TU's counters and path tables into e->rec and e->snap, and
@@ -134,9 +250,14 @@ static void free_entry(entry *e) {
    TU (`counted`: an earlier one did), whether its code ran or not (gcov's
    runs: every process adds one to every object it linked).  A TU none of
    whose counts is non-zero gets no snapshot: a record of zero counts
-   carrying the run, or nothing once the run is counted.  Returns -1 when
-   out of memory.  */
-static int snapshot_tu(entry *e, int counted) {
+   carrying the run, or nothing once the run is counted.  Only the pages
+   of counters the process touched are read (pm, rt_pages.c); the
+   snapshot's chunks that hold only zeros stay untouched, marked so in its
+   chunk map.  When nothing but this dump can change the counters
+   (stable_state), the snapshot of a large array is the array itself, not
+   a copy.  Returns -1 when out of memory.  */
+static int snapshot_tu(entry *e, int counted, ballarus_rt_pagemap *pm,
+                       stability *st) {
   const ballarus_tu_desc *d = e->root->tus[e->t];
   ballarus_meta_header h;
   memcpy(&h, d->metadata, sizeof h);
@@ -148,9 +269,7 @@ static int snapshot_tu(entry *e, int counted) {
   rec->borrowed = 1;
   rec->meta_size = h.size;
   rec->n_counters = h.n_counters;
-  int any = 0;
-  for (uint64_t i = 0; i < h.n_counters && !any; i++)
-    any = __atomic_load_n(&d->counters[i], __ATOMIC_RELAXED) != 0;
+  int any = any_counted(pm, d->counters, h.n_counters);
   if (!any && ballarus_pt_collect(d, &e->snap.pt, &e->snap.n_pt,
                                   &e->snap.cap_pt) != 0)
     return -1;
@@ -159,25 +278,31 @@ static int snapshot_tu(entry *e, int counted) {
        of a big program): no copies.  */
     e->changed = 0;
     rec->runs = counted ? 0 : 1;
-    if (counted) return 0;
-    rec->counters = calloc(h.n_counters == 0 ? 1 : h.n_counters, 8);
-    return rec->counters == NULL ? -1 : 0;
+    return counted ? 0 : zero_record(rec, h.n_counters);
   }
   free(e->snap.pt);
   e->snap.pt = NULL;
   e->snap.n_pt = e->snap.cap_pt = 0;
   e->snap.live = d->counters;
   e->snap.n = h.n_counters;
-  e->snap.snap = malloc(h.n_counters == 0 ? 1 : h.n_counters * 8);
+  e->snap.snap_live = h.n_counters >= MAP_MIN_COUNTERS && stable_state(st);
+  e->snap.snap = e->snap.snap_live ? d->counters
+                        : ballarus_profile_counters_alloc(
+                              h.n_counters, &e->snap.snap_mapped);
   if (e->snap.snap == NULL) return -1;
-  for (uint64_t i = 0; i < h.n_counters; i++) {
-    uint64_t v = __atomic_load_n(&d->counters[i], __ATOMIC_RELAXED);
-    e->snap.snap[i] = v;
-    if (v != 0) e->changed = 1;
+  const size_t n_chunks = (size_t)((h.n_counters + BALLARUS_CHUNK_COUNTERS -
+                                    1) / BALLARUS_CHUNK_COUNTERS);
+  if (h.n_counters >= MAP_MIN_COUNTERS) {
+    e->snap.map = calloc(n_chunks, 1);
+    rec->chunk_map = malloc(n_chunks);
+    if (e->snap.map == NULL || rec->chunk_map == NULL) return -1;
   }
+  copy_live(e, pm);
+  if (e->snap.map != NULL) memcpy(rec->chunk_map, e->snap.map, n_chunks);
   /* The record borrows the snapshot instead of copying it (a path-mode TU
      holds megabytes of dense counters, and on this kind of machine every
-     fresh page costs a fault of ~10 us): nothing writes into it (the
+     fresh page costs a fault of ~10 us; the chunk map keeps its untouched
+     pages untouched down to the file's holes): nothing writes into it (the
      update copies before adding into a borrowed record, build_profile
      before summing), and the snapshot outlives the file written.  */
   rec->counters = e->snap.snap;
@@ -236,11 +361,22 @@ static void report_lost(ballarus_root **roots, size_t n_roots) {
   }
 }
 
+static void dump_roots(ballarus_root **roots, size_t n_roots, int at_exit,
+                       stability *st);
+
 /* Dumps the TUs of `roots`.  Called with the master lock held.  `at_exit`:
    no later dump will come (exit, dlclose, abort), so what cannot be
    written is lost, and the messages say so.  */
 void ballarus_rt_dump_roots(ballarus_root **roots, size_t n_roots,
                             int at_exit) {
+  stability st;
+  st.stable = -1;
+  dump_roots(roots, n_roots, at_exit, &st);
+  if (st.stable == 1) pthread_sigmask(SIG_SETMASK, &st.old, NULL);
+}
+
+static void dump_roots(ballarus_root **roots, size_t n_roots, int at_exit,
+                       stability *st) {
   report_lost(roots, n_roots);
   /* Per-thread copies first: what threads counted goes into the shared
      counters read below.  */
@@ -252,6 +388,8 @@ void ballarus_rt_dump_roots(ballarus_root **roots, size_t n_roots,
   entry *es = calloc(total, sizeof *es);
   char **expanded = calloc(n_roots, sizeof *expanded);
   size_t n = 0;
+  ballarus_rt_pagemap pm;
+  ballarus_rt_pagemap_open(&pm);
   if (es == NULL || expanded == NULL) goto oom;
   for (size_t r = 0; r < n_roots; r++) {
     ballarus_root *rt = roots[r];
@@ -270,7 +408,7 @@ void ballarus_rt_dump_roots(ballarus_root **roots, size_t n_roots,
       const char *slash = strrchr(e->dest, '/');
       if (slash == NULL) continue; /* a relative override without a cwd */
       e->dir_len = (size_t)(slash - e->dest);
-      if (snapshot_tu(e, rt->counted[t]) != 0) {
+      if (snapshot_tu(e, rt->counted[t], &pm, st) != 0) {
         free_entry(e);
         goto oom;
       }
@@ -281,6 +419,7 @@ void ballarus_rt_dump_roots(ballarus_root **roots, size_t n_roots,
       n++;
     }
   }
+  ballarus_rt_pagemap_close(&pm);
   qsort(es, n, sizeof *es, cmp_entry);
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
@@ -300,6 +439,7 @@ void ballarus_rt_dump_roots(ballarus_root **roots, size_t n_roots,
 oom:
   ballarus_rt_warn("out of memory; profile not written (counts %s)",
                    at_exit ? "lost" : "kept for the next dump");
+  ballarus_rt_pagemap_close(&pm);
   if (es != NULL)
     for (size_t i = 0; i < n; i++) free_entry(&es[i]);
   if (expanded != NULL)

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,11 +23,24 @@
 #include "runtime/profile_io.h"
 #include "runtime/safe_file.h"
 
-/* Subtracts what e read from the live counters: it is in a file now.  */
+/* Subtracts what e read from the live counters: it is in a file now.
+   Only the counters it read as non-zero (its list, or its map's chunks).  */
 static void subtract(entry *e) {
-  for (uint64_t c = 0; c < e->snap.n; c++)
+  const uint64_t per = BALLARUS_CHUNK_COUNTERS;
+  if (e->snap.nz != NULL) {
+    for (uint64_t k = 0; k < e->snap.n_nz; k++) {
+      const uint64_t c = e->snap.nz[k];
+      __atomic_fetch_sub(&e->snap.live[c], e->snap.snap[c], __ATOMIC_RELAXED);
+    }
+  }
+  for (uint64_t c = 0; e->snap.nz == NULL && c < e->snap.n; c++) {
+    if (e->snap.map != NULL && !e->snap.map[c / per]) {
+      c += per - 1 - c % per;
+      continue;
+    }
     if (e->snap.snap[c] != 0)
       __atomic_fetch_sub(&e->snap.live[c], e->snap.snap[c], __ATOMIC_RELAXED);
+  }
   for (uint64_t k = 0; k < e->snap.n_pt; k++)
     __atomic_fetch_sub(e->snap.pt[k].live, e->snap.pt[k].count,
                        __ATOMIC_RELAXED);
@@ -69,6 +83,19 @@ typedef struct {
   int any_changed;
 } fgroup;
 
+/* Calls body for every non-zero counter v = r->counters[c] of r, reading
+   only the chunks its map marks.  */
+#define FOR_EACH_COUNT(r, c, v, ...)                                       \
+  for (uint64_t c = 0; c < (r)->n_counters; c++) {                        \
+    if ((r)->chunk_map != NULL &&                                          \
+        !(r)->chunk_map[c / BALLARUS_CHUNK_COUNTERS]) {                    \
+      c += BALLARUS_CHUNK_COUNTERS - 1 - c % BALLARUS_CHUNK_COUNTERS;      \
+      continue;                                                            \
+    }                                                                      \
+    const uint64_t v = (r)->counters[c];                                   \
+    if (v != 0) __VA_ARGS__                                                \
+  }
+
 /* Named runs: a copy of mine's counts under the process's test name, one
    named record per record with a non-zero count (a TU the test did not
    execute costs nothing).  mine's records are sorted by stamp.  */
@@ -80,7 +107,7 @@ static int add_named(ballarus_profile *mine) {
   for (uint32_t i = 0; i < mine->n_records; i++) {
     const ballarus_profile_record *r = &mine->records[i];
     uint64_t nz = 0;
-    for (uint64_t c = 0; c < r->n_counters; c++) nz += r->counters[c] != 0;
+    FOR_EACH_COUNT(r, c, v, { nz++; });
     if (nz == 0 && r->n_sparse == 0) continue;
     ballarus_named_record *n = &mine->named[mine->n_named++];
     n->name = malloc(len + 1);
@@ -92,9 +119,9 @@ static int add_named(ballarus_profile *mine) {
     n->name_size = len;
     n->stamp = r->stamp;
     n->runs = r->runs;
-    for (uint64_t c = 0; c < r->n_counters; c++)
-      if (r->counters[c] != 0)
-        n->dense[n->n_dense++] = (ballarus_named_entry){c, r->counters[c]};
+    FOR_EACH_COUNT(r, c, v, {
+      n->dense[n->n_dense++] = (ballarus_named_entry){c, v};
+    });
     if (r->n_sparse > 0)
       memcpy(n->sparse, r->sparse, (size_t)r->n_sparse * sizeof *n->sparse);
     n->n_sparse = r->n_sparse;
@@ -119,10 +146,7 @@ static int build_profile(fgroup *g, ballarus_profile *mine) {
     if (last != NULL && last->stamp == e->rec.stamp &&
         last->n_counters == e->rec.n_counters) {
       /* Never into another entry's snapshot, which it subtracts.  */
-      if (ballarus_profile_record_own_counters(last) != 0) return -1;
-      for (uint64_t c = 0; c < e->rec.n_counters; c++)
-        last->counters[c] =
-            ballarus_count_add(last->counters[c], e->rec.counters[c]);
+      if (ballarus_profile_record_add_counters(last, &e->rec) != 0) return -1;
       if (e->rec.n_sparse > 0) {
         uint64_t total = last->n_sparse + e->rec.n_sparse;
         ballarus_sparse_entry *s =
@@ -141,6 +165,7 @@ static int build_profile(fgroup *g, ballarus_profile *mine) {
     mine->records[mine->n_records++] = e->rec;
     e->rec.counters = NULL;
     e->rec.sparse = NULL;
+    e->rec.chunk_map = NULL;
   }
   return add_named(mine);
 }
@@ -214,27 +239,194 @@ static void dump_beside(int dfd, fgroup *g, const char *why, int at_exit) {
 }
 
 /* One buffer for the existing profiles a dump reads, reused from file to
-   file (fresh memory for each would cost a page fault per 4 KiB), freed at
-   the end of the dump.  Under the master lock.  */
+   file (fresh memory for each would cost a page fault per 4 KiB), unmapped
+   at the end of the dump.  Mapped by us, so that what lies beyond the
+   bytes earlier files left in it (read_dirty) is known to be untouched
+   zeros: a file's holes are not read into it, and stay untouched there.
+   Under the master lock.  */
 static unsigned char *read_buf;
-static uint64_t read_cap;
+static uint64_t read_cap, read_dirty;
 
 void ballarus_rt_free_read_buf(void) {
-  free(read_buf);
+  if (read_buf != NULL) munmap(read_buf, (size_t)read_cap);
   read_buf = NULL;
-  read_cap = 0;
+  read_cap = read_dirty = 0;
 }
 
+/* In a fork child: another thread of the parent may have been inside
+   free or reserve_read_buf, between the system call (which a fork waits
+   for) and the variables' update, so read_buf may name a mapping the
+   child does not have.  Forgotten, never unmapped: a mapping the child
+   does inherit is only leaked until it exits or execs.  */
+void ballarus_rt_forget_read_buf(void) {
+  read_buf = NULL;
+  read_cap = read_dirty = 0;
+}
+
+/* Makes read_buf hold at least n bytes (its contents kept).  */
+static int reserve_read_buf(uint64_t n) {
+  if (n <= read_cap) return 0;
+  const uint64_t cap = (n + 65535) & ~(uint64_t)65535;
+  if (cap > SIZE_MAX) return -1;
+  void *b = read_buf == NULL
+                ? mmap(NULL, (size_t)cap, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                : mremap(read_buf, (size_t)read_cap, (size_t)cap,
+                         MREMAP_MAYMOVE);
+  if (b == MAP_FAILED) return -1;
+  read_buf = b;
+  read_cap = cap;
+  return 0;
+}
+
+/* The holes of a file being read: ranges of read_buf that hold zeros and
+   were not read (profile_io.h).  */
+typedef struct {
+  ballarus_zero_range *r;
+  size_t n, cap;
+} zero_list;
+
+/* Records [a, b) as a hole of the file, zero in read_buf.  */
+static int add_hole(zero_list *z, uint64_t a, uint64_t b) {
+  if (a < read_dirty)
+    memset(read_buf + a, 0, (size_t)((b < read_dirty ? b : read_dirty) - a));
+  if (z->n == z->cap) {
+    size_t c = z->cap == 0 ? 16 : 2 * z->cap;
+    ballarus_zero_range *r = realloc(z->r, c * sizeof *r);
+    if (r == NULL) return -1;
+    z->r = r;
+    z->cap = c;
+  }
+  z->r[z->n++] = (ballarus_zero_range){a, b - a};
+  return 0;
+}
+
+/* Reads bytes [at, n) of fd into read_buf[at, n), its data only: holes
+   (SEEK_HOLE; none where the file system does not say) go to *z, and the
+   ranges skip[0, n_skip) (sorted) are not read.  Without `holes` (a file
+   with none, or too small to be worth the system calls) every byte is
+   data.  *end: where the bytes end (earlier if the file shrank while
+   read).  */
+static int read_data(int fd, uint64_t at, uint64_t n, int holes,
+                     const ballarus_zero_range *skip, size_t n_skip,
+                     zero_list *z, uint64_t *end, char *err, size_t errlen) {
+  size_t k = 0;
+  while (at < n) {
+    off_t d = holes ? lseek(fd, (off_t)at, SEEK_DATA) : (off_t)at;
+    if (d < 0) d = errno == ENXIO ? (off_t)n : (off_t)at;
+    if ((uint64_t)d > n) d = (off_t)n;
+    if ((uint64_t)d > at) {
+      if (add_hole(z, at, (uint64_t)d) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+      }
+      at = (uint64_t)d;
+      if (at >= n) break;
+    }
+    off_t h = holes ? lseek(fd, (off_t)at, SEEK_HOLE) : (off_t)n;
+    if (h < 0 || (uint64_t)h <= at || (uint64_t)h > n) h = (off_t)n;
+    while (k < n_skip && skip[k].off + skip[k].len <= at) k++;
+    uint64_t stop = (uint64_t)h;
+    if (k < n_skip && skip[k].off <= at) {
+      at = skip[k].off + skip[k].len; /* not read */
+      continue;
+    }
+    if (k < n_skip && skip[k].off < stop) stop = skip[k].off;
+    uint64_t got = 0;
+    while (at + got < stop) {
+      ssize_t r = pread(fd, read_buf + at + got, (size_t)(stop - at - got),
+                        (off_t)(at + got));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) {
+        snprintf(err, errlen, "read error at offset %llu: %s",
+                 (unsigned long long)(at + got), strerror(errno));
+        return -1;
+      }
+      if (r == 0) break;
+      got += (uint64_t)r;
+    }
+    at += got;
+    if (at > read_dirty) read_dirty = at;
+    if (at < stop) break; /* shrank: parse what there is */
+  }
+  *end = at < n ? at : n;
+  return 0;
+}
+
+/* Whether bytes [off, off + size) of fd equal blob, compared through a
+   small buffer (the file's bytes never land in read_buf).  */
+static int file_equals(int fd, uint64_t off, const unsigned char *blob,
+                       uint64_t size) {
+  unsigned char buf[16384];
+  for (uint64_t done = 0; done < size;) {
+    size_t want = size - done < sizeof buf ? (size_t)(size - done) : sizeof buf;
+    ssize_t r = pread(fd, buf, want, (off_t)(off + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0 || memcmp(buf, blob + done, (size_t)r) != 0) return 0;
+    done += (uint64_t)r;
+  }
+  return 1;
+}
+
+/* Walks the record headers of the file fd of n bytes (n_records, from its
+   checked file header) and finds the metadata of this dump's own TUs
+   (known, their blobs) in place: each found into found[] (room for
+   n_known), and its whole pages into skip[] (room as much): what the
+   parser takes from the program's blob instead of reading.  The file is
+   not trusted: any header that does not add up ends the walk, and the
+   parser then reads and checks the rest as always.  Returns the count.  */
+static size_t find_own_metadata(int fd, uint64_t n, uint32_t n_records,
+                                const unsigned char *const *known,
+                                size_t n_known, ballarus_known_meta *found,
+                                ballarus_zero_range *skip) {
+  size_t m = 0;
+  uint64_t at = BALLARUS_PROFILE_HEADER_SIZE;
+  for (uint32_t i = 0; i < n_records && m < n_known; i++) {
+    unsigned char h[BALLARUS_RECORD_HEADER_SIZE];
+    if (n - at < sizeof h || pread(fd, h, sizeof h, (off_t)at) != sizeof h)
+      break;
+    ballarus_record_header rh;
+    memcpy(&rh, h, sizeof rh);
+    const uint64_t meta_at = at + sizeof h;
+    if (rh.tag != BALLARUS_RECORD_TU || rh.meta_size > n - meta_at ||
+        rh.n_counters > n / 8 || rh.n_sparse > n / 8)
+      break;
+    const uint64_t next = meta_at + ((rh.meta_size + 7) & ~(uint64_t)7) +
+                          rh.n_counters * 8 +
+                          rh.n_sparse * sizeof(ballarus_sparse_entry);
+    if (next > n || next < meta_at) break;
+    for (size_t k = 0; k < n_known; k++) {
+      ballarus_meta_header mh;
+      memcpy(&mh, known[k], sizeof mh);
+      if (mh.stamp != rh.stamp || mh.size != rh.meta_size ||
+          !file_equals(fd, meta_at, known[k], mh.size))
+        continue;
+      found[m] = (ballarus_known_meta){meta_at, known[k], mh.size};
+      const uint64_t lo = (meta_at + 4095) & ~(uint64_t)4095;
+      const uint64_t hi = (meta_at + mh.size) & ~(uint64_t)4095;
+      skip[m++] = (ballarus_zero_range){lo, hi > lo ? hi - lo : 0};
+      break;
+    }
+    at = next;
+  }
+  return m;
+}
+
+/* Files from this size on are worth finding holes and own metadata in.  */
+#define LARGE_FILE (256u * 1024u)
+
 /* Reads the regular file fd (st: its fstat) into read_buf, its header
-   first (profile_io.h), and parses it, its metadata borrowed from
-   read_buf.  Returns 0, -1 (damaged) or BALLARUS_PROFILE_UNREAD (a read
-   error, or out of memory: not a reason to call the file damaged).  */
+   first (profile_io.h), its holes and the metadata of this dump's own TUs
+   (known: compared in place) left unread when it is large, and parses it, its metadata
+   borrowed and its counters lent from read_buf.  Returns 0, -1 (damaged)
+   or BALLARUS_PROFILE_UNREAD (a read error, or out of memory: not a
+   reason to call the file damaged).  */
 static int read_profile(int fd, const struct stat *st,
                         const unsigned char *const *known, size_t n_known,
                         ballarus_profile *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
   unsigned char head[BALLARUS_PROFILE_HEADER_SIZE];
-  uint64_t got = 0, rest = 0;
+  uint64_t got = 0, end = 0;
   const uint64_t n = (uint64_t)st->st_size;
   if (ballarus_profile_read_bounded(fd, head, sizeof head, &got, err,
                                     errlen) != 0)
@@ -242,23 +434,39 @@ static int read_profile(int fd, const struct stat *st,
   if (ballarus_profile_check_header(head, got < sizeof head ? got : n, err,
                                     errlen) != 0)
     return -1;
-  if (n + 1 > read_cap) {
-    unsigned char *b = n + 1 > SIZE_MAX ? NULL : realloc(read_buf, (size_t)n + 1);
-    if (b == NULL) {
-      snprintf(err, errlen, "out of memory reading %llu bytes",
-               (unsigned long long)n);
-      return BALLARUS_PROFILE_UNREAD;
-    }
-    read_buf = b;
-    read_cap = n + 1;
-  }
-  memcpy(read_buf, head, sizeof head);
-  if (ballarus_profile_read_bounded(fd, read_buf + sizeof head,
-                                    n - sizeof head, &rest, err, errlen) != 0)
+  ballarus_known_meta *found = calloc(n_known + 1, sizeof *found);
+  ballarus_zero_range *skip = calloc(n_known + 1, sizeof *skip);
+  if (found == NULL || skip == NULL || reserve_read_buf(n + 1) != 0) {
+    free(found);
+    free(skip);
+    snprintf(err, errlen, "out of memory reading %llu bytes",
+             (unsigned long long)n);
     return BALLARUS_PROFILE_UNREAD;
-  /* A file that shrank while read is parsed as it is.  */
-  return ballarus_profile_parse_borrowing(read_buf, sizeof head + rest, known,
-                                          n_known, out, err, errlen);
+  }
+  uint32_t n_records;
+  memcpy(&n_records, head + 12, sizeof n_records);
+  /* A small file is read whole: a few pages, fewer system calls.  */
+  const int large = n >= LARGE_FILE;
+  const size_t n_found =
+      large ? find_own_metadata(fd, n, n_records, known, n_known, found, skip)
+            : 0;
+  const int holes = large && (uint64_t)st->st_blocks * 512 < n;
+  memcpy(read_buf, head, sizeof head);
+  if (read_dirty < sizeof head) read_dirty = sizeof head;
+  zero_list z = {NULL, 0, 0};
+  int rc = BALLARUS_PROFILE_UNREAD;
+  if (read_data(fd, sizeof head, n, holes, skip, n_found, &z, &end, err,
+                errlen) == 0) {
+    /* A file that shrank while read is parsed as it is.  */
+    const ballarus_parse_hints hints = {known, n_known, z.r, z.n,
+                                        found, n_found};
+    rc = ballarus_profile_parse_borrowing(read_buf, end, &hints, out, err,
+                                          errlen);
+  }
+  free(z.r);
+  free(found);
+  free(skip);
+  return rc;
 }
 
 /* Sets the damaged file g->name aside, untouched, as NAME.corrupt (or

@@ -53,8 +53,11 @@
    the counts of its path tables (keeping the tables), clears its TUs'
    `counted` flags (the child is a process: it adds a run of its own to
    every TU), re-initialises the
-   master's mutex (another thread may have held it), and closes the
-   lock file descriptor of a dump that was in progress in another thread.
+   master's mutex (another thread may have held it), closes the
+   lock file descriptor of a dump that was in progress in another thread
+   and forgets that dump's read buffer (rt_dump_dir.c).  Counters are
+   zeroed only where non-zero on pages the process touched (rt_pages.c):
+   a child copies no page it does not count on.
    flock() locks belong to the open file description, which the child
    shares: the child only closes its copy (never unlocks it), and the
    parent always unlocks explicitly (LOCK_UN) before closing, so a child
@@ -418,6 +421,17 @@ PUBLIC void __ballarus_dump(void) {
 
 static void reset_chain(ballarus_master *m);
 
+/* Zeroes the counters c[0, n), writing only the non-zero ones of pages the
+   process touched (rt_pages.c): a page never touched stays so, and a page
+   of zeros shared with a fork parent is not copied.  */
+static void zero_counters(uint64_t *c, uint64_t n, ballarus_rt_pagemap *pm) {
+  for (uint64_t lo = 0, hi; ballarus_rt_touched_run(pm, c, n, &lo, &hi);
+       lo = hi)
+    for (uint64_t i = lo; i < hi; i++)
+      if (__atomic_load_n(&c[i], __ATOMIC_RELAXED) != 0)
+        __atomic_store_n(&c[i], 0, __ATOMIC_RELAXED);
+}
+
 PUBLIC void __ballarus_reset(void) {
   rt_init();
   ballarus_master *m = root.master;
@@ -449,6 +463,8 @@ HIDDEN void ballarus_rt_gcov_reset(void) {
 /* Zeroes every counter of the chain and bumps the epoch.  Called with
    m->lock held.  */
 static void reset_chain(ballarus_master *m) {
+  ballarus_rt_pagemap pm;
+  ballarus_rt_pagemap_open(&pm);
   for (ballarus_root *r = m->root; r != NULL; r = r->next) {
     /* Thread-mode counters are zeroed by their module, under the lock that
        exiting threads take to fold their copies in.  */
@@ -458,14 +474,14 @@ static void reset_chain(ballarus_master *m) {
       ballarus_meta_header h;
       memcpy(&h, d->metadata, sizeof h);
       if (d->counters < r->tc_lo || d->counters >= r->tc_hi)
-        for (uint64_t i = 0; i < h.n_counters; i++)
-          __atomic_store_n(&d->counters[i], 0, __ATOMIC_RELAXED);
+        zero_counters(d->counters, h.n_counters, &pm);
       ballarus_pt_zero(d, 0);
     }
     if (r->path_lost != NULL)
       __atomic_store_n(r->path_lost, 0, __ATOMIC_RELAXED);
     if (r->epoch != NULL) (*r->epoch)++;
   }
+  ballarus_rt_pagemap_close(&pm);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -526,14 +542,18 @@ static void atfork_child(void) {
     close(ballarus_rt_busy_lock_fd);
     ballarus_rt_busy_lock_fd = -1;
   }
+  ballarus_rt_forget_read_buf();
+  ballarus_rt_pagemap pm;
+  ballarus_rt_pagemap_open(&pm);
   for (uint64_t t = 0; t < root.n_tus; t++) {
     const ballarus_tu_desc *d = root.tus[t];
     ballarus_meta_header h;
     memcpy(&h, d->metadata, sizeof h);
-    memset(d->counters, 0, h.n_counters * 8);
+    zero_counters(d->counters, h.n_counters, &pm);
     ballarus_pt_zero(d, 1);
     root.counted[t] = 0; /* the child is a process: one run of its own */
   }
+  ballarus_rt_pagemap_close(&pm);
   *ballarus_pt_lost() = 0;
   __ballarus_epoch++;
 }

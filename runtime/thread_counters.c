@@ -39,7 +39,11 @@
        live copy, v = C_t[i] read racily (a 64-bit aligned load: some value
        the counter really had), S += v, G += v.  Afterwards S = T as of the
        reads: what a dump writes.  What a thread adds meanwhile is beyond
-       its v, so neither lost nor counted twice;
+       its v, so neither lost nor counted twice.  The folding thread's own
+       copy instead gives its counts up: S += v, C_t -= v (an atomic
+       subtract, against its own signal handlers; no other thread writes
+       it), which keeps T and leaves G's pages untouched (a short process's
+       exit: its main thread's copy is the only one);
      - a thread exit: G -= C_t (the owner's final values), the copy goes.
        S is not touched, so a dump's snapshot of S after its fold is never
        disturbed by threads that exit meanwhile;
@@ -88,6 +92,17 @@
    destructor) counts there, or registers again (a new copy, folded by the
    next destructor round) if it passes a registration check.
 
+   Static TLS (update=tls, code for executables only).  Such a TU counts
+   into its own static thread-local array (section
+   BALLARUS_TLS_TABLE_SECTION lists it), never into its part of `ctr`,
+   which stays zero and uncommitted.  A copy's owner's arrays are part of
+   its C_t: every fold (fold_copy) reads them in the owner's TLS block
+   (tls_block plus the array's offset) as it reads `ctr`, the folding
+   thread's move of its own copy included, and a thread exit zeroes them
+   after its fold, so a later registration of the same thread starts from
+   0.  Counts a thread makes there before it registers are folded once it
+   does, and lost if it never does.
+
    Signals.  A signal handler that runs instrumented code while its thread
    is inside __ballarus_tc_register counts into the shared counters
    (unsynchronised) for that activation rather than wait for a lock its
@@ -127,6 +142,10 @@ extern uint64_t __stop_ballarus_thread_ctrs[]
 extern const ballarus_tc_entry __start_ballarus_tc_table[]
     __attribute__((weak, visibility("hidden")));
 extern const ballarus_tc_entry __stop_ballarus_tc_table[]
+    __attribute__((weak, visibility("hidden")));
+extern const ballarus_tls_entry __start_ballarus_tls_table[]
+    __attribute__((weak, visibility("hidden")));
+extern const ballarus_tls_entry __stop_ballarus_tls_table[]
     __attribute__((weak, visibility("hidden")));
 
 #define TC_HEADER 64
@@ -249,18 +268,59 @@ static int pagemap_open(void) {
     }                                                                        \
   } while (0)
 
-/* Under tc_lock.  G += C (and S += C when to_shared), or G -= C.  */
-static void add_copy(const tc_copy *c, uint64_t n, int fd, int sign,
-                     int to_shared) {
+/* What a fold does with a word of a copy.  */
+enum {
+  TC_G_ADD,  /* G += v, and S += v when to_shared (a dump's fold) */
+  TC_G_SUB,  /* G -= v (the copy's owner exits) */
+  TC_MOVE    /* S += v when to_shared, C -= v: the folding thread's own
+                copy gives its counts up (against its own signal handlers,
+                atomically), and G's pages, which a short process would
+                otherwise touch only at its exit, stay untouched */
+};
+
+/* Under tc_lock.  Word i of the range, at w in a copy, counted v.  */
+static void fold_word(uint64_t *w, uint64_t i, uint64_t v, int op,
+                      int to_shared) {
   uint64_t *shared = __start_ballarus_thread_ctrs;
-  FOR_EACH_WORD(c->ctr, n, fd, i, v, {
-    if (sign < 0) {
-      tc_g[i] -= v;
-    } else {
-      tc_g[i] += v;
-      if (to_shared) __atomic_fetch_add(&shared[i], v, __ATOMIC_RELAXED);
-    }
-  });
+  if (op == TC_G_SUB) {
+    tc_g[i] -= v;
+    return;
+  }
+  if (op == TC_G_ADD) tc_g[i] += v;
+  if (to_shared) __atomic_fetch_add(&shared[i], v, __ATOMIC_RELAXED);
+  if (op == TC_MOVE) __atomic_fetch_sub(w, v, __ATOMIC_RELAXED);
+}
+
+/* The owner's static thread-local array of an update=tls TU.  */
+static uint64_t *tls_array(const tc_copy *c, const ballarus_tls_entry *e) {
+  return (uint64_t *)(c->tls_block + e->tls_dtpoff);
+}
+
+/* Under tc_lock.  Applies op to every word of copy c: the mapped copy and
+   the owner's static thread-local arrays (whose TUs never write their part
+   of the mapped copy, so each count is in one place).  */
+static void fold_copy(tc_copy *c, uint64_t n, int fd, int op, int to_shared) {
+  FOR_EACH_WORD(c->ctr, n, fd, i, v,
+                { fold_word(&c->ctr[i], i, v, op, to_shared); });
+  const ballarus_tls_entry *e = __start_ballarus_tls_table;
+  const ballarus_tls_entry *end = __stop_ballarus_tls_table;
+  if (e == NULL || end == NULL) return;
+  for (; e < end; e++) {
+    uint64_t base = (uint64_t)(e->counters - __start_ballarus_thread_ctrs);
+    uint64_t *w = tls_array(c, e);
+    FOR_EACH_WORD(w, e->words, fd, i, v,
+                  { fold_word(&w[i], base + i, v, op, to_shared); });
+  }
+}
+
+/* The exiting owner's static thread-local arrays start again from 0: a
+   later registration of the thread (a later key destructor) must not
+   count them twice.  */
+static void clear_tls_arrays(const tc_copy *c) {
+  const ballarus_tls_entry *e = __start_ballarus_tls_table;
+  const ballarus_tls_entry *end = __stop_ballarus_tls_table;
+  if (e == NULL || end == NULL) return;
+  for (; e < end; e++) memset(tls_array(c, e), 0, e->words * 8);
 }
 
 /* Under tc_lock.  S -= G (when to_shared), G = 0.  */
@@ -288,8 +348,9 @@ static void tc_thread_exit(void *p) {
   uint64_t n = tc_words();
   int fd = pagemap_open();
   pthread_mutex_lock(&tc_lock);
-  add_copy(c, n, fd, -1, 0);
+  fold_copy(c, n, fd, TC_G_SUB, 0);
   unlink_copy(c);
+  clear_tls_arrays(c);
   pthread_mutex_unlock(&tc_lock);
   if (fd >= 0) close(fd);
   point_tus(c->tls_block, NULL);
@@ -318,7 +379,7 @@ static void tc_child(void) {
     drain_g(tc_words(), fd, 0);
     if (mine != NULL) {
       mine->next = mine->prev = NULL;
-      add_copy(mine, tc_words(), fd, +1, 0);
+      fold_copy(mine, tc_words(), fd, TC_G_ADD, 0);
     }
     if (fd >= 0) close(fd);
   }
@@ -452,7 +513,7 @@ void ballarus_tc_sync(int op) {
   }
   drain_g(n, fd, !reset);
   for (tc_copy *c = tc_head; c != NULL; c = c->next)
-    add_copy(c, n, fd, +1, !reset);
+    fold_copy(c, n, fd, c == tc_mine ? TC_MOVE : TC_G_ADD, !reset);
   if (fd >= 0) close(fd);
   pthread_mutex_unlock(&tc_lock);
 }

@@ -17,7 +17,8 @@
 //     gcov's own `gcov --json-format` line counts, line for line;
 //   * at -O0, every `/* count(N) */` annotation holds for gcov and ballarus.
 //   * edge mode reconstructs the naive profile exactly with |E|-|V|+1
-//     counters per function;
+//     counters per function (|E|-|V| where the callers' call blocks give
+//     the entry count);
 //   * path mode (Ball-Larus): mode=edge,path verifies its path-derived edge
 //     profile against its own edge counters; mode=path alone derives an
 //     edge profile equal to the naive one (also via `verify --against`),
@@ -595,24 +596,34 @@ void CompareCounts(const json& n, const json& f, const std::string& where,
 
 // Same functions, same graphs, same counts on every edge and block; and in
 // edge mode exactly |E|-|V|+1 counted edges per function (closed graph:
-// ignored edges left out, the virtual EXIT->ENTRY edge counted in |E|).
+// ignored edges left out, the virtual EXIT->ENTRY edge counted in |E|),
+// one fewer where the entry count comes from the callers' call blocks: one
+// edge out of ENTRY is then "from_calls".
 void CompareEdgeWithNaive(const json& naive, const json& edge, Diff* diff) {
   ForEachFunctionLikeNaive(
       naive, edge, "edge", diff,
       [&](const json& n, const json& f, const std::string& where) {
         CompareCounts(n, f, where, "edge", /*null_as_zero=*/false, diff);
-        size_t counted = 0, live_edges = 0;
+        size_t counted = 0, live_edges = 0, from_calls = 0;
         for (const json& e : f.at("edges")) {
           bool ignored = false;
           for (const json& fl : e.value("flags", json::array()))
             ignored |= fl.get<std::string>() == "ignored";
           if (!ignored) live_edges++;
           if (e.at("counted").get<bool>()) counted++;
+          if (e.value("from_calls", false) && e.at("src") == 0) from_calls++;
         }
-        const size_t want = live_edges + 1 - f.at("blocks").size() + 1;
+        const bool entry_from_calls = f.value("entry_from_calls", false);
+        if (from_calls != (entry_from_calls ? 1u : 0u))
+          diff->Add(where + ": " + std::to_string(from_calls) +
+                    " entry edges from calls, entry_from_calls " +
+                    (entry_from_calls ? "true" : "false"));
+        const size_t want =
+            live_edges + 1 - f.at("blocks").size() + 1 - from_calls;
         if (counted != want)
           diff->Add(where + ": " + std::to_string(counted) +
-                    " counters, |E|-|V|+1 = " + std::to_string(want));
+                    " counters, |E|-|V|+1 = " + std::to_string(want + from_calls) +
+                    (from_calls ? " less the entry from calls" : ""));
       });
 }
 
@@ -1693,6 +1704,109 @@ TEST(PathEntryBalance, TruncationsByTheBalanceOfTheCalls) {
     }
   }
   EXPECT_GE(total_balanced, 6u);  // entry_balance.c 4, the others 3
+}
+
+// ---------------------------------------------------------------------------
+// Entry counts from the callers' call blocks (edge mode, tune-entry-calls,
+// core/entry_calls.h).  programs/entry_calls.c by hand: square() runs 44
+// times (14 calls from main, 30 from mix()), mix() 20, check() 14,
+// stop() 6 (the 6th exits); fib() is recursive and twice() is called
+// through a pointer: both keep their entry counter.  The other programs
+// take their callees' entries from calls that longjmp, throw, exit deep
+// down, recurse mutually; fork_vfork.c's spawn() forks, and its call in
+// main is resumed by the child's re-entry, so it keeps its counter.  The oracle for every count is the same build
+// with every entry counted (tune-entry-calls=off); the Corpus compares
+// edge mode with naive mode and gcov.
+
+// `show --json` of `program` built at `opt` with ballarus-gcc `options` in
+// `dir`, run; its exit status in *status.
+json EdgeShow(const std::string& dir, const std::string& program,
+              const std::string& opt, const std::string& options,
+              int* status) {
+  const std::string profile = dir + "/p.profile";
+  harness::Run("rm -f p.profile", dir);
+  const bool cxx = program.find(".cc") != std::string::npos;
+  CommandResult c = harness::Run(
+      Quote(InstallPrefix() + (cxx ? "/bin/ballarus-g++" : "/bin/ballarus-gcc")) +
+          " " + opt + " " +
+          options + " " + Quote(harness::ProgramsDir() + "/" + program) +
+          " -o prog",
+      dir);
+  EXPECT_EQ(c.status, 0) << c.err;
+  *status = harness::Run("./prog", dir, {"BALLARUS_PROFILE=" + profile}).status;
+  CommandResult v =
+      harness::Run(Quote(Reconstruct()) + " verify " + Quote(profile), dir);
+  EXPECT_EQ(v.status, 0) << program << " " << opt << " " << options << ":\n"
+                         << v.out << v.err;
+  json j;
+  std::string error;
+  EXPECT_TRUE(ShowJson(profile, dir, &j, &error)) << error;
+  return j;
+}
+
+// The functions of `with` and `without` (the same build but for
+// tune-entry-calls=off) have equal counts, and `with` counts one entry
+// fewer for each function whose entry comes from calls; their names.
+std::set<std::string> CompareEntryCalls(const json& with, const json& without,
+                                        const std::string& ctx) {
+  std::set<std::string> from_calls;
+  EXPECT_EQ(with.at("functions").size(), without.at("functions").size())
+      << ctx;
+  if (with.at("functions").size() != without.at("functions").size())
+    return from_calls;
+  for (size_t i = 0; i < with.at("functions").size(); ++i) {
+    const json& f = with.at("functions")[i];
+    const json& g = without.at("functions")[i];
+    const std::string name = f.at("name");
+    EXPECT_EQ(name, g.at("name")) << ctx;
+    EXPECT_FALSE(g.value("entry_from_calls", false)) << ctx << " " << name;
+    const bool from = f.value("entry_from_calls", false);
+    if (from) from_calls.insert(name);
+    for (const char* part : {"blocks", "edges"})
+      for (size_t k = 0; k < f.at(part).size(); ++k)
+        EXPECT_EQ(f.at(part)[k].at("count"), g.at(part)[k].at("count"))
+            << ctx << " " << name << " " << part << " " << k;
+    size_t with_n = 0, without_n = 0;
+    for (const json& e : f.at("edges")) with_n += e.at("counted").get<bool>();
+    for (const json& e : g.at("edges")) without_n += e.at("counted").get<bool>();
+    EXPECT_EQ(with_n + (from ? 1 : 0), without_n) << ctx << " " << name;
+  }
+  return from_calls;
+}
+
+TEST(EntryCalls, FromTheCallersCallBlocks) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/entry_calls";
+  harness::MakeFreshDir(dir);
+  const std::map<std::string, uint64_t> by_hand = {
+      {"square", 44}, {"mix", 20}, {"check", 14}, {"stop", 6}};
+  for (const char* prog : {"entry_calls.c", "setjmp_longjmp.c", "exit_deep.c",
+                           "exceptions.cc", "goto_recursion.c",
+                           "fork_vfork.c"}) {
+    for (const char* opt : {"-O0", "-O2"}) {
+      const std::string ctx = std::string(prog) + " " + opt;
+      int with_status = -1, without_status = -1;
+      const json with = EdgeShow(dir, prog, opt,
+                                 "-fplugin-arg-ballarus-mode=edge",
+                                 &with_status);
+      const json without = EdgeShow(dir, prog, opt,
+                                    "-fplugin-arg-ballarus-mode=edge "
+                                    "-fplugin-arg-ballarus-tune-entry-calls=off",
+                                    &without_status);
+      EXPECT_EQ(with_status, without_status) << ctx;
+      const std::set<std::string> from = CompareEntryCalls(with, without, ctx);
+      if (std::string(opt) == "-O0") EXPECT_FALSE(from.empty()) << ctx;
+      if (std::string(prog) != "entry_calls.c") continue;
+      EXPECT_EQ(with_status, 3) << ctx;
+      std::set<std::string> want;
+      for (const auto& [name, calls] : by_hand) want.insert(name);
+      EXPECT_EQ(from, want) << ctx;
+      for (const json& f : with.at("functions"))
+        if (by_hand.count(f.at("name")))
+          EXPECT_EQ(f.at("execution_count"), by_hand.at(f.at("name")))
+              << ctx << " " << f.at("name");
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------

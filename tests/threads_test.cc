@@ -99,8 +99,17 @@ struct Config {
   std::string mode;  // edge, path, path-number, path-hashed, path-loops
 };
 
+// Whether a Config's mode counts in static TLS (edge-tls, path-tls:
+// update=tls; the -fPIC library keeps update=thread's pointer).
+bool StaticTls(const std::string& mode) {
+  return mode.size() > 4 && mode.compare(mode.size() - 4, 4, "-tls") == 0;
+}
+
 // The plugin options of a Config's mode.
 std::string ModeOptions(const std::string& mode) {
+  if (StaticTls(mode))
+    return ModeOptions(mode.substr(0, mode.size() - 4)) +
+           " -fplugin-arg-ballarus-update=tls";
   if (mode == "edge") return " -fplugin-arg-ballarus-mode=edge";
   std::string o = " -fplugin-arg-ballarus-mode=path";
   if (mode == "path-number")
@@ -371,6 +380,14 @@ TEST_P(Threads, ExactAndUnchanged) {
   ASSERT_EQ(harness::Run("readelf -SW " + Quote(atomic.exe), atomic.dir)
                 .out.find("ballarus_thread_ctrs"),
             std::string::npos);
+  // Static TLS where asked for, in the executable only.
+  EXPECT_EQ(sec.out.find("ballarus_tls_table") != std::string::npos,
+            StaticTls(mode))
+      << ctx;
+  EXPECT_EQ(harness::Run("readelf -SW " + Quote(thread.lib), thread.dir)
+                .out.find("ballarus_tls_table"),
+            std::string::npos)
+      << ctx;
 
   // The path variants are what they claim to be: every function hashed
   // (the code calls the runtime's hash table), counted loops planned.
@@ -398,7 +415,7 @@ TEST_P(Threads, ExactAndUnchanged) {
     EXPECT_EQ(r->result.err, p.result.err) << ctx << ": " << r->dir;
   }
   const Expect want = Expected(scenario);
-  const bool paths = mode != "edge";
+  const bool paths = mode != "edge" && mode != "edge-tls";
   std::set<std::string> skip = want.nondeterministic;
 
   // The final profile(s).  fork_from_thread: two files, the parent's (main
@@ -506,7 +523,7 @@ std::vector<Param> AllParams() {
   std::vector<Param> out;
   for (bool cxx : {false, true})
     for (const char* opt : {"-O0", "-O2"})
-      for (const char* mode : {"edge", "path"}) {
+      for (const char* mode : {"edge", "path", "edge-tls", "path-tls"}) {
         for (const std::string& s : c_scenarios) out.emplace_back(s, cxx, opt, mode);
         if (cxx)
           for (const std::string& s : cxx_only) out.emplace_back(s, cxx, opt, mode);
@@ -543,8 +560,8 @@ namespace {
 
 // -flto: the default under -pthread stays update=atomic (update=thread's
 // table of thread pointers is top-level asm, which LTO's renaming of static
-// symbols would break: the link failed), and asking for update=thread is
-// an error naming the option.
+// symbols would break: the link failed), and asking for update=thread or
+// update=tls is an error naming the option.
 TEST(ThreadsLto, DefaultAtomicLinksAndCounts) {
   ASSERT_FALSE(InstallPrefix().empty());
   const std::string dir = harness::TempRoot() + "/mt-lto";
@@ -574,6 +591,10 @@ TEST(ThreadsLto, DefaultAtomicLinksAndCounts) {
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("update=thread"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("-flto"), std::string::npos) << r.err;
+  r = harness::Run(cc + " -fplugin-arg-ballarus-update=tls -c mt.c -o t.o",
+                   dir);
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("update=tls"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -421,7 +421,7 @@ plugin_help=$(gcc -fplugin="$R/prefix/lib/ballarus/ballarus.so" -fplugin-arg-bal
   -x c -c /dev/null -o /dev/null 2>&1)
 case "$help_c" in *"$plugin_help") ;; *) fail "--ballarus-help does not end with the plugin's help" ;; esac
 case "$plugin_help" in
-  *"mode=edge|naive|path|edge,path"*"update=single|thread|atomic"*"-pthread"*"-flto"*) ;;
+  *"mode=edge|naive|path|edge,path"*"update=single|thread|tls|atomic"*"-pthread"*"-flto"*) ;;
   *) fail "the plugin's help lacks the modes or the update defaults: $plugin_help" ;;
 esac
 [ "$(printf '%s' "$help_cxx" | sed 's/g++/gcc/g; s/BALLARUS_CXX/BALLARUS_CC/g')" = "$help_c" ] \

@@ -28,6 +28,10 @@
 #define RT_LIB_BODY "shared library TU, its own runtime copy"
 #define RT_LIB_N 4
 
+/* rt_big.c: one TU of many counter pages (78 chunks of 512 counters).  */
+#define RT_BIG_BODY "big: a counter array of many pages"
+#define RT_BIG_N 40000
+
 /* The counts the programs produce for a parameter n (see rt_prog.c).  */
 #define RT_ALPHA_COUNT(n, j) ((unsigned long long)(n) * ((j) + 1))
 #define RT_BETA_COUNT(n, j) ((unsigned long long)(n) + (j))
