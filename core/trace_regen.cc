@@ -102,6 +102,22 @@ std::string CheckpointMismatch(
   return "";
 }
 
+// Records what went wrong at event pos, naming the innermost live
+// activation if there is one; returns false.
+template <typename StackFrame>
+bool RecordFailure(const std::vector<TracedFunction>& program, size_t pos,
+                   const std::vector<StackFrame>& stack,
+                   const std::string& what, RegenResult* result) {
+  result->status = RegenStatus::kError;
+  result->error = "event " + std::to_string(pos) + ": " + what;
+  if (!stack.empty()) {
+    const StackFrame& f = stack.back();
+    result->error += " (in " + program[f.fid].fn->name + ", block " +
+                     std::to_string(f.pc) + ")";
+  }
+  return false;
+}
+
 struct Frame {
   uint32_t fid = 0;
   uint32_t pc = kEntryBlock;
@@ -475,14 +491,7 @@ class Regenerator {
   }
 
   bool Fail(const std::string& what) {
-    result_.status = RegenStatus::kError;
-    result_.error = "event " + std::to_string(pos_) + ": " + what;
-    if (!stack_.empty()) {
-      const Frame& f = stack_.back();
-      result_.error += " (in " + program_[f.fid].fn->name + ", block " +
-                       std::to_string(f.pc) + ")";
-    }
-    return false;
+    return RecordFailure(program_, pos_, stack_, what, &result_);
   }
 
   const std::vector<TracedFunction>& program_;
@@ -608,14 +617,7 @@ class NaiveDecoder {
   }
 
   bool Fail(const std::string& what) {
-    result_.status = RegenStatus::kError;
-    result_.error = "event " + std::to_string(pos_) + ": " + what;
-    if (!stack_.empty()) {
-      const NFrame& f = stack_.back();
-      result_.error += " (in " + program_[f.fid].fn->name + ", block " +
-                       std::to_string(f.pc) + ")";
-    }
-    return false;
+    return RecordFailure(program_, pos_, stack_, what, &result_);
   }
 
   const std::vector<TracedFunction>& program_;

@@ -26,6 +26,17 @@ namespace {
 
 const char kPluginVersion[] = "0.4.0+dev";
 
+// Runs `pass` right after the first instance of GCC's pass `reference`.
+void RegisterPassAfter(const char* plugin_name, opt_pass* pass,
+                       const char* reference) {
+  register_pass_info info;
+  info.pass = pass;
+  info.reference_pass_name = reference;
+  info.ref_pass_instance_number = 1;
+  info.pos_op = PASS_POS_INSERT_AFTER;
+  register_callback(plugin_name, PLUGIN_PASS_MANAGER_SETUP, NULL, &info);
+}
+
 // tune-path-use=FILE: only the duplication pass, right after "profile" has read
 // the edge profile (path_dup.h); nothing is instrumented.
 int RegisterPathUse(plugin_name_args* info) {
@@ -35,13 +46,7 @@ int RegisterPathUse(plugin_name_args* info) {
     error("ballarus: %<-fplugin-arg-ballarus-tune-path-use%>: %s", err.c_str());
     return 1;
   }
-  register_pass_info pass_info;
-  pass_info.pass = bp::make_path_dup_pass(g);
-  pass_info.reference_pass_name = "profile";
-  pass_info.ref_pass_instance_number = 1;
-  pass_info.pos_op = PASS_POS_INSERT_AFTER;
-  register_callback(info->base_name, PLUGIN_PASS_MANAGER_SETUP, NULL,
-                    &pass_info);
+  RegisterPassAfter(info->base_name, bp::make_path_dup_pass(g), "profile");
   if (bp::g_options.dump)
     g->get_dumps()->dump_switch_p("ipa-ballarus-pathdup");
   return 0;
@@ -74,21 +79,10 @@ int plugin_init(plugin_name_args* info, plugin_gcc_version* version) {
   // point where -fprofile-arcs instruments — after early inlining and local
   // cleanups, before the IPA optimisations — so a ballarus CFG is gcov's CFG
   // for the same compile and counts compare edge by edge.
-  register_pass_info pass_info;
-  pass_info.pass = bp::make_ballarus_pass(g);
-  pass_info.reference_pass_name = "profile";
-  pass_info.ref_pass_instance_number = 1;
-  pass_info.pos_op = PASS_POS_INSERT_AFTER;
-  register_callback(info->base_name, PLUGIN_PASS_MANAGER_SETUP, NULL,
-                    &pass_info);
+  RegisterPassAfter(info->base_name, bp::make_ballarus_pass(g), "profile");
   // Last in GIMPLE: update=tls's constant-index counts.
-  register_pass_info tls_info;
-  tls_info.pass = bp::MakeStaticTlsFoldPass(g);
-  tls_info.reference_pass_name = "optimized";
-  tls_info.ref_pass_instance_number = 1;
-  tls_info.pos_op = PASS_POS_INSERT_AFTER;
-  register_callback(info->base_name, PLUGIN_PASS_MANAGER_SETUP, NULL,
-                    &tls_info);
+  RegisterPassAfter(info->base_name, bp::MakeStaticTlsFoldPass(g),
+                    "optimized");
   ballarus::GcovRegister(info->base_name);  // early passes as -fprofile-arcs
   // The pass manager already exists when plugins initialise, so the pass is
   // registered by now and its dump can be switched on by name.
