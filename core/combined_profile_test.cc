@@ -150,11 +150,6 @@ std::string Good() {
   return all.Serialize();
 }
 
-uint64_t Load64(const std::string& b, size_t at) {
-  uint64_t v;
-  std::memcpy(&v, b.data() + at, 8);
-  return v;
-}
 void Store64(std::string* b, size_t at, uint64_t v) {
   std::memcpy(&(*b)[at], &v, 8);
 }
