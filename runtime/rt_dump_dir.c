@@ -689,7 +689,8 @@ static void on_orphan(void *ctx, const char *name, long pid) {
 /* Removes temporary files NAME.tmp.<pid>.<n> of the group's files left by
    writers that died (killed mid-dump): regular files of this user whose
    pid no longer exists.  Called with the directory locked, so no live
-   ballarus runtime of this user is writing one.  */
+   ballarus runtime of this user is writing one, when the lock file was
+   left behind by such a writer.  */
 static void remove_orphans(int dfd, fgroup *gs, size_t ng) {
   const char **names = calloc(ng + 1, sizeof *names);
   if (names == NULL) return;
@@ -742,14 +743,19 @@ void ballarus_rt_dump_dir(entry *e, size_t n, int at_exit) {
     return;
   }
   char lock_name[64];
+  int left_behind = 0;
   int lfd = ballarus_rt_lock_dir(dfd, ballarus_rt_lock_timeout, lock_name,
-                                 sizeof lock_name, why, sizeof why);
+                                 sizeof lock_name, &left_behind, why,
+                                 sizeof why);
   if (lfd < 0) {
     for (size_t i = 0; i < ng; i++)
       dump_beside(dfd, &gs[i], why, at_exit);
   } else {
     ballarus_rt_busy_lock_fd = lfd;
-    remove_orphans(dfd, gs, ng);
+    /* Temporary files are only ever made under the lock, and a writer
+       killed mid-dump leaves its lock file too: without one there is
+       nothing to look for.  */
+    if (left_behind) remove_orphans(dfd, gs, ng);
     for (size_t i = 0; i < ng; i++)
       dump_file(dfd, &gs[i], at_exit);
     ballarus_rt_busy_lock_fd = -1;
