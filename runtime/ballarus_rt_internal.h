@@ -172,10 +172,13 @@ BALLARUS_HIDDEN int ballarus_rt_touched_run(ballarus_rt_pagemap *pm,
 /* Takes the lock of the directory dfd (its lock file of this effective
    user, named into name[name_len]), polling up to `timeout` seconds.
    Returns the lock file's descriptor, or -1 with *why set (timeout: a
-   holder that is stopped or very slow; or the lock file unusable).  */
+   holder that is stopped or very slow; or the lock file unusable).
+   *left_behind: the lock file was there before us and not held, as a
+   holder killed mid-dump leaves it (its holders unlink it when done): the
+   sign that temporary files of a dead writer may be lying about.  */
 BALLARUS_HIDDEN int ballarus_rt_lock_dir(int dfd, double timeout, char *name,
-                                         size_t name_len, char *why,
-                                         size_t len);
+                                         size_t name_len, int *left_behind,
+                                         char *why, size_t len);
 
 /* Releases it: the name goes first, so that a process that opened the
    file meanwhile sees it unlinked when it obtains the lock.  Explicitly

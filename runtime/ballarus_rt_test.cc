@@ -594,6 +594,36 @@ TEST(Runtime, WithoutTheExportEachModuleStillDumpsItsOwn) {
   EXPECT_EQ(end.records.at(kLib).counters, Scaled(RT_LIB_N, 10));
 }
 
+TEST(Runtime, AtExitEachModuleWritesItsOwnTusOnceAfterItsDestructors) {
+  std::string dir = FreshDir("exit_modules");
+  std::string path = dir + "/p";
+  ProcessResult r =
+      Exec(dir, "rt_host", {Runfile("librt_lib.so"), "exit", "5"},
+           {{"BALLARUS_PROFILE", path},
+            {"BALLARUS_VERBOSE", "1"},
+            {"RT_LIB_COUNT_AT_EXIT", "1"}});
+  ASSERT_EQ(r.status, 0) << r.err;
+  // The library's destructor, run after the executable's finalisation,
+  // counted once more: in the profile.
+  Profile end = Read(path);
+  ASSERT_TRUE(end.ok) << end.error;
+  EXPECT_EQ(end.records.at(kHost).counters, Scaled(RT_HOST_N, 5));
+  EXPECT_EQ(end.records.at(kLib).counters, Scaled(RT_LIB_N, 6));
+  EXPECT_EQ(end.records.at(kHost).runs, 1u);
+  EXPECT_EQ(end.records.at(kLib).runs, 1u);
+  // Each TU written once: one record by each module's destructor (a dump
+  // of the whole chain by the executable would write the library's record
+  // a second time once its destructor had counted).
+  const std::string line = "ballarus: dumped 1 TU records to " + path + "\n";
+  size_t lines = 0;
+  for (size_t at = r.err.find("ballarus: dumped"); at != std::string::npos;
+       at = r.err.find("ballarus: dumped", at + 1)) {
+    EXPECT_EQ(r.err.compare(at, line.size(), line), 0) << r.err;
+    lines++;
+  }
+  EXPECT_EQ(lines, 2u) << r.err;
+}
+
 TEST(Runtime, BadDescriptorIsSkippedWithAWarning) {
   std::string dir = FreshDir("bad_tu");
   ProcessResult r = Exec(dir, "rt_badtu", {"6"});

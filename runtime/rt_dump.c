@@ -24,8 +24,9 @@
    be held by anyone allowed to read it), polled up to
    BALLARUS_LOCK_TIMEOUT seconds, default 10, after which this run's counts
    go beside as FILE.<pid>.  Under the
-   lock, temporary files FILE.tmp.<pid>.<n> of dead writers are removed,
-   then per file: the existing profile is opened without following a
+   lock, temporary files FILE.tmp.<pid>.<n> of dead writers are removed
+   (when the lock file was left behind, as such a writer leaves it), then
+   per file: the existing profile is opened without following a
    symbolic link and read only if it is a regular file owned by this
    effective user (else this run's counts go beside as FILE.<pid>: nothing
    of a file we do not own is ever copied into a file of ours); it is

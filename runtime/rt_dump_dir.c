@@ -415,6 +415,31 @@ static size_t find_own_metadata(int fd, uint64_t n, uint32_t n_records,
 /* Files from this size on are worth finding holes and own metadata in.  */
 #define LARGE_FILE (256u * 1024u)
 
+/* A small file (n bytes, below LARGE_FILE, which bounds what is
+   allocated) is read whole in one system call, then its header checked and
+   the whole parsed as read_profile does.  */
+static int read_small_profile(int fd, uint64_t n,
+                              const unsigned char *const *known,
+                              size_t n_known, ballarus_profile *out, char *err,
+                              size_t errlen) {
+  uint64_t end = 0;
+  if (reserve_read_buf(n + 1) != 0) {
+    snprintf(err, errlen, "out of memory reading %llu bytes",
+             (unsigned long long)n);
+    return BALLARUS_PROFILE_UNREAD;
+  }
+  zero_list z = {NULL, 0, 0};
+  if (read_data(fd, 0, n, 0, NULL, 0, &z, &end, err, errlen) != 0)
+    return BALLARUS_PROFILE_UNREAD;
+  if (ballarus_profile_check_header(
+          read_buf, end < BALLARUS_PROFILE_HEADER_SIZE ? end : n, err,
+          errlen) != 0)
+    return -1;
+  const ballarus_parse_hints hints = {known, n_known, NULL, 0, NULL, 0};
+  return ballarus_profile_parse_borrowing(read_buf, end, &hints, out, err,
+                                          errlen);
+}
+
 /* Reads the regular file fd (st: its fstat) into read_buf, its header
    first (profile_io.h), its holes and the metadata of this dump's own TUs
    (known: compared in place) left unread when it is large, and parses it, its metadata
@@ -425,9 +450,11 @@ static int read_profile(int fd, const struct stat *st,
                         const unsigned char *const *known, size_t n_known,
                         ballarus_profile *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
+  const uint64_t n = (uint64_t)st->st_size;
+  if (n < LARGE_FILE) return read_small_profile(fd, n, known, n_known, out,
+                                                err, errlen);
   unsigned char head[BALLARUS_PROFILE_HEADER_SIZE];
   uint64_t got = 0, end = 0;
-  const uint64_t n = (uint64_t)st->st_size;
   if (ballarus_profile_read_bounded(fd, head, sizeof head, &got, err,
                                     errlen) != 0)
     return BALLARUS_PROFILE_UNREAD;
@@ -445,12 +472,9 @@ static int read_profile(int fd, const struct stat *st,
   }
   uint32_t n_records;
   memcpy(&n_records, head + 12, sizeof n_records);
-  /* A small file is read whole: a few pages, fewer system calls.  */
-  const int large = n >= LARGE_FILE;
   const size_t n_found =
-      large ? find_own_metadata(fd, n, n_records, known, n_known, found, skip)
-            : 0;
-  const int holes = large && (uint64_t)st->st_blocks * 512 < n;
+      find_own_metadata(fd, n, n_records, known, n_known, found, skip);
+  const int holes = (uint64_t)st->st_blocks * 512 < n;
   memcpy(read_buf, head, sizeof head);
   if (read_dirty < sizeof head) read_dirty = sizeof head;
   zero_list z = {NULL, 0, 0};
@@ -689,7 +713,8 @@ static void on_orphan(void *ctx, const char *name, long pid) {
 /* Removes temporary files NAME.tmp.<pid>.<n> of the group's files left by
    writers that died (killed mid-dump): regular files of this user whose
    pid no longer exists.  Called with the directory locked, so no live
-   ballarus runtime of this user is writing one.  */
+   ballarus runtime of this user is writing one, when the lock file was
+   left behind by such a writer.  */
 static void remove_orphans(int dfd, fgroup *gs, size_t ng) {
   const char **names = calloc(ng + 1, sizeof *names);
   if (names == NULL) return;
@@ -742,14 +767,19 @@ void ballarus_rt_dump_dir(entry *e, size_t n, int at_exit) {
     return;
   }
   char lock_name[64];
+  int left_behind = 0;
   int lfd = ballarus_rt_lock_dir(dfd, ballarus_rt_lock_timeout, lock_name,
-                                 sizeof lock_name, why, sizeof why);
+                                 sizeof lock_name, &left_behind, why,
+                                 sizeof why);
   if (lfd < 0) {
     for (size_t i = 0; i < ng; i++)
       dump_beside(dfd, &gs[i], why, at_exit);
   } else {
     ballarus_rt_busy_lock_fd = lfd;
-    remove_orphans(dfd, gs, ng);
+    /* Temporary files are only ever made under the lock, and a writer
+       killed mid-dump leaves its lock file too: without one there is
+       nothing to look for.  */
+    if (left_behind) remove_orphans(dfd, gs, ng);
     for (size_t i = 0; i < ng; i++)
       dump_file(dfd, &gs[i], at_exit);
     ballarus_rt_busy_lock_fd = -1;

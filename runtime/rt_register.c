@@ -44,10 +44,13 @@
    __ballarus_dump() called from one module no longer reaches the others.
    A master of another layout version is never joined.
 
-   At exit the first module finalised that owns the master (normally the
-   executable) dumps the whole chain in one pass; the other modules then
-   find nothing new and skip.  A dlclose'd library's destructor dumps its
-   own TUs before its counters are unmapped and unlinks its root.
+   At exit, and at dlclose, each module's destructor dumps its own TUs
+   (as libgcov's __gcov_exit dumps its own root), then unlinks its root.
+   The executable is finalised first, and a shared library's static
+   destructors run from its own finalisation (__cxa_finalize), after the
+   executable's: a dump of the whole chain there would write such a
+   library's files twice, once before its destructors counted and once
+   after.  __ballarus_dump() and __gcov_dump() dump the whole chain.
 
    fork().  A pthread_atfork child handler zeroes the module's counters and
    the counts of its path tables (keeping the tables), clears its TUs'
@@ -489,13 +492,12 @@ static void reset_chain(ballarus_master *m) {
 
 __attribute__((constructor)) static void ballarus_rt_ctor(void) { rt_init(); }
 
-/* At exit or dlclose.  The module owning the master (normally the
-   executable, finalised first at exit) dumps the whole chain; any other
-   module dumps its own TUs, which at exit finds nothing new and skips.
-   Then the root leaves the chain: after dlclose its memory is gone.  If
-   the owner goes while roots of other modules are still chained (only
-   possible at exit), they are detached to a master of their own: they
-   have been dumped already.  */
+/* At exit or dlclose: the module dumps its own TUs (each module's
+   destructor runs, after the static destructors that count in it), then
+   its root leaves the chain: after dlclose its memory is gone.  If the
+   owner goes while roots of other modules are still chained (only
+   possible at exit), they are detached; each dumps at its own
+   destructor.  */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wprio-ctor-dtor"
 __attribute__((destructor(99))) static void ballarus_rt_dtor(void) {
@@ -503,11 +505,8 @@ __attribute__((destructor(99))) static void ballarus_rt_dtor(void) {
   ballarus_trace_remove_tus(&trace_tus);
   ballarus_master *m = root.master;
   pthread_mutex_lock(&m->lock);
-  if (m->gcov_dumped) {
-    /* __gcov_dump() ran and nothing reset since: gcov writes no more.  */
-  } else if (m == &own_master || m == &private_master) {
-    ballarus_rt_dump_chain(m, 1);
-  } else {
+  if (!m->gcov_dumped) {
+    /* (After __gcov_dump(), and no reset since, gcov writes no more.)  */
     ballarus_root *self = &root;
     ballarus_rt_dump_roots(&self, 1, 1);
   }
@@ -518,8 +517,8 @@ __attribute__((destructor(99))) static void ballarus_rt_dtor(void) {
     m->root = root.next;
   root.next = root.prev = NULL;
   if (m == &own_master) {
-    /* Orphans: their copies still point at m, which may vanish with this
-       module; they were dumped above.  Give them an empty chain.  */
+    /* Orphans: their copies still point at m; each dumps its own TUs at
+       its destructor.  Give them an empty chain.  */
     ballarus_root *r = m->root;
     while (r != NULL) {
       ballarus_root *next = r->next;

@@ -35,13 +35,20 @@ static double now_seconds(void) {
 
 /* Opens (creating) the lock file; -1 with *why set when it cannot be
    used.  A holder may unlink it between our failed creation and our open:
-   then the creation is tried again.  */
-static int open_lock(int dfd, const char *name, char *why, size_t len) {
+   then the creation is tried again.  *created: we created it (then it is
+   a private file of ours, no need to look).  */
+static int open_lock(int dfd, const char *name, int *created, char *why,
+                     size_t len) {
   char sub[512];
   int fd = -1;
+  *created = 0;
   for (int tries = 0; tries < 1000; tries++) {
     fd = ballarus_sf_create(dfd, name, 0600, 0, sub, sizeof sub);
-    if (fd >= 0 || errno != EEXIST) break;
+    if (fd >= 0) {
+      *created = 1;
+      return fd;
+    }
+    if (errno != EEXIST) break;
     fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd >= 0 || errno != ENOENT) break;
   }
@@ -72,14 +79,17 @@ static int still_linked(int dfd, const char *name, int fd) {
 }
 
 int ballarus_rt_lock_dir(int dfd, double lock_timeout, char *name,
-                         size_t name_len, char *why, size_t len) {
+                         size_t name_len, int *left_behind, char *why,
+                         size_t len) {
   snprintf(name, name_len, LOCK_NAME, (unsigned)geteuid());
   const double start = now_seconds();
-  long pause_us = 200 + (long)(getpid() % 300); /* de-synchronised */
+  long pause_us = -1;
   for (;;) {
-    int fd = open_lock(dfd, name, why, len);
+    int created;
+    int fd = open_lock(dfd, name, &created, why, len);
     if (fd < 0) return -1;
     if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      *left_behind = !created;
       if (still_linked(dfd, name, fd)) return fd;
       flock(fd, LOCK_UN); /* its holder removed it meanwhile */
       close(fd);
@@ -101,6 +111,7 @@ int ballarus_rt_lock_dir(int dfd, double lock_timeout, char *name,
       return -1;
     }
     double left = lock_timeout - waited;
+    if (pause_us < 0) pause_us = 200 + (long)(getpid() % 300); /* apart */
     long us = pause_us;
     if ((double)us > left * 1e6) us = (long)(left * 1e6) + 1;
     struct timespec ts = {us / 1000000, (us % 1000000) * 1000};

@@ -4,7 +4,10 @@
    files) and by ballarus-reconstruct (every file it writes).
 
    What it promises, whoever else can write the directories on the way:
-     - The directories of a path are walked one component at a time with
+     - The directories of a path are opened in one openat2 that follows
+       no symbolic link at all (RESOLVE_NO_SYMLINKS); where that fails (a
+       link on the way, a missing directory, no openat2) they are walked
+       one component at a time with
        openat(O_NOFOLLOW | O_DIRECTORY), from "/" for an absolute path or
        the working directory for a relative one.  A component that is a
        symbolic link is followed only when the link belongs to this

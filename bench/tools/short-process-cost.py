@@ -14,6 +14,11 @@ whole test suite, `ctest -j1` (CPU of ctest and every process it waited
 for); "first" removes the build's *.bprof and *.gcda files before the run,
 "merge" keeps those of the previous one.
 
+PROGRAM `jsoncpp`: each EXE is a CMake build directory of jsoncpp, and one
+run is one process of its test suite, `bin/jsontestrunner_exe` on a
+one-array JSON file, its profiles written where the suite's go (beside
+the objects, no BALLARUS_PROFILE); "first" and "merge" as for `ctest`.
+
 Prints, per executable and case, the median in milliseconds with a 90 %
 interval of the median (order statistics), the median of the per-round
 differences to the FIRST executable given (paired: each round runs them
@@ -23,6 +28,7 @@ dump: copies and page faults").
 
 usage: python3 bench/tools/short-process-cost.py 40 sqlite3 gcov/exe plain/exe edge/exe path/exe
        python3 bench/tools/short-process-cost.py 7 ctest build-gcov build-plain build-path
+       python3 bench/tools/short-process-cost.py 60 jsoncpp build-gcov build-plain build-edge
 """
 import math, os, random, shutil, statistics, subprocess, sys, tempfile
 
@@ -57,15 +63,31 @@ def one_run(prog, exe, scratch, fresh):
     return run_pinned([exe] + args, stdin, scratch, env)
 
 
+def remove_profiles(build):
+    for root, _, files in os.walk(build):
+        for f in files:
+            if f.endswith('.bprof') or f.endswith('.gcda'):
+                os.unlink(os.path.join(root, f))
+
+
 def one_suite(build, fresh):
     if fresh:
-        for root, _, files in os.walk(build):
-            for f in files:
-                if f.endswith('.bprof') or f.endswith('.gcda'):
-                    os.unlink(os.path.join(root, f))
+        remove_profiles(build)
     env = dict(os.environ)
     env.pop('BALLARUS_PROFILE', None)
     return run_pinned(['ctest', '-j1', '-Q'], b'', build, env)
+
+
+def one_jsoncpp(build, scratch, fresh):
+    if fresh:
+        remove_profiles(build)
+    os.makedirs(scratch, exist_ok=True)
+    with open(os.path.join(scratch, 'a.json'), 'w') as f:
+        f.write('[ 1, 2, 3 ]\n')
+    env = dict(os.environ)
+    env.pop('BALLARUS_PROFILE', None)
+    return run_pinned([os.path.join(build, 'bin', 'jsontestrunner_exe'),
+                       'a.json'], b'', scratch, env)
 
 
 def median_interval(xs, level=0.90):
@@ -90,7 +112,8 @@ def fmt(xs, scale=1000):
 
 
 def main():
-    if len(sys.argv) < 4 or sys.argv[2] not in list(ARGS) + ['ctest']:
+    if len(sys.argv) < 4 or sys.argv[2] not in list(ARGS) + ['ctest',
+                                                             'jsoncpp']:
         sys.exit(__doc__)
     rounds, prog = int(sys.argv[1]), sys.argv[2]
     exes = [os.path.abspath(e) for e in sys.argv[3:]]
@@ -106,13 +129,16 @@ def main():
                 for c in cases:
                     if prog == 'ctest':
                         t, f = one_suite(e, c == 'first')
+                    elif prog == 'jsoncpp':
+                        t, f = one_jsoncpp(e, os.path.join(tmp, 'js'),
+                                           c == 'first')
                     else:
                         t, f = one_run(prog, e, os.path.join(tmp, 'run%d' % i),
                                        c == 'first')
                     cpu[(e, c)].append(t)
                     faults[(e, c)].append(f)
     print('%s\tcase\tcpu_ms [90%%]\tminus the first [90%%]\tfaults' %
-          ('build' if prog == 'ctest' else 'executable'))
+          ('build' if prog in ('ctest', 'jsoncpp') else 'executable'))
     for e in exes:
         for c in cases:
             diff = [a - b for a, b in zip(cpu[(e, c)], cpu[(ref, c)])]

@@ -9,6 +9,8 @@
                              __ballarus_dump(); copy PROFILE to
                              PROFILE.after_dump; rt_lib_work(N); dlclose;
                              exit
+     rt_host LIB exit N      host count N; dlopen, rt_lib_work(N); exit
+                             (the library still loaded)
 
    PROFILE is $BALLARUS_PROFILE.  Exit status 0, or 3 on an error.  */
 
@@ -55,6 +57,8 @@ int main(int argc, char **argv) {
     __ballarus_dump();
     if (copy_file(profile, ".after_dump") != 0) return 3;
     work(n);
+  } else if (strcmp(argv[2], "exit") == 0) {
+    return 0;
   } else if (strcmp(argv[2], "dlclose") != 0) {
     return 3;
   }
