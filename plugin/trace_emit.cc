@@ -62,6 +62,17 @@ tree RuntimeFn(const char* name, int n_args, tree ret = void_type_node) {
 
 tree U32(uint32_t v) { return build_int_cst(unsigned_type_node, v); }
 
+// The TLS model of the runtime's thread state (runtime/trace_buffer.h):
+// initial-exec in code for shared libraries; local-exec in code for
+// executables, a %fs-relative access with no register holding the
+// variable's offset.  The executable links its own copy of the runtime
+// (trace_buffer.h), which every module binds to when it exports it, and the
+// linker turns an executable's initial-exec accesses to its own definition
+// into local-exec ones anyway.
+tls_model RuntimeTlsModel() {
+  return flag_shlib ? TLS_MODEL_INITIAL_EXEC : TLS_MODEL_LOCAL_EXEC;
+}
+
 // The runtime's thread state, runtime/trace_buffer.h: the types are built
 // field for field as the header declares them, and GCC lays them out for
 // the target as it lays out the header's structs.
@@ -69,7 +80,7 @@ tree U32(uint32_t v) { return build_int_cst(unsigned_type_node, v); }
 //   struct ballarus_trace_stack { uint32_t depth, site, cap;
 //                                 ballarus_trace_frame *frames; };
 //   extern __thread ballarus_trace_stack __ballarus_trace_stack
-//       (initial-exec, default visibility: one per process).
+//       (RuntimeTlsModel, default visibility: one per process).
 struct TraceStackDecls {
   tree stack = NULL_TREE;  // the TLS variable
   tree depth = NULL_TREE, site = NULL_TREE, cap = NULL_TREE,
@@ -118,7 +129,7 @@ const TraceStackDecls& TraceStack() {
   DECL_ARTIFICIAL(d.stack) = 1;
   DECL_VISIBILITY(d.stack) = VISIBILITY_DEFAULT;
   DECL_VISIBILITY_SPECIFIED(d.stack) = 1;
-  set_decl_tls_model(d.stack, TLS_MODEL_INITIAL_EXEC);
+  set_decl_tls_model(d.stack, RuntimeTlsModel());
   varpool_node::get_create(d.stack);
   return d;
 }
@@ -380,7 +391,7 @@ void KeepCallsReturning() {
   }
 }
 
-// extern __thread uint32_t *__ballarus_trace_pos, initial-exec
+// extern __thread uint32_t *__ballarus_trace_pos (RuntimeTlsModel)
 // (trace_buffer.h).
 tree TracePosDecl() {
   static tree decl = NULL_TREE;
@@ -396,7 +407,7 @@ tree TracePosDecl() {
   // a module's own copy).
   DECL_VISIBILITY(decl) = VISIBILITY_DEFAULT;
   DECL_VISIBILITY_SPECIFIED(decl) = 1;
-  set_decl_tls_model(decl, TLS_MODEL_INITIAL_EXEC);
+  set_decl_tls_model(decl, RuntimeTlsModel());
   varpool_node::get_create(decl);
   return decl;
 }
