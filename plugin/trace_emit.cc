@@ -452,6 +452,48 @@ tree Temp(tree type, const char* name) {
   return make_temp_ssa_name(type, NULL, name);
 }
 
+// asm operand list entry: constraint and value.
+void PushAsmOperand(vec<tree, va_gc>** ops, const char* constraint,
+                    tree value) {
+  vec_safe_push(*ops, build_tree_list(
+                          build_tree_list(NULL_TREE,
+                                          build_string(strlen(constraint) + 1,
+                                                       constraint)),
+                          value));
+}
+
+// A slow path of the inline hooks: on x86-64, an asm that steps over the
+// red zone and calls the runtime's trampoline `target`, which keeps every
+// register but rax (runtime/trace_regs.c), so that the rare slow path
+// clobbers no register in the function's eyes; arguments in edi and esi,
+// the result (if `lhs`) in eax.  Elsewhere a call of `fallback`.
+gimple* SlowPath(const char* target, tree fallback, tree lhs, tree arg0,
+                 tree arg1 = NULL_TREE) {
+  if (!TARGET_LP64) {
+    gcall* call = arg1 == NULL_TREE
+                      ? gimple_build_call(fallback, 1, arg0)
+                      : gimple_build_call(fallback, 2, arg0, arg1);
+    if (lhs != NULL_TREE) gimple_call_set_lhs(call, lhs);
+    return call;
+  }
+  vec<tree, va_gc>*inputs = NULL, *outputs = NULL, *clobbers = NULL;
+  PushAsmOperand(&inputs, "D", arg0);
+  if (arg1 != NULL_TREE) PushAsmOperand(&inputs, "S", arg1);
+  if (lhs != NULL_TREE)
+    PushAsmOperand(&outputs, "=a", lhs);
+  else
+    vec_safe_push(clobbers, build_tree_list(NULL_TREE, build_string(4, "rax")));
+  vec_safe_push(clobbers, build_tree_list(NULL_TREE, build_string(7, "memory")));
+  vec_safe_push(clobbers, build_tree_list(NULL_TREE, build_string(3, "cc")));
+  const std::string text = std::string("leaq -128(%%rsp), %%rsp\n\tcall ") +
+                           target + "\n\tleaq 128(%%rsp), %%rsp";
+  gasm* a = gimple_build_asm_vec(ggc_strdup(text.c_str()), inputs, outputs,
+                                 clobbers, NULL);
+  gimple_asm_set_volatile(a, true);
+  if (lhs != NULL_TREE) SSA_NAME_DEF_STMT(lhs) = a;
+  return a;
+}
+
 // Replaces the call `__ballarus_trace_w(id)` by trace_buffer.h's
 // ballarus_trace_witness: p = pos; if ((p & (chunk bytes - 1)) == 0)
 // __ballarus_trace_slow(id) (very unlikely); else *p = id, pos = p + 1.
@@ -489,7 +531,9 @@ void InlineWitness(gcall* call, tree slow_fn) {
   slow->count = bb->count.apply_probability(to_slow->probability);
   basic_block fast = split_edge(to_fast);
   gsi = gsi_start_bb(slow);
-  gsi_insert_after(&gsi, gimple_build_call(slow_fn, 1, id), GSI_NEW_STMT);
+  gsi_insert_after(&gsi,
+                   SlowPath("__ballarus_trace_slow_rs", slow_fn, NULL_TREE, id),
+                   GSI_NEW_STMT);
   tree next = make_temp_ssa_name(ptype, NULL, "BLRS_tn");
   gsi = gsi_start_bb(fast);
   gsi_insert_after(&gsi,
@@ -679,8 +723,8 @@ void InlineEnter(gcall* call) {
   edge slow_in = single_succ_edge(slow);
   basic_block fast = split_edge(find_edge(bb, join));
   tree d_slow = lhs == NULL_TREE ? NULL_TREE : Temp(u, "BLRS_ed");
-  gcall* slow_call = gimple_build_call(enter_fn, 2, fn, stamp);
-  if (d_slow != NULL_TREE) gimple_call_set_lhs(slow_call, d_slow);
+  gimple* slow_call =
+      SlowPath("__ballarus_trace_enter_rs", enter_fn, d_slow, fn, stamp);
   gsi = gsi_start_bb(slow);
   gsi_insert_after(&gsi, slow_call, GSI_NEW_STMT);
 
