@@ -328,12 +328,32 @@ void EmitLandings(const TraceWork& work, tree* depth) {
   EmitReturnsTwiceLandings(land_fn, depth);
 }
 
-// __ballarus_trace_leave() on every edge into EXIT; in mode=trace-naive
-// the word 1 (EXIT's index) before it, so that a naive stream pops its
-// activations by itself.  (A witness on such an edge was queued earlier,
-// so it is written before the leave too.)
-void EmitLeaves(bool naive) {
-  tree leave = RuntimeFn("__ballarus_trace_leave", 0);
+// The placeholders of the enter and leave hooks, which InlineTraceHooks
+// always replaces (no call of them is emitted):
+//   uint64 __ballarus_trace_push(fn, stamp)   kEnter and the frame; returns
+//                                             the stack's depth and site
+//                                             before it, as one 8-byte word
+//   __ballarus_trace_pop_to(uint64 ds)        depth and site back to ds
+tree PlaceholderFn(bool push) {
+  tree u = unsigned_type_node, u64 = uint64_type_node;
+  tree type = push ? build_function_type_list(u64, u, u, NULL_TREE)
+                   : build_function_type_list(void_type_node, u64, NULL_TREE);
+  tree fn = build_fn_decl(push ? "__ballarus_trace_push"
+                               : "__ballarus_trace_pop_to",
+                          type);
+  TREE_NOTHROW(fn) = 1;
+  DECL_VISIBILITY(fn) = VISIBILITY_HIDDEN;
+  DECL_VISIBILITY_SPECIFIED(fn) = 1;
+  return fn;
+}
+
+// __ballarus_trace_pop_to(ds) on every edge into EXIT, ds the depth and
+// site the activation's enter found; in mode=trace-naive the word 1
+// (EXIT's index) before it, so that a naive stream pops its activations
+// by itself.  (A witness on such an edge was queued earlier, so it is
+// written before the leave too.)
+void EmitLeaves(bool naive, tree ds) {
+  tree leave = PlaceholderFn(false);
   tree w_fn = RuntimeFn("__ballarus_trace_w", 1);
   edge e;
   edge_iterator ei;
@@ -341,7 +361,7 @@ void EmitLeaves(bool naive) {
     if (e->flags & (EDGE_ABNORMAL | EDGE_FAKE)) continue;
     if (naive)
       gsi_insert_on_edge(e, gimple_build_call(w_fn, 1, U32(kExitBlock)));
-    gsi_insert_on_edge(e, gimple_build_call(leave, 0));
+    gsi_insert_on_edge(e, gimple_build_call(leave, 1, ds));
   }
 }
 
@@ -561,67 +581,39 @@ basic_block Diamond(edge e, profile_probability true_prob) {
   return a;
 }
 
-// Replaces the call `__ballarus_trace_leave()` by what the runtime's does
-// (runtime/trace_hooks.c), one activation fewer and the caller's site back:
-//   s = stack.depth; d = s - 1;
-//   if (d < stack.cap)        // likely; false at depth 0 (d wraps)
-//     { stack.site = stack.frames[d].site; stack.depth = d; }
-//   else                       // deeper than the frames kept, or depth 0
-//     stack.depth = MIN (d, s);  // s - 1, or 0 at depth 0
+// The stack's depth and site as one 8-byte word (they are adjacent:
+// runtime/trace_hooks.c checks it), read or written (volatile) in place.
+tree DepthSiteRef(bool store) {
+  tree ref = build2(MEM_REF, uint64_type_node,
+                    build_fold_addr_expr(TraceStack().stack),
+                    build_int_cst(ptr_type_node, 0));
+  if (store) TREE_THIS_VOLATILE(ref) = 1;
+  return ref;
+}
+
+// Replaces the call `__ballarus_trace_pop_to(ds)` by the store of ds: one
+// activation fewer (the depth its enter found) and the caller's site back
+// (the site its enter found), what the runtime's __ballarus_trace_leave
+// does (runtime/trace_hooks.c) when the stack is as the enter left it.
 void InlineLeave(gcall* call) {
-  const TraceStackDecls& st = TraceStack();
-  basic_block bb = gimple_bb(call);
-  basic_block join = RemoveSplitting(call);
-  tree u = unsigned_type_node;
-  gimple_stmt_iterator gsi = gsi_last_bb(bb);
-  tree s = Temp(u, "BLRS_ls");
-  gsi_insert_after(&gsi, gimple_build_assign(s, StackField(st.depth, false)),
-                   GSI_NEW_STMT);
-  tree d = Assign(&gsi, Temp(u, "BLRS_ld"), PLUS_EXPR, s,
-                  build_all_ones_cst(u));
-  tree cap = Temp(u, "BLRS_lc");
-  gsi_insert_after(&gsi, gimple_build_assign(cap, StackField(st.cap, false)),
-                   GSI_NEW_STMT);
-  gsi_insert_after(&gsi, gimple_build_cond(LT_EXPR, d, cap, NULL_TREE,
-                                           NULL_TREE),
-                   GSI_NEW_STMT);
-  basic_block kept =
-      Diamond(single_succ_edge(bb), profile_probability::very_likely());
-  basic_block other = split_edge(find_edge(bb, join));
-
-  gsi = gsi_start_bb(kept);
-  tree fptr = TREE_TYPE(st.frames);
-  tree frames = Temp(fptr, "BLRS_lf");
-  gsi_insert_after(&gsi, gimple_build_assign(frames,
-                                             StackField(st.frames, false)),
-                   GSI_NEW_STMT);
-  tree off = Assign(&gsi, Temp(sizetype, "BLRS_lo"), NOP_EXPR, d);
-  off = Assign(&gsi, Temp(sizetype, "BLRS_lo"), MULT_EXPR, off,
-               fold_convert(sizetype, TYPE_SIZE_UNIT(st.frame)));
-  tree frame = Assign(&gsi, Temp(fptr, "BLRS_lq"), POINTER_PLUS_EXPR, frames,
-                      off);
-  tree site_ref = build3(COMPONENT_REF, u,
-                         build2(MEM_REF, st.frame, frame,
-                                build_int_cst(fptr, 0)),
-                         st.frame_site, NULL_TREE);
-  tree site = Temp(u, "BLRS_lsite");
-  gsi_insert_after(&gsi, gimple_build_assign(site, site_ref), GSI_NEW_STMT);
-  gsi_insert_after(&gsi,
-                   gimple_build_assign(StackField(st.site, true), site),
-                   GSI_NEW_STMT);
-  gsi_insert_after(&gsi, gimple_build_assign(StackField(st.depth, true), d),
-                   GSI_NEW_STMT);
-
-  gsi = gsi_start_bb(other);
-  tree nd = Assign(&gsi, Temp(u, "BLRS_ln"), MIN_EXPR, d, s);
-  gsi_insert_after(&gsi, gimple_build_assign(StackField(st.depth, true), nd),
-                   GSI_NEW_STMT);
+  gimple_stmt_iterator gsi = gsi_for_stmt(call);
+  gsi_insert_before(
+      &gsi, gimple_build_assign(DepthSiteRef(true), gimple_call_arg(call, 0)),
+      GSI_SAME_STMT);
+  unlink_stmt_vdef(call);
+  gsi_remove(&gsi, true);
 }
 
 // *p's 32-bit word k.
 tree PosWord(tree p, uint32_t k) {
   return build2(MEM_REF, unsigned_type_node, p,
                 build_int_cst(TREE_TYPE(p), 4 * k));
+}
+
+// The 8-byte word at byte `offset` of `base`, aligned to 4 bytes only.
+tree Word64At(tree base, uint32_t offset) {
+  tree type = build_aligned_type(uint64_type_node, 32);
+  return build2(MEM_REF, type, base, build_int_cst(ptr_type_node, offset));
 }
 
 // The field of *frame.
@@ -634,23 +626,19 @@ tree FrameField(tree frame, tree field) {
 }
 
 
-// The enter's usual path at the start of `fast`: kEnter's words (2 and 3
-// are the stack's depth and site, loaded here) at p, the position past
-// them, and the test dep < stack.cap ending the block; returns dep.
-tree EmitEnterEvent(basic_block fast, tree p, tree* words) {
+// The enter's usual path at the start of `fast`: kEnter's words at p
+// (words 0 and 1, then ds: the stack's depth and site), the position past
+// them, and the test dep < stack.cap ending the block.
+void EmitEnterEvent(basic_block fast, tree p, const tree* words, tree ds,
+                    tree dep) {
   const TraceStackDecls& st = TraceStack();
   tree u = unsigned_type_node, pos = TracePosDecl();
   gimple_stmt_iterator gsi = gsi_start_bb(fast);
-  tree dep = Temp(u, "BLRS_edep"), site = Temp(u, "BLRS_esite");
-  gsi_insert_after(&gsi, gimple_build_assign(dep, StackField(st.depth, false)),
-                   GSI_NEW_STMT);
-  gsi_insert_after(&gsi, gimple_build_assign(site, StackField(st.site, false)),
-                   GSI_NEW_STMT);
-  words[2] = dep;
-  words[3] = site;
-  for (uint32_t k = 0; k < BALLARUS_TRACE_ENTER_WORDS; ++k)
+  for (uint32_t k = 0; k < 2; ++k)
     gsi_insert_after(&gsi, gimple_build_assign(PosWord(p, k), words[k]),
                      GSI_NEW_STMT);
+  gsi_insert_after(&gsi, gimple_build_assign(Word64At(p, 8), ds),
+                   GSI_NEW_STMT);
   tree next = Assign(&gsi, Temp(TREE_TYPE(pos), "BLRS_en"), POINTER_PLUS_EXPR,
                      p, size_int(BALLARUS_TRACE_ENTER_WORDS * 4));
   gsi_insert_after(&gsi, gimple_build_assign(pos, next), GSI_NEW_STMT);
@@ -660,11 +648,10 @@ tree EmitEnterEvent(basic_block fast, tree p, tree* words) {
   gsi_insert_after(&gsi, gimple_build_cond(LT_EXPR, dep, cap, NULL_TREE,
                                            NULL_TREE),
                    GSI_NEW_STMT);
-  return dep;
 }
 
 // stack.frames[dep] = kEnter's words, in `push`.
-void EmitEnterPush(basic_block push, tree dep, const tree* words) {
+void EmitEnterPush(basic_block push, tree dep, const tree* words, tree ds) {
   const TraceStackDecls& st = TraceStack();
   gimple_stmt_iterator gsi = gsi_start_bb(push);
   tree fptr = TREE_TYPE(st.frames);
@@ -678,35 +665,44 @@ void EmitEnterPush(basic_block push, tree dep, const tree* words) {
   tree frame = Assign(&gsi, Temp(fptr, "BLRS_eq"), POINTER_PLUS_EXPR, frames,
                       off);
   tree field = TYPE_FIELDS(st.frame);
-  for (uint32_t k = 0; k < BALLARUS_TRACE_ENTER_WORDS;
-       ++k, field = DECL_CHAIN(field))
+  for (uint32_t k = 0; k < 2; ++k, field = DECL_CHAIN(field))
     gsi_insert_after(&gsi,
                      gimple_build_assign(FrameField(frame, field), words[k]),
                      GSI_NEW_STMT);
+  gsi_insert_after(&gsi, gimple_build_assign(Word64At(frame, 8), ds),
+                   GSI_NEW_STMT);
 }
 
-// Replaces d = __ballarus_trace_enter(fn, stamp) by the runtime's usual
-// path (runtime/trace_hooks.c), the call staying for an event that would
-// not fit in the chunk (ballarus_trace_room):
-//   p = pos;
-//   if (((p + 4 * 4 - 1) & (chunk bytes - 1)) < 4 * 4) d = enter (fn, stamp);
-//   else { dep = stack.depth; site = stack.site;
-//          p[0..3] = {tag | fn, stamp, dep, site}; pos = p + 4;
+// depth = the depth in ds, the stack's first field (x86-64 is little-
+// endian: the low half).
+gimple* DepthFrom(tree depth, tree ds) {
+  static_assert(!BYTES_BIG_ENDIAN, "the depth is ds's low half");
+  return gimple_build_assign(depth, NOP_EXPR, ds);
+}
+
+// Replaces ds = __ballarus_trace_push(fn, stamp) by the runtime's usual
+// path of __ballarus_trace_enter (runtime/trace_hooks.c), which stays for
+// an event that would not fit in the chunk (ballarus_trace_room):
+//   ds = {stack.depth, stack.site}; p = pos; dep = ds's depth;
+//   if (((p + 4 * 4 - 1) & (chunk bytes - 1)) < 4 * 4) enter (fn, stamp);
+//   else { p[0..3] = {tag | fn, stamp, ds}; pos = p + 4;
 //          if (dep < stack.cap) stack.frames[dep] = the same 4 words;
-//          stack.depth = dep + 1; d = dep; }
-void InlineEnter(gcall* call) {
+//          stack.depth = dep + 1; }
+void InlineEnter(gcall* call, tree enter_fn) {
   const TraceStackDecls& st = TraceStack();
-  tree u = unsigned_type_node, lhs = gimple_call_lhs(call);
+  tree u = unsigned_type_node, ds = gimple_call_lhs(call);
   tree fn = gimple_call_arg(call, 0), stamp = gimple_call_arg(call, 1);
-  tree enter_fn = gimple_call_fndecl(call);
-  tree words[BALLARUS_TRACE_ENTER_WORDS] = {
-      U32(BALLARUS_TRACE_EVENT_TAG | TREE_INT_CST_LOW(fn)), stamp, NULL_TREE,
-      NULL_TREE};
+  tree words[2] = {U32(BALLARUS_TRACE_EVENT_TAG | TREE_INT_CST_LOW(fn)),
+                   stamp};
   basic_block bb = gimple_bb(call);
   basic_block join = RemoveSplitting(call);
   tree pos = TracePosDecl(), ptype = TREE_TYPE(pos);
   const uint32_t bytes = BALLARUS_TRACE_ENTER_WORDS * 4;
   gimple_stmt_iterator gsi = gsi_last_bb(bb);
+  gsi_insert_after(&gsi, gimple_build_assign(ds, DepthSiteRef(false)),
+                   GSI_NEW_STMT);
+  tree dep = Temp(u, "BLRS_edep");
+  gsi_insert_after(&gsi, DepthFrom(dep, ds), GSI_NEW_STMT);
   tree p = Temp(ptype, "BLRS_ep");
   gsi_insert_after(&gsi, gimple_build_assign(p, pos), GSI_NEW_STMT);
   tree ui = pointer_sized_int_node;
@@ -720,43 +716,38 @@ void InlineEnter(gcall* call) {
                    GSI_NEW_STMT);
   basic_block slow =
       Diamond(single_succ_edge(bb), profile_probability::very_unlikely());
-  edge slow_in = single_succ_edge(slow);
   basic_block fast = split_edge(find_edge(bb, join));
-  tree d_slow = lhs == NULL_TREE ? NULL_TREE : Temp(u, "BLRS_ed");
-  gimple* slow_call =
-      SlowPath("__ballarus_trace_enter_rs", enter_fn, d_slow, fn, stamp);
   gsi = gsi_start_bb(slow);
-  gsi_insert_after(&gsi, slow_call, GSI_NEW_STMT);
+  gsi_insert_after(
+      &gsi, SlowPath("__ballarus_trace_enter_rs", enter_fn, NULL_TREE, fn, stamp),
+      GSI_NEW_STMT);
 
-  tree dep = EmitEnterEvent(fast, p, words);
+  EmitEnterEvent(fast, p, words, ds, dep);
   basic_block done = split_edge(single_succ_edge(fast));
   basic_block push =
       Diamond(single_succ_edge(fast), profile_probability::very_likely());
-  EmitEnterPush(push, dep, words);
+  EmitEnterPush(push, dep, words, ds);
   gsi = gsi_start_bb(done);
   tree dep1 = Assign(&gsi, Temp(u, "BLRS_ed1"), PLUS_EXPR, dep,
                      build_one_cst(u));
   gsi_insert_after(&gsi, gimple_build_assign(StackField(st.depth, true), dep1),
                    GSI_NEW_STMT);
-  if (lhs == NULL_TREE) return;
-  gphi* phi = create_phi_node(lhs, join);
-  add_phi_arg(phi, d_slow, slow_in, UNKNOWN_LOCATION);
-  add_phi_arg(phi, dep, single_succ_edge(done), UNKNOWN_LOCATION);
 }
 
 }  // namespace
 
 void InlineTraceHooks() {
   std::vector<gcall*> witnesses = RuntimeCalls("__ballarus_trace_w");
-  std::vector<gcall*> leaves = RuntimeCalls("__ballarus_trace_leave");
-  std::vector<gcall*> enters = RuntimeCalls("__ballarus_trace_enter");
+  std::vector<gcall*> leaves = RuntimeCalls("__ballarus_trace_pop_to");
+  std::vector<gcall*> enters = RuntimeCalls("__ballarus_trace_push");
   if (witnesses.empty() && leaves.empty() && enters.empty()) return;
   free_dominance_info(CDI_DOMINATORS);
   free_dominance_info(CDI_POST_DOMINATORS);
   tree slow_fn = RuntimeFn("__ballarus_trace_slow", 1);
   for (gcall* call : witnesses) InlineWitness(call, slow_fn);
   for (gcall* call : leaves) InlineLeave(call);
-  for (gcall* call : enters) InlineEnter(call);
+  tree enter_fn = RuntimeFn("__ballarus_trace_enter", 2, unsigned_type_node);
+  for (gcall* call : enters) InlineEnter(call, enter_fn);
 }
 
 void PlanFunctionTrace(ballarus::Function* fn,
@@ -805,12 +796,15 @@ void EmitTrace(const TraceWork& work, uint32_t tu_stamp) {
   tree depth = NULL_TREE;
   EmitLandings(work, &depth);
   if (!work.naive) EmitWitnesses(work);
-  EmitLeaves(work.naive);
-  tree enter = RuntimeFn("__ballarus_trace_enter", 2, unsigned_type_node);
-  gcall* call =
-      gimple_build_call(enter, 2, U32(work.fn_index), U32(tu_stamp));
-  if (depth != NULL_TREE) gimple_call_set_lhs(call, depth);
-  gsi_insert_on_edge(single_succ_edge(ENTRY_BLOCK_PTR_FOR_FN(cfun)), call);
+  tree ds = make_temp_ssa_name(uint64_type_node, NULL, "BLRS_ds");
+  EmitLeaves(work.naive, ds);
+  gcall* call = gimple_build_call(PlaceholderFn(true), 2, U32(work.fn_index),
+                                  U32(tu_stamp));
+  gimple_call_set_lhs(call, ds);
+  edge entry = single_succ_edge(ENTRY_BLOCK_PTR_FOR_FN(cfun));
+  gsi_insert_on_edge(entry, call);
+  // The landings' depth (the enter is split off before it).
+  if (depth != NULL_TREE) gsi_insert_on_edge(entry, DepthFrom(depth, ds));
 }
 
 }  // namespace ballarus::plugin
