@@ -80,7 +80,7 @@ void EmitSites(const TraceWork& work) {
       gimple_stmt_iterator gsi = gsi_for_stmt(call);
       gsi_insert_before(
           &gsi,
-          gimple_build_assign(SiteStoreRef(), U32(b)),
+          SiteStore(static_cast<uint32_t>(b)),
           GSI_SAME_STMT);
     }
   }

@@ -90,7 +90,7 @@ const TraceStackDecls& TraceStack() {
 }
 
 // __ballarus_trace_stack.FIELD; a store through it is volatile
-// (SiteStoreRef says why).
+// (SiteStore says why).
 tree StackField(tree field, bool store) {
   tree ref = build3(COMPONENT_REF, TREE_TYPE(field), TraceStack().stack,
                     field, NULL_TREE);
@@ -100,7 +100,27 @@ tree StackField(tree field, bool store) {
 
 }  // namespace
 
-tree SiteStoreRef() { return StackField(TraceStack().site, true); }
+// In code for executables an asm, `movl $block, %fs:stack@tpoff+4`: a
+// GIMPLE store to the field makes GCC put the variable's offset in a
+// register, which RTL PRE and loop invariant motion keep live through the
+// function (a callee-saved register, pushed and popped per call).  The
+// memory clobber keeps it before the call, which reads and writes memory
+// anyway.  Elsewhere a volatile store.
+gimple* SiteStore(uint32_t block) {
+  const TraceStackDecls& st = TraceStack();
+  if (RuntimeTlsModel() != TLS_MODEL_LOCAL_EXEC || !TARGET_LP64)
+    return gimple_build_assign(StackField(st.site, true), U32(block));
+  const std::string text =
+      "movl $" + std::to_string(block) + ", %%fs:" +
+      IDENTIFIER_POINTER(DECL_NAME(st.stack)) + "@tpoff+" +
+      std::to_string(int_byte_position(st.site));
+  vec<tree, va_gc>* clobbers = NULL;
+  vec_safe_push(clobbers, build_tree_list(NULL_TREE, build_string(7, "memory")));
+  gasm* a = gimple_build_asm_vec(ggc_strdup(text.c_str()), NULL, NULL,
+                                 clobbers, NULL);
+  gimple_asm_set_volatile(a, true);
+  return a;
+}
 
 // x86-64 is little-endian: the depth, the stack's first field, is ds's low
 // half.
