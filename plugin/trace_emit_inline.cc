@@ -192,45 +192,36 @@ tree Temp(tree type, const char* name) {
   return make_temp_ssa_name(type, NULL, name);
 }
 
-// asm operand list entry: constraint and value.
-void PushAsmOperand(vec<tree, va_gc>** ops, const char* constraint,
-                    tree value) {
-  vec_safe_push(*ops, build_tree_list(
-                          build_tree_list(NULL_TREE,
-                                          build_string(strlen(constraint) + 1,
-                                                       constraint)),
-                          value));
+// `pushq $v` for the 32-bit constant v (sign-extended: the trampoline
+// reads the low half).
+std::string PushImmediate(tree v) {
+  const int32_t x = static_cast<int32_t>(TREE_INT_CST_LOW(v) & 0xffffffffu);
+  return "\n\tpushq $" + std::to_string(x);
 }
 
-// A slow path of the inline hooks: on x86-64, an asm that steps over the
-// red zone and calls the runtime's trampoline `target`, which keeps every
-// register but rax (runtime/trace_regs.c), so that the rare slow path
-// clobbers no register in the function's eyes; arguments in edi and esi,
-// the result (if `lhs`) in eax.  Elsewhere a call of `fallback`.
-gimple* SlowPath(const char* target, tree fallback, tree lhs, tree arg0,
+// A slow path of the inline hooks (the witness's: one argument; kEnter's:
+// two), its arguments constants: on x86-64, an asm that steps over the red
+// zone, pushes the arguments and calls the runtime's trampoline `target`,
+// which pops them and keeps every register but rax
+// (runtime/trace_regs.c), so that the rare slow path takes and clobbers no
+// register in the function's eyes.  Elsewhere a call of `fallback`.
+gimple* SlowPath(const char* target, tree fallback, tree arg0,
                  tree arg1 = NULL_TREE) {
-  if (!TARGET_LP64) {
-    gcall* call = arg1 == NULL_TREE
-                      ? gimple_build_call(fallback, 1, arg0)
-                      : gimple_build_call(fallback, 2, arg0, arg1);
-    if (lhs != NULL_TREE) gimple_call_set_lhs(call, lhs);
-    return call;
-  }
-  vec<tree, va_gc>*inputs = NULL, *outputs = NULL, *clobbers = NULL;
-  PushAsmOperand(&inputs, "D", arg0);
-  if (arg1 != NULL_TREE) PushAsmOperand(&inputs, "S", arg1);
-  if (lhs != NULL_TREE)
-    PushAsmOperand(&outputs, "=a", lhs);
-  else
-    vec_safe_push(clobbers, build_tree_list(NULL_TREE, build_string(4, "rax")));
-  vec_safe_push(clobbers, build_tree_list(NULL_TREE, build_string(7, "memory")));
-  vec_safe_push(clobbers, build_tree_list(NULL_TREE, build_string(3, "cc")));
-  const std::string text = std::string("leaq -128(%%rsp), %%rsp\n\tcall ") +
-                           target + "\n\tleaq 128(%%rsp), %%rsp";
-  gasm* a = gimple_build_asm_vec(ggc_strdup(text.c_str()), inputs, outputs,
+  if (!TARGET_LP64 || TREE_CODE(arg0) != INTEGER_CST ||
+      (arg1 != NULL_TREE && TREE_CODE(arg1) != INTEGER_CST))
+    return arg1 == NULL_TREE ? gimple_build_call(fallback, 1, arg0)
+                             : gimple_build_call(fallback, 2, arg0, arg1);
+  vec<tree, va_gc>* clobbers = NULL;
+  for (const char* c : {"rax", "memory", "cc"})
+    vec_safe_push(clobbers,
+                  build_tree_list(NULL_TREE, build_string(strlen(c) + 1, c)));
+  std::string text = "leaq -128(%%rsp), %%rsp";
+  if (arg1 != NULL_TREE) text += PushImmediate(arg1);
+  text += PushImmediate(arg0) + "\n\tcall " + target +
+          "\n\tleaq 128(%%rsp), %%rsp";
+  gasm* a = gimple_build_asm_vec(ggc_strdup(text.c_str()), NULL, NULL,
                                  clobbers, NULL);
   gimple_asm_set_volatile(a, true);
-  if (lhs != NULL_TREE) SSA_NAME_DEF_STMT(lhs) = a;
   return a;
 }
 
@@ -272,7 +263,7 @@ void InlineWitness(gcall* call, tree slow_fn) {
   basic_block fast = split_edge(to_fast);
   gsi = gsi_start_bb(slow);
   gsi_insert_after(&gsi,
-                   SlowPath("__ballarus_trace_slow_rs", slow_fn, NULL_TREE, id),
+                   SlowPath("__ballarus_trace_slow_rs", slow_fn, id),
                    GSI_NEW_STMT);
   tree next = make_temp_ssa_name(ptype, NULL, "BLRS_tn");
   gsi = gsi_start_bb(fast);
@@ -433,7 +424,7 @@ void InlineEnter(gcall* call, tree enter_fn) {
   basic_block fast = split_edge(find_edge(bb, join));
   gsi = gsi_start_bb(slow);
   gsi_insert_after(
-      &gsi, SlowPath("__ballarus_trace_enter_rs", enter_fn, NULL_TREE, fn, stamp),
+      &gsi, SlowPath("__ballarus_trace_enter_rs", enter_fn, fn, stamp),
       GSI_NEW_STMT);
 
   EmitEnterEvent(fast, p, words, ds, dep);

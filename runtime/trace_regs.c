@@ -10,13 +10,16 @@
    it almost never takes.  The asm tells GCC that nothing but rax and
    memory changes.
 
-   The instrumented code steps over its red zone before the call:
-     lea -128(%rsp), %rsp; call TRAMPOLINE; lea 128(%rsp), %rsp
+   The instrumented code steps over its red zone and pushes the arguments
+   (constants: the witness id, or the function index and TU stamp) before
+   the call, so that no register of its own is taken for them:
+     lea -128(%rsp), %rsp; push $arg1; push $arg0; call TRAMPOLINE;
+     lea 128(%rsp), %rsp
+   (the trampoline's return pops the arguments).
    The trampoline saves the general registers the ABI lets a callee
    change, the vector and x87 state (xsave of every component the system
    enabled, or fxsave where there is no xsave), aligns the stack, calls
-   the slow path in C and restores them; a result (kEnter's depth) comes
-   back in eax.  The C side runs with cancellation disabled: the caller's
+   the slow path in C and restores them.  The C side runs with cancellation disabled: the caller's
    unwind information does not describe the asm's stack adjustment, so no
    unwinding may start inside it.  */
 #define _GNU_SOURCE
@@ -36,8 +39,7 @@ HIDDEN uint32_t ballarus_trace_slow_enter_nc(uint32_t fn_index,
                                              uint32_t tu_stamp);
 HIDDEN extern uint32_t ballarus_trace_xsave_bytes;
 
-/* The witness slow path (trace_buffer.h ballarus_trace_witness); returns
-   nothing useful in eax.  */
+/* The witness slow path (trace_buffer.h ballarus_trace_witness).  */
 uint32_t ballarus_trace_slow_witness_nc(uint32_t id) {
   int old;
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
@@ -61,38 +63,38 @@ uint32_t ballarus_trace_slow_enter_nc(uint32_t fn_index,
    the first slow path asks.  */
 uint32_t ballarus_trace_xsave_bytes;
 
-/* Each entry pushes rax (the slot the result goes to), puts its C
-   function in rax and jumps to the common body, which keeps the target
-   in r11 (cpuid changes eax, ebx, ecx and edx only).  Stack in the body:
-   the return address at 16(%rbp), the rax slot at 8(%rbp), rbp at
-   0(%rbp), then rcx, rdx, rsi, rdi, r8, r9, r10, r11, rbx down to
-   -72(%rbp), then the aligned save area.  */
-#define ENTRY(name, target)                                  \
+/* The caller pushes the arguments (32-bit immediates, sign-extended),
+   the first last, and calls an entry, which puts its C function in rax,
+   calls the common body and returns popping them.  Stack in the body:
+   the entry's return address at 8(%rbp), the caller's at 16(%rbp), the
+   arguments at 24(%rbp) and 32(%rbp) (a word of the caller's skipped red
+   zone when there is one argument), rbp at 0(%rbp), then rcx, rdx, rsi,
+   rdi, r8, r9, r10, r11, rbx down to -72(%rbp), then the aligned save
+   area.  */
+#define ENTRY(name, target, arg_bytes)                       \
   ".p2align 4\n"                                             \
   ".globl " name "\n"                                        \
   ".hidden " name "\n"                                       \
   ".type " name ", @function\n"                              \
   name ":\n"                                                 \
   "  .cfi_startproc\n"                                       \
-  "  pushq %rax\n"                                           \
-  "  .cfi_adjust_cfa_offset 8\n"                             \
   "  leaq " target "(%rip), %rax\n"                          \
-  "  jmp ballarus_trace_regs_body\n"                         \
+  "  call ballarus_trace_regs_body\n"                        \
+  "  ret $" arg_bytes "\n"                                   \
   "  .cfi_endproc\n"                                         \
   ".size " name ", .-" name "\n"
 
 __asm__(
     ".text\n"
-    ENTRY("__ballarus_trace_slow_rs", "ballarus_trace_slow_witness_nc")
-    ENTRY("__ballarus_trace_enter_rs", "ballarus_trace_slow_enter_nc")
+    ENTRY("__ballarus_trace_slow_rs", "ballarus_trace_slow_witness_nc", "8")
+    ENTRY("__ballarus_trace_enter_rs", "ballarus_trace_slow_enter_nc", "16")
     ".p2align 4\n"
     ".type ballarus_trace_regs_body, @function\n"
     "ballarus_trace_regs_body:\n"
     "  .cfi_startproc\n"
-    "  .cfi_def_cfa_offset 16\n"
     "  pushq %rbp\n"
-    "  .cfi_def_cfa_offset 24\n"
-    "  .cfi_offset %rbp, -24\n"
+    "  .cfi_def_cfa_offset 16\n"
+    "  .cfi_offset %rbp, -16\n"
     "  movq %rsp, %rbp\n"
     "  .cfi_def_cfa_register %rbp\n"
     "  pushq %rcx\n"
@@ -104,7 +106,7 @@ __asm__(
     "  pushq %r10\n"
     "  pushq %r11\n"
     "  pushq %rbx\n"
-    "  .cfi_offset %rbx, -96\n"
+    "  .cfi_offset %rbx, -88\n"
     "  movq %rax, %r11\n"
     "  movl ballarus_trace_xsave_bytes(%rip), %eax\n"
     "  testl %eax, %eax\n"
@@ -145,8 +147,9 @@ __asm__(
     "  andq $-64, %rsp\n"
     "  fxsave64 (%rsp)\n"
     "4:\n"
+    "  movl 24(%rbp), %edi\n"
+    "  movl 32(%rbp), %esi\n"
     "  call *%r11\n"
-    "  movq %rax, 8(%rbp)\n"
     "  cmpl $1, ballarus_trace_xsave_bytes(%rip)\n"
     "  je 5f\n"
     "  movl $-1, %eax\n"
@@ -167,9 +170,7 @@ __asm__(
     "  popq %rdx\n"
     "  popq %rcx\n"
     "  popq %rbp\n"
-    "  .cfi_def_cfa %rsp, 16\n"
-    "  popq %rax\n"
-    "  .cfi_def_cfa_offset 8\n"
+    "  .cfi_def_cfa %rsp, 8\n"
     "  ret\n"
     "  .cfi_endproc\n"
     ".size ballarus_trace_regs_body, .-ballarus_trace_regs_body\n");
