@@ -144,8 +144,8 @@ void EmitBlockIndices(const TraceWork& work) {
   }
 }
 
-// The activation's depth, which __ballarus_trace_enter returns: an SSA
-// name made on first use (the enter call, emitted last, defines it).
+// The activation's depth, the one its kEnter carries: an SSA name made on
+// first use (defined after the enter, emitted last, from its ds).
 tree DepthName(tree* depth) {
   if (*depth == NULL_TREE)
     *depth = make_temp_ssa_name(unsigned_type_node, NULL, "BLRS_depth");

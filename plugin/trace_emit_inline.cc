@@ -41,7 +41,6 @@ struct TraceStackDecls {
   tree depth = NULL_TREE, site = NULL_TREE, cap = NULL_TREE,
        frames = NULL_TREE;   // its fields
   tree frame = NULL_TREE;   // ballarus_trace_frame
-  tree frame_site = NULL_TREE;
 };
 
 // The struct `name` of fields `names` in order, each of type unsigned but
@@ -69,7 +68,6 @@ const TraceStackDecls& TraceStack() {
   d.frame = BuildStruct("ballarus_trace_frame",
                         {"tag_fn", "stamp", "depth", "site"},
                         unsigned_type_node, &ff);
-  d.frame_site = ff[3];
   tree type = BuildStruct("ballarus_trace_stack",
                           {"depth", "site", "cap", "frames"},
                           build_pointer_type(d.frame), &sf);
