@@ -14,8 +14,25 @@
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
 #include "plugin/trace_emit.h"
+#include "plugin/trace_emit_internal.h"
 
 namespace ballarus::plugin {
+
+// NAME(unsigned, ...) with n_args (0 to 2) arguments, returning `ret`.
+tree RuntimeFn(const char* name, int n_args, tree ret) {
+  tree u = unsigned_type_node;
+  tree type = n_args == 0 ? build_function_type_list(ret, NULL_TREE)
+              : n_args == 1
+                  ? build_function_type_list(ret, u, NULL_TREE)
+                  : build_function_type_list(ret, u, u, NULL_TREE);
+  tree fn = build_fn_decl(name, type);
+  TREE_NOTHROW(fn) = 1;
+  DECL_VISIBILITY(fn) = VISIBILITY_HIDDEN;
+  DECL_VISIBILITY_SPECIFIED(fn) = 1;
+  return fn;
+}
+
+tree U32(uint32_t v) { return build_int_cst(unsigned_type_node, v); }
 
 namespace {
 
@@ -46,92 +63,6 @@ std::vector<bool> CallBlocks(size_t n_blocks) {
   return calls;
 }
 
-// NAME(unsigned, ...) with n_args (0 to 2) arguments, returning `ret`.
-tree RuntimeFn(const char* name, int n_args, tree ret = void_type_node) {
-  tree u = unsigned_type_node;
-  tree type = n_args == 0 ? build_function_type_list(ret, NULL_TREE)
-              : n_args == 1
-                  ? build_function_type_list(ret, u, NULL_TREE)
-                  : build_function_type_list(ret, u, u, NULL_TREE);
-  tree fn = build_fn_decl(name, type);
-  TREE_NOTHROW(fn) = 1;
-  DECL_VISIBILITY(fn) = VISIBILITY_HIDDEN;
-  DECL_VISIBILITY_SPECIFIED(fn) = 1;
-  return fn;
-}
-
-tree U32(uint32_t v) { return build_int_cst(unsigned_type_node, v); }
-
-// The runtime's thread state, runtime/trace_buffer.h: the types are built
-// field for field as the header declares them, and GCC lays them out for
-// the target as it lays out the header's structs.
-//   struct ballarus_trace_frame { uint32_t tag_fn, stamp, depth, site; };
-//   struct ballarus_trace_stack { uint32_t depth, site, cap;
-//                                 ballarus_trace_frame *frames; };
-//   extern __thread ballarus_trace_stack __ballarus_trace_stack
-//       (initial-exec, default visibility: one per process).
-struct TraceStackDecls {
-  tree stack = NULL_TREE;  // the TLS variable
-  tree depth = NULL_TREE, site = NULL_TREE, cap = NULL_TREE,
-       frames = NULL_TREE;   // its fields
-  tree frame = NULL_TREE;   // ballarus_trace_frame
-  tree frame_site = NULL_TREE;
-};
-
-// The struct `name` of fields `names` in order, each of type unsigned but
-// the last (of `last_type`); their FIELD_DECLs in *fields, in order.
-tree BuildStruct(const char* name, const std::vector<const char*>& names,
-                 tree last_type, std::vector<tree>* fields) {
-  tree type = make_node(RECORD_TYPE);
-  tree chain = NULL_TREE;  // finish_builtin_struct takes them reversed
-  for (size_t k = 0; k < names.size(); ++k) {
-    tree f = build_decl(BUILTINS_LOCATION, FIELD_DECL,
-                        get_identifier(names[k]),
-                        k + 1 == names.size() ? last_type : unsigned_type_node);
-    DECL_CHAIN(f) = chain;
-    chain = f;
-    fields->push_back(f);
-  }
-  finish_builtin_struct(type, name, chain, NULL_TREE);
-  return type;
-}
-
-const TraceStackDecls& TraceStack() {
-  static TraceStackDecls d;
-  if (d.stack != NULL_TREE) return d;
-  std::vector<tree> ff, sf;
-  d.frame = BuildStruct("ballarus_trace_frame",
-                        {"tag_fn", "stamp", "depth", "site"},
-                        unsigned_type_node, &ff);
-  d.frame_site = ff[3];
-  tree type = BuildStruct("ballarus_trace_stack",
-                          {"depth", "site", "cap", "frames"},
-                          build_pointer_type(d.frame), &sf);
-  d.depth = sf[0];
-  d.site = sf[1];
-  d.cap = sf[2];
-  d.frames = sf[3];
-  d.stack = build_decl(BUILTINS_LOCATION, VAR_DECL,
-                       get_identifier("__ballarus_trace_stack"), type);
-  DECL_EXTERNAL(d.stack) = 1;
-  TREE_PUBLIC(d.stack) = 1;
-  DECL_ARTIFICIAL(d.stack) = 1;
-  DECL_VISIBILITY(d.stack) = VISIBILITY_DEFAULT;
-  DECL_VISIBILITY_SPECIFIED(d.stack) = 1;
-  set_decl_tls_model(d.stack, TLS_MODEL_INITIAL_EXEC);
-  varpool_node::get_create(d.stack);
-  return d;
-}
-
-// __ballarus_trace_stack.FIELD; a store through it is volatile, so that it
-// stays where it is: the traced callee that reads it may be declared
-// const or pure, which would let GCC drop or move a plain store.
-tree StackField(tree field, bool store) {
-  tree ref = build3(COMPONENT_REF, TREE_TYPE(field), TraceStack().stack,
-                    field, NULL_TREE);
-  if (store) TREE_THIS_VOLATILE(ref) = 1;
-  return ref;
-}
 
 // __ballarus_trace_stack.site = block before each traced call and each
 // resx (what the runtime's __ballarus_trace_site(block) does).
@@ -149,7 +80,7 @@ void EmitSites(const TraceWork& work) {
       gimple_stmt_iterator gsi = gsi_for_stmt(call);
       gsi_insert_before(
           &gsi,
-          gimple_build_assign(StackField(TraceStack().site, true), U32(b)),
+          SiteStore(static_cast<uint32_t>(b)),
           GSI_SAME_STMT);
     }
   }
@@ -213,8 +144,8 @@ void EmitBlockIndices(const TraceWork& work) {
   }
 }
 
-// The activation's depth, which __ballarus_trace_enter returns: an SSA
-// name made on first use (the enter call, emitted last, defines it).
+// The activation's depth, the one its kEnter carries: an SSA name made on
+// first use (defined after the enter, emitted last, from its ds).
 tree DepthName(tree* depth) {
   if (*depth == NULL_TREE)
     *depth = make_temp_ssa_name(unsigned_type_node, NULL, "BLRS_depth");
@@ -317,12 +248,31 @@ void EmitLandings(const TraceWork& work, tree* depth) {
   EmitReturnsTwiceLandings(land_fn, depth);
 }
 
-// __ballarus_trace_leave() on every edge into EXIT; in mode=trace-naive
-// the word 1 (EXIT's index) before it, so that a naive stream pops its
-// activations by itself.  (A witness on such an edge was queued earlier,
-// so it is written before the leave too.)
-void EmitLeaves(bool naive) {
-  tree leave = RuntimeFn("__ballarus_trace_leave", 0);
+// The placeholders of the enter and leave hooks, which InlineTraceHooks
+// always replaces (no call of them is emitted):
+//   uint64 __ballarus_trace_push(fn, stamp)   kEnter and the frame; returns
+//                                             the stack's depth and site
+//                                             before it, as one 8-byte word
+//   __ballarus_trace_pop_to(uint64 ds)        depth and site back to ds
+tree PlaceholderFn(bool push) {
+  tree u = unsigned_type_node, u64 = uint64_type_node;
+  tree type = push ? build_function_type_list(u64, u, u, NULL_TREE)
+                   : build_function_type_list(void_type_node, u64, NULL_TREE);
+  tree fn = build_fn_decl(push ? kPushPlaceholder : kPopPlaceholder,
+                          type);
+  TREE_NOTHROW(fn) = 1;
+  DECL_VISIBILITY(fn) = VISIBILITY_HIDDEN;
+  DECL_VISIBILITY_SPECIFIED(fn) = 1;
+  return fn;
+}
+
+// __ballarus_trace_pop_to(ds) on every edge into EXIT, ds the depth and
+// site the activation's enter found; in mode=trace-naive the word 1
+// (EXIT's index) before it, so that a naive stream pops its activations
+// by itself.  (A witness on such an edge was queued earlier, so it is
+// written before the leave too.)
+void EmitLeaves(bool naive, tree ds) {
+  tree leave = PlaceholderFn(false);
   tree w_fn = RuntimeFn("__ballarus_trace_w", 1);
   edge e;
   edge_iterator ei;
@@ -330,7 +280,7 @@ void EmitLeaves(bool naive) {
     if (e->flags & (EDGE_ABNORMAL | EDGE_FAKE)) continue;
     if (naive)
       gsi_insert_on_edge(e, gimple_build_call(w_fn, 1, U32(kExitBlock)));
-    gsi_insert_on_edge(e, gimple_build_call(leave, 0));
+    gsi_insert_on_edge(e, gimple_build_call(leave, 1, ds));
   }
 }
 
@@ -380,329 +330,7 @@ void KeepCallsReturning() {
   }
 }
 
-// extern __thread uint32_t *__ballarus_trace_pos, initial-exec
-// (trace_buffer.h).
-tree TracePosDecl() {
-  static tree decl = NULL_TREE;
-  if (decl != NULL_TREE) return decl;
-  tree type = build_pointer_type(unsigned_type_node);
-  decl = build_decl(BUILTINS_LOCATION, VAR_DECL,
-                    get_identifier("__ballarus_trace_pos"), type);
-  DECL_EXTERNAL(decl) = 1;
-  TREE_PUBLIC(decl) = 1;
-  DECL_ARTIFICIAL(decl) = 1;
-  // Default visibility: a program and its shared libraries share the
-  // runtime's one position (a hidden reference would make the linker keep
-  // a module's own copy).
-  DECL_VISIBILITY(decl) = VISIBILITY_DEFAULT;
-  DECL_VISIBILITY_SPECIFIED(decl) = 1;
-  set_decl_tls_model(decl, TLS_MODEL_INITIAL_EXEC);
-  varpool_node::get_create(decl);
-  return decl;
-}
-
-bool IsRuntimeCall(gimple* stmt, const char* name) {
-  if (!is_gimple_call(stmt)) return false;
-  tree fn = gimple_call_fndecl(stmt);
-  return fn != NULL_TREE &&
-         strcmp(IDENTIFIER_POINTER(DECL_NAME(fn)), name) == 0;
-}
-
-// cfun's calls to the runtime function `name`.
-std::vector<gcall*> RuntimeCalls(const char* name) {
-  std::vector<gcall*> calls;
-  basic_block bb;
-  FOR_EACH_BB_FN(bb, cfun) {
-    for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi);
-         gsi_next(&gsi))
-      if (IsRuntimeCall(gsi_stmt(gsi), name))
-        calls.push_back(as_a<gcall*>(gsi_stmt(gsi)));
-  }
-  return calls;
-}
-
-// Removes `call`, the block's code after it going to a new block: returns
-// that block (the join of the code that replaces the call).
-basic_block RemoveSplitting(gcall* call) {
-  basic_block join = split_block(gimple_bb(call), call)->dest;
-  gimple_stmt_iterator gsi = gsi_for_stmt(call);
-  unlink_stmt_vdef(call);
-  gsi_remove(&gsi, true);
-  return join;
-}
-
-tree Assign(gimple_stmt_iterator* gsi, tree lhs, tree_code code, tree a,
-            tree b = NULL_TREE) {
-  gsi_insert_after(gsi, gimple_build_assign(lhs, code, a, b), GSI_NEW_STMT);
-  return lhs;
-}
-
-tree Temp(tree type, const char* name) {
-  return make_temp_ssa_name(type, NULL, name);
-}
-
-// Replaces the call `__ballarus_trace_w(id)` by trace_buffer.h's
-// ballarus_trace_witness: p = pos; if ((p & (chunk bytes - 1)) == 0)
-// __ballarus_trace_slow(id) (very unlikely); else *p = id, pos = p + 1.
-void InlineWitness(gcall* call, tree slow_fn) {
-  tree id = gimple_call_arg(call, 0);
-  basic_block bb = gimple_bb(call);
-  basic_block join = RemoveSplitting(call);
-  gimple_stmt_iterator gsi;
-  tree pos = TracePosDecl();
-  tree ptype = TREE_TYPE(pos);
-  tree p = make_temp_ssa_name(ptype, NULL, "BLRS_tp");
-  tree a = make_temp_ssa_name(pointer_sized_int_node, NULL, "BLRS_ta");
-  tree t = make_temp_ssa_name(pointer_sized_int_node, NULL, "BLRS_tt");
-  gsi = gsi_last_bb(bb);
-  gsi_insert_after(&gsi, gimple_build_assign(p, pos), GSI_NEW_STMT);
-  gsi_insert_after(&gsi, gimple_build_assign(a, NOP_EXPR, p), GSI_NEW_STMT);
-  gsi_insert_after(&gsi,
-                   gimple_build_assign(t, BIT_AND_EXPR, a,
-                                       build_int_cst(pointer_sized_int_node,
-                                                     BALLARUS_TRACE_CHUNK_BYTES -
-                                                         1)),
-                   GSI_NEW_STMT);
-  gsi_insert_after(&gsi,
-                   gimple_build_cond(EQ_EXPR, t,
-                                     build_int_cst(pointer_sized_int_node, 0),
-                                     NULL_TREE, NULL_TREE),
-                   GSI_NEW_STMT);
-  basic_block slow = split_edge(single_succ_edge(bb));
-  edge to_slow = single_succ_edge(bb);
-  to_slow->flags &= ~EDGE_FALLTHRU;
-  to_slow->flags |= EDGE_TRUE_VALUE;
-  to_slow->probability = profile_probability::very_unlikely();
-  edge to_fast = make_edge(bb, join, EDGE_FALSE_VALUE);
-  to_fast->probability = to_slow->probability.invert();
-  slow->count = bb->count.apply_probability(to_slow->probability);
-  basic_block fast = split_edge(to_fast);
-  gsi = gsi_start_bb(slow);
-  gsi_insert_after(&gsi, gimple_build_call(slow_fn, 1, id), GSI_NEW_STMT);
-  tree next = make_temp_ssa_name(ptype, NULL, "BLRS_tn");
-  gsi = gsi_start_bb(fast);
-  gsi_insert_after(&gsi,
-                   gimple_build_assign(build_simple_mem_ref(p), id),
-                   GSI_NEW_STMT);
-  gsi_insert_after(&gsi,
-                   gimple_build_assign(next, POINTER_PLUS_EXPR, p,
-                                       size_int(4)),
-                   GSI_NEW_STMT);
-  gsi_insert_after(&gsi, gimple_build_assign(pos, next), GSI_NEW_STMT);
-}
-
-// Splits `e` into src -> a -> dst and adds the edge src -> dst: a runs
-// when src's condition is true (`true_prob`); returns a.
-basic_block Diamond(edge e, profile_probability true_prob) {
-  basic_block src = e->src, dst = e->dest;
-  basic_block a = split_edge(e);
-  edge to_a = single_succ_edge(src);
-  to_a->flags &= ~EDGE_FALLTHRU;
-  to_a->flags |= EDGE_TRUE_VALUE;
-  to_a->probability = true_prob;
-  edge to_dst = make_edge(src, dst, EDGE_FALSE_VALUE);
-  to_dst->probability = true_prob.invert();
-  a->count = src->count.apply_probability(true_prob);
-  return a;
-}
-
-// Replaces the call `__ballarus_trace_leave()` by what the runtime's does
-// (runtime/trace_hooks.c), one activation fewer and the caller's site back:
-//   s = stack.depth; d = s - 1;
-//   if (d < stack.cap)        // likely; false at depth 0 (d wraps)
-//     { stack.site = stack.frames[d].site; stack.depth = d; }
-//   else                       // deeper than the frames kept, or depth 0
-//     stack.depth = MIN (d, s);  // s - 1, or 0 at depth 0
-void InlineLeave(gcall* call) {
-  const TraceStackDecls& st = TraceStack();
-  basic_block bb = gimple_bb(call);
-  basic_block join = RemoveSplitting(call);
-  tree u = unsigned_type_node;
-  gimple_stmt_iterator gsi = gsi_last_bb(bb);
-  tree s = Temp(u, "BLRS_ls");
-  gsi_insert_after(&gsi, gimple_build_assign(s, StackField(st.depth, false)),
-                   GSI_NEW_STMT);
-  tree d = Assign(&gsi, Temp(u, "BLRS_ld"), PLUS_EXPR, s,
-                  build_all_ones_cst(u));
-  tree cap = Temp(u, "BLRS_lc");
-  gsi_insert_after(&gsi, gimple_build_assign(cap, StackField(st.cap, false)),
-                   GSI_NEW_STMT);
-  gsi_insert_after(&gsi, gimple_build_cond(LT_EXPR, d, cap, NULL_TREE,
-                                           NULL_TREE),
-                   GSI_NEW_STMT);
-  basic_block kept =
-      Diamond(single_succ_edge(bb), profile_probability::very_likely());
-  basic_block other = split_edge(find_edge(bb, join));
-
-  gsi = gsi_start_bb(kept);
-  tree fptr = TREE_TYPE(st.frames);
-  tree frames = Temp(fptr, "BLRS_lf");
-  gsi_insert_after(&gsi, gimple_build_assign(frames,
-                                             StackField(st.frames, false)),
-                   GSI_NEW_STMT);
-  tree off = Assign(&gsi, Temp(sizetype, "BLRS_lo"), NOP_EXPR, d);
-  off = Assign(&gsi, Temp(sizetype, "BLRS_lo"), MULT_EXPR, off,
-               fold_convert(sizetype, TYPE_SIZE_UNIT(st.frame)));
-  tree frame = Assign(&gsi, Temp(fptr, "BLRS_lq"), POINTER_PLUS_EXPR, frames,
-                      off);
-  tree site_ref = build3(COMPONENT_REF, u,
-                         build2(MEM_REF, st.frame, frame,
-                                build_int_cst(fptr, 0)),
-                         st.frame_site, NULL_TREE);
-  tree site = Temp(u, "BLRS_lsite");
-  gsi_insert_after(&gsi, gimple_build_assign(site, site_ref), GSI_NEW_STMT);
-  gsi_insert_after(&gsi,
-                   gimple_build_assign(StackField(st.site, true), site),
-                   GSI_NEW_STMT);
-  gsi_insert_after(&gsi, gimple_build_assign(StackField(st.depth, true), d),
-                   GSI_NEW_STMT);
-
-  gsi = gsi_start_bb(other);
-  tree nd = Assign(&gsi, Temp(u, "BLRS_ln"), MIN_EXPR, d, s);
-  gsi_insert_after(&gsi, gimple_build_assign(StackField(st.depth, true), nd),
-                   GSI_NEW_STMT);
-}
-
-// *p's 32-bit word k.
-tree PosWord(tree p, uint32_t k) {
-  return build2(MEM_REF, unsigned_type_node, p,
-                build_int_cst(TREE_TYPE(p), 4 * k));
-}
-
-// The field of *frame.
-tree FrameField(tree frame, tree field) {
-  const TraceStackDecls& st = TraceStack();
-  return build3(COMPONENT_REF, unsigned_type_node,
-                build2(MEM_REF, st.frame, frame,
-                       build_int_cst(TREE_TYPE(st.frames), 0)),
-                field, NULL_TREE);
-}
-
-
-// The enter's usual path at the start of `fast`: kEnter's words (2 and 3
-// are the stack's depth and site, loaded here) at p, the position past
-// them, and the test dep < stack.cap ending the block; returns dep.
-tree EmitEnterEvent(basic_block fast, tree p, tree* words) {
-  const TraceStackDecls& st = TraceStack();
-  tree u = unsigned_type_node, pos = TracePosDecl();
-  gimple_stmt_iterator gsi = gsi_start_bb(fast);
-  tree dep = Temp(u, "BLRS_edep"), site = Temp(u, "BLRS_esite");
-  gsi_insert_after(&gsi, gimple_build_assign(dep, StackField(st.depth, false)),
-                   GSI_NEW_STMT);
-  gsi_insert_after(&gsi, gimple_build_assign(site, StackField(st.site, false)),
-                   GSI_NEW_STMT);
-  words[2] = dep;
-  words[3] = site;
-  for (uint32_t k = 0; k < BALLARUS_TRACE_ENTER_WORDS; ++k)
-    gsi_insert_after(&gsi, gimple_build_assign(PosWord(p, k), words[k]),
-                     GSI_NEW_STMT);
-  tree next = Assign(&gsi, Temp(TREE_TYPE(pos), "BLRS_en"), POINTER_PLUS_EXPR,
-                     p, size_int(BALLARUS_TRACE_ENTER_WORDS * 4));
-  gsi_insert_after(&gsi, gimple_build_assign(pos, next), GSI_NEW_STMT);
-  tree cap = Temp(u, "BLRS_ecap");
-  gsi_insert_after(&gsi, gimple_build_assign(cap, StackField(st.cap, false)),
-                   GSI_NEW_STMT);
-  gsi_insert_after(&gsi, gimple_build_cond(LT_EXPR, dep, cap, NULL_TREE,
-                                           NULL_TREE),
-                   GSI_NEW_STMT);
-  return dep;
-}
-
-// stack.frames[dep] = kEnter's words, in `push`.
-void EmitEnterPush(basic_block push, tree dep, const tree* words) {
-  const TraceStackDecls& st = TraceStack();
-  gimple_stmt_iterator gsi = gsi_start_bb(push);
-  tree fptr = TREE_TYPE(st.frames);
-  tree frames = Temp(fptr, "BLRS_ef");
-  gsi_insert_after(&gsi,
-                   gimple_build_assign(frames, StackField(st.frames, false)),
-                   GSI_NEW_STMT);
-  tree off = Assign(&gsi, Temp(sizetype, "BLRS_eo"), NOP_EXPR, dep);
-  off = Assign(&gsi, Temp(sizetype, "BLRS_eo"), MULT_EXPR, off,
-               fold_convert(sizetype, TYPE_SIZE_UNIT(st.frame)));
-  tree frame = Assign(&gsi, Temp(fptr, "BLRS_eq"), POINTER_PLUS_EXPR, frames,
-                      off);
-  tree field = TYPE_FIELDS(st.frame);
-  for (uint32_t k = 0; k < BALLARUS_TRACE_ENTER_WORDS;
-       ++k, field = DECL_CHAIN(field))
-    gsi_insert_after(&gsi,
-                     gimple_build_assign(FrameField(frame, field), words[k]),
-                     GSI_NEW_STMT);
-}
-
-// Replaces d = __ballarus_trace_enter(fn, stamp) by the runtime's usual
-// path (runtime/trace_hooks.c), the call staying for an event that would
-// not fit in the chunk (ballarus_trace_room):
-//   p = pos;
-//   if (((p + 4 * 4 - 1) & (chunk bytes - 1)) < 4 * 4) d = enter (fn, stamp);
-//   else { dep = stack.depth; site = stack.site;
-//          p[0..3] = {tag | fn, stamp, dep, site}; pos = p + 4;
-//          if (dep < stack.cap) stack.frames[dep] = the same 4 words;
-//          stack.depth = dep + 1; d = dep; }
-void InlineEnter(gcall* call) {
-  const TraceStackDecls& st = TraceStack();
-  tree u = unsigned_type_node, lhs = gimple_call_lhs(call);
-  tree fn = gimple_call_arg(call, 0), stamp = gimple_call_arg(call, 1);
-  tree enter_fn = gimple_call_fndecl(call);
-  tree words[BALLARUS_TRACE_ENTER_WORDS] = {
-      U32(BALLARUS_TRACE_EVENT_TAG | TREE_INT_CST_LOW(fn)), stamp, NULL_TREE,
-      NULL_TREE};
-  basic_block bb = gimple_bb(call);
-  basic_block join = RemoveSplitting(call);
-  tree pos = TracePosDecl(), ptype = TREE_TYPE(pos);
-  const uint32_t bytes = BALLARUS_TRACE_ENTER_WORDS * 4;
-  gimple_stmt_iterator gsi = gsi_last_bb(bb);
-  tree p = Temp(ptype, "BLRS_ep");
-  gsi_insert_after(&gsi, gimple_build_assign(p, pos), GSI_NEW_STMT);
-  tree ui = pointer_sized_int_node;
-  tree a = Assign(&gsi, Temp(ui, "BLRS_ea"), NOP_EXPR, p);
-  a = Assign(&gsi, Temp(ui, "BLRS_ea"), PLUS_EXPR, a,
-             build_int_cst(ui, bytes - 1));
-  a = Assign(&gsi, Temp(ui, "BLRS_ea"), BIT_AND_EXPR, a,
-             build_int_cst(ui, BALLARUS_TRACE_CHUNK_BYTES - 1));
-  gsi_insert_after(&gsi, gimple_build_cond(LT_EXPR, a, build_int_cst(ui, bytes),
-                                           NULL_TREE, NULL_TREE),
-                   GSI_NEW_STMT);
-  basic_block slow =
-      Diamond(single_succ_edge(bb), profile_probability::very_unlikely());
-  edge slow_in = single_succ_edge(slow);
-  basic_block fast = split_edge(find_edge(bb, join));
-  tree d_slow = lhs == NULL_TREE ? NULL_TREE : Temp(u, "BLRS_ed");
-  gcall* slow_call = gimple_build_call(enter_fn, 2, fn, stamp);
-  if (d_slow != NULL_TREE) gimple_call_set_lhs(slow_call, d_slow);
-  gsi = gsi_start_bb(slow);
-  gsi_insert_after(&gsi, slow_call, GSI_NEW_STMT);
-
-  tree dep = EmitEnterEvent(fast, p, words);
-  basic_block done = split_edge(single_succ_edge(fast));
-  basic_block push =
-      Diamond(single_succ_edge(fast), profile_probability::very_likely());
-  EmitEnterPush(push, dep, words);
-  gsi = gsi_start_bb(done);
-  tree dep1 = Assign(&gsi, Temp(u, "BLRS_ed1"), PLUS_EXPR, dep,
-                     build_one_cst(u));
-  gsi_insert_after(&gsi, gimple_build_assign(StackField(st.depth, true), dep1),
-                   GSI_NEW_STMT);
-  if (lhs == NULL_TREE) return;
-  gphi* phi = create_phi_node(lhs, join);
-  add_phi_arg(phi, d_slow, slow_in, UNKNOWN_LOCATION);
-  add_phi_arg(phi, dep, single_succ_edge(done), UNKNOWN_LOCATION);
-}
-
 }  // namespace
-
-void InlineTraceHooks() {
-  std::vector<gcall*> witnesses = RuntimeCalls("__ballarus_trace_w");
-  std::vector<gcall*> leaves = RuntimeCalls("__ballarus_trace_leave");
-  std::vector<gcall*> enters = RuntimeCalls("__ballarus_trace_enter");
-  if (witnesses.empty() && leaves.empty() && enters.empty()) return;
-  free_dominance_info(CDI_DOMINATORS);
-  free_dominance_info(CDI_POST_DOMINATORS);
-  tree slow_fn = RuntimeFn("__ballarus_trace_slow", 1);
-  for (gcall* call : witnesses) InlineWitness(call, slow_fn);
-  for (gcall* call : leaves) InlineLeave(call);
-  for (gcall* call : enters) InlineEnter(call);
-}
 
 void PlanFunctionTrace(ballarus::Function* fn,
                        const std::vector<uint64_t>& weights,
@@ -750,12 +378,15 @@ void EmitTrace(const TraceWork& work, uint32_t tu_stamp) {
   tree depth = NULL_TREE;
   EmitLandings(work, &depth);
   if (!work.naive) EmitWitnesses(work);
-  EmitLeaves(work.naive);
-  tree enter = RuntimeFn("__ballarus_trace_enter", 2, unsigned_type_node);
-  gcall* call =
-      gimple_build_call(enter, 2, U32(work.fn_index), U32(tu_stamp));
-  if (depth != NULL_TREE) gimple_call_set_lhs(call, depth);
-  gsi_insert_on_edge(single_succ_edge(ENTRY_BLOCK_PTR_FOR_FN(cfun)), call);
+  tree ds = make_temp_ssa_name(uint64_type_node, NULL, "BLRS_ds");
+  EmitLeaves(work.naive, ds);
+  gcall* call = gimple_build_call(PlaceholderFn(true), 2, U32(work.fn_index),
+                                  U32(tu_stamp));
+  gimple_call_set_lhs(call, ds);
+  edge entry = single_succ_edge(ENTRY_BLOCK_PTR_FOR_FN(cfun));
+  gsi_insert_on_edge(entry, call);
+  // The landings' depth (the enter is split off before it).
+  if (depth != NULL_TREE) gsi_insert_on_edge(entry, DepthFrom(depth, ds));
 }
 
 }  // namespace ballarus::plugin

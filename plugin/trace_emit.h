@@ -1,9 +1,10 @@
 // trace_emit.h — mode=trace: per function, core's trace plan
 // (core/trace_plan.h PlanTrace) and the calls that write its events
 // (runtime/trace_events.h):
-//   * at the entry, d = __ballarus_trace_enter(function index, TU stamp):
-//     kEnter, the depth and site kept by the runtime; d, the activation's
-//     depth, is kept for its landings (inlined by InlineTraceHooks);
+//   * at the entry, kEnter, the depth and site kept by the runtime (what
+//     __ballarus_trace_enter(function index, TU stamp) does, inlined by
+//     InlineTraceHooks); the depth and site it found are kept as one
+//     8-byte value ds, whose depth d the landings take;
 //   * before each call (and each resx, which unwinds on as a throwing call
 //     does), the thread's site = block (a store into the runtime's
 //     __ballarus_trace_stack): the site of the callee's kEnter;
@@ -15,9 +16,10 @@
 //     returns-twice call (setjmp: both returns; block = the call's block);
 //   * before each exec-family call, __ballarus_trace_exec(): kEnd and the
 //     trace written;
-//   * on each edge into EXIT, __ballarus_trace_leave(): one activation
-//     fewer, the caller's site back (after the edge's witness; inlined,
-//     as the witnesses are, by InlineTraceHooks).
+//   * on each edge into EXIT, the stack's depth and site set back to ds:
+//     one activation fewer, the caller's site back (after the edge's
+//     witness; what __ballarus_trace_leave() does when the stack is as the
+//     enter left it).
 // mode=trace-naive writes the same events, the index of every block but
 // ENTRY and EXIT at its start instead of the witnesses, and the word 1
 // (EXIT) before each leave: a stack decodes it.
@@ -61,11 +63,12 @@ void EmitTrace(const TraceWork& work, uint32_t tu_stamp);
 
 // After the edge insertions are committed: each __ballarus_trace_w call
 // of cfun becomes the buffer's inline hot path (trace_buffer.h
-// ballarus_trace_witness), the call staying on the very unlikely path,
-// and each __ballarus_trace_leave call and the usual path of the
-// __ballarus_trace_enter call the runtime's code, reading and writing the
-// thread's __ballarus_trace_stack (trace_buffer.h) directly (enter stays a
-// call when its event does not fit in the chunk).
+// ballarus_trace_witness), the slow path staying on the very unlikely
+// path (on x86-64 an asm call that keeps every register but rax:
+// runtime/trace_regs.c), and the enter and leave placeholders the
+// runtime's code, reading and writing the thread's __ballarus_trace_stack
+// (trace_buffer.h) directly (the enter's slow path as the witness's when
+// its event does not fit in the chunk).
 void InlineTraceHooks();
 
 }  // namespace ballarus::plugin

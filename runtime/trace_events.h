@@ -41,10 +41,14 @@
 extern "C" {
 #endif
 
-/* Called by instrumented code (plugin/trace_emit.cc).  */
+/* What instrumented code does (plugin/trace_emit.cc, which inlines the
+   usual paths of the witness, the enter, the leave and the site).  */
 void __ballarus_trace_w(uint32_t id);
 /* Writes kEnter and returns the activation's depth (the d of its kEnter),
-   which the function keeps for its landings.  */
+   which the function keeps for its landings.  The inline enter keeps the
+   stack's depth and site as it found them (one 8-byte word), and its
+   leave stores them back: what __ballarus_trace_leave does when the stack
+   is as the enter left it.  */
 uint32_t __ballarus_trace_enter(uint32_t fn_index, uint32_t tu_stamp);
 void __ballarus_trace_leave(void);
 void __ballarus_trace_site(uint32_t block);

@@ -3,7 +3,9 @@
      trace_write.c   the records of the trace file (trace_format.h) and the
                      modules' metadata;
      trace_file.c    the file, start, fork, exit and finish;
-     trace_fault.c   the fatal-signal handler and the FAULT record.
+     trace_fault.c   the fatal-signal handler and the FAULT record;
+     trace_regs.c    the slow paths as x86-64 instrumented code calls
+                     them, every register kept.
    Everything here is hidden: each module's copy of the runtime has its own
    (trace_buffer.h BALLARUS_TRACE_SHARED says which copy the process uses).  */
 
