@@ -691,7 +691,6 @@ def cmd_report(raw, out, chart="1"):
                 cells.append("–")
         L.append("| %s | %s |" % (v, " | ".join(cells)))
     L.append("")
-    L += size_section(programs, vnames, sizes)
 
     # Counter work.
     L.append("## Counter work")
@@ -736,6 +735,8 @@ def cmd_report(raw, out, chart="1"):
                 c["variant"], fmt_int(st), rel(st, gs), fmt_int(inc), rel(inc, gi),
                 (c.get("extra") or "").replace(";", ", ")))
         L.append("")
+
+    L += size_section(programs, vnames, sizes)
 
     # Threads.
     def racy_cell(p, v, racy):
