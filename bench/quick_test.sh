@@ -95,6 +95,20 @@ r=$(row "## Run time" naive)
 [[ $r =~ ^\|\ naive\ \|\ [0-9]+\.[0-9]+\ \|\ –\ \|\ –\ \|$ ]] || fail "run-time row of naive: '$r'"
 r=$(row "## Compile time" edge)
 [[ $r =~ ^\|\ edge\ \|$n3$ ]] || fail "compile-time row of edge: '$r'"
+# Binary size: quick's edge build is larger than plain's and carries
+# metadata; gcov's has .gcno notes and no metadata.
+srow() {
+  awk -v v="$1" '
+    /^## / { sec = ($0 == "## Binary size") }
+    /^### / { on = sec && $0 == "### quick" }
+    on && index($0, "| " v " |") == 1 { print; exit }' "$md"
+}
+r=$(srow edge)
+[[ $(num "$r" 4) =~ ^[0-9]+\.[0-9]+$ ]] && [[ $(num "$r" 7) =~ ^[0-9.]+$ ]] &&
+  awk -v x="$(num "$r" 4)" 'BEGIN { exit !(x > 1) }' || fail "binary-size row of edge: '$r'"
+r=$(srow gcov)
+[[ $(num "$r" 7) == – ]] && [[ $(num "$r" 11) =~ ^[0-9.]+$ ]] || fail "binary-size row of gcov: '$r'"
+[ "$(head -1 "$tmp/out-main/raw/sizes.tsv" | cut -f3)" = file ] || fail "raw/sizes.tsv has no header"
 grep -q '^pinning: ' "$tmp/out-main/machine.txt" || fail "machine.txt has no pinning line"
 grep -q '^load average (1, 5, 15 min) at the start: ' "$tmp/out-main/machine.txt" || fail "machine.txt has no load average before"
 

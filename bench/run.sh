@@ -534,6 +534,7 @@ compiler_of() {  # compiler_of PROG VARIANT -> the CC string
 
 RAW=$out/raw
 printf 'program\tvariant\twall_s\tcpu_s\n' >"$RAW/builds.tsv"
+printf 'program\tvariant\tfile\ttext\trodata\teh_frame\tdata\tbss\tmetadata\tgcno\n' >"$RAW/sizes.tsv"
 printf 'program\tvariant\ttool\tstatic_counters\tdynamic_increments\textra\n' >"$RAW/counters.tsv"
 printf 'program\tvariant\tbase\tround\tbase_us\tvariant_us\n' >"$RAW/runs.tsv"
 printf 'program\tvariant\tracy\thot_expected\thot_counted\texpected\tcounted\tfunctions_differing\n' >"$RAW/exact.tsv"
@@ -563,6 +564,9 @@ build() {  # build PROG VARIANT
   [ -x "$dir/exe" ] || die "$p: building variant $v left no executable"
   read -r wall user sys <"$tf"
   printf '%s\t%s\t%s\t%s\n' "$p" "$v" "$wall" "$(awk -v u="$user" -v s="$sys" 'BEGIN{printf "%.3f", u+s}')" >>"$RAW/builds.tsv"
+  local sizes
+  sizes=$(python3 "$PY" sizes "$dir/exe" "$dir") || die "$p: variant $v: cannot read the executable's sizes"
+  printf '%s\t%s\t%s\n' "$p" "$v" "$sizes" >>"$RAW/sizes.tsv"
 }
 
 # --------------------------------------------------------------- runs

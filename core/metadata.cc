@@ -4,13 +4,15 @@
 // verbatim into the profile; ballarus-reconstruct decodes it.  The header is
 // the fixed struct of runtime/ballarus_format.h; this file owns the body.
 //
-// Body grammar, versions 3 (BALLARUS_META_VERSION, written) and 2 (read).
-// `u` is an unsigned LEB128 varint in its shortest form (at most 10 bytes,
-// value < 2^64; fields documented as u32 must be < 2^32); `str` is
+// Body grammar, versions 4 (BALLARUS_META_VERSION, written), 3 and 2
+// (read).  `u` is an unsigned LEB128 varint in its shortest form (at most 10
+// bytes, value < 2^64; fields documented as u32 must be < 2^32); `str` is
 // `u length` then that many raw bytes (no terminator); `[x]` is `u count`
-// then count x's.
+// then count x's; `d32 x (from y)` is, in version 4, `u zigzag(x - y)`
+// (0, -1, 1, -2 ... as 0, 1, 2, 3 ...; x must come to a u32), in versions 2
+// and 3 `u32 x`.
 //
-//   body      := names  u raw_size  zlib(raw)       (version 3)
+//   body      := names  u raw_size  zlib(raw)       (versions 4 and 3)
 //              | names  raw                         (version 2)
 //   zlib(raw) := the zlib stream (RFC 1950, deflate level kMetaZlibLevel,
 //                default window and memory) of raw, exactly to the blob's
@@ -23,14 +25,20 @@
 //                [str] files
 //                [function] functions
 //   function  := str name  str demangled
-//                u32 file  u32 line  u32 end_line
+//                u32 file  u32 line  d32 end_line (from line)
 //                u32 cfg_checksum  u32 lineno_checksum  u32 flags
 //                [block] blocks           (>= 2: ENTRY, EXIT, ...)
 //                [edge] edges
 //                [extension] extensions
 //   block     := [location] lines
-//   location  := u32 file  u32 line
-//   edge      := u32 src  u32 dst  u32 flags  u counter_plus_1  (0 = none)
+//   location  := u32 file  d32 line (from the previous location's line in
+//                the function, the first from the function's line)
+//   edge      := d32 src (from the previous edge's src, the first from 0)
+//                d32 dst (from src)  u32 flags  u counter
+//   counter   := 0 for none; else version 2 and 3: index + 1; version 4:
+//                zigzag(index - next) + 1, next being 1 + the index of the
+//                previous edge's counter in the body (across functions),
+//                0 at first
 //   extension := u32 tag  str bytes   (tags: kPathExtensionTag,
 //                                      kGcovReportExtensionTag,
 //                                      kEntryCallsExtensionTag; others skipped)
@@ -54,6 +62,12 @@
 // several times (docs/DESIGN.md, "Metadata compression").  Only the part
 // after the names block is compressed, so the runtime, which never decodes
 // the body, reads the names block as before.
+// Deltas (version 4): lines, edge endpoints and counter indices are mostly
+// close to a value just before them (the next line, the next block, the
+// next counter), and their differences are small repeated varints that
+// deflate codes in a few bits, where the absolute values were mostly
+// distinct bytes: every object carries its blob, so this is binary size
+// (docs/performance.md, "Compile time and binary size").
 //
 // The encoder is deterministic (vector order only, no pointers or hashes;
 // a fixed zlib level, and zlib's output depends only on its input, level
@@ -159,30 +173,57 @@ std::string CStr(const std::string& s) { return s.substr(0, s.find('\0')); }
 
 // ---------------------------------------------------------------- encoding
 
+// A u32 field: as is, or in version 4 (d.on) as the zigzag difference to
+// `base`.
+void PutFrom(std::vector<uint8_t>* raw, uint32_t v, uint32_t base,
+             const DeltaState& d) {
+  if (d.on)
+    PutU(raw, ZigZag(static_cast<int64_t>(v) - static_cast<int64_t>(base)));
+  else
+    PutU(raw, v);
+}
+
+// An edge's counter_plus_1, or in version 4 its counter_code.
+void PutCounter(std::vector<uint8_t>* raw, int64_t counter, DeltaState* d) {
+  if (counter < 0) {
+    PutU(raw, 0);
+  } else if (!d->on) {
+    PutU(raw, static_cast<uint64_t>(counter) + 1);
+  } else {
+    PutU(raw, ZigZag(counter - d->next_counter) + 1);
+    d->next_counter = counter + 1;
+  }
+}
+
 // One `function` of the body.
-void EncodeFunction(const Function& f, std::vector<uint8_t>* raw) {
+void EncodeFunction(const Function& f, DeltaState* d,
+                    std::vector<uint8_t>* raw) {
   PutStr(raw, f.name);
   PutStr(raw, f.demangled);
   PutU(raw, f.file);
   PutU(raw, f.line);
-  PutU(raw, f.end_line);
+  PutFrom(raw, f.end_line, f.line, *d);
   PutU(raw, f.cfg_checksum);
   PutU(raw, f.lineno_checksum);
   PutU(raw, f.flags);
   PutU(raw, f.blocks.size());
+  uint32_t prev_line = f.line;
   for (const Block& b : f.blocks) {
     PutU(raw, b.lines.size());
     for (const Location& l : b.lines) {
       PutU(raw, l.file);
-      PutU(raw, l.line);
+      PutFrom(raw, l.line, prev_line, *d);
+      prev_line = l.line;
     }
   }
   PutU(raw, f.edges.size());
+  uint32_t prev_src = 0;
   for (const Edge& e : f.edges) {
-    PutU(raw, e.src);
-    PutU(raw, e.dst);
+    PutFrom(raw, e.src, prev_src, *d);
+    PutFrom(raw, e.dst, e.src, *d);
     PutU(raw, e.flags);
-    PutU(raw, e.counter < 0 ? 0 : static_cast<uint64_t>(e.counter) + 1);
+    PutCounter(raw, e.counter, d);
+    prev_src = e.src;
   }
   PutU(raw, f.extensions.size());
   for (const Extension& x : f.extensions) {
@@ -192,8 +233,9 @@ void EncodeFunction(const Function& f, std::vector<uint8_t>* raw) {
   }
 }
 
-// `raw`: everything of the body after the names block.
-std::vector<uint8_t> EncodeRaw(const TranslationUnit& tu) {
+// `raw`: everything of the body after the names block; `deltas` for
+// version 4.
+std::vector<uint8_t> EncodeRaw(const TranslationUnit& tu, bool deltas) {
   std::vector<uint8_t> raw;
   PutStr(&raw, tu.compiler);
   PutU(&raw, tu.flags);
@@ -201,7 +243,9 @@ std::vector<uint8_t> EncodeRaw(const TranslationUnit& tu) {
   PutU(&raw, tu.files.size());
   for (const std::string& f : tu.files) PutStr(&raw, f);
   PutU(&raw, tu.functions.size());
-  for (const Function& f : tu.functions) EncodeFunction(f, &raw);
+  DeltaState d;
+  d.on = deltas;
+  for (const Function& f : tu.functions) EncodeFunction(f, &d, &raw);
   return raw;
 }
 
@@ -382,13 +426,15 @@ void DecodeRaw(Reader* r, const Header& h, TranslationUnit* out) {
   // n_counters is not bounded by the blob's size (path mode may own large
   // counter arrays), so used indices go into a set, not an n_counters array.
   std::unordered_set<uint64_t> counter_used;
+  DeltaState delta;
+  delta.on = h.version >= 4;
   std::vector<size_t> function_at;  // where each function starts
   if (r->Count(&n_functions, "function count", 10)) {
     out->functions.resize(n_functions);
     function_at.reserve(n_functions);
     for (Function& f : out->functions) {
       function_at.push_back(r->pos());
-      if (!DecodeFunction(r, *out, &counter_used, &f)) break;
+      if (!DecodeFunction(r, *out, &counter_used, &delta, &f)) break;
     }
   }
   if (!r->failed()) {
@@ -418,14 +464,18 @@ std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu,
     out.push_back(0);
   }
   const size_t names_size = out.size() - BALLARUS_META_HEADER_SIZE;
-  // The rest of the body; version 3 stores it deflated.
-  const std::vector<uint8_t> raw = EncodeRaw(tu);
-  // A body the decoder would refuse to inflate is written uncompressed.
-  if (version == 2 || raw.size() > kMaxInflatedBody) {
+  // The rest of the body; versions 3 and 4 store it deflated, 4 with
+  // deltas.
+  std::vector<uint8_t> raw = EncodeRaw(tu, version >= 4);
+  // A body the decoder would refuse to inflate is written as version 2.
+  if (version > 2 && raw.size() > kMaxInflatedBody) {
     version = 2;
+    raw = EncodeRaw(tu, false);
+  }
+  if (version == 2) {
     out.insert(out.end(), raw.begin(), raw.end());
   } else {
-    version = BALLARUS_META_VERSION;
+    version = version == 3 ? 3 : BALLARUS_META_VERSION;
     AppendDeflated(raw, &out);
   }
   WriteHeader(tu, version, names_size, &out);
@@ -450,7 +500,7 @@ DecodeResult DecodeMetadata(const uint8_t* data, size_t size,
   std::vector<uint8_t> inflated;
   const uint8_t* body = data;
   size_t body_size = size, body_pos = h.body_at;
-  if (h.version == 3) {
+  if (h.version >= 3) {
     if (!InflateBody(data, size, h, &inflated, &res)) return res;
     body = inflated.data();
     body_size = inflated.size();

@@ -2,8 +2,9 @@
 // metadata blob the plugin compiles into each object, and its decoding.
 //
 // Blob = ballarus_meta_header (runtime/ballarus_format.h) + body.  The body
-// is the names block, then (version 3) a zlib stream of a sequence of LEB128
-// unsigned varints and length-prefixed strings, or (version 2, still read)
+// is the names block, then (versions 4 and 3) a zlib stream of a sequence
+// of LEB128 unsigned varints and length-prefixed strings, some of them
+// (version 4) differences to earlier fields, or (version 2, still read)
 // that sequence itself; see metadata.cc for the exact grammar.  Encoding is
 // deterministic: the same TranslationUnit always gives the same bytes (no
 // pointers, no hash order, a fixed zlib level).  The header's stamp is
@@ -31,9 +32,10 @@ namespace ballarus {
 uint64_t TuIdentity(const TranslationUnit& tu);
 
 // Serialises `tu` into a complete blob (header + body) of metadata version
-// `version`: BALLARUS_META_VERSION (3, the body after the names block
-// deflated), or 2 (uncompressed, as older builds wrote it: for tests of the
-// backward path and of the body grammar).  A body above the decoder's limit
+// `version`: BALLARUS_META_VERSION (4, the body after the names block
+// deflated, with deltas), 3 (deflated, no deltas) or 2 (uncompressed, no
+// deltas), the last two as older builds wrote them: for tests of the
+// backward path and of the body grammar.  A body above the decoder's limit
 // for inflating (256 MiB) is always written as version 2.
 std::vector<uint8_t> EncodeMetadata(const TranslationUnit& tu,
                                     uint32_t version = BALLARUS_META_VERSION);

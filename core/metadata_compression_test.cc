@@ -1,6 +1,6 @@
-// metadata_compression_test.cc — version 3's deflated body (core/
-// metadata.cc) against zlib's own compress2, the bounds on inflating, and a
-// fuzzer over damaged blobs.
+// metadata_compression_test.cc — versions 3 and 4's deflated body (core/
+// metadata.cc) against zlib's own compress2 and hand-coded bytes, the
+// bounds on inflating, and a fuzzer over damaged blobs.
 #include "core/metadata.h"
 
 #include <algorithm>
@@ -47,15 +47,17 @@ std::vector<uint8_t> Deflate(const std::vector<uint8_t>& raw, int level = 6) {
   return out;
 }
 
-// The version 3 blob of version 2 blob `v2` with its body after the names
-// block replaced by `u raw_size` and `stream`, sizes and stamp fixed.
+// The version 3 (or `version`) blob of version 2 blob `v2` with its body
+// after the names block replaced by `u raw_size` and `stream`, sizes and
+// stamp fixed.
 std::vector<uint8_t> WithCompressedBody(const std::vector<uint8_t>& v2,
                                         uint64_t raw_size,
-                                        const std::vector<uint8_t>& stream) {
+                                        const std::vector<uint8_t>& stream,
+                                        uint8_t version = 3) {
   std::vector<uint8_t> b(v2.begin(), v2.begin() + 56 + NamesSize(v2));
   PutVarint(&b, raw_size);
   b.insert(b.end(), stream.begin(), stream.end());
-  b[8] = 3;
+  b[8] = version;
   const uint64_t size = b.size();
   std::memcpy(b.data() + 24, &size, 8);
   const uint64_t stamp = ballarus_hash64(b.data() + 56, b.size() - 56);
@@ -70,7 +72,7 @@ std::vector<uint8_t> RawBody(const std::vector<uint8_t>& v2) {
 TEST(Metadata, VersionThreeIsVersionTwoDeflated) {
   const TranslationUnit tu = SampleTu();
   const std::vector<uint8_t> v2 = EncodeMetadata(tu, 2);
-  const std::vector<uint8_t> v3 = EncodeMetadata(tu);
+  const std::vector<uint8_t> v3 = EncodeMetadata(tu, 3);
   const std::vector<uint8_t> raw = RawBody(v2);
   // Byte for byte: names block, varint of the raw size, zlib's stream of
   // the version 2 body at level 6.
@@ -86,15 +88,109 @@ TEST(Metadata, VersionThreeIsVersionTwoDeflated) {
   ASSERT_TRUE(DecodeMetadata(v3.data(), v3.size(), &b).ok);
   EXPECT_TRUE(SameTu(tu, a));
   EXPECT_TRUE(SameTu(tu, b));
-  // Versions 1 and 4 are refused.
-  for (uint8_t v : {1, 4}) {
+  // Versions 1 and 5 are refused.
+  for (uint8_t v : {1, 5}) {
     std::vector<uint8_t> bad = v3;
     bad[8] = v;
     DecodeResult r = DecodeMetadata(bad.data(), bad.size(), &a);
     EXPECT_FALSE(r.ok);
     EXPECT_EQ(r.offset, 8u);
-    EXPECT_NE(r.error.find("reads versions 2 to 3"), std::string::npos)
+    EXPECT_NE(r.error.find("reads versions 2 to 4"), std::string::npos)
         << r.error;
+  }
+}
+
+// A TU whose version 4 body is written out by hand below: one function
+// (line 10 to 12) of blocks ENTRY, EXIT, 2 (lines 11, 10) and 3 (line 12),
+// edges 0->2, 2->3 (counter 3), 2->1 (counter 2), 3->1 (counter 4).
+TranslationUnit DeltaTu() {
+  TranslationUnit tu;
+  tu.compiler = "gcc";
+  tu.flags = BALLARUS_META_F_EDGE;
+  tu.n_counters = 5;
+  tu.files = {"a.c"};
+  Function f;
+  f.name = f.demangled = "f";
+  f.line = 10;
+  f.end_line = 12;
+  f.blocks.resize(4);
+  f.blocks[2].lines = {{0, 11}, {0, 10}};
+  f.blocks[3].lines = {{0, 12}};
+  f.edges = {{0, 2, 0, kNoCounter}, {2, 3, 0, 3}, {2, 1, 0, 2}, {3, 1, 0, 4}};
+  tu.functions = {f};
+  return tu;
+}
+
+TEST(Metadata, VersionFourCodesDeltas) {
+  const TranslationUnit tu = DeltaTu();
+  const std::vector<uint8_t> v2 = EncodeMetadata(tu, 2);
+  // zigzag: 0 -> 0, -1 -> 1, 1 -> 2, -2 -> 3, 2 -> 4.
+  const std::vector<uint8_t> raw = {
+      3, 'g', 'c', 'c', BALLARUS_META_F_EDGE, 5, 1, 3, 'a', '.', 'c',
+      1,              // functions
+      1, 'f', 1, 'f', 0, 10,
+      4,              // end_line 12 from line 10: +2
+      0, 0, 0,        // checksums, flags
+      4, 0, 0,        // blocks; ENTRY and EXIT without lines
+      2, 0, 2, 0, 1,  // block 2: line 11 from 10 (+1), 10 from 11 (-1)
+      1, 0, 4,        // block 3: line 12 from 10 (+2)
+      4,              // edges: src from the previous src, dst from src,
+                      // counter from 1 + the previous counter, plus 1
+      0, 4, 0, 0,     // 0->2 (0 from 0, +2), none
+      4, 2, 0, 7,     // 2->3 (+2, +1), counter 3 from 0: +3
+      0, 1, 0, 4,     // 2->1 (+0, -1), counter 2 from 4: -2
+      2, 3, 0, 3,     // 3->1 (+1, -2), counter 4 from 3: +1
+      0};             // extensions
+  const std::vector<uint8_t> v4 = EncodeMetadata(tu);
+  EXPECT_EQ(v4, WithCompressedBody(v2, raw.size(), Deflate(raw), 4));
+  TranslationUnit back;
+  DecodeResult r = DecodeMetadata(v4.data(), v4.size(), &back);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_TRUE(SameTu(tu, back));
+  // Version 3 of the same TU: the same body without deltas.
+  const std::vector<uint8_t> v3 = EncodeMetadata(tu, 3);
+  EXPECT_EQ(v3, WithCompressedBody(v2, RawBody(v2).size(),
+                                   Deflate(RawBody(v2)), 3));
+  ASSERT_TRUE(DecodeMetadata(v3.data(), v3.size(), &back).ok);
+  EXPECT_TRUE(SameTu(tu, back));
+}
+
+// A difference that leaves its field's range is refused, naming the field.
+TEST(Metadata, VersionFourDeltasOutOfRangeRefused) {
+  const TranslationUnit tu = DeltaTu();
+  const std::vector<uint8_t> v2 = EncodeMetadata(tu, 2);
+  const std::vector<uint8_t> head = {3, 'g', 'c', 'c', BALLARUS_META_F_EDGE,
+                                     5, 1, 3, 'a', '.', 'c', 1, 1, 'f', 1,
+                                     'f', 0, 10};
+  struct Case {
+    std::vector<uint8_t> rest;
+    const char* error;
+  };
+  const Case cases[] = {
+      // end_line 10 - 11 < 0
+      {{21, 0, 0, 0}, "function end line: 10 + -11 is not a u32"},
+      // block 2's line 10 + 2^32
+      {{4, 0, 0, 0, 4, 0, 0, 1, 0, 0x80, 0x80, 0x80, 0x80, 0x20},
+       "line: 10 + 4294967296 is not a u32"},
+      // ENTRY, EXIT; edge 0 (0->1)'s counter 0 - 1
+      {{4, 0, 0, 0, 2, 0, 0, 1, 0, 2, 0, 2},
+       "edge 0: counter -1 out of range (5 counters)"},
+      // edge 0's counter 0 + 5
+      {{4, 0, 0, 0, 2, 0, 0, 1, 0, 2, 0, 11},
+       "edge 0: counter 5 out of range (5 counters)"},
+      // edge 0's target 0 - 1
+      {{4, 0, 0, 0, 2, 0, 0, 1, 0, 1, 0, 0},
+       "edge target: 0 + -1 is not a u32"},
+  };
+  for (const Case& c : cases) {
+    std::vector<uint8_t> raw = head;
+    raw.insert(raw.end(), c.rest.begin(), c.rest.end());
+    const std::vector<uint8_t> blob =
+        WithCompressedBody(v2, raw.size(), Deflate(raw), 4);
+    TranslationUnit back;
+    DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.error.find(c.error), std::string::npos) << r.error;
   }
 }
 
@@ -116,12 +212,16 @@ TEST(Metadata, RealisticTuCompresses) {
     tu.functions.push_back(g);
   }
   const std::vector<uint8_t> v2 = EncodeMetadata(tu, 2);
-  const std::vector<uint8_t> v3 = EncodeMetadata(tu);
+  const std::vector<uint8_t> v3 = EncodeMetadata(tu, 3);
   EXPECT_LT(v3.size() * 4, v2.size()) << v3.size() << " vs " << v2.size();
+  const std::vector<uint8_t> v4 = EncodeMetadata(tu);
+  EXPECT_LT(v4.size(), v3.size());
   TranslationUnit back;
-  DecodeResult r = DecodeMetadata(v3.data(), v3.size(), &back);
-  ASSERT_TRUE(r.ok) << r.error;
-  EXPECT_TRUE(SameTu(tu, back));
+  for (const std::vector<uint8_t>* b : {&v3, &v4}) {
+    DecodeResult r = DecodeMetadata(b->data(), b->size(), &back);
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_TRUE(SameTu(tu, back));
+  }
 }
 
 // Every way a compressed body can lie is refused with a one-line error at

@@ -17,9 +17,11 @@ namespace metadata_wire {
 namespace {
 
 // u32 file  u32 line  u32 end_line  u32 cfg_checksum  u32 lineno_checksum
-// u32 flags.  `fn` names the function in errors.
+// u32 flags (version 4: end_line from line).  `fn` names the function in
+// errors.
 bool DecodeFunctionFields(Reader* r, const TranslationUnit& tu,
-                          const std::string& fn, Function* f) {
+                          const std::string& fn, const DeltaState& d,
+                          Function* f) {
   size_t at = r->pos();
   if (!r->U32(&f->file, "function file")) return false;
   if (f->file >= tu.files.size())
@@ -27,7 +29,7 @@ bool DecodeFunctionFields(Reader* r, const TranslationUnit& tu,
                            " out of range (" + std::to_string(tu.files.size()) +
                            " files)");
   if (!r->U32(&f->line, "function line") ||
-      !r->U32(&f->end_line, "function end line") ||
+      !r->U32From(&f->end_line, "function end line", f->line, d) ||
       !r->U32(&f->cfg_checksum, "cfg checksum") ||
       !r->U32(&f->lineno_checksum, "lineno checksum"))
     return false;
@@ -38,9 +40,11 @@ bool DecodeFunctionFields(Reader* r, const TranslationUnit& tu,
   return true;
 }
 
-// [block] blocks, at least ENTRY and EXIT, each with its line locations.
+// [block] blocks, at least ENTRY and EXIT, each with its line locations
+// (version 4: each line from the one before, the first from the
+// function's).
 bool DecodeBlocks(Reader* r, const TranslationUnit& tu, const std::string& fn,
-                  Function* f) {
+                  const DeltaState& d, Function* f) {
   uint64_t n_blocks;
   size_t at = r->pos();
   if (!r->Count(&n_blocks, "block count", 1)) return false;
@@ -48,6 +52,7 @@ bool DecodeBlocks(Reader* r, const TranslationUnit& tu, const std::string& fn,
     return r->Fail(at, fn + ": " + std::to_string(n_blocks) +
                            " blocks, ENTRY and EXIT are required");
   f->blocks.resize(n_blocks);
+  uint32_t prev_line = f->line;
   for (uint64_t b = 0; b < n_blocks; ++b) {
     uint64_t n_lines;
     if (!r->Count(&n_lines, "line count", 2)) return false;
@@ -60,23 +65,51 @@ bool DecodeBlocks(Reader* r, const TranslationUnit& tu, const std::string& fn,
                                ": file index " + std::to_string(loc.file) +
                                " out of range (" +
                                std::to_string(tu.files.size()) + " files)");
-      if (!r->U32(&loc.line, "line")) return false;
+      if (!r->U32From(&loc.line, "line", prev_line, d)) return false;
+      prev_line = loc.line;
     }
   }
   return true;
 }
 
-// Edge i: u32 src  u32 dst  u32 flags  u counter_plus_1.  Edges are grouped
-// by source (*prev_src: the previous edge's); a counter is in range, used
-// once in the TU (counter_used) and never on an edge that cannot hold one.
+// The counter of edge i: u counter_plus_1, or in version 4 u counter_code
+// (0: none; else the zigzag difference to d->next_counter, plus 1), into
+// *counter (kNoCounter for none), checked against the TU's n_counters.
+bool DecodeCounter(Reader* r, const std::string& fn, uint64_t i,
+                   uint64_t n_counters, DeltaState* d, int64_t* counter) {
+  const size_t at = r->pos();
+  uint64_t c;
+  if (!r->U(&c, "edge counter")) return false;
+  *counter = kNoCounter;
+  if (c == 0) return true;
+  // (In 128 bits: the sum cannot overflow.)
+  const __int128 x = d->on ? d->next_counter + static_cast<__int128>(
+                                                   UnZigZag(c - 1))
+                           : static_cast<__int128>(c - 1);
+  if (x < 0 || x >= static_cast<__int128>(n_counters))
+    return r->Fail(at, fn + ": edge " + std::to_string(i) + ": counter " +
+                           (x < 0 ? "-" + std::to_string(-static_cast<int64_t>(x))
+                                  : std::to_string(static_cast<uint64_t>(x))) +
+                           " out of range (" + std::to_string(n_counters) +
+                           " counters)");
+  *counter = static_cast<int64_t>(x);
+  d->next_counter = *counter + 1;
+  return true;
+}
+
+// Edge i: u32 src  u32 dst  u32 flags  u counter (version 4: src from the
+// previous edge's, dst from src).  Edges are grouped by source (*prev_src:
+// the previous edge's); a counter is in range, used once in the TU
+// (counter_used) and never on an edge that cannot hold one.
 bool DecodeEdge(Reader* r, const TranslationUnit& tu, const std::string& fn,
                 uint64_t i, uint64_t n_blocks, uint32_t* prev_src,
-                std::unordered_set<uint64_t>* counter_used, Edge* e) {
+                std::unordered_set<uint64_t>* counter_used, DeltaState* d,
+                Edge* e) {
   // Built only for an error message: it is the hot loop of a profile's
   // decoding.
   auto en = [&] { return fn + ": edge " + std::to_string(i); };
   size_t at = r->pos();
-  if (!r->U32(&e->src, "edge source")) return false;
+  if (!r->U32From(&e->src, "edge source", *prev_src, *d)) return false;
   if (e->src >= n_blocks)
     return r->Fail(at, en() + " leaves block " + std::to_string(e->src) +
                            " of " + std::to_string(n_blocks));
@@ -88,7 +121,7 @@ bool DecodeEdge(Reader* r, const TranslationUnit& tu, const std::string& fn,
                            " (edges must be grouped by source in order)");
   *prev_src = e->src;
   at = r->pos();
-  if (!r->U32(&e->dst, "edge target")) return false;
+  if (!r->U32From(&e->dst, "edge target", e->src, *d)) return false;
   if (e->dst >= n_blocks)
     return r->Fail(at, en() + " names block " + std::to_string(e->dst) +
                            " of " + std::to_string(n_blocks));
@@ -100,36 +133,28 @@ bool DecodeEdge(Reader* r, const TranslationUnit& tu, const std::string& fn,
   if ((e->flags & kEdgeReentry) && e->src != kEntryBlock)
     return r->Fail(at, en() + ": re-entry edge does not leave ENTRY");
   at = r->pos();
-  uint64_t c;
-  if (!r->U(&c, "edge counter")) return false;
-  if (c == 0) {
-    e->counter = kNoCounter;
-    return true;
-  }
-  const uint64_t idx = c - 1;
-  if (idx >= tu.n_counters)
-    return r->Fail(at, en() + ": counter " + std::to_string(idx) +
-                           " out of range (" + std::to_string(tu.n_counters) +
-                           " counters)");
+  if (!DecodeCounter(r, fn, i, tu.n_counters, d, &e->counter)) return false;
+  if (e->counter == kNoCounter) return true;
+  const uint64_t idx = static_cast<uint64_t>(e->counter);
   if (counter_used->count(idx) != 0)
     return r->Fail(at, en() + ": counter " + std::to_string(idx) +
                            " already used by another edge");
   if (e->flags & kNoCounterEdgeFlags)
     return r->Fail(at, en() + ": abnormal/fake/ignored edge has a counter");
   counter_used->insert(idx);
-  e->counter = static_cast<int64_t>(idx);
   return true;
 }
 
 bool DecodeEdges(Reader* r, const TranslationUnit& tu, const std::string& fn,
-                 std::unordered_set<uint64_t>* counter_used, Function* f) {
+                 std::unordered_set<uint64_t>* counter_used, DeltaState* d,
+                 Function* f) {
   const uint64_t n_blocks = f->blocks.size();
   uint64_t n_edges;
   if (!r->Count(&n_edges, "edge count", 4)) return false;
   f->edges.resize(n_edges);
   uint32_t prev_src = 0;
   for (uint64_t i = 0; i < n_edges; ++i)
-    if (!DecodeEdge(r, tu, fn, i, n_blocks, &prev_src, counter_used,
+    if (!DecodeEdge(r, tu, fn, i, n_blocks, &prev_src, counter_used, d,
                     &f->edges[i]))
       return false;
   return true;
@@ -254,13 +279,15 @@ bool DecodeExtensions(Reader* r, const TranslationUnit& tu,
 }  // namespace
 
 bool DecodeFunction(Reader* r, const TranslationUnit& tu,
-                    std::unordered_set<uint64_t>* counter_used, Function* f) {
+                    std::unordered_set<uint64_t>* counter_used,
+                    DeltaState* delta, Function* f) {
   if (!r->Str(&f->name, "function name") ||
       !r->Str(&f->demangled, "demangled name"))
     return false;
   const std::string fn = "function " + Quote(f->name);
-  return DecodeFunctionFields(r, tu, fn, f) && DecodeBlocks(r, tu, fn, f) &&
-         DecodeEdges(r, tu, fn, counter_used, f) &&
+  return DecodeFunctionFields(r, tu, fn, *delta, f) &&
+         DecodeBlocks(r, tu, fn, *delta, f) &&
+         DecodeEdges(r, tu, fn, counter_used, delta, f) &&
          DecodeExtensions(r, tu, fn, f);
 }
 

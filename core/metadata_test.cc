@@ -41,7 +41,7 @@ TEST(Metadata, HeaderFields) {
   ASSERT_GE(blob.size(), sizeof h);
   std::memcpy(&h, blob.data(), sizeof h);
   EXPECT_EQ(std::memcmp(h.magic, "BLRSMETA", 8), 0);
-  EXPECT_EQ(h.version, 3u);
+  EXPECT_EQ(h.version, 4u);
   EXPECT_EQ(h.header_size, 56u);
   EXPECT_EQ(h.size, blob.size());
   EXPECT_EQ(h.n_counters, 7u);

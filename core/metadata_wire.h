@@ -32,7 +32,7 @@ inline constexpr uint32_t kKnownMetaFlags = BALLARUS_META_F_NAIVE |
 inline constexpr uint32_t kNoCounterEdgeFlags =
     kEdgeAbnormal | kEdgeFake | kEdgeIgnored;
 
-// Version 3's deflate level: close to 9's ratio for much less compile time
+// Versions 3 and 4's deflate level: close to 9's ratio for much less compile time
 // (docs/DESIGN.md, "Metadata compression").  Fixed, so that objects stay
 // deterministic.
 inline constexpr int kMetaZlibLevel = 6;
@@ -55,6 +55,24 @@ inline void PutU(std::vector<uint8_t>* out, uint64_t v) {
     out->push_back(byte);
   } while (v != 0);
 }
+
+// Version 4 stores some fields as signed differences to a value the
+// decoder already has (metadata.cc, "Deltas"): zigzag maps 0, -1, 1, -2 ...
+// to 0, 1, 2, 3 ...
+inline uint64_t ZigZag(int64_t d) {
+  return (static_cast<uint64_t>(d) << 1) ^ static_cast<uint64_t>(d >> 63);
+}
+inline int64_t UnZigZag(uint64_t z) {
+  return static_cast<int64_t>(z >> 1) ^ -static_cast<int64_t>(z & 1);
+}
+
+// The delta coding's running state while encoding or decoding one body:
+// `on` for version 4; the counter index that follows the last edge counter
+// seen, in body order across the TU.
+struct DeltaState {
+  bool on = false;
+  int64_t next_counter = 0;
+};
 
 inline void PutStr(std::vector<uint8_t>* out, const std::string& s) {
   PutU(out, s.size());
@@ -129,6 +147,23 @@ class Reader {
         return Fail(start, std::string(what) + ": varint exceeds 64 bits");
     }
     *v = result;
+    return true;
+  }
+
+  // A u32 coded, in version 4 (d->on), as the zigzag difference to `base`.
+  bool U32From(uint32_t* v, const char* what, uint32_t base,
+               const DeltaState& d) {
+    if (!d.on) return U32(v, what);
+    const size_t start = pos_;
+    uint64_t z;
+    if (!U(&z, what)) return false;
+    // (In 128 bits: base + the difference cannot overflow.)
+    const __int128 x = static_cast<__int128>(base) + UnZigZag(z);
+    if (x < 0 || x > UINT32_MAX)
+      return Fail(start, std::string(what) + ": " + std::to_string(base) +
+                             " + " + std::to_string(UnZigZag(z)) +
+                             " is not a u32");
+    *v = static_cast<uint32_t>(x);
     return true;
   }
 
@@ -214,9 +249,11 @@ bool Inflate(const uint8_t* data, size_t size, uint64_t raw_size,
              std::vector<uint8_t>* out, std::string* problem);
 
 // Decodes one function of the body into *f, checking it against the TU
-// decoded so far and the counters other functions use (metadata_function.cc).
+// decoded so far and the counters other functions use; *delta carries the
+// version 4 coding's state (metadata_function.cc).
 bool DecodeFunction(Reader* r, const TranslationUnit& tu,
-                    std::unordered_set<uint64_t>* counter_used, Function* f);
+                    std::unordered_set<uint64_t>* counter_used,
+                    DeltaState* delta, Function* f);
 
 // Checks the functions' entry balances (PathInfo::entry_calls); on failure
 // *bad is the offending function (metadata_path_info.cc).

@@ -116,9 +116,10 @@ uint64_t Le64(const std::vector<uint8_t>& b, size_t off) {
 
 // Structural errors in bodies whose stamp is right (the encoder does not
 // validate, so it can produce them).
-// Both versions find the same problem at the same byte of the body after
+// Versions 2 and 3 find the same problem at the same byte of the body after
 // the names block: version 2 names its blob offset, version 3 the offset
-// of the compressed body and the byte within the inflated one.
+// of the compressed body and the byte within the inflated one.  Version 4
+// (deltas: other bytes) finds the same problem; its error is returned.
 std::string DecodeError(const TranslationUnit& tu) {
   const std::vector<uint8_t> v2 = EncodeMetadata(tu, 2);
   TranslationUnit back;
@@ -126,17 +127,23 @@ std::string DecodeError(const TranslationUnit& tu) {
   EXPECT_FALSE(r2.ok);
   EXPECT_GE(r2.offset, 56u);
   EXPECT_LT(r2.offset, v2.size());
-  const std::vector<uint8_t> blob = EncodeMetadata(tu);
-  DecodeResult r = DecodeMetadata(blob.data(), blob.size(), &back);
-  EXPECT_FALSE(r.ok);
+  const std::vector<uint8_t> v3 = EncodeMetadata(tu, 3);
+  DecodeResult r3 = DecodeMetadata(v3.data(), v3.size(), &back);
+  EXPECT_FALSE(r3.ok);
   uint32_t names_size;
-  std::memcpy(&names_size, blob.data() + 52, 4);
-  EXPECT_EQ(r.offset, 56u + names_size);
+  std::memcpy(&names_size, v3.data() + 52, 4);
+  EXPECT_EQ(r3.offset, 56u + names_size);
+  const std::string at = "offset " + std::to_string(56 + names_size) +
+                         ": inflated body byte ";
   const std::string problem = r2.error.substr(r2.error.find(": ") + 2);
-  EXPECT_EQ(r.error, "offset " + std::to_string(56 + names_size) +
-                         ": inflated body byte " +
-                         std::to_string(r2.offset - 56 - names_size) + ": " +
-                         problem);
+  EXPECT_EQ(r3.error, at + std::to_string(r2.offset - 56 - names_size) +
+                          ": " + problem);
+  const std::vector<uint8_t> v4 = EncodeMetadata(tu);
+  DecodeResult r = DecodeMetadata(v4.data(), v4.size(), &back);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.offset, 56u + names_size);
+  EXPECT_EQ(r.error.rfind(at, 0), 0u) << r.error;
+  EXPECT_EQ(r.error.substr(r.error.find(": ", at.size()) + 2), problem);
   return r.error;
 }
 

@@ -131,11 +131,17 @@ void __ballarus_path_add(ballarus_path_hash *h, uint64_t key, uint64_t delta);
 /* Metadata blob header (first BALLARUS_META_HEADER_SIZE bytes of a blob). */
 
 #define BALLARUS_META_MAGIC "BLRSMETA" /* 8 bytes, no NUL stored */
-#define BALLARUS_META_VERSION 3u     /* written */
+#define BALLARUS_META_VERSION 4u     /* written */
 #define BALLARUS_META_VERSION_MIN 2u /* oldest still read */
 #define BALLARUS_META_HEADER_SIZE 56u
 
-/* Version 3 (written): as version 2, but the body after the names block is
+/* Version 4 (written): as version 3, but some fields of the inflated body
+   are differences to fields before them (a line to the previous line, an
+   edge's target to its source, a counter index to the one after the
+   previous counter: core/metadata.cc, "Deltas"), which deflate then
+   compresses half as large again; the header and names block are
+   unchanged.
+   Version 3 (still read): as version 2, but the body after the names block is
    zlib-compressed (a varint of its inflated size, then the zlib stream;
    core/metadata.cc has the grammar).  The blob is what every profile
    carries and every dump rewrites, so its size is the dump's cost; deflate

@@ -423,11 +423,11 @@ TEST(ProfileIo, MetadataNamesAndIdentityAreChecked) {
   }
 }
 
-// Metadata version 3 (body deflated) and 2 (older builds) are both read
-// and written: the runtime never looks past the names block.  1 and 4 are
-// refused, by the writer as by the parser.
-TEST(ProfileIo, MetadataVersionsTwoAndThreeAreRead) {
-  for (uint32_t v : {1u, 2u, 3u, 4u}) {
+// Metadata versions 4 (deltas), 3 (body deflated) and 2 (older builds) are
+// all read and written: the runtime never looks past the names block.  1
+// and 5 are refused, by the writer as by the parser.
+TEST(ProfileIo, MetadataVersionsTwoToFourAreRead) {
+  for (uint32_t v : {1u, 2u, 3u, 4u, 5u}) {
     SCOPED_TRACE(v);
     const std::vector<uint8_t> blob = Blob("/w/a.bprof", "function alpha", 3, v);
     ballarus_profile q = Empty(1);
@@ -437,10 +437,10 @@ TEST(ProfileIo, MetadataVersionsTwoAndThreeAreRead) {
     char err[256] = "";
     const int rc = ballarus_profile_serialize(&q, &buf, &size, err, sizeof err);
     ballarus_profile_free(&q);
-    if (v == 1 || v == 4) {
+    if (v == 1 || v == 5) {
       EXPECT_EQ(rc, -1);
       EXPECT_NE(std::string(err).find("unsupported version " +
-                                      std::to_string(v) + " (expected 2 to 3)"),
+                                      std::to_string(v) + " (expected 2 to 4)"),
                 std::string::npos)
           << err;
       continue;

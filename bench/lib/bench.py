@@ -26,6 +26,14 @@ Small readers, each printing one tab-separated line for run.sh:
                               files (summed over files), "function<TAB>Ir",
                               the top ones (>= 0.01 % of the total, at most
                               200), most first
+  sizes EXE BUILDDIR          the executable's size by section (`size -A`):
+                              "file text rodata eh_frame data bss metadata
+                              gcno" in bytes (file: the whole file; eh_frame:
+                              .eh_frame + .eh_frame_hdr; data: .data +
+                              .data.rel.ro + .init_array + ballarus_tus;
+                              metadata: the ballarus metadata blobs, part of
+                              .rodata, from `nm -S`; gcno: gcov's notes
+                              under BUILDDIR, written at compile time)
   layout SEED KEY OBJ...      a random code layout for one link, the same
                               for the same SEED and KEY: the bytes of padding
                               to put ahead of the program's code (a multiple
@@ -46,6 +54,7 @@ import math
 import os
 import random
 import statistics
+import subprocess
 import sys
 
 KNOWN_TOTALS = ("name", "file", "blocks", "edges", "static_counters",
@@ -432,6 +441,77 @@ LAYOUT_PAD_STEP = 16     # functions start 16-byte aligned: a finer pad moves no
 LAYOUT_PAD_STEPS = 256   # 0 .. 4080 bytes: every offset within a page
 
 
+SIZE_COLUMNS = ("file", "text", "rodata", "eh_frame", "data", "bss",
+                "metadata", "gcno")
+SIZE_SECTIONS = {".text": "text", ".rodata": "rodata",
+                 ".eh_frame": "eh_frame", ".eh_frame_hdr": "eh_frame",
+                 ".data": "data", ".data.rel.ro": "data",
+                 ".init_array": "data", "ballarus_tus": "data",
+                 ".bss": "bss"}
+
+
+def cmd_sizes(exe, build_dir):
+    sizes = dict.fromkeys(SIZE_COLUMNS, 0)
+    sizes["file"] = os.path.getsize(exe)
+    out = subprocess.run(["size", "-A", exe], check=True, capture_output=True,
+                         text=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[0] in SIZE_SECTIONS and f[1].isdigit():
+            sizes[SIZE_SECTIONS[f[0]]] += int(f[1])
+    out = subprocess.run(["nm", "-S", exe], check=True, capture_output=True,
+                         text=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 4 and f[3].split(".")[0] == "__ballarus_metadata":
+            sizes["metadata"] += int(f[1], 16)
+    for root, _, files in os.walk(build_dir):
+        sizes["gcno"] += sum(os.path.getsize(os.path.join(root, n))
+                             for n in files if n.endswith(".gcno"))
+    print("\t".join(str(sizes[c]) for c in SIZE_COLUMNS))
+
+
+def fmt_kb(n):
+    return "%.1f" % (n / 1024) if n < 10240 else "%.0f" % (n / 1024)
+
+
+def size_section(programs, vnames, sizes):
+    """The *Binary size* section: per program, each variant's executable
+    by section in KiB, and the file's ratio to plain's."""
+    if not sizes:
+        return []
+    L = ["## Binary size", "",
+         "Each variant's executable (`size -A`, KiB): *file* the whole file "
+         "(its ratio to plain's beside it), *eh_frame* with its header, "
+         "*data* `.data` + `.data.rel.ro` + `.init_array` + `ballarus_tus`; "
+         "*metadata* the ballarus metadata blobs (deflated, in `.rodata`: "
+         "what makes a profile self-contained); *.gcno* gcov's notes, "
+         "written beside the objects at compile time instead.  `.bss` "
+         "(counters) takes no file space.", ""]
+    order = {v: i for i, v in enumerate(vnames)}
+    for p in programs:
+        rows = sorted((r for r in sizes if r["program"] == p),
+                      key=lambda r: order.get(r["variant"], 99))
+        plain = next((int(r["file"]) for r in rows if r["variant"] == "plain"), 0)
+        if not rows:
+            continue
+        L += ["### %s" % p, "",
+              "| variant | file | vs plain | .text | .rodata | of which metadata "
+              "| eh_frame | data | .bss | .gcno |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for r in rows:
+            n = {c: int(r[c]) for c in SIZE_COLUMNS}
+            L.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                r["variant"], fmt_kb(n["file"]),
+                fmt_ratio(n["file"] / plain) if plain else "–",
+                fmt_kb(n["text"]), fmt_kb(n["rodata"]),
+                fmt_kb(n["metadata"]) if n["metadata"] else "–",
+                fmt_kb(n["eh_frame"]), fmt_kb(n["data"]), fmt_kb(n["bss"]),
+                fmt_kb(n["gcno"]) if n["gcno"] else "–"))
+        L.append("")
+    return L
+
+
 def cmd_layout(seed, key, objs):
     """Link order and code offset both move a program's hot loops across
     cache-line, fetch-block and page boundaries, which changes run time by
@@ -458,6 +538,7 @@ def cmd_report(raw, out, chart="1"):
     instr = read_tsv(os.path.join(raw, "instr.tsv"), optional=True)
     functions = read_tsv(os.path.join(raw, "functions.tsv"), optional=True)
     layouts = read_tsv(os.path.join(raw, "layouts.tsv"), optional=True)
+    sizes = read_tsv(os.path.join(raw, "sizes.tsv"), optional=True)
     machine = open(os.path.join(out, "machine.txt")).read().rstrip("\n")
 
     vnames = [v["variant"] for v in variants]
@@ -654,6 +735,8 @@ def cmd_report(raw, out, chart="1"):
                 c["variant"], fmt_int(st), rel(st, gs), fmt_int(inc), rel(inc, gi),
                 (c.get("extra") or "").replace(";", ", ")))
         L.append("")
+
+    L += size_section(programs, vnames, sizes)
 
     # Threads.
     def racy_cell(p, v, racy):
@@ -894,6 +977,8 @@ def main(argv):
         cmd_compare_vectors(*args)
     elif cmd == "cg-functions" and args:
         cmd_cg_functions(args)
+    elif cmd == "sizes" and len(args) == 2:
+        cmd_sizes(*args)
     elif cmd == "layout" and len(args) >= 3:
         cmd_layout(args[0], args[1], args[2:])
     elif cmd == "report" and len(args) in (2, 3):

@@ -1,9 +1,9 @@
 /* rt_badtu.c — a program with one valid TU (beta), one whose metadata
    header has a bad magic, one that claims a hashed path table but has
-   no array of them, and one of metadata version 4: the runtime must skip
-   the bad ones with a warning and still profile the good one, and the TU
-   of metadata version 2 (`oldver`: an object of a build before metadata
-   compression), which is valid.  `rt_badtu N` counts like rt_prog.  */
+   no array of them, and one of a metadata version after this build's:
+   the runtime must skip the bad ones with a warning and still profile the
+   good one, and the TU of metadata version 2 (`oldver`: an object of a
+   build before metadata compression), which is valid.  `rt_badtu N` counts like rt_prog.  */
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +19,7 @@ RT_DEFINE_TU(newver, RT_LIB_BODY, RT_LIB_N)
 __attribute__((constructor(102))) static void break_magic(void) {
   memcpy(broken_blob.h.magic, "NOTMETA!", 8);
   oldver_blob.h.version = 2; /* not covered by the stamp */
-  newver_blob.h.version = 4;
+  newver_blob.h.version = BALLARUS_META_VERSION + 1;
 }
 
 int main(int argc, char **argv) {
