@@ -432,60 +432,118 @@ std::vector<std::pair<std::string, uint32_t>> Regenerated(
   return steps;
 }
 
-// Computed gotos: the naive build's stream decoded with a stack equals the
-// steps the regenerator rebuilds from the optimal build's trace (up to a
-// consistent naming of the functions), at -O0 and -O2; the optimal trace
-// writes fewer words.
-TEST_F(TracePluginTest, ComputedGotosRegenerate) {
+// Builds `file` (source `src`) at `opt` in mode=trace-naive and mode=trace,
+// runs each with `args` and BALLARUS_TRACE=full, and expects the naive
+// build's stream decoded with a stack to equal, step for step, the steps
+// the regenerator rebuilds from the optimal build's trace (up to a
+// consistent naming of the functions), both builds printing what the plain
+// build prints.  Returns the number of functions seen; words[0] and
+// words[1] get the naive and the optimal trace's words.
+class TraceRegenTest : public TracePluginTest {
+ protected:
+  size_t ExpectRegeneratedAsNaive(const char* file, const char* src,
+                                  const char* opt, const std::string& args,
+                                  size_t words[2]);
+};
+
+size_t TraceRegenTest::ExpectRegeneratedAsNaive(const char* file,
+                                                const char* src,
+                                                const char* opt,
+                                                const std::string& args,
+                                                size_t words[2]) {
+  const std::string& dir = dir_;
+  harness::WriteFileOrDie(dir + "/" + file, src);
+  Build("plain", "", "gcc", file);
+  const std::string env = "BALLARUS_TRACE_FILE=" + dir + "/t.trace";
+  auto plain = harness::Run("./plain " + args, dir);
+  std::vector<Step> naive;
+  std::map<uint32_t, std::string> name_of;
+  for (const char* mode : {"trace-naive", "trace"}) {
+    SCOPED_TRACE(mode);
+    Build("traced", std::string(opt) + " -fplugin-arg-ballarus-mode=" + mode,
+          "gcc", file);
+    if (HasFatalFailure()) return 0;
+    auto traced = harness::Run(
+        "./traced " + args, dir,
+        {"BALLARUS_TRACE=full", env,
+         "BALLARUS_PROFILE=" + dir + "/" + mode + ".profile"});
+    EXPECT_EQ(traced.out, plain.out);
+    EXPECT_EQ(traced.status, plain.status);
+    const std::vector<uint32_t> w = ReadTrace(dir + "/t.trace");
+    const bool is_naive = std::string(mode) == "trace-naive";
+    words[is_naive ? 0 : 1] = w.size();
+    if (is_naive) {
+      const NaiveDecoded d = DecodeNaive(Events(w));
+      EXPECT_EQ(d.error, "");
+      EXPECT_TRUE(d.ended);
+      naive = d.steps;
+      continue;
+    }
+    const auto regen = Regenerated(dir, std::string(mode) + ".profile");
+    EXPECT_EQ(regen.size(), naive.size());
+    for (size_t k = 0; k < naive.size() && k < regen.size(); ++k) {
+      const auto it = name_of.emplace(naive[k].fn, regen[k].first).first;
+      if (it->second != regen[k].first || naive[k].block != regen[k].second) {
+        ADD_FAILURE() << "step " << k << ": naive " << it->second << " block "
+                      << naive[k].block << ", regenerated " << regen[k].first
+                      << " block " << regen[k].second;
+        break;
+      }
+    }
+  }
+  return name_of.size();
+}
+
+// Computed gotos: the optimal trace regenerates as the naive one, at -O0
+// and -O2, and writes fewer words.
+TEST_F(TraceRegenTest, ComputedGotosRegenerate) {
   for (const char* opt : {"-O0", "-O2"}) {
     SCOPED_TRACE(opt);
-    harness::WriteFileOrDie(dir_ + "/interp.c", kInterp);
-    Build("plain", "", "gcc", "interp.c");
-    const std::string env = "BALLARUS_TRACE_FILE=" + dir_ + "/t.trace";
-    auto plain = harness::Run("./plain 4", dir_);
-    std::vector<Step> naive;
     size_t words[2] = {0, 0};
-    for (const char* mode : {"trace-naive", "trace"}) {
-      SCOPED_TRACE(mode);
-      Build("traced", std::string(opt) + " -fplugin-arg-ballarus-mode=" + mode,
-            "gcc", "interp.c");
-      if (HasFatalFailure()) return;
-      auto traced = harness::Run(
-          "./traced 4", dir_,
-          {"BALLARUS_TRACE=full", env,
-           "BALLARUS_PROFILE=" + dir_ + "/" + mode + ".profile"});
-      EXPECT_EQ(traced.out, plain.out);
-      EXPECT_EQ(traced.status, plain.status);
-      const std::vector<uint32_t> w = ReadTrace(dir_ + "/t.trace");
-      const std::vector<Event> events = Events(w);
-      const bool is_naive = std::string(mode) == "trace-naive";
-      words[is_naive ? 0 : 1] = w.size();
-      if (is_naive) {
-        const NaiveDecoded d = DecodeNaive(events);
-        EXPECT_EQ(d.error, "");
-        EXPECT_TRUE(d.ended);
-        naive = d.steps;
-        continue;
-      }
-      const auto regen = Regenerated(dir_, std::string(mode) + ".profile");
-      ASSERT_EQ(regen.size(), naive.size());
-      std::map<uint32_t, std::string> name_of;
-      for (size_t k = 0; k < naive.size(); ++k) {
-        const auto it = name_of.emplace(naive[k].fn, regen[k].first).first;
-        ASSERT_EQ(it->second, regen[k].first) << "step " << k;
-        ASSERT_EQ(naive[k].block, regen[k].second) << "step " << k;
-      }
-      EXPECT_EQ(name_of.size(), 2u);
-    }
+    EXPECT_EQ(ExpectRegeneratedAsNaive("interp.c", kInterp, opt, "4", words),
+              2u);
     EXPECT_LT(words[1], words[0]);
   }
 }
 
+// A recursion deeper than the runtime's stack of traced activations
+// (16,384 frames: runtime/trace_buffer.h BALLARUS_TRACE_STACK_FRAMES): the
+// activations past it keep no frame, and
+// every return still gives its caller back its depth and site, so the
+// trace regenerates as the naive one all the way down and back.  The
+// recursive call is not a tail call (GCC's tail recursion takes additive
+// and multiplicative accumulators, not this exclusive or).
+const char kDeep[] = R"(#include <stdio.h>
+#include <stdlib.h>
+static int depth_max;
+static long walk(int d, long x) {
+  if (d == depth_max) return x & 7;
+  long r = (x & 1) ? walk(d + 1, x * 3 + 1) : walk(d + 1, x / 2 + d);
+  return r ^ (x & 3);
+}
+int main(int argc, char **argv) {
+  depth_max = argc > 1 ? atoi(argv[1]) : 10;
+  printf("%ld\n", walk(0, 7));
+  return 0;
+}
+)";
+
+TEST_F(TraceRegenTest, RecursionPastTheFrameStackRegenerates) {
+  const unsigned depth = 20000;
+  for (const char* opt : {"-O0", "-O2"}) {
+    SCOPED_TRACE(opt);
+    size_t words[2] = {0, 0};
+    EXPECT_EQ(ExpectRegeneratedAsNaive("deep.c", kDeep, opt,
+                                       std::to_string(depth), words),
+              2u);
+    EXPECT_GT(words[1], depth);
+  }
+}
 
 // The site stores and the leaves are inline (no call to the runtime's
 // __ballarus_trace_site or __ballarus_trace_leave is left; enter is inline
 // too, its call kept for a full chunk), and a leave gives the caller its
-// site back from the frame the enter pushed: every kEnter of qsort's
+// site back (the depth and site the enter kept): every kEnter of qsort's
 // callback names main's qsort call although the callback's own calls of
 // key stored other sites in between, each key runs at depth 2 and each
 // callback at depth 1, and the stream ends, after main returned, with
