@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-# meta_v3_to_v2.py IN OUT — rewrites a ballarus profile whose metadata blobs
-# are version 3 (body after the names block deflated) into the profile a
-# build before metadata compression would have written: version 2 blobs
+# meta_v3_to_v2.py IN OUT [REENCODE] — rewrites a ballarus profile whose
+# metadata blobs are version 3 (body after the names block deflated) into
+# the profile a build before metadata compression would have written:
+# version 2 blobs
 # (the body inflated), their headers (version, size, stamp), the record
 # headers (meta_size, check), the record order (by stamp), the file check
 # and the header check recomputed (runtime/ballarus_format.h).  Made the
 # corpus's v2-*.profile from its v3-*.profile, which ballarus 3 wrote from
 # tests/programs (loops, setjmp_longjmp, exceptions, templates, shared_lib,
 # fork_vfork) and tests/reports/hot.c; `ballarus-reconstruct show` prints
-# the same for each pair but the file name.
-import struct, sys, zlib
+# the same for each pair but the file name.  Version 4 blobs (deltas) are
+# first written as version 3 by REENCODE (tests/meta_reencode).
+import struct, subprocess, sys, zlib
 M = 0x9e3779b97f4a7c15; MASK = (1 << 64) - 1
 def h64(data, h=0xcbf29ce484222325):
     n = len(data) // 8
@@ -25,6 +27,7 @@ def uvar(d, p):
         b = d[p]; p += 1; v |= (b & 0x7f) << s; s += 7
         if not b & 0x80: return v, p
 src, dst = sys.argv[1], sys.argv[2]
+reencode = sys.argv[3] if len(sys.argv) > 3 else None
 d = open(src, 'rb').read()
 magic, ver, nrec, runs = struct.unpack_from('<8sIIQ', d, 0)
 assert magic == b'BLRSPROF' and ver == 2
@@ -36,6 +39,11 @@ for i in range(nrec):
     tail = d[tail_at: tail_at + 8 * nc + 24 * ns]
     off = tail_at + len(tail)
     mver, = struct.unpack_from('<I', m, 8)
+    if mver == 4:
+        assert reencode, 'version 4 metadata: REENCODE needed'
+        m = subprocess.run([reencode, '3'], input=m, stdout=subprocess.PIPE,
+                           check=True).stdout
+        mver, = struct.unpack_from('<I', m, 8)
     if mver == 3:
         names, = struct.unpack_from('<I', m, 52)
         body_at = 56 + names
