@@ -34,7 +34,10 @@
 
 static trace_state *const g = &ballarus_trace_g;
 
-trace_state ballarus_trace_g = {.dirfd = -1, .fd = -1};
+/* Zero-initialised, so that it takes .bss rather than .data in every
+   program: ballarus_trace_start sets the descriptors before anything
+   reads them.  */
+trace_state ballarus_trace_g;
 
 /* One line on standard error with write(2), from a static buffer: finish
    (also run by the signal handler) says where the trace went.  */
@@ -253,6 +256,7 @@ static int start_failed(void) {
 int ballarus_trace_start(const char *path, const char *spec, char *err,
                          size_t errlen) {
   if (g->mode != 0) return 1;
+  g->fd = g->dirfd = -1;
   if (parse_spec(spec, err, errlen) != 0) return -1;
   int mode = g->mode;
   g->mode = 0;

@@ -87,7 +87,7 @@ typedef struct trace_fault {
 typedef struct trace_state {
   int mode;              /* 0 when not tracing */
   uint32_t ring_n;
-  int dirfd, fd;
+  int dirfd, fd;          /* -1 when closed (from start on) */
   char tmpl[PATH_MAX];   /* the path as given (may hold %p) */
   char path[PATH_MAX];   /* ... expanded */
   size_t dir_len;        /* path's length up to its last component */
