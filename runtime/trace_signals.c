@@ -17,8 +17,8 @@
    libraries that call sigaction themselves reach the C library as before
    (the README says so).  They are weak, so that a program defining its
    own sigaction or signal links as before (without this interception).
-   Other names for signal — sysv_signal, sigset,
-   bsd_signal — are not intercepted.  */
+   glibc's other names for signal, sysv_signal and bsd_signal, are
+   intercepted too; sigset (System V's, with its signal mask) is not.  */
 
 #define _GNU_SOURCE
 
@@ -83,9 +83,11 @@ INTERCEPTED int sigaction(int sig, const struct sigaction *act,
   return i >= 0 ? 0 : next_sigaction()(sig, act, old);
 }
 
-/* glibc's signal: BSD semantics (the handler stays, interrupted calls
-   restart, the signal is blocked while its handler runs).  */
-INTERCEPTED __sighandler_t signal(int sig, __sighandler_t handler) {
+/* Sets sig's handler with `flags`, as glibc's signal functions do through
+   sigaction (above); the signal blocked while the handler runs unless
+   SA_NODEFER.  */
+static __sighandler_t set_handler(int sig, __sighandler_t handler,
+                                  int flags) {
   struct sigaction act, old;
   act.sa_handler = handler;
   sigemptyset(&act.sa_mask);
@@ -93,9 +95,29 @@ INTERCEPTED __sighandler_t signal(int sig, __sighandler_t handler) {
     errno = EINVAL;
     return SIG_ERR;
   }
-  act.sa_flags = SA_RESTART;
+  if (flags & SA_NODEFER) sigemptyset(&act.sa_mask);
+  act.sa_flags = flags;
   if (sigaction(sig, &act, &old) < 0) return SIG_ERR;
   return old.sa_handler;
+}
+
+/* glibc's signal and bsd_signal: BSD semantics (the handler stays,
+   interrupted calls restart, the signal is blocked while its handler
+   runs).  */
+INTERCEPTED __sighandler_t signal(int sig, __sighandler_t handler) {
+  return set_handler(sig, handler, SA_RESTART);
+}
+
+__sighandler_t bsd_signal(int sig, __sighandler_t handler);
+INTERCEPTED __sighandler_t bsd_signal(int sig, __sighandler_t handler) {
+  return set_handler(sig, handler, SA_RESTART);
+}
+
+/* glibc's sysv_signal: System V semantics (the action goes back to
+   SIG_DFL when the handler runs, the signal is not blocked meanwhile,
+   interrupted calls fail with EINTR).  */
+INTERCEPTED __sighandler_t sysv_signal(int sig, __sighandler_t handler) {
+  return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER);
 }
 
 /* At exit, or when starting failed: the kept actions go in place, and

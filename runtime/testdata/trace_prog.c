@@ -54,6 +54,9 @@
 #include <unistd.h>
 
 #include "runtime/testdata/trace_seq.h"
+
+/* glibc defines it; its header declares it only for older standards.  */
+__sighandler_t bsd_signal(int sig, __sighandler_t handler);
 #include "runtime/trace_buffer.h"
 #include "runtime/trace_events.h"
 
@@ -314,6 +317,18 @@ static int run_actions(void) {
   raise(SIGUSR1);
   printf("SIGUSR1 %s %s\n", handler_name(now.sa_handler),
          usr1_ran ? "ran" : "did not run");
+  /* glibc's other names for signal, with their own flags.  */
+  if (sysv_signal(SIGBUS, on_segv) == SIG_ERR || sigaction(SIGBUS, NULL, &now))
+    return 6;
+  printf("SIGBUS %s%s\n", handler_name(now.sa_handler),
+         (now.sa_flags & (SA_RESETHAND | SA_NODEFER)) ==
+                 (SA_RESETHAND | SA_NODEFER)
+             ? " oneshot"
+             : "");
+  void (*was)(int) = bsd_signal(SIGILL, on_segv);
+  if (was == SIG_ERR || sigaction(SIGILL, NULL, &now)) return 7;
+  printf("SIGILL %s %s%s\n", handler_name(was), handler_name(now.sa_handler),
+         now.sa_flags & SA_RESTART ? " restart" : "");
   return 0;
 }
 
