@@ -64,6 +64,7 @@
 #include "runtime/ballarus_format.h"
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
+#include "plugin/gimple_build.h"
 #include "plugin/options.h"
 #include "plugin/thread_counters.h"
 
@@ -223,15 +224,8 @@ void AddThreadTableEntries(tree counters, tree tc, tree tls) {
 std::pair<basic_block, basic_block> SplitEntryForCheck() {
   basic_block cond_bb =
       split_edge(single_succ_edge(ENTRY_BLOCK_PTR_FOR_FN(cfun)));
-  basic_block slow_bb = split_edge(single_succ_edge(cond_bb));
-  edge to_slow = single_succ_edge(cond_bb);
-  basic_block join_bb = single_succ(slow_bb);
-  to_slow->flags &= ~EDGE_FALLTHRU;
-  to_slow->flags |= EDGE_TRUE_VALUE;
-  to_slow->probability = profile_probability::very_unlikely();
-  edge to_join = make_edge(cond_bb, join_bb, EDGE_FALSE_VALUE);
-  to_join->probability = to_slow->probability.invert();
-  slow_bb->count = cond_bb->count.apply_probability(to_slow->probability);
+  basic_block slow_bb = Diamond(single_succ_edge(cond_bb),
+                                profile_probability::very_unlikely());
   return {cond_bb, slow_bb};
 }
 
@@ -343,12 +337,7 @@ gasm* BuildStaticTlsAdd(const std::string& text, tree delta, tree index) {
   vec<tree, va_gc>* inputs = NULL;
   PushOperand(&inputs, "er", delta);
   if (index != NULL_TREE) PushOperand(&inputs, "r", index);
-  vec<tree, va_gc>* clobbers = NULL;
-  vec_safe_push(clobbers, build_tree_list(NULL_TREE, build_string(3, "cc")));
-  gasm* add = gimple_build_asm_vec(ggc_strdup(text.c_str()), inputs, NULL,
-                                   clobbers, NULL);
-  gimple_asm_set_volatile(add, true);
-  return add;
+  return VolatileAsm(text, inputs, {"cc"});
 }
 
 // Late in the GIMPLE pipeline (after "optimized"): a static TLS add whose

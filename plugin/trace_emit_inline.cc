@@ -10,6 +10,7 @@
 #include "runtime/trace_events.h"
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
+#include "plugin/gimple_build.h"
 #include "plugin/trace_emit.h"
 #include "plugin/trace_emit_internal.h"
 
@@ -112,12 +113,7 @@ gimple* SiteStore(uint32_t block) {
       "movl $" + std::to_string(block) + ", %%fs:" +
       IDENTIFIER_POINTER(DECL_NAME(st.stack)) + "@tpoff+" +
       std::to_string(int_byte_position(st.site));
-  vec<tree, va_gc>* clobbers = NULL;
-  vec_safe_push(clobbers, build_tree_list(NULL_TREE, build_string(7, "memory")));
-  gasm* a = gimple_build_asm_vec(ggc_strdup(text.c_str()), NULL, NULL,
-                                 clobbers, NULL);
-  gimple_asm_set_volatile(a, true);
-  return a;
+  return VolatileAsm(text, NULL, {"memory"});
 }
 
 // x86-64 is little-endian: the depth, the stack's first field, is ds's low
@@ -209,18 +205,11 @@ gimple* SlowPath(const char* target, tree fallback, tree arg0,
       (arg1 != NULL_TREE && TREE_CODE(arg1) != INTEGER_CST))
     return arg1 == NULL_TREE ? gimple_build_call(fallback, 1, arg0)
                              : gimple_build_call(fallback, 2, arg0, arg1);
-  vec<tree, va_gc>* clobbers = NULL;
-  for (const char* c : {"rax", "memory", "cc"})
-    vec_safe_push(clobbers,
-                  build_tree_list(NULL_TREE, build_string(strlen(c) + 1, c)));
   std::string text = "leaq -128(%%rsp), %%rsp";
   if (arg1 != NULL_TREE) text += PushImmediate(arg1);
   text += PushImmediate(arg0) + "\n\tcall " + target +
           "\n\tleaq 128(%%rsp), %%rsp";
-  gasm* a = gimple_build_asm_vec(ggc_strdup(text.c_str()), NULL, NULL,
-                                 clobbers, NULL);
-  gimple_asm_set_volatile(a, true);
-  return a;
+  return VolatileAsm(text, NULL, {"rax", "memory", "cc"});
 }
 
 // Replaces the call `__ballarus_trace_w(id)` by trace_buffer.h's
@@ -250,15 +239,9 @@ void InlineWitness(gcall* call, tree slow_fn) {
                                      build_int_cst(pointer_sized_int_node, 0),
                                      NULL_TREE, NULL_TREE),
                    GSI_NEW_STMT);
-  basic_block slow = split_edge(single_succ_edge(bb));
-  edge to_slow = single_succ_edge(bb);
-  to_slow->flags &= ~EDGE_FALLTHRU;
-  to_slow->flags |= EDGE_TRUE_VALUE;
-  to_slow->probability = profile_probability::very_unlikely();
-  edge to_fast = make_edge(bb, join, EDGE_FALSE_VALUE);
-  to_fast->probability = to_slow->probability.invert();
-  slow->count = bb->count.apply_probability(to_slow->probability);
-  basic_block fast = split_edge(to_fast);
+  basic_block slow =
+      Diamond(single_succ_edge(bb), profile_probability::very_unlikely());
+  basic_block fast = split_edge(find_edge(bb, join));
   gsi = gsi_start_bb(slow);
   gsi_insert_after(&gsi,
                    SlowPath("__ballarus_trace_slow_rs", slow_fn, id),
@@ -273,21 +256,6 @@ void InlineWitness(gcall* call, tree slow_fn) {
                                        size_int(4)),
                    GSI_NEW_STMT);
   gsi_insert_after(&gsi, gimple_build_assign(pos, next), GSI_NEW_STMT);
-}
-
-// Splits `e` into src -> a -> dst and adds the edge src -> dst: a runs
-// when src's condition is true (`true_prob`); returns a.
-basic_block Diamond(edge e, profile_probability true_prob) {
-  basic_block src = e->src, dst = e->dest;
-  basic_block a = split_edge(e);
-  edge to_a = single_succ_edge(src);
-  to_a->flags &= ~EDGE_FALLTHRU;
-  to_a->flags |= EDGE_TRUE_VALUE;
-  to_a->probability = true_prob;
-  edge to_dst = make_edge(src, dst, EDGE_FALSE_VALUE);
-  to_dst->probability = true_prob.invert();
-  a->count = src->count.apply_probability(true_prob);
-  return a;
 }
 
 // The stack's depth and site as one 8-byte word (they are adjacent:
