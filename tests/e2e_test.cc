@@ -51,6 +51,7 @@
 #include "nlohmann/json.hpp"
 #include "reconstruct/gcov_oracle.h"
 #include "tests/harness.h"
+#include "tests/harness_gtest.h"
 
 namespace {
 
@@ -65,12 +66,7 @@ using nlohmann::json;
 // ---------------------------------------------------------------------------
 // Installation (once per test binary).
 
-std::string InstallPrefix() {
-  std::string error;
-  std::string prefix = harness::InstallPrefix(&error);
-  if (prefix.empty()) ADD_FAILURE() << error;
-  return prefix;
-}
+using harness::InstallPrefix;
 
 std::string Reconstruct() { return InstallPrefix() + "/bin/ballarus-reconstruct"; }
 

@@ -46,6 +46,7 @@
 #include "core/gcda.h"
 #include "gtest/gtest.h"
 #include "tests/harness.h"
+#include "tests/harness_gtest.h"
 
 namespace {
 
@@ -55,13 +56,7 @@ using harness::Kind;
 using harness::Program;
 using harness::Quote;
 
-// //:install into $TEST_TMPDIR/prefix, once (as e2e_test does).
-std::string InstallPrefix() {
-  std::string error;
-  std::string prefix = harness::InstallPrefix(&error);
-  if (prefix.empty()) ADD_FAILURE() << error;
-  return prefix;
-}
+using harness::InstallPrefix;
 
 std::string Reconstruct() {
   return InstallPrefix() + "/bin/ballarus-reconstruct";

@@ -51,6 +51,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/harness.h"
+#include "tests/harness_gtest.h"
 
 namespace {
 
@@ -60,12 +61,7 @@ using harness::Runfiles;
 using nlohmann::json;
 
 
-std::string InstallPrefix() {
-  std::string error;
-  std::string prefix = harness::InstallPrefix(&error);
-  if (prefix.empty()) ADD_FAILURE() << error;
-  return prefix;
-}
+using harness::InstallPrefix;
 
 std::string Tool() { return Quote(InstallPrefix() + "/bin/ballarus-reconstruct"); }
 

@@ -40,6 +40,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/harness.h"
+#include "tests/harness_gtest.h"
 
 namespace {
 
@@ -48,12 +49,7 @@ using harness::CommandResult;
 using harness::Program;
 using harness::Quote;
 
-std::string InstallPrefix() {
-  std::string error;
-  std::string prefix = harness::InstallPrefix(&error);
-  if (prefix.empty()) ADD_FAILURE() << error;
-  return prefix;
-}
+using harness::InstallPrefix;
 
 std::string Reconstruct() {
   return InstallPrefix() + "/bin/ballarus-reconstruct";

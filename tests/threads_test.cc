@@ -70,6 +70,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/harness.h"
+#include "tests/harness_gtest.h"
 
 namespace {
 
@@ -79,12 +80,7 @@ using json = nlohmann::json;
 
 constexpr uint64_t kWork = 20000;  // N_WORK in mt.c
 
-std::string InstallPrefix() {
-  std::string error;
-  std::string prefix = harness::InstallPrefix(&error);
-  if (prefix.empty()) ADD_FAILURE() << error;
-  return prefix;
-}
+using harness::InstallPrefix;
 
 std::string Reconstruct() {
   return InstallPrefix() + "/bin/ballarus-reconstruct";

@@ -38,6 +38,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/harness.h"
+#include "tests/harness_gtest.h"
 #include "tests/trace_oracle.h"
 
 namespace {
@@ -54,12 +55,7 @@ const char kPatternA[] = "abacbcab";
 const char kPatternB[] = "ccbabb";
 constexpr size_t kLast = 50;
 
-std::string InstallPrefix() {
-  std::string error;
-  std::string prefix = harness::InstallPrefix(&error);
-  if (prefix.empty()) ADD_FAILURE() << error;
-  return prefix;
-}
+using harness::InstallPrefix;
 
 Program CrashProgram() {
   Program p;

@@ -32,6 +32,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/harness.h"
+#include "tests/harness_gtest.h"
 #include "tests/trace_oracle.h"
 
 namespace {
@@ -46,12 +47,7 @@ using trace_oracle::Step;
 
 const char kTraceName[] = "t.trace";
 
-std::string InstallPrefix() {
-  std::string error;
-  std::string prefix = harness::InstallPrefix(&error);
-  if (prefix.empty()) ADD_FAILURE() << error;
-  return prefix;
-}
+using harness::InstallPrefix;
 
 // The corpus as this test runs it.
 std::vector<Program> Programs() {
