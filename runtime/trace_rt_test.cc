@@ -209,8 +209,9 @@ TEST(TraceRt, ProgramHandlerStillRuns) {
 
 TEST(TraceRt, ProgramSeesItsOwnActions) {
   // What the program sets for a fatal signal while the recorder runs is
-  // what it reads back, through signal, sigaction, sysv_signal and
-  // bsd_signal alike; other signals reach the kernel.
+  // what it reads back, through signal, sigaction, sysv_signal,
+  // bsd_signal, sigset (and its mask) and sigignore alike; other signals
+  // reach the kernel.
   std::string dir = FreshDir("actions");
   std::string out;
   int st = RunProg(dir, "ring:30", {"actions", "50"}, &out);
@@ -218,7 +219,8 @@ TEST(TraceRt, ProgramSeesItsOwnActions) {
   EXPECT_EQ(WEXITSTATUS(st), 0);
   EXPECT_EQ(out,
             "SIGSEGV dfl on_segv on_segv\nSIGUSR1 on_usr1 ran\n"
-            "SIGBUS on_segv oneshot\nSIGILL dfl on_segv restart\n");
+            "SIGBUS on_segv oneshot\nSIGILL dfl on_segv restart\n"
+            "SIGFPE dfl on_segv on_segv held was held\nSIGABRT ign\n");
 }
 
 // Each thread's stream is exactly trace_seq(k) of the stream k its first

@@ -17,13 +17,14 @@
    libraries that call sigaction themselves reach the C library as before
    (the README says so).  They are weak, so that a program defining its
    own sigaction or signal links as before (without this interception).
-   glibc's other names for signal, sysv_signal and bsd_signal, are
-   intercepted too; sigset (System V's, with its signal mask) is not.  */
+   glibc's other ways to set a handler, sysv_signal, bsd_signal, and
+   System V's sigset and sigignore, are intercepted too.  */
 
 #define _GNU_SOURCE
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 
 #include "runtime/trace_internal.h"
@@ -118,6 +119,40 @@ INTERCEPTED __sighandler_t bsd_signal(int sig, __sighandler_t handler) {
    interrupted calls fail with EINTR).  */
 INTERCEPTED __sighandler_t sysv_signal(int sig, __sighandler_t handler) {
   return set_handler(sig, handler, SA_RESETHAND | SA_NODEFER);
+}
+
+/* System V's sigset: a handler with no flags, the signal taken out of the
+   thread's mask; or, for SIG_HOLD, the signal added to the mask, the
+   action unchanged.  SIG_HOLD is returned when the signal was blocked
+   before, else the previous handler (as glibc's).  */
+INTERCEPTED __sighandler_t sigset(int sig, __sighandler_t disp) {
+  sigset_t one, before;
+  struct sigaction act, old;
+  if (disp == SIG_ERR || sigemptyset(&one) < 0 || sigaddset(&one, sig) < 0) {
+    errno = EINVAL;
+    return SIG_ERR;
+  }
+  if (disp == SIG_HOLD) {
+    if (pthread_sigmask(SIG_BLOCK, &one, &before) != 0) return SIG_ERR;
+    if (sigismember(&before, sig)) return SIG_HOLD;
+    if (sigaction(sig, NULL, &old) < 0) return SIG_ERR;
+    return old.sa_handler;
+  }
+  act.sa_handler = disp;
+  sigemptyset(&act.sa_mask);
+  act.sa_flags = 0;
+  if (sigaction(sig, &act, &old) < 0) return SIG_ERR;
+  if (pthread_sigmask(SIG_UNBLOCK, &one, &before) != 0) return SIG_ERR;
+  return sigismember(&before, sig) ? SIG_HOLD : old.sa_handler;
+}
+
+/* System V's sigignore: SIG_IGN with no flags.  */
+INTERCEPTED int sigignore(int sig) {
+  struct sigaction act;
+  act.sa_handler = SIG_IGN;
+  if (sigemptyset(&act.sa_mask) < 0) return -1;
+  act.sa_flags = 0;
+  return sigaction(sig, &act, NULL);
 }
 
 /* At exit, or when starting failed: the kept actions go in place, and

@@ -329,6 +329,20 @@ static int run_actions(void) {
   if (was == SIG_ERR || sigaction(SIGILL, NULL, &now)) return 7;
   printf("SIGILL %s %s%s\n", handler_name(was), handler_name(now.sa_handler),
          now.sa_flags & SA_RESTART ? " restart" : "");
+  /* System V's: sigset with its mask, and sigignore.  */
+  was = sigset(SIGFPE, on_segv);
+  void (*held)(int) = sigset(SIGFPE, SIG_HOLD);
+  sigset_t mask;
+  if (was == SIG_ERR || held == SIG_ERR ||
+      pthread_sigmask(SIG_BLOCK, NULL, &mask) != 0 ||
+      sigaction(SIGFPE, NULL, &now))
+    return 8;
+  printf("SIGFPE %s %s %s%s", handler_name(was), handler_name(held),
+         handler_name(now.sa_handler),
+         sigismember(&mask, SIGFPE) ? " held" : "");
+  printf(" %s\n", sigset(SIGFPE, on_usr1) == SIG_HOLD ? "was held" : "?");
+  if (sigignore(SIGABRT) != 0 || sigaction(SIGABRT, NULL, &now)) return 9;
+  printf("SIGABRT %s\n", now.sa_handler == SIG_IGN ? "ign" : "not ign");
   return 0;
 }
 
