@@ -229,6 +229,46 @@ std::pair<basic_block, basic_block> SplitEntryForCheck() {
   return {cond_bb, slow_bb};
 }
 
+// Whether the registration is the asm call of the runtime's trampoline
+// (runtime/keep_regs.h) that keeps every register but rax: x86-64 code for
+// executables, where the thread pointer is local-exec.
+bool RegisterKeepsRegisters() { return TARGET_LP64 && !flag_shlib; }
+
+// __ballarus_tc_register(&__ballarus_counters, &__ballarus_tc): a call.
+void InsertRegisterCall(gimple_stmt_iterator* gsi) {
+  // &__ballarus_tc is per thread, not a GIMPLE invariant: computed apart.
+  tree tc_addr = make_temp_ssa_name(ptr_type_node, NULL, "BLRS_tc");
+  gsi_insert_after(
+      gsi,
+      gimple_build_assign(
+          tc_addr, build_fold_addr_expr_with_type(g_thread.tc, ptr_type_node)),
+      GSI_NEW_STMT);
+  gsi_insert_after(
+      gsi,
+      gimple_build_call(
+          g_thread.register_fn, 2,
+          build_fold_addr_expr_with_type(g_thread.counters, ptr_type_node),
+          tc_addr),
+      GSI_NEW_STMT);
+}
+
+// The same registration as an asm that steps over the red zone, pushes
+// the two addresses through rax and calls __ballarus_tc_register_rs, which
+// pops them; the registration points __ballarus_tc at the thread's copy
+// (or leaves it at the shared array), so the caller reloads it.  A rare
+// path then takes no register of the function: without it, the call makes
+// a small leaf function keep its arguments in saved registers.
+void InsertRegisterKeepingRegisters(gimple_stmt_iterator* gsi) {
+  const std::string text =
+      std::string("leaq -128(%%rsp), %%rsp\n\tmovq %%fs:0, %%rax") +
+      "\n\tleaq " + AsmName(g_thread.tc) + "@tpoff(%%rax), %%rax" +
+      "\n\tpushq %%rax\n\tleaq " + AsmName(g_thread.counters) +
+      "(%%rip), %%rax\n\tpushq %%rax" +
+      "\n\tcall __ballarus_tc_register_rs\n\tleaq 128(%%rsp), %%rsp";
+  gsi_insert_after(gsi, VolatileAsm(text, NULL, {"rax", "memory", "cc"}),
+                   GSI_NEW_STMT);
+}
+
 }  // namespace
 
 void PrepareThreadCounters(tree counters) {
@@ -289,19 +329,11 @@ void EndThreadCounters() {
       &gsi, gimple_build_cond(EQ_EXPR, p1, shared, NULL_TREE, NULL_TREE),
       GSI_NEW_STMT);
 
-  // &__ballarus_tc is per thread, not a GIMPLE invariant: computed apart.
-  tree tc_addr = make_temp_ssa_name(ptr_type_node, NULL, "BLRS_tc");
-  gcall* call = gimple_build_call(
-      g_thread.register_fn, 2,
-      build_fold_addr_expr_with_type(g_thread.counters, ptr_type_node),
-      tc_addr);
   gsi = gsi_start_bb(slow_bb);
-  gsi_insert_after(
-      &gsi,
-      gimple_build_assign(
-          tc_addr, build_fold_addr_expr_with_type(g_thread.tc, ptr_type_node)),
-      GSI_NEW_STMT);
-  gsi_insert_after(&gsi, call, GSI_NEW_STMT);
+  if (RegisterKeepsRegisters())
+    InsertRegisterKeepingRegisters(&gsi);
+  else
+    InsertRegisterCall(&gsi);
   if (dump_file)
     fprintf(dump_file,
             "  per-thread counters: registration check (%s) in new entry "

@@ -124,6 +124,7 @@
 #include <unistd.h>
 
 #include "runtime/ballarus_format.h"
+#include "runtime/keep_regs.h"
 #include "runtime/thread_counters.h"
 
 #define HIDDEN __attribute__((visibility("hidden")))
@@ -552,3 +553,27 @@ __attribute__((destructor)) static void tc_module_dtor(void) {
   tc_g = NULL;
   pthread_mutex_unlock(&tc_lock);
 }
+
+/* ---------------------------------------------------------------------- */
+/* Registration as x86-64 code for executables reaches it: an asm call of
+   __ballarus_tc_register_rs with the TU's counters and thread pointer
+   pushed (plugin/thread_counters.cc), through the trampoline of
+   keep_regs.h, so that a function's check keeps all its registers.  The
+   caller reloads its thread pointer afterwards.  */
+
+#if defined(__x86_64__) && defined(__LP64__)
+
+HIDDEN void *ballarus_tc_register_nc(void *counters, void *tc);
+
+void *ballarus_tc_register_nc(void *counters, void *tc) {
+  int old;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+  void *p = __ballarus_tc_register(counters, tc);
+  pthread_setcancelstate(old, &old);
+  return p;
+}
+
+__asm__(".text\n" KEEP_REGS_ENTRY("__ballarus_tc_register_rs",
+                                  "ballarus_tc_register_nc", "16"));
+
+#endif

@@ -5,7 +5,7 @@
      trace_file.c    the file, start, fork, exit and finish;
      trace_fault.c   the fatal-signal handler and the FAULT record;
      trace_regs.c    the slow paths as x86-64 instrumented code calls
-                     them, every register kept.
+                     them, every register kept (keep_regs.h).
    Everything here is hidden: each module's copy of the runtime has its own
    (trace_buffer.h BALLARUS_TRACE_SHARED says which copy the process uses).  */
 
