@@ -28,6 +28,12 @@
 //   <bb 9>:
 //   # BLRS_tc_3 = PHI <BLRS_tc_1(7), BLRS_tc_2(8)>
 //
+// In x86-64 code for executables the check reads the runtime's
+// thread-local pointer to the thread's copy instead, `cmpq $0,
+// %fs:__ballarus_tc_mine@tpoff` (no address of the array to form), and the
+// call is an asm that keeps every register (runtime/keep_regs.h), after
+// which the function reloads its pointer.
+//
 // Registration points every TU pointer of the module at the thread's copy
 // (the runtime finds them through the table below), so the other
 // functions need no check.  A thread that reaches a TU's code before any
@@ -234,6 +240,35 @@ std::pair<basic_block, basic_block> SplitEntryForCheck() {
 // executables, where the thread pointer is local-exec.
 bool RegisterKeepsRegisters() { return TARGET_LP64 && !flag_shlib; }
 
+// extern __thread void *__ballarus_tc_mine (hidden, local-exec): the
+// runtime's pointer to the thread's copy, NULL until it registers.
+tree RuntimeCopyDecl() {
+  static tree decl = NULL_TREE;
+  if (decl != NULL_TREE) return decl;
+  decl = build_decl(BUILTINS_LOCATION, VAR_DECL,
+                    get_identifier("__ballarus_tc_mine"), ptr_type_node);
+  DECL_EXTERNAL(decl) = 1;
+  TREE_PUBLIC(decl) = 1;
+  DECL_ARTIFICIAL(decl) = 1;
+  DECL_VISIBILITY(decl) = VISIBILITY_HIDDEN;
+  DECL_VISIBILITY_SPECIFIED(decl) = 1;
+  set_decl_tls_model(decl, TLS_MODEL_LOCAL_EXEC);
+  varpool_node::get_create(decl);
+  return decl;
+}
+
+// if (var == unregistered) goto slow: the end of the check's block.
+void InsertUnregisteredTest(gimple_stmt_iterator* gsi, tree var,
+                            tree unregistered) {
+  tree v = make_temp_ssa_name(TREE_TYPE(var), NULL, "BLRS_tc");
+  gsi_insert_after(gsi, gimple_build_assign(v, var), GSI_NEW_STMT);
+  gsi_insert_after(gsi,
+                   gimple_build_cond(EQ_EXPR, v,
+                                     fold_convert(TREE_TYPE(var), unregistered),
+                                     NULL_TREE, NULL_TREE),
+                   GSI_NEW_STMT);
+}
+
 // __ballarus_tc_register(&__ballarus_counters, &__ballarus_tc): a call.
 void InsertRegisterCall(gimple_stmt_iterator* gsi) {
   // &__ballarus_tc is per thread, not a GIMPLE invariant: computed apart.
@@ -320,20 +355,17 @@ void EndThreadCounters() {
   }
   const auto [cond_bb, slow_bb] = SplitEntryForCheck();
 
-  tree type = TREE_TYPE(g_thread.tc);
-  tree shared = build_fold_addr_expr(g_thread.counters);
-  tree p1 = make_temp_ssa_name(type, NULL, "BLRS_tc");
   gimple_stmt_iterator gsi = gsi_start_bb(cond_bb);
-  gsi_insert_after(&gsi, gimple_build_assign(p1, g_thread.tc), GSI_NEW_STMT);
-  gsi_insert_after(
-      &gsi, gimple_build_cond(EQ_EXPR, p1, shared, NULL_TREE, NULL_TREE),
-      GSI_NEW_STMT);
-
-  gsi = gsi_start_bb(slow_bb);
-  if (RegisterKeepsRegisters())
+  if (RegisterKeepsRegisters()) {
+    InsertUnregisteredTest(&gsi, RuntimeCopyDecl(), null_pointer_node);
+    gsi = gsi_start_bb(slow_bb);
     InsertRegisterKeepingRegisters(&gsi);
-  else
+  } else {
+    InsertUnregisteredTest(&gsi, g_thread.tc,
+                           build_fold_addr_expr(g_thread.counters));
+    gsi = gsi_start_bb(slow_bb);
     InsertRegisterCall(&gsi);
+  }
   if (dump_file)
     fprintf(dump_file,
             "  per-thread counters: registration check (%s) in new entry "

@@ -86,7 +86,11 @@ typedef struct ballarus_tu_desc {
    this thread) into it, and returns this TU's; or returns the shared array
    itself if it cannot (the thread then counts into the shared counters,
    unsynchronised).  Defined with hidden visibility in libballarus_rt.a, so
-   every module has its own.  */
+   every module has its own.  In x86-64 code for executables the check is
+   whether the runtime's thread-local __ballarus_tc_mine (the thread's
+   copy) is still NULL, read local-exec: one compare with memory, no
+   address to form; and the call is an asm call of
+   __ballarus_tc_register_rs (keep_regs.h).  */
 #define BALLARUS_THREAD_SECTION "ballarus_thread_ctrs"
 #define BALLARUS_TC_TABLE_SECTION "ballarus_tc_table"
 

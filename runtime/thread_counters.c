@@ -130,11 +130,13 @@
 #define HIDDEN __attribute__((visibility("hidden")))
 
 /* The slow path's state for this thread, and its copy (NULL until it
-   registers, and again after its copy was folded at thread exit).  */
+   registers, and again after its copy was folded at thread exit).  The
+   copy's pointer is also the registration check of x86-64 code for
+   executables (ballarus_format.h): not NULL, registered.  */
 enum { TC_IDLE = 0, TC_BUSY = 1, TC_FAILED = 2 };
 static __thread int tc_state;
 typedef struct tc_copy tc_copy;
-static __thread tc_copy *tc_mine;
+HIDDEN __thread tc_copy *__ballarus_tc_mine;
 
 extern uint64_t __start_ballarus_thread_ctrs[]
     __attribute__((weak, visibility("hidden")));
@@ -355,7 +357,7 @@ static void tc_thread_exit(void *p) {
   pthread_mutex_unlock(&tc_lock);
   if (fd >= 0) close(fd);
   point_tus(c->tls_block, NULL);
-  if (tc_mine == c) tc_mine = NULL;
+  if (__ballarus_tc_mine == c) __ballarus_tc_mine = NULL;
   munmap(c, c->map_size);
 }
 
@@ -367,7 +369,7 @@ static void tc_parent(void) { pthread_mutex_unlock(&tc_lock); }
 
 static void tc_child(void) {
   pthread_mutex_init(&tc_lock, NULL);
-  tc_copy *mine = tc_mine;
+  tc_copy *mine = __ballarus_tc_mine;
   tc_copy *c = tc_head;
   while (c != NULL) {
     tc_copy *next = c->next;
@@ -442,7 +444,7 @@ static const ballarus_tc_entry *find_tu(const uint64_t *counters) {
 
 HIDDEN void *__ballarus_tc_register(void *counters, void *tc) {
   uint64_t *shared = counters;
-  tc_copy *c = tc_mine;
+  tc_copy *c = __ballarus_tc_mine;
   if (c != NULL) {
     /* Registered already (this TU's pointer was found at its array: a
        check racing with this thread's own registration, from a signal
@@ -476,7 +478,7 @@ HIDDEN void *__ballarus_tc_register(void *counters, void *tc) {
   if (tc_head != NULL) tc_head->prev = c;
   tc_head = c;
   pthread_mutex_unlock(&tc_lock);
-  tc_mine = c;
+  __ballarus_tc_mine = c;
   point_tus(c->tls_block, c);
   /* May allocate (keys past the first 32): an instrumented malloc then
      already counts into the new copy.  */
@@ -514,7 +516,7 @@ void ballarus_tc_sync(int op) {
   }
   drain_g(n, fd, !reset);
   for (tc_copy *c = tc_head; c != NULL; c = c->next)
-    fold_copy(c, n, fd, c == tc_mine ? TC_MOVE : TC_G_ADD, !reset);
+    fold_copy(c, n, fd, c == __ballarus_tc_mine ? TC_MOVE : TC_G_ADD, !reset);
   if (fd >= 0) close(fd);
   pthread_mutex_unlock(&tc_lock);
 }
