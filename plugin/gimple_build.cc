@@ -34,4 +34,18 @@ gasm* VolatileAsm(const std::string& text, vec<tree, va_gc>* inputs,
   return a;
 }
 
+tree ExternThreadLocal(const char* name, tree type,
+                       symbol_visibility visibility, tls_model model) {
+  tree decl =
+      build_decl(BUILTINS_LOCATION, VAR_DECL, get_identifier(name), type);
+  DECL_EXTERNAL(decl) = 1;
+  TREE_PUBLIC(decl) = 1;
+  DECL_ARTIFICIAL(decl) = 1;
+  DECL_VISIBILITY(decl) = visibility;
+  DECL_VISIBILITY_SPECIFIED(decl) = 1;
+  set_decl_tls_model(decl, model);
+  varpool_node::get_create(decl);
+  return decl;
+}
+
 }  // namespace ballarus::plugin

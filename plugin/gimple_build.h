@@ -1,5 +1,6 @@
 // gimple_build.h — GIMPLE pieces that several emitters build alike: a
-// branch split off an edge, a volatile asm.  See gimple_build.cc.
+// branch split off an edge, a volatile asm, a declaration of the runtime's
+// thread-local variables.  See gimple_build.cc.
 #ifndef BALLARUS_PLUGIN_GIMPLE_BUILD_H_
 #define BALLARUS_PLUGIN_GIMPLE_BUILD_H_
 
@@ -21,6 +22,11 @@ basic_block Diamond(edge e, profile_probability true_prob);
 // clobbers.
 gasm* VolatileAsm(const std::string& text, vec<tree, va_gc>* inputs,
                   std::initializer_list<const char*> clobbers);
+
+// extern __thread TYPE NAME; a variable the runtime defines, with the
+// given visibility and TLS model.
+tree ExternThreadLocal(const char* name, tree type,
+                       symbol_visibility visibility, tls_model model);
 
 }  // namespace ballarus::plugin
 

@@ -244,16 +244,9 @@ bool RegisterKeepsRegisters() { return TARGET_LP64 && !flag_shlib; }
 // runtime's pointer to the thread's copy, NULL until it registers.
 tree RuntimeCopyDecl() {
   static tree decl = NULL_TREE;
-  if (decl != NULL_TREE) return decl;
-  decl = build_decl(BUILTINS_LOCATION, VAR_DECL,
-                    get_identifier("__ballarus_tc_mine"), ptr_type_node);
-  DECL_EXTERNAL(decl) = 1;
-  TREE_PUBLIC(decl) = 1;
-  DECL_ARTIFICIAL(decl) = 1;
-  DECL_VISIBILITY(decl) = VISIBILITY_HIDDEN;
-  DECL_VISIBILITY_SPECIFIED(decl) = 1;
-  set_decl_tls_model(decl, TLS_MODEL_LOCAL_EXEC);
-  varpool_node::get_create(decl);
+  if (decl == NULL_TREE)
+    decl = ExternThreadLocal("__ballarus_tc_mine", ptr_type_node,
+                             VISIBILITY_HIDDEN, TLS_MODEL_LOCAL_EXEC);
   return decl;
 }
 
