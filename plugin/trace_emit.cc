@@ -38,7 +38,8 @@ namespace {
 
 // Whether the statement is a call that may run traced code, longjmp or
 // throw: every call but GCC's internal functions (over-approximating is
-// safe: it only adds blocking witnesses).
+// safe: it only adds site stores, and blocking witnesses in plans that
+// block calls).
 bool IsTracedCall(gimple* stmt) {
   return is_gimple_call(stmt) && !gimple_call_internal_p(stmt);
 }
