@@ -102,6 +102,7 @@ std::vector<uint8_t> EncodeTracePlanExtension(const TracePlan& plan,
   std::vector<uint8_t> out;
   uint32_t flags = naive ? kTracePlanNaive : 0u;
   if (!plan.witness_blocks.empty()) flags |= kTracePlanBlockWitnesses;
+  if (plan.calls == CallDecision::kSite) flags |= kTracePlanSites;
   PutWord(flags, &out);
   std::vector<uint32_t> calls;
   for (size_t b = 0; b < plan.call_block.size(); ++b)
@@ -127,7 +128,8 @@ bool DecodeTracePlanExtension(const Function& fn,
   std::vector<uint32_t> calls, witnesses, unwitnessable, blocks;
   const uint32_t n_edges = static_cast<uint32_t>(fn.edges.size());
   const uint32_t n_blocks = static_cast<uint32_t>(fn.blocks.size());
-  const uint32_t known = kTracePlanNaive | kTracePlanBlockWitnesses;
+  const uint32_t known =
+      kTracePlanNaive | kTracePlanBlockWitnesses | kTracePlanSites;
   if (!GetWord(bytes, &pos, &flags) || (flags & ~known) != 0 ||
       !GetList(bytes, &pos, n_blocks, &calls) ||
       !GetList(bytes, &pos, n_edges, &witnesses) ||
@@ -153,6 +155,7 @@ bool DecodeTracePlanExtension(const Function& fn,
   }
   plan->unwitnessable.assign(unwitnessable.begin(), unwitnessable.end());
   plan->witness_blocks = blocks;
+  if (flags & kTracePlanSites) plan->calls = CallDecision::kSite;
   return true;
 }
 

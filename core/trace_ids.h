@@ -16,7 +16,11 @@
 // otherwise carry, so the instrumenting side stores it as the function's
 // kTracePlanExtensionTag extension: little-endian uint32 words
 //   flags (bit 0 kTracePlanNaive: every block writes its index instead;
-//          bit 1 kTracePlanBlockWitnesses: the last list follows),
+//          bit 1 kTracePlanBlockWitnesses: the last list follows;
+//          bit 2 kTracePlanSites: call blocks are not blocked, the events'
+//          sites decide branches towards them, CallDecision::kSite — a
+//          reader that does not know the bit refuses the plan, as it could
+//          not regenerate its traces),
 //   n, the n call blocks (ascending),
 //   w, the w witness edges (edge indices, by witness id),
 //   u, the u unwitnessable edges,
@@ -40,6 +44,7 @@ namespace ballarus {
 inline constexpr uint32_t kTracePlanExtensionTag = BALLARUS_TRACE_EXTENSION_TAG;
 inline constexpr uint32_t kTracePlanNaive = BALLARUS_TRACE_PLAN_NAIVE;
 inline constexpr uint32_t kTracePlanBlockWitnesses = 2;
+inline constexpr uint32_t kTracePlanSites = 4;
 inline constexpr uint32_t kTraceEventTag = BALLARUS_TRACE_EVENT_TAG;
 inline constexpr uint32_t kTraceEventEnd = BALLARUS_TRACE_EVENT_END;
 inline constexpr uint32_t kTraceEventLand = BALLARUS_TRACE_EVENT_LAND;

@@ -82,6 +82,29 @@ TEST(TraceIds, PlanExtensionRoundTrip) {
   EXPECT_TRUE(std::equal(naive.begin() + 1, naive.end(), bytes.begin() + 1));
 }
 
+TEST(TraceIds, SiteDecidedPlanRoundTrip) {
+  TestFunction t = CallInLoop(1);
+  std::vector<bool> calls(t.callee.size());
+  for (size_t b = 0; b < calls.size(); ++b) calls[b] = t.callee[b] >= 0;
+  const TracePlan sites = PlanTrace(t.fn, {}, calls, CallDecision::kSite);
+  ASSERT_EQ(sites.calls, CallDecision::kSite);
+  std::vector<uint8_t> bytes = EncodeTracePlanExtension(sites);
+  EXPECT_EQ(bytes[0], kTracePlanSites);
+  TracePlan back;
+  std::string error;
+  ASSERT_TRUE(DecodeTracePlanExtension(t.fn, bytes, &back, &error)) << error;
+  EXPECT_EQ(back.calls, CallDecision::kSite);
+  EXPECT_EQ(back.witness_edges, sites.witness_edges);
+  // A plan of the paper's placement (an older build's) has no bit 2 and
+  // reads back as such.
+  const TracePlan old = PlanTrace(t.fn, {}, calls);
+  bytes = EncodeTracePlanExtension(old);
+  EXPECT_EQ(bytes[0], 0u);
+  ASSERT_TRUE(DecodeTracePlanExtension(t.fn, bytes, &back, &error)) << error;
+  EXPECT_EQ(back.calls, CallDecision::kBlockingWitness);
+  EXPECT_EQ(back.witness_edges, old.witness_edges);
+}
+
 TEST(TraceIds, BlockWitnessesRoundTrip) {
   TestFunction t = ComputedGotoLoop(1);
   std::vector<bool> calls(t.callee.size());
@@ -106,7 +129,7 @@ TEST(TraceIds, BlockWitnessesRoundTrip) {
   EXPECT_FALSE(DecodeTracePlanExtension(t.fn, empty, &back, &error));
   // An unknown flag bit.
   std::vector<uint8_t> unknown = bytes;
-  unknown[0] |= 4;
+  unknown[0] |= 8;  // bits 0-2 are known (trace_ids.h)
   EXPECT_FALSE(DecodeTracePlanExtension(t.fn, unknown, &back, &error));
 }
 

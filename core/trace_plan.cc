@@ -3,6 +3,7 @@
 #include "core/trace_plan.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/spanning_tree.h"
 
@@ -66,7 +67,7 @@ std::vector<uint32_t> WitnessBlocks(const Function& fn,
   return out;
 }
 
-// blockers(G, v) for every call block, EXIT and each `extra` target: a
+// blockers(G, v) for every `call_block`, EXIT and each `extra` target: a
 // backward search from v through non-predicates; each flow edge into a
 // visited vertex from a predicate is a blocker.  A block with a block
 // witness blocks every path through it: the search stops there.
@@ -107,10 +108,9 @@ std::vector<bool> BlockingEdges(const Function& fn,
   return blocking;
 }
 
-}  // namespace
-
-TracePlan PlanTrace(const Function& fn, const std::vector<uint64_t>& weights,
-                    const std::vector<bool>& call_blocks) {
+// The placement, call blocks blocked or not (trace_plan.h).
+TracePlan Place(const Function& fn, const std::vector<uint64_t>& weights,
+                const std::vector<bool>& call_blocks, bool block_calls) {
   const size_t nb = fn.blocks.size();
   const size_t ne = fn.edges.size();
   TracePlan plan;
@@ -126,9 +126,10 @@ TracePlan PlanTrace(const Function& fn, const std::vector<uint64_t>& weights,
   // could be reached from one predicate on witness-free paths.
   const bool block_dispatch =
       std::count(dispatch.begin(), dispatch.end(), true) >= 2;
-  const std::vector<bool> blocking = BlockingEdges(
-      fn, plan.call_block,
-      block_dispatch ? dispatch : std::vector<bool>(nb, false), has_bw);
+  const std::vector<bool> none(nb, false);
+  const std::vector<bool> blocking =
+      BlockingEdges(fn, block_calls ? plan.call_block : none,
+                    block_dispatch ? dispatch : none, has_bw);
   // Flow edges into a witnessed block: a witness of their own.
   std::vector<bool> forced(ne, false);
   for (size_t i = 0; i < ne; ++i) {
@@ -169,6 +170,58 @@ TracePlan PlanTrace(const Function& fn, const std::vector<uint64_t>& weights,
     plan.witness_edges.push_back(i);
   }
   return plan;
+}
+
+}  // namespace
+
+TracePlan PlanTrace(const Function& fn, const std::vector<uint64_t>& weights,
+                    const std::vector<bool>& call_blocks, CallDecision calls) {
+  if (calls == CallDecision::kBlockingWitness)
+    return Place(fn, weights, call_blocks, true);
+  TracePlan plan = Place(fn, weights, call_blocks, false);
+  plan.calls = CallDecision::kSite;
+  if (SitesDisjoint(fn, plan)) return plan;
+  return Place(fn, weights, call_blocks, true);
+}
+
+bool SitesDisjoint(const Function& fn, const TracePlan& plan) {
+  const size_t nb = fn.blocks.size();
+  std::vector<std::vector<size_t>> succ(nb);
+  for (size_t i = 0; i < fn.edges.size(); ++i) {
+    const Edge& e = fn.edges[i];
+    if (IsTraceFlowEdge(e) && e.src < nb && e.dst < nb) succ[e.src].push_back(i);
+  }
+  // Per predicate: which out-edge reached each block first (`owner`, valid
+  // where stamp == round), kShared once two of them have.  A block reached
+  // from two goes on as shared, so that a call block past it is found.
+  constexpr size_t kShared = ~size_t{0};
+  std::vector<size_t> owner(nb, 0);
+  std::vector<uint32_t> stamp(nb, 0);
+  uint32_t round = 0;
+  std::vector<std::pair<size_t, size_t>> stack;  // (edge, owner)
+  for (size_t p = 0; p < nb; ++p) {
+    if (succ[p].size() < 2) continue;
+    ++round;
+    for (size_t k = 0; k < succ[p].size(); ++k) stack.emplace_back(succ[p][k], k);
+    while (!stack.empty()) {
+      const auto [e, k] = stack.back();
+      stack.pop_back();
+      const uint32_t x = fn.edges[e].dst;
+      if (plan.witness_of_edge[e] != kNoWitness ||
+          BlockWitness(plan, x) != kNoWitness)
+        continue;
+      size_t now = k;
+      if (stamp[x] == round) {
+        if (owner[x] == k || owner[x] == kShared) continue;
+        now = kShared;
+      }
+      if (now == kShared && x < plan.call_block.size() && plan.call_block[x])
+        return false;
+      stamp[x] = round, owner[x] = now;
+      for (size_t next : succ[x]) stack.emplace_back(next, now);
+    }
+  }
+  return true;
 }
 
 }  // namespace ballarus

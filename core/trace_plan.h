@@ -7,17 +7,31 @@
 // other branch from the CFG and the next witness still to be read.
 //
 // Placement (§4.2, the two-step algorithm the paper recommends):
-//   1. blocking witnesses: for every call block and for EXIT, the edges
+//   1. blocking witnesses: for EXIT (and, with CallDecision::
+//      kBlockingWitness, for every call block), the edges
 //      blockers(G, v) = { p->x0 | p a predicate, x0..x(n-1) not predicates,
 //      x(n) = v } — the predicate out-edges as far from v as possible.  Then
-//      no witness-free path leads from a predicate to a call or to EXIT, so
+//      no witness-free path leads from a predicate to EXIT (or a call), so
 //      a witness read to decide a branch was written by this activation, not
-//      by a callee or the caller;
+//      by the caller (or a callee);
 //   2. the chords of the maximum spanning tree (core/spanning_tree.h) of the
 //      CFG (without the closed graph's virtual edge EXIT->ENTRY, which
 //      profiling needs and tracing does not) from which the blocking edges
 //      are excluded: E - Ewit then holds no diamond and no directed cycle,
 //      i.e. Trace(Ewit) is solved.
+// Calls (CallDecision::kSite, the paper's footnote 3: the stream holds
+// other data than witnesses): a call block is not blocked.  A predicate p
+// may then reach call blocks witness-free; because E - Ewit holds no
+// diamond, each such block s is reached from one successor of p only
+// (site(p, q) = the call blocks reached witness-free from p through q:
+// disjoint for the successors q of p).  When the regenerator stands at p
+// and the next event is not a witness but one of a call this activation
+// makes (a kEnter, kLand or kEnd naming it by depth, below), the event's
+// site s picks the successor whose site set holds s.  A call whose callee
+// is untraced writes nothing: the walk goes on past it as before.
+// PlanTrace checks the disjointness on the plan it made, and falls back to
+// blocking the call blocks where it does not hold (an inexact plan, with
+// unwitnessable edges).
 // Only flow edges take part (IsTraceFlowEdge): fake and ignored edges are
 // never walked by ordinary control flow; abnormal re-entries are announced
 // in the stream instead (TraceEventKind::kLand).
@@ -73,8 +87,8 @@
 // function stores before each call, and before each resx (a cleanup that
 // goes on unwinding out of the function, as a throwing call does: its
 // block is a call block).
-// Normal returns write nothing: the blocking witnesses make the regenerator
-// reach EXIT by itself.  Untraced callees write nothing.
+// Normal returns write nothing: EXIT's blocking witnesses make the
+// regenerator reach EXIT by itself.  Untraced callees write nothing.
 #ifndef BALLARUS_CORE_TRACE_PLAN_H_
 #define BALLARUS_CORE_TRACE_PLAN_H_
 
@@ -87,6 +101,12 @@
 namespace ballarus {
 
 enum class TraceEventKind : uint8_t { kWitness, kEnter, kLand, kEnd };
+
+// How a branch towards a call block is decided (see above).
+enum class CallDecision : uint8_t {
+  kBlockingWitness,  // blocking witnesses before every call (§4.2)
+  kSite,             // the call's events, by their site
+};
 
 struct TraceEvent {
   TraceEventKind kind = TraceEventKind::kWitness;
@@ -118,6 +138,9 @@ struct TracePlan {
   // Blocks with a block witness (the targets of computed gotos), ascending;
   // witness_blocks[k]'s witness id is witness_edges.size() + k.
   std::vector<uint32_t> witness_blocks;
+  // Whether call blocks were blocked (kBlockingWitness) or are decided by
+  // the events' sites (kSite).
+  CallDecision calls = CallDecision::kBlockingWitness;
 };
 
 // The block witness id of `block`, or kNoWitness.
@@ -140,9 +163,17 @@ std::vector<uint32_t> FlowOutDegrees(const Function& fn);
 
 // The witness placement of `fn`.  weights[i] estimates fn.edges[i]'s
 // frequency (missing entries count as 0); call_blocks[b] says block b holds
-// a call (missing entries: no call).  Deterministic.
+// a call (missing entries: no call).  With CallDecision::kSite the result's
+// `calls` is kBlockingWitness if SitesDisjoint failed on the site-decided
+// placement.  Deterministic.
 TracePlan PlanTrace(const Function& fn, const std::vector<uint64_t>& weights,
-                    const std::vector<bool>& call_blocks);
+                    const std::vector<bool>& call_blocks,
+                    CallDecision calls = CallDecision::kBlockingWitness);
+
+// Whether, for every predicate of `fn`, the call blocks its flow out-edges
+// reach witness-free (through calls, up to a witness or a block witness)
+// are disjoint: the events' sites then decide its branch.
+bool SitesDisjoint(const Function& fn, const TracePlan& plan);
 
 }  // namespace ballarus
 

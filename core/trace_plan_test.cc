@@ -99,6 +99,81 @@ TEST(TracePlan, RandomGraphsAreTraceable) {
   }
 }
 
+// CallDecision::kSite: Trace(Ewit), EXIT blocked, and the call blocks a
+// predicate's out-edges reach witness-free pairwise disjoint (each found
+// by its own search), with no more witnesses than the paper's placement.
+void ExpectSiteDecided(const TestFunction& t, const std::vector<uint64_t>& w) {
+  const Function& f = t.fn;
+  const TracePlan p = PlanTrace(f, w, CallBlocks(t), CallDecision::kSite);
+  const TracePlan old = PlanTrace(f, w, CallBlocks(t));
+  EXPECT_EQ(p.calls, CallDecision::kSite) << f.name;
+  EXPECT_LE(p.witness_edges.size(), old.witness_edges.size()) << f.name;
+  EXPECT_TRUE(SitesDisjoint(f, p)) << f.name;
+  const std::vector<uint32_t> out = FlowOutDegrees(f);
+  for (uint32_t s = 0; s < f.blocks.size(); ++s) {
+    size_t extra = 0;
+    WitnessFree(f, p, s, &extra);
+    EXPECT_EQ(extra, 0u) << f.name << ": diamond or cycle from " << s;
+    if (out[s] < 2) continue;
+    std::vector<int> owner(f.blocks.size(), -1);
+    for (const Edge& e : f.edges) {
+      if (e.src != s || !IsTraceFlowEdge(e)) continue;
+      const size_t i = &e - f.edges.data();
+      if (p.witness_of_edge[i] != kNoWitness) continue;
+      const std::vector<bool> r = WitnessFree(f, p, e.dst, &extra);
+      EXPECT_FALSE(r[kExitBlock]) << f.name << ": " << s << " reaches EXIT";
+      for (uint32_t b = 0; b < f.blocks.size(); ++b) {
+        if (!r[b] || t.callee[b] < 0) continue;
+        EXPECT_EQ(owner[b], -1) << f.name << ": " << s << " reaches call "
+                                << b << " by two out-edges";
+        owner[b] = static_cast<int>(i);
+      }
+    }
+  }
+}
+
+TEST(TracePlan, SiteDecidedPlansAreTraceable) {
+  for (const TestFunction& t :
+       {IfElse(), WhileLoop(), CallInLoop(0), CallingSelfLoop(0),
+        Recursive(0, 1), CallsBelowBranches(0), ComputedGotoLoop(0)})
+    for (uint64_t seed = 0; seed < 4; ++seed) {
+      std::vector<uint64_t> w(t.fn.edges.size());
+      for (size_t i = 0; i < w.size(); ++i) w[i] = (i * 7 + seed * 13) % 10;
+      ExpectSiteDecided(t, w);
+    }
+  std::mt19937 rng(2025);
+  for (int i = 0; i < 500; ++i) {
+    const TestFunction t = RandomCfg(rng);
+    std::vector<uint64_t> w(t.fn.edges.size());
+    for (uint64_t& x : w) x = rng() % 100;
+    ExpectSiteDecided(t, w);
+  }
+}
+
+TEST(TracePlan, SitesInsteadOfCallBlockers) {
+  // Figure 15 again: only EXIT's blockers 5->7 and 6->7; the diamond
+  // 2->3->5, 2->4->5 needs one chord, and 5 is reached from one side.
+  const TestFunction t = CallsBelowBranches(0);
+  const TracePlan p = PlanTrace(t.fn, {}, CallBlocks(t), CallDecision::kSite);
+  EXPECT_EQ(p.calls, CallDecision::kSite);
+  EXPECT_EQ(p.blocking, (V{5, 6}));
+  EXPECT_EQ(p.witness_edges.size(), 3u);  // the paper's placement: 4
+}
+
+TEST(TracePlan, SitesDisjointSeesACallBelowADiamond) {
+  // Without witnesses both out-edges of 2 reach the call at 5 (through 3
+  // and 4), and 6 past it.
+  const TestFunction t = CallsBelowBranches(0);
+  TracePlan none;
+  none.witness_of_edge.assign(t.fn.edges.size(), kNoWitness);
+  none.call_block = CallBlocks(t);
+  EXPECT_FALSE(SitesDisjoint(t.fn, none));
+  none.call_block[5] = false;  // the call at 6 is still below the diamond
+  EXPECT_FALSE(SitesDisjoint(t.fn, none));
+  none.call_block[6] = false;
+  EXPECT_TRUE(SitesDisjoint(t.fn, none));
+}
+
 TEST(TracePlan, IfElseBlocksBothArmsForExit) {
   // 2->3 and 2->4 lead to EXIT without another predicate: both blockers.
   const TestFunction t = IfElse();

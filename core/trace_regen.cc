@@ -15,6 +15,9 @@ struct Tables {
   // A computed goto's dispatch block: the blocks it may go to.
   std::vector<std::vector<uint32_t>> targets;
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> choice;
+  // For predicates: (call block, out-edge) of the call blocks each out-edge
+  // reaches witness-free (site(p, q), trace_plan.h).
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> site_choice;
   std::vector<bool> has_choice;
 };
 
@@ -35,6 +38,7 @@ Tables BuildTables(const Function& fn) {
   const size_t nb = fn.blocks.size();
   t.succ.resize(nb);
   t.choice.resize(nb);
+  t.site_choice.resize(nb);
   t.has_choice.assign(nb, false);
   for (size_t i = 0; i < fn.edges.size(); ++i) {
     const Edge& e = fn.edges[i];
@@ -45,12 +49,19 @@ Tables BuildTables(const Function& fn) {
   return t;
 }
 
+void SortUnique(std::vector<std::pair<uint32_t, uint32_t>>* pairs) {
+  std::sort(pairs->begin(), pairs->end());
+  pairs->erase(std::unique(pairs->begin(), pairs->end()), pairs->end());
+}
+
 // witness(p, q) for each flow out-edge p->q: the witnesses first met on
-// witness-free paths that start with that edge.  A path ends at a block
-// witness; at a dispatch block it goes on to its targets' block witnesses.
+// witness-free paths that start with that edge, and site(p, q): the call
+// blocks on them.  A path ends at a block witness; at a dispatch block it
+// goes on to its targets' block witnesses.
 void ComputeChoice(const Function& fn, const TracePlan& plan, Tables* t,
                    uint32_t p) {
   auto& pairs = t->choice[p];
+  auto& sites = t->site_choice[p];
   std::vector<bool> seen(fn.blocks.size(), false);
   for (uint32_t e0 : t->succ[p]) {
     std::fill(seen.begin(), seen.end(), false);
@@ -71,6 +82,7 @@ void ComputeChoice(const Function& fn, const TracePlan& plan, Tables* t,
         pairs.emplace_back(static_cast<uint32_t>(bw), e0);
         continue;
       }
+      if (plan.call_block[x]) sites.emplace_back(x, e0);
       for (uint32_t b : t->targets[x]) {
         const int64_t tw = BlockWitness(plan, b);
         if (tw != kNoWitness) pairs.emplace_back(static_cast<uint32_t>(tw), e0);
@@ -78,8 +90,8 @@ void ComputeChoice(const Function& fn, const TracePlan& plan, Tables* t,
       for (uint32_t next : t->succ[x]) edges.push_back(next);
     }
   }
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  SortUnique(&pairs);
+  SortUnique(&sites);
   t->has_choice[p] = true;
 }
 
@@ -209,7 +221,11 @@ class Regenerator {
       idle_ = 0;
       return true;
     }
-    if (plan(f).call_block[f.pc] && !f.calls_done) return Calls(f);
+    // With a witness read but not yet taken, the calls on the way wrote
+    // nothing: their events would have come before it.
+    if (plan(f).call_block[f.pc] && !f.calls_done &&
+        f.pending == kNoWitness)
+      return Calls(f);
     return Advance(f);
   }
 
@@ -324,19 +340,40 @@ class Regenerator {
     if (f.pending == kNoWitness && pos_ == events_.size() &&
         !from_.stop.frames.empty())
       return TowardStop(f);
+    Tables& t = tables_[f.fid];
+    if (!t.has_choice[f.pc]) ComputeChoice(*program_[f.fid].fn, plan(f), &t, f.pc);
+    if (f.pending == kNoWitness && plan(f).calls == CallDecision::kSite &&
+        OwnCallNext())
+      return Choose(f, t.site_choice[f.pc], events_[pos_].site, "call block");
     if (f.pending == kNoWitness) {
       if (!ReadWitness(&f.pending)) return false;
     }
-    Tables& t = tables_[f.fid];
-    if (!t.has_choice[f.pc]) ComputeChoice(*program_[f.fid].fn, plan(f), &t, f.pc);
-    const auto& pairs = t.choice[f.pc];
-    auto it = std::lower_bound(
-        pairs.begin(), pairs.end(),
-        std::make_pair(static_cast<uint32_t>(f.pending), uint32_t{0}));
-    if (it == pairs.end() || it->first != f.pending)
-      return Fail("witness reachable from no successor of the branch");
-    if (it + 1 != pairs.end() && (it + 1)->first == f.pending)
-      return Fail("witness reachable from two successors (plan not exact)");
+    return Choose(f, t.choice[f.pc], static_cast<uint32_t>(f.pending),
+                  "witness");
+  }
+
+  // The next event is one of a call the innermost activation makes (its
+  // number of live activations, itself included, is the stack's): the
+  // call's block, its site, is ahead of the walk without a witness.
+  bool OwnCallNext() const {
+    if (pos_ == events_.size()) return false;
+    const TraceEvent& ev = events_[pos_];
+    if (ev.kind == TraceEventKind::kWitness) return false;
+    const uint32_t live = ev.kind == TraceEventKind::kLand ? ev.live : ev.depth;
+    return live == stack_.size();
+  }
+
+  // Takes the out-edge that `pairs` (key, out-edge) gives for `key`.
+  bool Choose(Frame& f, const std::vector<std::pair<uint32_t, uint32_t>>& pairs,
+              uint32_t key, const char* what) {
+    auto it = std::lower_bound(pairs.begin(), pairs.end(),
+                               std::make_pair(key, uint32_t{0}));
+    if (it == pairs.end() || it->first != key)
+      return Fail(std::string(what) + " reachable from no successor of the "
+                  "branch");
+    if (it + 1 != pairs.end() && (it + 1)->first == key)
+      return Fail(std::string(what) + " reachable from two successors (plan "
+                  "not exact)");
     return Take(f, it->second);
   }
 

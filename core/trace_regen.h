@@ -6,10 +6,16 @@
 // goes to the successor q whose witness set witness(p, q) — the witnesses
 // first met on witness-free paths from p through q — holds the next unread
 // witness (the sets of one predicate are disjoint because E - Ewit holds no
-// diamond).  Taking a witnessed edge consumes its witness.  At a call block
+// diamond).  Taking a witnessed edge consumes its witness.  With a plan
+// whose calls are decided by sites (CallDecision::kSite), a predicate whose
+// next event is one of a call this activation makes (kEnter, kLand, kEnd)
+// goes to the successor that reaches the event's site without a witness
+// (unique for the same reason), and reads nothing yet.  At a call block
 // the kEnter events of its callees (and the kLand events of longjmps and
 // exceptions) whose site is this block and activation are handled before
-// the block's successor is chosen; EXIT pops the activation.
+// the block's successor is chosen, unless a witness read at a branch is
+// still to be taken (it was written after the call: the call wrote
+// nothing); EXIT pops the activation.
 //
 // A stream without kEnd was cut (ring buffer, fatal signal, a thread still
 // running when the file was written): its end is where the thread stood

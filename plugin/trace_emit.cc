@@ -38,7 +38,8 @@ namespace {
 
 // Whether the statement is a call that may run traced code, longjmp or
 // throw: every call but GCC's internal functions (over-approximating is
-// safe: it only adds blocking witnesses).
+// safe: it only adds site stores, and blocking witnesses in plans that
+// block calls).
 bool IsTracedCall(gimple* stmt) {
   return is_gimple_call(stmt) && !gimple_call_internal_p(stmt);
 }
@@ -346,8 +347,12 @@ void PlanFunctionTrace(ballarus::Function* fn,
               fn->demangled.c_str());
     return;
   }
-  ballarus::TracePlan plan =
-      ballarus::PlanTrace(*fn, weights, CallBlocks(fn->blocks.size()));
+  // mode=trace-naive writes no witness: its plan stays the paper's, which
+  // every reader knows.
+  ballarus::TracePlan plan = ballarus::PlanTrace(
+      *fn, weights, CallBlocks(fn->blocks.size()),
+      naive ? ballarus::CallDecision::kBlockingWitness
+            : ballarus::CallDecision::kSite);
   work->enabled = true;
   work->naive = naive;
   work->fn_index = fn_index;
@@ -360,10 +365,12 @@ void PlanFunctionTrace(ballarus::Function* fn,
   if (dump_file)
     fprintf(dump_file,
             "ballarus: trace %s: %zu witnesses (%zu blocking), %zu block "
-            "witnesses, %zu unwitnessable\n",
+            "witnesses, %zu unwitnessable, calls decided by %s\n",
             fn->demangled.c_str(), plan.witness_edges.size(),
             plan.blocking.size(), plan.witness_blocks.size(),
-            plan.unwitnessable.size());
+            plan.unwitnessable.size(),
+            plan.calls == ballarus::CallDecision::kSite ? "sites"
+                                                        : "blocking witnesses");
 }
 
 void EmitTrace(const TraceWork& work, uint32_t tu_stamp) {

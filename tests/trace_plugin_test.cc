@@ -5,8 +5,11 @@
 // one kEnter of main at depth 0, one kEnter of classify per iteration at
 // depth 1 from one call site of main, exactly one witness per classify
 // activation (its three returns are three blocking witnesses) telling
-// i % 3 apart, n + 2 witnesses of main (argc > 1 once, the loop's
-// condition n + 1 times), and a final kEnd at depth 0.
+// i % 3 apart, n + 1 + c witnesses of main (the loop's condition n + 1
+// times: its exit edge is EXIT's blocker, its cycle through the call holds
+// one chord; c is 0 or 1 for every n alike: the branch on argc > 1 and its
+// arms, one calling atoi, form a diamond with one chord, on the arm taken
+// or not), and a final kEnd at depth 0.
 // Exec writes the trace first; a naive stream decoded with a stack is the
 // block sequence derived by hand; thunks, fork, computed gotos and a
 // traced callback of an untraced caller keep the depths and sites.
@@ -175,8 +178,10 @@ int main(void) {
 }
 )";
 
-// The events of one run with n iterations, checked as the header says.
-void CheckEvents(const std::vector<uint32_t>& w, int n) {
+// The events of one run with n iterations, checked as the header says;
+// main's witnesses in *main_witnesses_out.
+void CheckEvents(const std::vector<uint32_t>& w, int n,
+                 int* main_witnesses_out) {
   std::vector<int> depth_of_enter;
   std::vector<uint32_t> sites;
   std::map<int, uint32_t> id_of_class;
@@ -220,7 +225,7 @@ void CheckEvents(const std::vector<uint32_t>& w, int n) {
   EXPECT_TRUE(ended);
   EXPECT_NE(classify_witnesses, 0) << "classify wrote no witness";
   EXPECT_EQ(enters, n + 1);
-  EXPECT_EQ(main_witnesses, n + 2);
+  *main_witnesses_out = main_witnesses;
   for (uint32_t s : sites) EXPECT_EQ(s, sites[0]);
   if (n >= 3) {
     EXPECT_EQ(id_of_class.size(), 3u);
@@ -235,6 +240,7 @@ TEST_F(TracePluginTest, OutputUnchangedAndEventsAsDerived) {
   for (const char* opt : {"-O0", "-O2"}) {
     SCOPED_TRACE(opt);
     Build("traced", std::string(opt) + " -fplugin-arg-ballarus-mode=trace");
+    int argc_chord = -1;  // c of the header: the same for every n
     for (int n : {0, 1, 5, 12}) {
       SCOPED_TRACE(n);
       const std::string arg = " " + std::to_string(n);
@@ -248,7 +254,12 @@ TEST_F(TracePluginTest, OutputUnchangedAndEventsAsDerived) {
       EXPECT_EQ(traced.out, plain.out);
       EXPECT_EQ(traced.status, plain.status);
       EXPECT_EQ(traced.err, "");
-      CheckEvents(ReadTrace(dir_ + "/t.trace"), n);
+      int main_witnesses = 0;
+      CheckEvents(ReadTrace(dir_ + "/t.trace"), n, &main_witnesses);
+      const int c = main_witnesses - (n + 1);
+      EXPECT_TRUE(c == 0 || c == 1) << main_witnesses << " witnesses of main";
+      if (argc_chord < 0) argc_chord = c;
+      EXPECT_EQ(c, argc_chord) << "main's witnesses beside the loop's vary";
     }
   }
 }
