@@ -76,15 +76,8 @@ const TraceStackDecls& TraceStack() {
   d.site = sf[1];
   d.cap = sf[2];
   d.frames = sf[3];
-  d.stack = build_decl(BUILTINS_LOCATION, VAR_DECL,
-                       get_identifier("__ballarus_trace_stack"), type);
-  DECL_EXTERNAL(d.stack) = 1;
-  TREE_PUBLIC(d.stack) = 1;
-  DECL_ARTIFICIAL(d.stack) = 1;
-  DECL_VISIBILITY(d.stack) = VISIBILITY_DEFAULT;
-  DECL_VISIBILITY_SPECIFIED(d.stack) = 1;
-  set_decl_tls_model(d.stack, RuntimeTlsModel());
-  varpool_node::get_create(d.stack);
+  d.stack = ExternThreadLocal("__ballarus_trace_stack", type,
+                              VISIBILITY_DEFAULT, RuntimeTlsModel());
   return d;
 }
 
@@ -130,19 +123,12 @@ namespace {
 tree TracePosDecl() {
   static tree decl = NULL_TREE;
   if (decl != NULL_TREE) return decl;
-  tree type = build_pointer_type(unsigned_type_node);
-  decl = build_decl(BUILTINS_LOCATION, VAR_DECL,
-                    get_identifier("__ballarus_trace_pos"), type);
-  DECL_EXTERNAL(decl) = 1;
-  TREE_PUBLIC(decl) = 1;
-  DECL_ARTIFICIAL(decl) = 1;
   // Default visibility: a program and its shared libraries share the
   // runtime's one position (a hidden reference would make the linker keep
   // a module's own copy).
-  DECL_VISIBILITY(decl) = VISIBILITY_DEFAULT;
-  DECL_VISIBILITY_SPECIFIED(decl) = 1;
-  set_decl_tls_model(decl, RuntimeTlsModel());
-  varpool_node::get_create(decl);
+  decl = ExternThreadLocal("__ballarus_trace_pos",
+                           build_pointer_type(unsigned_type_node),
+                           VISIBILITY_DEFAULT, RuntimeTlsModel());
   return decl;
 }
 
