@@ -37,20 +37,27 @@
 #endif
 
 /* Top-level asm of one entry: `name` calls the C function `target` and
-   pops `arg_bytes` bytes of arguments.  Hidden: each module's instrumented
-   code calls its own.  */
-#define KEEP_REGS_ENTRY(name, target, arg_bytes)             \
-  ".p2align 4\n"                                             \
-  ".globl " name "\n"                                        \
-  ".hidden " name "\n"                                       \
-  ".type " name ", @function\n"                              \
-  name ":\n"                                                 \
-  "  .cfi_startproc\n"                                       \
-  "  .cfi_val_offset %rsp, 128 + " arg_bytes "\n"            \
-  "  leaq " target "(%rip), %rax\n"                          \
-  "  call ballarus_keep_regs_body\n"                         \
-  "  ret $" arg_bytes "\n"                                   \
-  "  .cfi_endproc\n"                                         \
+   pops its `n_args` (1 or 2) words of arguments.  Hidden: each module's
+   instrumented code calls its own.  The unwind rule, DW_CFA_val_offset_sf
+   spelled as bytes (clang's assembler has no .cfi_val_offset): the
+   caller's rsp = CFA + 128 + 8 * n_args, the factored offset -(16 +
+   n_args) for the data alignment -8, as one SLEB128 byte.  */
+#define KEEP_REGS_ENTRY(name, target, n_args)                  \
+  ".p2align 4\n"                                               \
+  ".globl " name "\n"                                          \
+  ".hidden " name "\n"                                         \
+  ".type " name ", @function\n"                                \
+  name ":\n"                                                   \
+  "  .cfi_startproc\n"                                         \
+  "  .cfi_escape 0x15, 0x07, " KEEP_REGS_SP_RULE_##n_args "\n" \
+  "  leaq " target "(%rip), %rax\n"                            \
+  "  call ballarus_keep_regs_body\n"                           \
+  "  ret $" KEEP_REGS_ARG_BYTES_##n_args "\n"                  \
+  "  .cfi_endproc\n"                                           \
   ".size " name ", .-" name "\n"
+#define KEEP_REGS_ARG_BYTES_1 "8"
+#define KEEP_REGS_ARG_BYTES_2 "16"
+#define KEEP_REGS_SP_RULE_1 "0x6f" /* -17 */
+#define KEEP_REGS_SP_RULE_2 "0x6e" /* -18 */
 
 #endif

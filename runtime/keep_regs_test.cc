@@ -35,7 +35,7 @@ void* keep_regs_test_nc(void* a, void* b) {
 }
 
 __asm__(".text\n" KEEP_REGS_ENTRY("keep_regs_test_rs", "keep_regs_test_nc",
-                                  "16"));
+                                  2));
 
 namespace {
 

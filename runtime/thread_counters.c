@@ -576,6 +576,6 @@ void *ballarus_tc_register_nc(void *counters, void *tc) {
 }
 
 __asm__(".text\n" KEEP_REGS_ENTRY("__ballarus_tc_register_rs",
-                                  "ballarus_tc_register_nc", "16"));
+                                  "ballarus_tc_register_nc", 2));
 
 #endif

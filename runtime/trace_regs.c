@@ -42,8 +42,8 @@ uint32_t ballarus_trace_slow_enter_nc(uint32_t fn_index,
 __asm__(
     ".text\n"
     KEEP_REGS_ENTRY("__ballarus_trace_slow_rs",
-                    "ballarus_trace_slow_witness_nc", "8")
+                    "ballarus_trace_slow_witness_nc", 1)
     KEEP_REGS_ENTRY("__ballarus_trace_enter_rs",
-                    "ballarus_trace_slow_enter_nc", "16"));
+                    "ballarus_trace_slow_enter_nc", 2));
 
 #endif
