@@ -216,6 +216,26 @@ int ballarus_profile_write_at(int dirfd, const char *name,
                               const ballarus_profile *p, int mode,
                               unsigned flags, char *err, size_t errlen);
 
+/* The pieces of p's file, in file order, as ballarus_profile_write_at
+   would write them (flags: BALLARUS_WRITE_TRUSTED): fn is called with each
+   piece's kind, its record (NULL for the file header and the named
+   section), its file offset, its bytes (NULL: counter chunks marked zero,
+   n zero bytes never read) and size; the bytes live until fn returns.  A
+   non-zero return of fn stops the walk (-1, "out of memory").  *total:
+   the file's size.  The runtime writes the changed bytes of a profile in
+   place with it.  */
+#define BALLARUS_PIECE_HEADER 0   /* the file header or a record header */
+#define BALLARUS_PIECE_META 1     /* a metadata blob, or its padding */
+#define BALLARUS_PIECE_COUNTERS 2 /* a run of a record's counters */
+#define BALLARUS_PIECE_SPARSE 3   /* a record's sparse entries */
+#define BALLARUS_PIECE_NAMED 4    /* the named section */
+typedef int (*ballarus_piece_fn)(void *ctx, int kind,
+                                 const ballarus_profile_record *rec,
+                                 uint64_t off, const void *bytes, uint64_t n);
+int ballarus_profile_pieces(const ballarus_profile *p, unsigned flags,
+                            ballarus_piece_fn fn, void *ctx, uint64_t *total,
+                            char *err, size_t errlen);
+
 /* Rewrites, in the file open (for writing) as `fd`, the runs of `p`, a
    profile of one record (trusted: as read from that file and checked)
    that the file holds byte for byte but for its runs and the checks that
