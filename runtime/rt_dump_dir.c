@@ -612,7 +612,8 @@ static int open_profile(int dfd, const fgroup *g, int *writable) {
   const int flags = O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
   int fd = openat(dfd, g->name, O_RDWR | flags);
   *writable = fd >= 0;
-  if (fd < 0 && (errno == EACCES || errno == EROFS || errno == ETXTBSY))
+  if (fd < 0 && (errno == EACCES || errno == EROFS || errno == ETXTBSY ||
+                  errno == EISDIR))
     fd = openat(dfd, g->name, O_RDONLY | flags);
   return fd;
 }
