@@ -194,8 +194,9 @@ typedef struct {
 } ballarus_redo;
 
 /* Starts the entry of file `name` of the directory, new_size bytes once
-   written; new_file: it is created (with `mode`, or 0666 less the umask
-   when mode < 0).  -1 when out of memory.  */
+   written; new_file: a file this dump creates, written directly, not
+   through the log (no ranges: a replay removes what its killed writer
+   left of it; mode is recorded, unused).  -1 when out of memory.  */
 BALLARUS_HIDDEN int ballarus_redo_begin_file(ballarus_redo *r,
                                              const char *name,
                                              uint64_t new_size, int new_file,
@@ -217,6 +218,8 @@ BALLARUS_HIDDEN int ballarus_redo_apply(int dfd, const ballarus_redo *r,
                                         uint64_t *at, int *fd,
                                         uint64_t cur_size, const char *name,
                                         int *wrote, char *err, size_t errlen);
+/* Moves *at past the entry there (a new file's, written apart).  */
+BALLARUS_HIDDEN int ballarus_redo_skip(const ballarus_redo *r, uint64_t *at);
 /* Marks the lock file: temporary files are being made (a profile that
    cannot be written in place is replaced).  */
 BALLARUS_HIDDEN int ballarus_redo_set_replacing(int lfd);
@@ -241,16 +244,15 @@ typedef struct {
 BALLARUS_HIDDEN int ballarus_rt_shape_of(const ballarus_profile *p,
                                          ballarus_rt_shape *s);
 BALLARUS_HIDDEN void ballarus_rt_shape_free(ballarus_rt_shape *s);
-/* Adds the entry of file `name` to the redo log: merged (the file's
-   profile `old`, of old_size bytes as read, holes zero, after mine, this
-   dump's profile, was merged into it; its counters may have been added
-   into `old` in place) written over it.  With the file's records where
-   they were (old_shape), only the bytes that differ: metadata never, the
-   counters of chunks mine counted in, the rest compared; else every
-   piece, zero runs as zeros to punch.  old_shape NULL: a new file (mode as
-   ballarus_redo_begin_file), its zero runs left as holes.  */
+/* Adds the entry of the existing file `name` to the redo log: merged (the
+   file's profile, of old_size bytes as read into `old`, holes zero, after
+   mine, this dump's profile, was merged into it; its counters may have
+   been added into `old` in place) written over it.  With the file's
+   records where they were (old_shape), only the bytes that differ:
+   metadata never, the counters mine counted in, the rest compared; else
+   every piece, zero runs as zeros to punch.  */
 BALLARUS_HIDDEN int ballarus_rt_diff(ballarus_redo *redo, const char *name,
-                                     int mode, const ballarus_profile *merged,
+                                     const ballarus_profile *merged,
                                      const ballarus_profile *mine,
                                      const ballarus_rt_shape *old_shape,
                                      const unsigned char *old,

@@ -220,6 +220,18 @@ int ballarus_profile_write_at(int dirfd, const char *name,
                               const ballarus_profile *p, int mode,
                               unsigned flags, char *err, size_t errlen);
 
+/* Creates the new file `name` in dirfd (O_EXCL, never through a link;
+   `mode` exactly when mode >= 0, else 0666 less the umask) and writes p
+   into it directly, its zero chunks left as holes (flags:
+   BALLARUS_WRITE_TRUSTED).  Not atomic: the runtime, which creates new
+   profiles so under its lock, has its redo log remove a file whose writer
+   was killed.  *created: the file was created (then it may hold part of
+   p on failure).  */
+int ballarus_profile_write_new(int dirfd, const char *name,
+                               const ballarus_profile *p, int mode,
+                               unsigned flags, int *created, char *err,
+                               size_t errlen);
+
 /* The pieces of p's file, in file order, as ballarus_profile_write_at
    would write them (flags: BALLARUS_WRITE_TRUSTED): fn is called with each
    piece's kind, its record (NULL for the file header and the named

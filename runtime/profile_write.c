@@ -364,6 +364,31 @@ int ballarus_profile_write_at(int dirfd, const char *name,
   return rc;
 }
 
+int ballarus_profile_write_new(int dirfd, const char *name,
+                               const ballarus_profile *p, int mode,
+                               unsigned flags, int *created, char *err,
+                               size_t errlen) {
+  *created = 0;
+  layout L;
+  if (plan(p, (flags & BALLARUS_WRITE_TRUSTED) != 0, &L, err, errlen) != 0)
+    return -1;
+  int fd = ballarus_sf_create(dirfd, name, mode >= 0 ? (unsigned)mode : 0666u,
+                              mode >= 0 ? BALLARUS_SF_EXACT_MODE : 0, err,
+                              errlen);
+  int rc = 0;
+  if (fd < 0) {
+    rc = -1;
+  } else {
+    *created = 1;
+    if (write_chunks(fd, &L) != 0)
+      rc = ballarus_pio_fail(err, errlen, "cannot write: %s", strerror(errno));
+    if (close(fd) != 0 && rc == 0)
+      rc = ballarus_pio_fail(err, errlen, "cannot close: %s", strerror(errno));
+  }
+  layout_free(&L);
+  return rc;
+}
+
 int ballarus_profile_pieces(const ballarus_profile *p, unsigned flags,
                             ballarus_piece_fn fn, void *ctx, uint64_t *total,
                             char *err, size_t errlen) {

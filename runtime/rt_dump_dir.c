@@ -86,6 +86,10 @@ typedef struct {
   int in_log, fd;
   uint64_t cur_size;
   uint32_t n_records;
+  /* A new file: written after the log's commit, from these (the merged
+     profile, and this run's, which it may borrow from), then freed.  */
+  ballarus_profile *fresh;
+  int mode;
 } fgroup;
 
 /* A directory's dump: its lock file and redo log.  */
@@ -693,6 +697,29 @@ static void replace_file(int dfd, dump_ctx *d, fgroup *g,
   }
 }
 
+/* A new file: its entry in the redo log names it (a writer killed after
+   the log's commit leaves the file to be removed), and the merged profile
+   and this run's (which it may borrow from) are kept for finish_dump,
+   which writes the file directly: its bytes need not be logged, there
+   were no earlier counts to lose.  */
+static void keep_new(dump_ctx *d, fgroup *g, ballarus_profile *merged,
+                     ballarus_profile *mine, int mode, int at_exit) {
+  g->fresh = calloc(2, sizeof *g->fresh);
+  if (g->fresh == NULL ||
+      ballarus_redo_begin_file(&d->redo, g->name, 0, 1, mode) != 0) {
+    free(g->fresh);
+    g->fresh = NULL;
+    report_failure(g, "out of memory", at_exit);
+    return;
+  }
+  g->fresh[0] = *merged;
+  g->fresh[1] = *mine;
+  memset(merged, 0, sizeof *merged);
+  memset(mine, 0, sizeof *mine);
+  g->mode = mode;
+  g->in_log = 1;
+}
+
 /* The first half of the transaction on one file, with the directory
    locked: the existing profile read and checked, this run's counts merged
    into it, and what changed added to the redo log (written by
@@ -752,16 +779,17 @@ static void dump_file(int dfd, dump_ctx *d, fgroup *g, int at_exit) {
     report_failure(g, why, at_exit); /* the live counters keep the counts */
   } else if (!writable && mode >= 0) {
     replace_file(dfd, d, g, &old, mode, at_exit);
-  } else if (ballarus_rt_diff(&d->redo, g->name, mode, &old, &mine,
-                              fd >= 0 ? &shape : NULL, read_buf,
-                              fd >= 0 ? (uint64_t)st.st_size : 0, err,
+  } else if (fd < 0) {
+    keep_new(d, g, &old, &mine, mode, at_exit);
+  } else if (ballarus_rt_diff(&d->redo, g->name, &old, &mine, &shape,
+                              read_buf, (uint64_t)st.st_size, err,
                               sizeof err) != 0) {
     snprintf(why, sizeof why, "cannot write (%s)", err);
     report_failure(g, why, at_exit);
   } else {
     g->in_log = 1;
     g->fd = fd;
-    g->cur_size = fd >= 0 ? (uint64_t)st.st_size : 0;
+    g->cur_size = (uint64_t)st.st_size;
     fd = -1;
   }
   if (fd >= 0) close(fd);
@@ -795,12 +823,20 @@ static void finish_dump(int dfd, dump_ctx *d, fgroup *gs, size_t ng,
     int wrote = 0;
     if (!committed) {
       report_failure(g, why, at_exit);
-    } else if (ballarus_redo_apply(dfd, &d->redo, &at, &g->fd, g->cur_size,
-                                   g->name, &wrote, err, sizeof err) == 0) {
+    } else if (g->fresh != NULL
+                   ? ballarus_redo_skip(&d->redo, &at) == 0 &&
+                         ballarus_profile_write_new(
+                             dfd, g->name, &g->fresh[0], g->mode,
+                             BALLARUS_WRITE_TRUSTED, &wrote, err,
+                             sizeof err) == 0
+                   : ballarus_redo_apply(dfd, &d->redo, &at, &g->fd,
+                                         g->cur_size, g->name, &wrote, err,
+                                         sizeof err) == 0) {
       if (ballarus_rt_verbose)
         ballarus_rt_warn("dumped %u TU records to %s", g->n_records, g->path);
       done_group(g);
-    } else if (!wrote) {
+    } else if (!wrote || g->fresh != NULL) {
+      if (wrote) unlinkat(dfd, g->name, 0); /* a new file, incomplete */
       snprintf(why, sizeof why, "cannot write (%s)", err);
       report_failure(g, why, at_exit);
     } else {
@@ -811,6 +847,12 @@ static void finish_dump(int dfd, dump_ctx *d, fgroup *gs, size_t ng,
     }
     if (g->fd >= 0) close(g->fd);
     g->fd = -1;
+    if (g->fresh != NULL) {
+      ballarus_profile_free(&g->fresh[0]);
+      ballarus_profile_free(&g->fresh[1]);
+      free(g->fresh);
+      g->fresh = NULL;
+    }
   }
   if (committed) ballarus_redo_test_kill("applied");
   if ((committed && !keep_log) || (!committed && d->replacing))

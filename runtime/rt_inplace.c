@@ -1,7 +1,7 @@
-/* rt_inplace.c — what a dump writes of a profile (ballarus_rt_internal.h):
-   the byte ranges in which the merged profile differs from the file it
-   was read from, into the redo log; the whole profile for a new file, or
-   for one whose records moved.  */
+/* rt_inplace.c — what a dump writes of an existing profile
+   (ballarus_rt_internal.h): the byte ranges in which the merged profile
+   differs from the file it was read from, into the redo log; the whole
+   profile when its records moved.  */
 
 #define _GNU_SOURCE
 
@@ -47,11 +47,28 @@ static int same_shape(const ballarus_profile *p, const ballarus_rt_shape *s) {
 
 typedef struct {
   ballarus_redo *redo;
-  int new_file, same;
+  int same;
   const unsigned char *old; /* the file's bytes as read (holes zero) */
   uint64_t old_size;
   const ballarus_profile *mine;
+  uint64_t last_end; /* where the last range added ends, or UINT64_MAX */
 } diff_ctx;
+
+/* Adds bytes [off, off + n) of the new file (p NULL: zeros).  In a file
+   whose records stayed where they were, a gap to the last range within one
+   block is filled from the bytes read (the same there, or, for counters
+   merged in place, the new ones): one write instead of two, and no block
+   written that would not be anyway.  */
+static int add(diff_ctx *c, uint64_t off, const unsigned char *p, uint64_t n) {
+  if (n == 0) return 0;
+  const uint64_t last = c->last_end;
+  if (c->same && p != NULL && last != UINT64_MAX && off > last &&
+      (last - 1) / BLOCK == off / BLOCK && off <= c->old_size &&
+      ballarus_redo_add(c->redo, last, c->old + last, off - last) != 0)
+    return -1;
+  c->last_end = off + n;
+  return ballarus_redo_add(c->redo, off, p, n);
+}
 
 /* Adds the bytes of [off, off + n) that differ from the old ones: per
    block of the file, from its first differing byte to its last.  p NULL:
@@ -61,8 +78,7 @@ static int add_changed(diff_ctx *c, uint64_t off, const unsigned char *p,
   static const unsigned char zeros[BLOCK];
   const uint64_t end = off + n;
   while (off < end) {
-    if (off >= c->old_size)
-      return ballarus_redo_add(c->redo, off, p, end - off);
+    if (off >= c->old_size) return add(c, off, p, end - off);
     uint64_t stop = (off / BLOCK + 1) * BLOCK;
     if (stop > end) stop = end;
     if (stop > c->old_size) stop = c->old_size;
@@ -73,8 +89,7 @@ static int add_changed(diff_ctx *c, uint64_t off, const unsigned char *p,
       size_t a = 0, b = k;
       while (q[a] == o[a]) a++;
       while (q[b - 1] == o[b - 1]) b--;
-      if (ballarus_redo_add(c->redo, off + a, p != NULL ? p + a : NULL,
-                            b - a) != 0)
+      if (add(c, off + a, p != NULL ? p + a : NULL, b - a) != 0)
         return -1;
     }
     if (p != NULL) p += k;
@@ -83,18 +98,21 @@ static int add_changed(diff_ctx *c, uint64_t off, const unsigned char *p,
   return 0;
 }
 
-/* Whether counters [lo, hi) of mine's record r hold a non-zero count.  */
-static int any_count(const ballarus_profile_record *r, uint64_t lo,
-                     uint64_t hi) {
-  if (r->chunk_map != NULL && !r->chunk_map[lo / BALLARUS_CHUNK_COUNTERS])
-    return 0;
-  for (uint64_t i = lo; i < hi; i++)
-    if (r->counters[i] != 0) return 1;
-  return 0;
+/* The counters of [*lo, *hi) of mine's record r from its first non-zero
+   one to its last (*lo == *hi when none).  */
+static void counted_span(const ballarus_profile_record *r, uint64_t *lo,
+                         uint64_t *hi) {
+  if (r->chunk_map != NULL && !r->chunk_map[*lo / BALLARUS_CHUNK_COUNTERS]) {
+    *hi = *lo;
+    return;
+  }
+  while (*lo < *hi && r->counters[*lo] == 0) (*lo)++;
+  while (*hi > *lo && r->counters[*hi - 1] == 0) (*hi)--;
 }
 
 /* Counters merged in place into the bytes read (rec's counters lent from
-   them, at their own offset): only the chunks mine counted in changed.  */
+   them, at their own offset): only those mine counted in changed (per
+   chunk, from the first it counted in to the last).  */
 static int add_counted(diff_ctx *c, const ballarus_profile_record *rec,
                        uint64_t off, const unsigned char *p, uint64_t n) {
   const ballarus_profile_record *m = NULL;
@@ -108,9 +126,10 @@ static int add_counted(diff_ctx *c, const ballarus_profile_record *rec,
   for (uint64_t lo = first; lo < last;) {
     uint64_t hi = (lo / BALLARUS_CHUNK_COUNTERS + 1) * BALLARUS_CHUNK_COUNTERS;
     if (hi > last) hi = last;
-    if (any_count(m, lo, hi) &&
-        ballarus_redo_add(c->redo, off + (lo - first) * 8,
-                          p + (lo - first) * 8, (hi - lo) * 8) != 0)
+    uint64_t a = lo, b = hi;
+    counted_span(m, &a, &b);
+    if (a < b &&
+        add(c, off + (a - first) * 8, p + (a - first) * 8, (b - a) * 8) != 0)
       return -1;
     lo = hi;
   }
@@ -121,25 +140,27 @@ static int on_piece(void *ctx, int kind, const ballarus_profile_record *rec,
                     uint64_t off, const void *bytes, uint64_t n) {
   diff_ctx *c = ctx;
   const unsigned char *p = bytes;
-  if (c->new_file) /* zeros are the new file's holes */
-    return p == NULL ? 0 : ballarus_redo_add(c->redo, off, p, n);
-  if (!c->same) return ballarus_redo_add(c->redo, off, p, n);
+  if (!c->same) return add(c, off, p, n);
   if (kind == BALLARUS_PIECE_META) return 0; /* the same records' */
-  if (kind == BALLARUS_PIECE_COUNTERS && p != NULL && p == c->old + off)
+  /* Chunks zero after the merge were zero before (the merge only adds, and
+     a chunk map marks a chunk zero only where it is): not even compared,
+     which would touch the pages of the bytes read that hold holes.  */
+  if (kind == BALLARUS_PIECE_COUNTERS && p == NULL) return 0;
+  if (kind == BALLARUS_PIECE_COUNTERS && p == c->old + off)
     return add_counted(c, rec, off, p, n);
   return add_changed(c, off, p, n);
 }
 
-int ballarus_rt_diff(ballarus_redo *redo, const char *name, int mode,
+int ballarus_rt_diff(ballarus_redo *redo, const char *name,
                      const ballarus_profile *merged,
                      const ballarus_profile *mine,
                      const ballarus_rt_shape *old_shape,
                      const unsigned char *old, uint64_t old_size, char *err,
                      size_t errlen) {
-  diff_ctx c = {redo, old_shape == NULL, 0, old, old_size, mine};
-  c.same = old_shape != NULL && same_shape(merged, old_shape);
+  diff_ctx c = {redo, 0, old, old_size, mine, UINT64_MAX};
+  c.same = same_shape(merged, old_shape);
   uint64_t total = 0;
-  if (ballarus_redo_begin_file(redo, name, 0, c.new_file, mode) != 0 ||
+  if (ballarus_redo_begin_file(redo, name, 0, 0, -1) != 0 ||
       ballarus_profile_pieces(merged, BALLARUS_WRITE_TRUSTED, on_piece, &c,
                               &total, err, errlen) != 0)
     return -1;

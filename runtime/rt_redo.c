@@ -13,9 +13,10 @@
     16  uint64 size        bytes of entries after the header
     24  uint64 entries     ballarus_hash64 of those bytes
     32  uint64 check       ballarus_hash64 of the 32 bytes before it
-   An entry: uint32 name_len, uint32 flags (REDO_NEW: create the file),
-   uint32 mode (the new file's, or ~0: 0666 less the umask), uint32
-   n_ranges, uint64 new_size, the name, then n_ranges ranges: uint64 off,
+   An entry: uint32 name_len, uint32 flags (REDO_NEW: a file the dump
+   creates, written directly, no ranges: a replay removes it unless it is
+   whole), uint32 mode,
+   uint32 n_ranges, uint64 new_size, the name, then n_ranges ranges: uint64 off,
    uint64 len (top bit REDO_ZERO: len zero bytes, no data follow; else len
    bytes of data follow).  Entries and ranges are packed, unaligned.  */
 
@@ -33,6 +34,7 @@
 
 #include "runtime/ballarus_format.h"
 #include "runtime/ballarus_rt_internal.h"
+#include "runtime/profile_io.h"
 #include "runtime/safe_file.h"
 
 #define REDO_MAGIC "BLRSRDO1"
@@ -44,7 +46,7 @@
 #define REDO_ZERO (1ull << 63)
 #define ENTRY_HEADER 24u
 /* A log larger than this is cut back to its header once applied.  */
-#define REDO_KEEP (1u << 20)
+#define REDO_KEEP (256u << 10)
 
 static uint32_t get32(const unsigned char *p) {
   uint32_t v;
@@ -291,24 +293,11 @@ static int apply_entry(int fd, const redo_entry *e, uint64_t cur_size,
   return 0;
 }
 
-/* Opens (or, for a new file, creates) the entry's file in dfd for
-   writing, never through a link, only a regular file of this user.  A new
-   file is created (O_EXCL), never opened, unless `replaying` (its killed
-   writer may have created it).  */
-static int open_target(int dfd, const redo_entry *e, const char *name,
-                       int replaying, uint64_t *cur_size, char *err,
-                       size_t errlen) {
-  int fd = -1;
-  errno = ENOENT;
-  if (replaying || !(e->flags & REDO_NEW))
-    fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0 && errno == ENOENT && (e->flags & REDO_NEW)) {
-    const int m = e->mode == ~0u ? -1 : (int)e->mode;
-    fd = ballarus_sf_create(dfd, name, m >= 0 ? (unsigned)m : 0666u,
-                            m >= 0 ? BALLARUS_SF_EXACT_MODE : 0, err, errlen);
-    *cur_size = 0;
-    return fd;
-  }
+/* Opens the entry's file in dfd for writing, never through a link, only a
+   regular file of this user.  */
+static int open_target(int dfd, const char *name, uint64_t *cur_size,
+                       char *err, size_t errlen) {
+  int fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     snprintf(err, errlen, "%s", errno == ELOOP ? "a symbolic link"
                                                : strerror(errno));
@@ -322,6 +311,29 @@ static int open_target(int dfd, const redo_entry *e, const char *name,
   }
   *cur_size = (uint64_t)st.st_size;
   return fd;
+}
+
+/* The new profile `name` of dfd a killed writer was creating: kept when
+   it was written whole (it reads as a valid profile), else removed, if
+   it is a regular file of this user (the counts it would hold were only
+   its writer's).  */
+static void remove_new(int dfd, const char *dir, const char *name) {
+  int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st;
+  int whole = 1;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+    close(fd);
+    return;
+  }
+  ballarus_profile p;
+  char err[256];
+  whole = ballarus_profile_read_fd(fd, &p, err, sizeof err) == 0;
+  if (whole) ballarus_profile_free(&p);
+  close(fd);
+  if (!whole && unlinkat(dfd, name, 0) == 0 && ballarus_rt_verbose)
+    ballarus_rt_warn("%s/%s: removed, left incomplete by a process killed "
+                     "while writing it", dir, name);
 }
 
 /* Replays the committed log buf[0, size) in dfd: every entry written
@@ -341,7 +353,12 @@ static void replay(int dfd, const char *dir, const unsigned char *buf,
       continue;
     uint64_t cur = 0;
     int wrote = 0;
-    int fd = open_target(dfd, &e, name, 1, &cur, err, sizeof err);
+    if (e.flags & REDO_NEW) {
+      /* Its writer was creating it: what it wrote may be partial.  */
+      remove_new(dfd, dir, name);
+      continue;
+    }
+    int fd = open_target(dfd, name, &cur, err, sizeof err);
     if (fd >= 0 && apply_entry(fd, &e, cur, &wrote) != 0)
       snprintf(err, sizeof err, "%s", strerror(errno));
     if (fd >= 0) close(fd);
@@ -393,6 +410,11 @@ int ballarus_redo_recover(int dfd, const char *dir, int lfd, int created) {
   return state == REDO_REPLACING;
 }
 
+int ballarus_redo_skip(const ballarus_redo *r, uint64_t *at) {
+  redo_entry e;
+  return next_entry(r->buf, r->size, at, &e);
+}
+
 int ballarus_redo_apply(int dfd, const ballarus_redo *r, uint64_t *at,
                         int *fd, uint64_t cur_size, const char *name,
                         int *wrote, char *err, size_t errlen) {
@@ -403,7 +425,7 @@ int ballarus_redo_apply(int dfd, const ballarus_redo *r, uint64_t *at,
     return -1;
   }
   if (*fd < 0) {
-    *fd = open_target(dfd, &e, name, 0, &cur_size, err, errlen);
+    *fd = open_target(dfd, name, &cur_size, err, errlen);
     if (*fd < 0) return -1;
   }
   if (apply_entry(*fd, &e, cur_size, wrote) != 0) {

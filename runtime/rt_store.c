@@ -36,23 +36,25 @@ static double now_seconds(void) {
 #define LOCK_NAME ".ballarus-%u.lock"
 
 /* Opens (creating) the lock file; -1 with *why set when it cannot be
-   used.  A holder may unlink it between our failed creation and our open:
-   then the creation is tried again.  *created: we created it (then it is
-   a private file of ours, no need to look).  */
+   used.  Another process may create it between our failed open and our
+   creation, or (an older runtime) unlink it: then both are tried again.
+   *created: we created it (then it is a private file of ours, no need to
+   look).  */
 static int open_lock(int dfd, const char *name, int *created, char *why,
                      size_t len) {
   char sub[512];
   int fd = -1;
   *created = 0;
   for (int tries = 0; tries < 1000; tries++) {
+    /* It usually exists: opened first, created when missing.  */
+    fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0 || errno != ENOENT) break;
     fd = ballarus_sf_create(dfd, name, 0600, 0, sub, sizeof sub);
     if (fd >= 0) {
       *created = 1;
       return fd;
     }
     if (errno != EEXIST) break;
-    fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd >= 0 || errno != ENOENT) break;
   }
   if (fd < 0) {
     snprintf(why, len, "cannot open its directory's lock file %s (%s)", name,
