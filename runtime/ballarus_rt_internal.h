@@ -170,21 +170,96 @@ BALLARUS_HIDDEN int ballarus_rt_touched_run(ballarus_rt_pagemap *pm,
 /* The store (rt_store.c).  */
 
 /* Takes the lock of the directory dfd (its lock file of this effective
-   user, named into name[name_len]), polling up to `timeout` seconds.
-   Returns the lock file's descriptor, or -1 with *why set (timeout: a
-   holder that is stopped or very slow; or the lock file unusable).
-   *left_behind: the lock file was there before us and not held, as a
-   holder killed mid-dump leaves it (its holders unlink it when done): the
-   sign that temporary files of a dead writer may be lying about.  */
+   user, named into name[name_len], which stays for the next dump: it holds
+   the redo log), polling up to `timeout` seconds.  Returns the lock file's
+   descriptor, or -1 with *why set (timeout: a holder that is stopped or
+   very slow; or the lock file unusable).  *created: this call created the
+   lock file.  */
 BALLARUS_HIDDEN int ballarus_rt_lock_dir(int dfd, double timeout, char *name,
-                                         size_t name_len, int *left_behind,
+                                         size_t name_len, int *created,
                                          char *why, size_t len);
 
-/* Releases it: the name goes first, so that a process that opened the
-   file meanwhile sees it unlinked when it obtains the lock.  Explicitly
-   unlocked: a forked child may share the descriptor.  */
-BALLARUS_HIDDEN void ballarus_rt_unlock_dir(int dfd, const char *name,
-                                            int fd);
+/* Releases it (explicitly unlocked: a forked child may share the
+   descriptor); the file stays.  */
+BALLARUS_HIDDEN void ballarus_rt_unlock_dir(int fd);
+
+/* The redo log (rt_redo.c): the new bytes of a dump's profiles, built in
+   memory, committed into the lock file, then written in place.  */
+typedef struct {
+  unsigned char *buf; /* the entries */
+  uint64_t size, cap;
+  uint32_t n_entries;
+  uint64_t entry_at, range_at; /* the last entry and range in buf */
+  int failed;                  /* out of memory */
+} ballarus_redo;
+
+/* Starts the entry of file `name` of the directory, new_size bytes once
+   written; new_file: a file this dump creates, written directly, not
+   through the log (no ranges: a replay removes what its killed writer
+   left of it; mode is recorded, unused).  -1 when out of memory.  */
+BALLARUS_HIDDEN int ballarus_redo_begin_file(ballarus_redo *r,
+                                             const char *name,
+                                             uint64_t new_size, int new_file,
+                                             int mode);
+/* Adds to the entry: bytes [off, off + n) become p[0, n) (p NULL: zeros).
+   Ranges that continue each other are joined.  */
+BALLARUS_HIDDEN int ballarus_redo_add(ballarus_redo *r, uint64_t off,
+                                      const void *p, uint64_t n);
+/* Sets the entry's new size.  */
+BALLARUS_HIDDEN void ballarus_redo_set_size(ballarus_redo *r,
+                                            uint64_t new_size);
+BALLARUS_HIDDEN void ballarus_redo_free(ballarus_redo *r);
+/* Writes the log into the lock file lfd, committed.  */
+BALLARUS_HIDDEN int ballarus_redo_commit(int lfd, const ballarus_redo *r);
+/* Applies the entry at r->buf + *at (moved past it) to *fd (opened or
+   created by name when -1), a file of cur_size bytes; *wrote: whether any
+   byte was written.  */
+BALLARUS_HIDDEN int ballarus_redo_apply(int dfd, const ballarus_redo *r,
+                                        uint64_t *at, int *fd,
+                                        uint64_t cur_size, const char *name,
+                                        int *wrote, char *err, size_t errlen);
+/* Moves *at past the entry there (a new file's, written apart).  */
+BALLARUS_HIDDEN int ballarus_redo_skip(const ballarus_redo *r, uint64_t *at);
+/* Marks the lock file: temporary files are being made (a profile that
+   cannot be written in place is replaced).  */
+BALLARUS_HIDDEN int ballarus_redo_set_replacing(int lfd);
+/* Marks the log done (log_size: its entries' bytes, cut back when large).  */
+BALLARUS_HIDDEN void ballarus_redo_clear(int lfd, uint64_t log_size);
+/* Called with the lock just taken (created: the lock file is new): a
+   committed log left by a holder killed mid-dump is replayed in dfd (dir:
+   its path, for messages), a torn one dropped.  Returns 1 when temporary
+   files of a dead writer may be lying about (a holder killed while
+   replacing a profile, or an older runtime's lock file left behind).  */
+BALLARUS_HIDDEN int ballarus_redo_recover(int dfd, const char *dir, int lfd,
+                                          int created);
+/* What a dump writes of a profile (rt_inplace.c).  The shape of a file:
+   its records' stamps and sizes, in file order.  */
+typedef struct {
+  uint64_t stamp, meta_size, n_counters, n_sparse;
+} ballarus_rt_shape_rec;
+typedef struct {
+  ballarus_rt_shape_rec *rec;
+  uint32_t n;
+} ballarus_rt_shape;
+BALLARUS_HIDDEN int ballarus_rt_shape_of(const ballarus_profile *p,
+                                         ballarus_rt_shape *s);
+BALLARUS_HIDDEN void ballarus_rt_shape_free(ballarus_rt_shape *s);
+/* Adds the entry of the existing file `name` to the redo log: merged (the
+   file's profile, of old_size bytes as read into `old`, holes zero, after
+   mine, this dump's profile, was merged into it; its counters may have
+   been added into `old` in place) written over it.  With the file's
+   records where they were (old_shape), only the bytes that differ:
+   metadata never, the counters mine counted in, the rest compared; else
+   every piece, zero runs as zeros to punch.  */
+BALLARUS_HIDDEN int ballarus_rt_diff(ballarus_redo *redo, const char *name,
+                                     const ballarus_profile *merged,
+                                     const ballarus_profile *mine,
+                                     const ballarus_rt_shape *old_shape,
+                                     const unsigned char *old,
+                                     uint64_t old_size, char *err,
+                                     size_t errlen);
+/* Test-only: SIGKILL when BALLARUS_TEST_KILL_AT is `point`.  */
+BALLARUS_HIDDEN void ballarus_redo_test_kill(const char *point);
 
 /* Writes `mine` as a new file NAME.<pid> (or NAME.<pid>.<k>) beside NAME,
    created by safe_file.h (nothing existing is opened) with NAME's mode

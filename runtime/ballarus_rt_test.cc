@@ -165,9 +165,12 @@ std::vector<std::string> ListDir(const std::string& dir) {
   std::vector<std::string> names;
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return names;
+  const std::string lock = ".ballarus-" + std::to_string(geteuid()) + ".lock";
   while (dirent* e = readdir(d)) {
     std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(n);
+    // The directory's lock file stays (it holds the redo log): checked
+    // by OneRunWritesExactCounts.
+    if (n != "." && n != ".." && n != lock) names.push_back(n);
   }
   closedir(d);
   std::sort(names.begin(), names.end());
@@ -218,8 +221,18 @@ TEST(Runtime, OneRunWritesExactCounts) {
   ASSERT_EQ(r.status, 0);
   EXPECT_EQ(r.err, "");
   ExpectAlphaBeta(Read(dir + "/ballarus.profile"), 10, 1, 1);
-  // Only the profile: no lock file, no temporary left behind.
+  // Only the profile and the directory's lock file, private, its redo log
+  // cleared (state 0 after the magic); no temporary left behind.
   EXPECT_EQ(ListDir(dir), (std::vector<std::string>{"ballarus.profile"}));
+  const std::string lock =
+      dir + "/.ballarus-" + std::to_string(geteuid()) + ".lock";
+  struct stat st;
+  ASSERT_EQ(lstat(lock.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  const std::string log = ReadBytes(lock);
+  ASSERT_GE(log.size(), 64u);
+  EXPECT_EQ(log.substr(0, 12), std::string("BLRSRDO1\0\0\0\0", 12));
 }
 
 TEST(Runtime, TwoRunsMergeToTheSum) {
@@ -320,8 +333,8 @@ ino_t Inode(const std::string& path) {
 }
 
 // With homes (RT_HOME), each TU in its own file: a process adds one run to
-// every TU it linked, counted or not; a TU that did not run gets it in
-// place (the same file, no rewrite), unless the file has another name.
+// every TU it linked, counted or not; files are written in place (the same
+// file, no rewrite), unless the file has another name.
 TEST(Runtime, EveryLinkedTuGetsOneRunPerProcessInItsOwnFile) {
   std::string dir = FreshDir("runs_per_object");
   const std::map<std::string, std::string> env = {{"RT_HOME", dir}};
@@ -348,7 +361,7 @@ TEST(Runtime, EveryLinkedTuGetsOneRunPerProcessInItsOwnFile) {
   EXPECT_EQ(Inode(a), ia);  // in place
   EXPECT_EQ(pb.records.at(kB).runs, 2u);
   EXPECT_EQ(pb.records.at(kB).counters, Beta(0, 2));
-  EXPECT_NE(Inode(b), ib);  // rewritten: it has counts
+  EXPECT_EQ(Inode(b), ib);  // in place too: its changed bytes written
   // alpha's file with a second name: rewritten, the other name untouched.
   ASSERT_EQ(link(a.c_str(), (dir + "/kept").c_str()), 0);
   const std::string before = ReadBytes(a);

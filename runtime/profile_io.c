@@ -47,6 +47,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -683,12 +685,68 @@ int ballarus_profile_read_fd(int fd, ballarus_profile *out, char *err,
   return rc;
 }
 
+/* The lock file the runtime's dumps of this effective user hold in the
+   directory of `path` (its final target: links followed, as the reader
+   follows them), taken shared, when the profile is this user's and the
+   lock file a regular file of this user (opened without following a
+   link): a dump writes profiles in place, and holds the lock meanwhile.
+   Waits up to about 2 s for a holder, then reads without.  -1 when not
+   taken.  */
+static int lock_shared(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+    return -1;
+  char *real = realpath(path, NULL);
+  if (real == NULL) return -1;
+  char *slash = strrchr(real, '/');
+  size_t len = strlen(real) + 48;
+  char *lock = malloc(len);
+  if (slash != NULL && lock != NULL)
+    snprintf(lock, len, "%.*s/.ballarus-%u.lock", (int)(slash - real), real,
+             (unsigned)geteuid());
+  int fd = slash == NULL || lock == NULL
+               ? -1
+               : open(lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  free(lock);
+  free(real);
+  if (fd < 0) return -1;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+    close(fd);
+    return -1;
+  }
+  for (int tries = 0; tries < 200; tries++) {
+    if (flock(fd, LOCK_SH | LOCK_NB) == 0) return fd;
+    if (errno != EWOULDBLOCK && errno != EINTR) break;
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  close(fd);
+  return -1;
+}
+
 int ballarus_profile_read_file(const char *path, ballarus_profile *out,
                                char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return ballarus_pio_fail(err, errlen, "cannot open: %s", strerror(errno));
-  int rc = ballarus_profile_read_fd(fd, out, err, errlen);
-  close(fd);
+  const int lfd = lock_shared(path);
+  int rc = -1;
+  /* A reader without the lock (another user, or a holder that kept it
+     too long) may read a profile while a dump writes it in place: a read
+     whose checks fail is tried again a few times (about 0.5 s in all)
+     before the file is called damaged.  */
+  for (int tries = 0; tries < 10; tries++) {
+    if (tries > 0) {
+      struct timespec ts = {0, 50 * 1000 * 1000};
+      nanosleep(&ts, NULL);
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+      rc = ballarus_pio_fail(err, errlen, "cannot open: %s", strerror(errno));
+      break;
+    }
+    rc = ballarus_profile_read_fd(fd, out, err, errlen);
+    close(fd);
+    if (rc != -1) break;
+  }
+  if (lfd >= 0) close(lfd);
   return rc;
 }

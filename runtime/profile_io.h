@@ -125,7 +125,11 @@ int ballarus_profile_read_bounded(int fd, unsigned char *buf, uint64_t n,
 
 /* Reads and parses a file (following symbolic links: for files the user
    names).  A missing file is an error too; callers that accept absence
-   check with access() first.  */
+   check with access() first.  The runtime writes profiles in place under
+   its directory's lock file: a profile of this user is read with that lock
+   held shared, and a read whose checks fail is tried again for about
+   0.5 s before it is reported (a reader without the lock may have seen a
+   write half done).  */
 int ballarus_profile_read_file(const char *path, ballarus_profile *out,
                                char *err, size_t errlen);
 
@@ -215,6 +219,38 @@ int ballarus_profile_serialize(const ballarus_profile *p, unsigned char **buf,
 int ballarus_profile_write_at(int dirfd, const char *name,
                               const ballarus_profile *p, int mode,
                               unsigned flags, char *err, size_t errlen);
+
+/* Creates the new file `name` in dirfd (O_EXCL, never through a link;
+   `mode` exactly when mode >= 0, else 0666 less the umask) and writes p
+   into it directly, its zero chunks left as holes (flags:
+   BALLARUS_WRITE_TRUSTED).  Not atomic: the runtime, which creates new
+   profiles so under its lock, has its redo log remove a file whose writer
+   was killed.  *created: the file was created (then it may hold part of
+   p on failure).  */
+int ballarus_profile_write_new(int dirfd, const char *name,
+                               const ballarus_profile *p, int mode,
+                               unsigned flags, int *created, char *err,
+                               size_t errlen);
+
+/* The pieces of p's file, in file order, as ballarus_profile_write_at
+   would write them (flags: BALLARUS_WRITE_TRUSTED): fn is called with each
+   piece's kind, its record (NULL for the file header and the named
+   section), its file offset, its bytes (NULL: counter chunks marked zero,
+   n zero bytes never read) and size; the bytes live until fn returns.  A
+   non-zero return of fn stops the walk (-1, "out of memory").  *total:
+   the file's size.  The runtime writes the changed bytes of a profile in
+   place with it.  */
+#define BALLARUS_PIECE_HEADER 0   /* the file header or a record header */
+#define BALLARUS_PIECE_META 1     /* a metadata blob, or its padding */
+#define BALLARUS_PIECE_COUNTERS 2 /* a run of a record's counters */
+#define BALLARUS_PIECE_SPARSE 3   /* a record's sparse entries */
+#define BALLARUS_PIECE_NAMED 4    /* the named section */
+typedef int (*ballarus_piece_fn)(void *ctx, int kind,
+                                 const ballarus_profile_record *rec,
+                                 uint64_t off, const void *bytes, uint64_t n);
+int ballarus_profile_pieces(const ballarus_profile *p, unsigned flags,
+                            ballarus_piece_fn fn, void *ctx, uint64_t *total,
+                            char *err, size_t errlen);
 
 /* Rewrites, in the file open (for writing) as `fd`, the runs of `p`, a
    profile of one record (trusted: as read from that file and checked)

@@ -83,6 +83,8 @@ static int check_record(const ballarus_profile_record *r, int trusted,
 typedef struct {
   const void *p;
   uint64_t n;
+  const ballarus_profile_record *rec; /* the record it belongs to, or NULL */
+  unsigned char kind;                 /* BALLARUS_PIECE_* */
 } chunk;
 
 typedef struct {
@@ -105,11 +107,13 @@ static const unsigned char zeros[8];
 /* Pieces for n counters with chunk map `map`: runs of live chunks, and
    runs of zero chunks as holes.  Returns the pieces' count (at most
    chunk_count(n) + 1), written to out unless NULL.  */
-static uint64_t counter_pieces(const uint64_t *c, uint64_t n,
-                               const unsigned char *map, chunk *out) {
+static uint64_t counter_pieces(const ballarus_profile_record *r,
+                               chunk *out) {
+  const uint64_t *c = r->counters, n = r->n_counters;
+  const unsigned char *map = r->chunk_map;
   if (n == 0) return 0;
   if (map == NULL) {
-    if (out != NULL) out[0] = (chunk){c, n * 8};
+    if (out != NULL) out[0] = (chunk){c, n * 8, r, BALLARUS_PIECE_COUNTERS};
     return 1;
   }
   uint64_t m = 0;
@@ -120,7 +124,8 @@ static uint64_t counter_pieces(const uint64_t *c, uint64_t n,
       if (out != NULL) out[m - 1].n += (hi - lo) * 8;
       continue;
     }
-    if (out != NULL) out[m] = (chunk){p, (hi - lo) * 8};
+    if (out != NULL) out[m] = (chunk){p, (hi - lo) * 8, r,
+                                      BALLARUS_PIECE_COUNTERS};
     m++;
   }
   return m;
@@ -156,9 +161,7 @@ static int plan(const ballarus_profile *p, int trusted, layout *L, char *err,
                        (uint64_t)p->n_records * BALLARUS_RECORD_HEADER_SIZE);
   uint64_t n_pieces = 2 + 5 * (uint64_t)p->n_records;
   for (uint32_t i = 0; i < p->n_records; i++)
-    n_pieces += counter_pieces(p->records[i].counters,
-                               p->records[i].n_counters,
-                               p->records[i].chunk_map, NULL);
+    n_pieces += counter_pieces(&p->records[i], NULL);
   L->chunks = xmalloc(n_pieces * sizeof *L->chunks);
   if (L->headers == NULL || L->chunks == NULL) {
     free(idx);
@@ -171,7 +174,8 @@ static int plan(const ballarus_profile *p, int trusted, layout *L, char *err,
                                : BALLARUS_PROFILE_VERSION);
   wr32(out + 12, p->n_records);
   wr64(out + 16, p->runs);
-  L->chunks[L->n_chunks++] = (chunk){out, BALLARUS_PROFILE_HEADER_SIZE};
+  L->chunks[L->n_chunks++] =
+      (chunk){out, BALLARUS_PROFILE_HEADER_SIZE, NULL, BALLARUS_PIECE_HEADER};
   uint64_t file_check = BALLARUS_HASH_INIT;
   for (uint32_t k = 0; k < p->n_records; k++) {
     const ballarus_profile_record *r = &p->records[idx[k]];
@@ -190,14 +194,17 @@ static int plan(const ballarus_profile *p, int trusted, layout *L, char *err,
                                         r->sparse, sb);
     wr64(h + 48, check);
     file_check = file_check_add(file_check, check, r->stamp);
-    L->chunks[L->n_chunks++] = (chunk){h, BALLARUS_RECORD_HEADER_SIZE};
-    L->chunks[L->n_chunks++] = (chunk){r->metadata, r->meta_size};
+    L->chunks[L->n_chunks++] =
+        (chunk){h, BALLARUS_RECORD_HEADER_SIZE, r, BALLARUS_PIECE_HEADER};
+    L->chunks[L->n_chunks++] =
+        (chunk){r->metadata, r->meta_size, r, BALLARUS_PIECE_META};
     if (pad8(r->meta_size) > r->meta_size)
-      L->chunks[L->n_chunks++] =
-          (chunk){zeros, pad8(r->meta_size) - r->meta_size};
-    L->n_chunks += counter_pieces(r->counters, r->n_counters, r->chunk_map,
-                                  L->chunks + L->n_chunks);
-    if (sb > 0) L->chunks[L->n_chunks++] = (chunk){r->sparse, sb};
+      L->chunks[L->n_chunks++] = (chunk){
+          zeros, pad8(r->meta_size) - r->meta_size, r, BALLARUS_PIECE_META};
+    L->n_chunks += counter_pieces(r, L->chunks + L->n_chunks);
+    if (sb > 0)
+      L->chunks[L->n_chunks++] = (chunk){r->sparse, sb, r,
+                                         BALLARUS_PIECE_SPARSE};
   }
   free(idx);
   if (p->n_named > 0) {
@@ -212,7 +219,8 @@ static int plan(const ballarus_profile *p, int trusted, layout *L, char *err,
       return ballarus_pio_fail(err, errlen, "profile too large");
     }
     total += named_size;
-    L->chunks[L->n_chunks++] = (chunk){L->named, named_size};
+    L->chunks[L->n_chunks++] =
+        (chunk){L->named, named_size, NULL, BALLARUS_PIECE_NAMED};
   }
   wr64(out + 24, file_check);
   wr64(out + 32, ballarus_hash64(out, 32));
@@ -352,6 +360,50 @@ int ballarus_profile_write_at(int dirfd, const char *name,
   else
     unlinkat(dirfd, tmp, 0);
   free(tmp);
+  layout_free(&L);
+  return rc;
+}
+
+int ballarus_profile_write_new(int dirfd, const char *name,
+                               const ballarus_profile *p, int mode,
+                               unsigned flags, int *created, char *err,
+                               size_t errlen) {
+  *created = 0;
+  layout L;
+  if (plan(p, (flags & BALLARUS_WRITE_TRUSTED) != 0, &L, err, errlen) != 0)
+    return -1;
+  int fd = ballarus_sf_create(dirfd, name, mode >= 0 ? (unsigned)mode : 0666u,
+                              mode >= 0 ? BALLARUS_SF_EXACT_MODE : 0, err,
+                              errlen);
+  int rc = 0;
+  if (fd < 0) {
+    rc = -1;
+  } else {
+    *created = 1;
+    if (write_chunks(fd, &L) != 0)
+      rc = ballarus_pio_fail(err, errlen, "cannot write: %s", strerror(errno));
+    if (close(fd) != 0 && rc == 0)
+      rc = ballarus_pio_fail(err, errlen, "cannot close: %s", strerror(errno));
+  }
+  layout_free(&L);
+  return rc;
+}
+
+int ballarus_profile_pieces(const ballarus_profile *p, unsigned flags,
+                            ballarus_piece_fn fn, void *ctx, uint64_t *total,
+                            char *err, size_t errlen) {
+  layout L;
+  if (plan(p, (flags & BALLARUS_WRITE_TRUSTED) != 0, &L, err, errlen) != 0)
+    return -1;
+  uint64_t off = 0;
+  int rc = 0;
+  for (size_t i = 0; i < L.n_chunks && rc == 0; i++) {
+    const chunk *c = &L.chunks[i];
+    rc = fn(ctx, c->kind, c->rec, off, c->p, c->n);
+    off += c->n;
+  }
+  if (rc != 0) ballarus_pio_fail(err, errlen, "out of memory");
+  *total = L.total;
   layout_free(&L);
   return rc;
 }

@@ -81,7 +81,23 @@ typedef struct {
   const char *path; /* the file, absolute */
   const char *name; /* its last component */
   int any_changed;
+  /* In the redo log: its entry, the file open for writing (-1: to be
+     created) and its size, the records dumped.  */
+  int in_log, fd;
+  uint64_t cur_size;
+  uint32_t n_records;
+  /* A new file: written after the log's commit, from these (the merged
+     profile, and this run's, which it may borrow from), then freed.  */
+  ballarus_profile *fresh;
+  int mode;
 } fgroup;
+
+/* A directory's dump: its lock file and redo log.  */
+typedef struct {
+  int lfd;
+  ballarus_redo redo;
+  int replacing; /* the lock file says temporary files are being made */
+} dump_ctx;
 
 /* Calls body for every non-zero counter v = r->counters[c] of r, reading
    only the chunks its map marks.  */
@@ -593,17 +609,129 @@ static int add_run_in_place(int fd, const struct stat *st, fgroup *g,
   return -1;
 }
 
-/* The transaction on one file, with the directory locked.  */
-static void dump_file(int dfd, fgroup *g, int at_exit) {
+/* Opens the existing profile g->name: for writing (in place), or for
+   reading when this user may not write it (it is then replaced).  -1 with
+   errno when it cannot be opened.  */
+static int open_profile(int dfd, const fgroup *g, int *writable) {
+  const int flags = O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
+  int fd = openat(dfd, g->name, O_RDWR | flags);
+  *writable = fd >= 0;
+  if (fd < 0 && (errno == EACCES || errno == EROFS || errno == ETXTBSY ||
+                  errno == EISDIR))
+    fd = openat(dfd, g->name, O_RDONLY | flags);
+  return fd;
+}
+
+/* Why the open file fd may not be read, into why; 0 when it may.  */
+static int unusable(int fd, struct stat *st, char *why, size_t len) {
+  if (fstat(fd, st) != 0)
+    snprintf(why, len, "cannot stat (%s)", strerror(errno));
+  else if (!S_ISREG(st->st_mode))
+    snprintf(why, len, "is not a regular file, not read");
+  else if (st->st_uid != geteuid())
+    snprintf(why, len,
+             "belongs to uid %u, not to this user (uid %u): not read",
+             (unsigned)st->st_uid, (unsigned)geteuid());
+  else
+    return 0;
+  return -1;
+}
+
+/* Reads and checks the existing profile open as fd into *old.  Returns 0,
+   2 when it was damaged and set aside (*old empty: a new file starts),
+   1 when the run was added in place and g is done, or -1 when g was
+   handled otherwise (beside, or a failure reported).  */
+static int read_existing(int dfd, fgroup *g, int fd, const struct stat *st,
+                         int writable, ballarus_profile *old, int at_exit) {
+  char why[1200], err[1024];
+  /* Our own TUs' blobs need no second hashing where the file holds them
+     byte for byte.  */
+  const unsigned char **known = calloc(g->n + 1, sizeof *known);
+  size_t n_known = 0;
+  if (known != NULL)
+    for (size_t i = 0; i < g->n; i++) known[n_known++] = g->e[i].rec.metadata;
+  int rc = read_profile(fd, st, known, n_known, old, err, sizeof err);
+  free(known);
+  if (rc == 0 && check_own_builds(g, old, err, sizeof err) != 0) {
+    ballarus_profile_free(old);
+    rc = -1;
+  }
+  if (rc == 0 && writable && add_run_in_place(fd, st, g, old) == 0) {
+    if (ballarus_rt_verbose) ballarus_rt_warn("added a run to %s", g->path);
+    done_group(g);
+    ballarus_profile_free(old);
+    return 1;
+  }
+  if (rc == BALLARUS_PROFILE_UNREAD) {
+    /* Not known to be damaged: left alone.  */
+    snprintf(why, sizeof why, "cannot be read (%s)", err);
+    dump_beside(dfd, g, why, at_exit);
+    return -1;
+  }
+  if (rc != 0) {
+    if (set_aside(dfd, g, err, at_exit) != 0) return -1;
+    memset(old, 0, sizeof *old);
+    return 2;
+  }
+  return 0;
+}
+
+/* Replaces the file this user may read but not write by the merged
+   profile: a temporary file renamed over it, the lock file marked first
+   (a writer killed meanwhile leaves the temporary file).  */
+static void replace_file(int dfd, dump_ctx *d, fgroup *g,
+                         const ballarus_profile *merged, int mode,
+                         int at_exit) {
+  char why[1200], err[1024];
+  if (!d->replacing) d->replacing = ballarus_redo_set_replacing(d->lfd) == 0;
+  if (ballarus_profile_write_at(dfd, g->name, merged, mode,
+                                BALLARUS_WRITE_EXCHANGE |
+                                    BALLARUS_WRITE_TRUSTED,
+                                err, sizeof err) != 0) {
+    snprintf(why, sizeof why, "cannot write (%s)", err);
+    report_failure(g, why, at_exit);
+  } else {
+    if (ballarus_rt_verbose)
+      ballarus_rt_warn("dumped %u TU records to %s", g->n_records, g->path);
+    done_group(g);
+  }
+}
+
+/* A new file: its entry in the redo log names it (a writer killed after
+   the log's commit leaves the file to be removed), and the merged profile
+   and this run's (which it may borrow from) are kept for finish_dump,
+   which writes the file directly: its bytes need not be logged, there
+   were no earlier counts to lose.  */
+static void keep_new(dump_ctx *d, fgroup *g, ballarus_profile *merged,
+                     ballarus_profile *mine, int mode, int at_exit) {
+  g->fresh = calloc(2, sizeof *g->fresh);
+  if (g->fresh == NULL ||
+      ballarus_redo_begin_file(&d->redo, g->name, 0, 1, mode) != 0) {
+    free(g->fresh);
+    g->fresh = NULL;
+    report_failure(g, "out of memory", at_exit);
+    return;
+  }
+  g->fresh[0] = *merged;
+  g->fresh[1] = *mine;
+  memset(merged, 0, sizeof *merged);
+  memset(mine, 0, sizeof *mine);
+  g->mode = mode;
+  g->in_log = 1;
+}
+
+/* The first half of the transaction on one file, with the directory
+   locked: the existing profile read and checked, this run's counts merged
+   into it, and what changed added to the redo log (written by
+   finish_dump); or the group handled otherwise.  */
+static void dump_file(int dfd, dump_ctx *d, fgroup *g, int at_exit) {
   ballarus_profile old;
   memset(&old, 0, sizeof old);
-  int mode = -1;
+  int mode = -1, writable = 0;
   char why[1200];
   char err[1024];
-  /* Writable when only a run may be added to it in place.  */
-  const int flags = O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK;
-  int fd = g->any_changed ? -1 : openat(dfd, g->name, O_RDWR | flags);
-  if (fd < 0) fd = openat(dfd, g->name, O_RDONLY | flags);
+  struct stat st;
+  int fd = open_profile(dfd, g, &writable);
   if (fd < 0 && errno != ENOENT) {
     if (errno == ELOOP)
       snprintf(why, sizeof why, "is a symbolic link, not read");
@@ -613,88 +741,122 @@ static void dump_file(int dfd, fgroup *g, int at_exit) {
     return;
   }
   if (fd >= 0) {
-    struct stat st;
-    int problem = 0;
-    if (fstat(fd, &st) != 0) {
-      snprintf(why, sizeof why, "cannot stat (%s)", strerror(errno));
-      problem = 1;
-    } else if (!S_ISREG(st.st_mode)) {
-      snprintf(why, sizeof why, "is not a regular file, not read");
-      problem = 1;
-    } else if (st.st_uid != geteuid()) {
-      snprintf(why, sizeof why,
-               "belongs to uid %u, not to this user (uid %u): not read",
-               (unsigned)st.st_uid, (unsigned)geteuid());
-      problem = 1;
-    }
-    if (problem) {
+    if (unusable(fd, &st, why, sizeof why) != 0) {
       close(fd);
       dump_beside(dfd, g, why, at_exit);
       return;
     }
     mode = (int)(st.st_mode & 07777);
-    /* Our own TUs' blobs need no second hashing where the file holds them
-       byte for byte.  */
-    const unsigned char **known = calloc(g->n + 1, sizeof *known);
-    size_t n_known = 0;
-    if (known != NULL)
-      for (size_t i = 0; i < g->n; i++) known[n_known++] = g->e[i].rec.metadata;
-    int rc = read_profile(fd, &st, known, n_known, &old, err, sizeof err);
-    free(known);
-    if (rc == 0 && check_own_builds(g, &old, err, sizeof err) != 0) {
-      ballarus_profile_free(&old);
-      rc = -1;
+    /* A file with another name is replaced, not written in place: the
+       other name keeps its bytes.  */
+    if (st.st_nlink != 1) writable = 0;
+    const int rc = read_existing(dfd, g, fd, &st, writable, &old, at_exit);
+    if (rc != 0 || !writable) {
+      close(fd); /* done, damaged and set aside, or to be replaced */
+      fd = -1;
     }
-    if (rc == 0 && add_run_in_place(fd, &st, g, &old) == 0) {
-      close(fd);
-      if (ballarus_rt_verbose)
-        ballarus_rt_warn("added a run to %s", g->path);
-      done_group(g);
-      ballarus_profile_free(&old);
+    if (rc == 2)
+      writable = 1; /* a new file, of the damaged one's mode */
+    else if (rc != 0)
       return;
-    }
-    close(fd);
-    if (rc == BALLARUS_PROFILE_UNREAD) {
-      /* Not known to be damaged: left alone.  */
-      snprintf(why, sizeof why, "cannot be read (%s)", err);
-      dump_beside(dfd, g, why, at_exit);
-      return;
-    }
-    if (rc != 0) {
-      if (set_aside(dfd, g, err, at_exit) != 0) return;
-      memset(&old, 0, sizeof old);
-    }
   }
-
+  ballarus_rt_shape shape = {NULL, 0};
   ballarus_profile mine;
-  if (build_profile(g, &mine) != 0) {
-    ballarus_profile_free(&mine);
+  int failed = fd >= 0 && ballarus_rt_shape_of(&old, &shape) != 0;
+  if (failed || build_profile(g, &mine) != 0) {
+    if (!failed) ballarus_profile_free(&mine);
     ballarus_profile_free(&old);
+    ballarus_rt_shape_free(&shape);
+    if (fd >= 0) close(fd);
     report_failure(g, "out of memory", at_exit);
     return;
   }
+  g->n_records = mine.n_records;
   replace_ctx ctx = {g->path};
   if (ballarus_profile_update(&old, &mine, on_replace, &ctx, err,
                               sizeof err) != 0) {
-    ballarus_profile_free(&old);
     snprintf(why, sizeof why, "cannot merge into it (%s)", err);
-    ballarus_profile_free(&mine); /* the live counters still hold the counts */
-    report_failure(g, why, at_exit);
-    return;
-  }
-  if (ballarus_profile_write_at(dfd, g->name, &old, mode,
-                                BALLARUS_WRITE_EXCHANGE |
-                                    BALLARUS_WRITE_TRUSTED,
-                                err, sizeof err) != 0) {
+    report_failure(g, why, at_exit); /* the live counters keep the counts */
+  } else if (!writable && mode >= 0) {
+    replace_file(dfd, d, g, &old, mode, at_exit);
+  } else if (fd < 0) {
+    keep_new(d, g, &old, &mine, mode, at_exit);
+  } else if (ballarus_rt_diff(&d->redo, g->name, &old, &mine, &shape,
+                              read_buf, (uint64_t)st.st_size, err,
+                              sizeof err) != 0) {
     snprintf(why, sizeof why, "cannot write (%s)", err);
     report_failure(g, why, at_exit);
   } else {
-    if (ballarus_rt_verbose)
-      ballarus_rt_warn("dumped %u TU records to %s", mine.n_records, g->path);
-    done_group(g);
+    g->in_log = 1;
+    g->fd = fd;
+    g->cur_size = (uint64_t)st.st_size;
+    fd = -1;
   }
+  if (fd >= 0) close(fd);
+  ballarus_rt_shape_free(&shape);
   ballarus_profile_free(&mine);
   ballarus_profile_free(&old);
+}
+
+/* The second half: the redo log committed into the lock file, each
+   group's entry written in place, the log cleared.  A file of which part
+   was written when the rest failed is left to the next holder, which
+   replays the log.  */
+static void finish_dump(int dfd, dump_ctx *d, fgroup *gs, size_t ng,
+                        int at_exit) {
+  char why[1400], err[1024];
+  int keep_log = 0, committed = 0;
+  if (d->redo.n_entries > 0) {
+    if (d->redo.failed)
+      snprintf(why, sizeof why, "out of memory");
+    else if (ballarus_redo_commit(d->lfd, &d->redo) != 0)
+      snprintf(why, sizeof why, "cannot write its directory's lock file (%s)",
+               strerror(errno));
+    else
+      committed = 1;
+  }
+  if (committed) ballarus_redo_test_kill("committed");
+  uint64_t at = 0;
+  for (size_t i = 0; i < ng; i++) {
+    fgroup *g = &gs[i];
+    if (!g->in_log) continue;
+    int wrote = 0;
+    if (!committed) {
+      report_failure(g, why, at_exit);
+    } else if (g->fresh != NULL
+                   ? ballarus_redo_skip(&d->redo, &at) == 0 &&
+                         ballarus_profile_write_new(
+                             dfd, g->name, &g->fresh[0], g->mode,
+                             BALLARUS_WRITE_TRUSTED, &wrote, err,
+                             sizeof err) == 0
+                   : ballarus_redo_apply(dfd, &d->redo, &at, &g->fd,
+                                         g->cur_size, g->name, &wrote, err,
+                                         sizeof err) == 0) {
+      if (ballarus_rt_verbose)
+        ballarus_rt_warn("dumped %u TU records to %s", g->n_records, g->path);
+      done_group(g);
+    } else if (!wrote || g->fresh != NULL) {
+      if (wrote) unlinkat(dfd, g->name, 0); /* a new file, incomplete */
+      snprintf(why, sizeof why, "cannot write (%s)", err);
+      report_failure(g, why, at_exit);
+    } else {
+      ballarus_rt_warn("%s: cannot write (%s); the next dump completes it",
+                       g->path, err);
+      keep_log = 1;
+      done_group(g);
+    }
+    if (g->fd >= 0) close(g->fd);
+    g->fd = -1;
+    if (g->fresh != NULL) {
+      ballarus_profile_free(&g->fresh[0]);
+      ballarus_profile_free(&g->fresh[1]);
+      free(g->fresh);
+      g->fresh = NULL;
+    }
+  }
+  if (committed) ballarus_redo_test_kill("applied");
+  if ((committed && !keep_log) || (!committed && d->replacing))
+    ballarus_redo_clear(d->lfd, d->redo.size);
 }
 
 typedef struct {
@@ -767,23 +929,30 @@ void ballarus_rt_dump_dir(entry *e, size_t n, int at_exit) {
     return;
   }
   char lock_name[64];
-  int left_behind = 0;
+  int created = 0;
   int lfd = ballarus_rt_lock_dir(dfd, ballarus_rt_lock_timeout, lock_name,
-                                 sizeof lock_name, &left_behind, why,
-                                 sizeof why);
+                                 sizeof lock_name, &created, why, sizeof why);
   if (lfd < 0) {
     for (size_t i = 0; i < ng; i++)
       dump_beside(dfd, &gs[i], why, at_exit);
   } else {
     ballarus_rt_busy_lock_fd = lfd;
-    /* Temporary files are only ever made under the lock, and a writer
-       killed mid-dump leaves its lock file too: without one there is
-       nothing to look for.  */
-    if (left_behind) remove_orphans(dfd, gs, ng);
-    for (size_t i = 0; i < ng; i++)
-      dump_file(dfd, &gs[i], at_exit);
+    /* Temporary files are only ever made under the lock, with the lock
+       file marked (or by an older runtime, which left its lock file when
+       killed): without that mark there is nothing to look for.  */
+    if (ballarus_redo_recover(dfd, dirpath, lfd, created))
+      remove_orphans(dfd, gs, ng);
+    dump_ctx d;
+    memset(&d, 0, sizeof d);
+    d.lfd = lfd;
+    for (size_t i = 0; i < ng; i++) {
+      gs[i].fd = -1;
+      dump_file(dfd, &d, &gs[i], at_exit);
+    }
+    finish_dump(dfd, &d, gs, ng, at_exit);
+    ballarus_redo_free(&d.redo);
     ballarus_rt_busy_lock_fd = -1;
-    ballarus_rt_unlock_dir(dfd, lock_name, lfd);
+    ballarus_rt_unlock_dir(lfd);
   }
   close(dfd);
   free(dirpath);

@@ -28,29 +28,33 @@ static double now_seconds(void) {
 /* The directory's lock file of this effective user, LOCK_NAME with the
    uid: a regular file of this user, mode 0600, so that no other user can
    open it, hence none can hold its flock() (a flock on the directory
-   itself could be taken by anyone allowed to read it).  Its holder unlinks
-   it when the dump is done, and whoever obtains the lock checks that the
-   name still leads to the file locked, else starts over.  */
+   itself could be taken by anyone allowed to read it).  It stays when the
+   dump is done: it holds the redo log (rt_redo.c), and creating and
+   unlinking a file costs more than its flock.  An older runtime unlinks
+   it when done, so whoever obtains the lock checks that the name still
+   leads to the file locked, else starts over.  */
 #define LOCK_NAME ".ballarus-%u.lock"
 
 /* Opens (creating) the lock file; -1 with *why set when it cannot be
-   used.  A holder may unlink it between our failed creation and our open:
-   then the creation is tried again.  *created: we created it (then it is
-   a private file of ours, no need to look).  */
+   used.  Another process may create it between our failed open and our
+   creation, or (an older runtime) unlink it: then both are tried again.
+   *created: we created it (then it is a private file of ours, no need to
+   look).  */
 static int open_lock(int dfd, const char *name, int *created, char *why,
                      size_t len) {
   char sub[512];
   int fd = -1;
   *created = 0;
   for (int tries = 0; tries < 1000; tries++) {
+    /* It usually exists: opened first, created when missing.  */
+    fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0 || errno != ENOENT) break;
     fd = ballarus_sf_create(dfd, name, 0600, 0, sub, sizeof sub);
     if (fd >= 0) {
       *created = 1;
       return fd;
     }
     if (errno != EEXIST) break;
-    fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd >= 0 || errno != ENOENT) break;
   }
   if (fd < 0) {
     snprintf(why, len, "cannot open its directory's lock file %s (%s)", name,
@@ -79,7 +83,7 @@ static int still_linked(int dfd, const char *name, int fd) {
 }
 
 int ballarus_rt_lock_dir(int dfd, double lock_timeout, char *name,
-                         size_t name_len, int *left_behind, char *why,
+                         size_t name_len, int *created_it, char *why,
                          size_t len) {
   snprintf(name, name_len, LOCK_NAME, (unsigned)geteuid());
   const double start = now_seconds();
@@ -89,7 +93,7 @@ int ballarus_rt_lock_dir(int dfd, double lock_timeout, char *name,
     int fd = open_lock(dfd, name, &created, why, len);
     if (fd < 0) return -1;
     if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-      *left_behind = !created;
+      *created_it = created;
       if (still_linked(dfd, name, fd)) return fd;
       flock(fd, LOCK_UN); /* its holder removed it meanwhile */
       close(fd);
@@ -120,8 +124,7 @@ int ballarus_rt_lock_dir(int dfd, double lock_timeout, char *name,
   }
 }
 
-void ballarus_rt_unlock_dir(int dfd, const char *name, int fd) {
-  unlinkat(dfd, name, 0);
+void ballarus_rt_unlock_dir(int fd) {
   flock(fd, LOCK_UN);
   close(fd);
 }
