@@ -685,32 +685,35 @@ int ballarus_profile_read_fd(int fd, ballarus_profile *out, char *err,
   return rc;
 }
 
-/* The lock file the runtime's dumps of this effective user hold in the
-   directory of `path` (its final target: links followed, as the reader
-   follows them), taken shared, when the profile is this user's and the
-   lock file a regular file of this user (opened without following a
-   link): a dump writes profiles in place, and holds the lock meanwhile.
-   Waits up to about 2 s for a holder, then reads without.  -1 when not
-   taken.  */
-static int lock_shared(const char *path) {
+/* The lock file the dumps of the profile's owner hold in the directory of
+   `path` (its final target: links followed, as the reader follows them):
+   a dump writes profiles in place and holds the lock meanwhile.  *in_store
+   says whether it exists (a regular file, not followed if a link).  When
+   the profile and the lock file are this user's, the lock is taken shared,
+   waiting up to about 2 s for a holder, and its descriptor returned; else
+   -1 (the reader reads without it).  */
+static int lock_shared(const char *path, int *in_store) {
   struct stat st;
-  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
-    return -1;
+  *in_store = 0;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+  const uid_t owner = st.st_uid;
   char *real = realpath(path, NULL);
   if (real == NULL) return -1;
   char *slash = strrchr(real, '/');
   size_t len = strlen(real) + 48;
   char *lock = malloc(len);
-  if (slash != NULL && lock != NULL)
+  int fd = -1;
+  if (slash != NULL && lock != NULL) {
     snprintf(lock, len, "%.*s/.ballarus-%u.lock", (int)(slash - real), real,
-             (unsigned)geteuid());
-  int fd = slash == NULL || lock == NULL
-               ? -1
-               : open(lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+             (unsigned)owner);
+    *in_store = lstat(lock, &st) == 0 && S_ISREG(st.st_mode);
+    if (*in_store && owner == geteuid())
+      fd = open(lock, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  }
   free(lock);
   free(real);
   if (fd < 0) return -1;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != owner) {
     close(fd);
     return -1;
   }
@@ -727,13 +730,16 @@ static int lock_shared(const char *path) {
 int ballarus_profile_read_file(const char *path, ballarus_profile *out,
                                char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
-  const int lfd = lock_shared(path);
-  int rc = -1;
+  int in_store;
+  const int lfd = lock_shared(path, &in_store);
   /* A reader without the lock (another user, or a holder that kept it
-     too long) may read a profile while a dump writes it in place: a read
-     whose checks fail is tried again a few times (about 0.5 s in all)
-     before the file is called damaged.  */
-  for (int tries = 0; tries < 10; tries++) {
+     too long) of a profile in a store may read it while a dump writes it
+     in place: a read whose checks fail is tried again a few times (about
+     0.5 s in all) before the file is called damaged.  Under the lock, or
+     outside a store, a failed check is the file's.  */
+  const int attempts = lfd < 0 && in_store ? 10 : 1;
+  int rc = -1;
+  for (int tries = 0; tries < attempts; tries++) {
     if (tries > 0) {
       struct timespec ts = {0, 50 * 1000 * 1000};
       nanosleep(&ts, NULL);

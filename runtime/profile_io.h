@@ -127,9 +127,9 @@ int ballarus_profile_read_bounded(int fd, unsigned char *buf, uint64_t n,
    names).  A missing file is an error too; callers that accept absence
    check with access() first.  The runtime writes profiles in place under
    its directory's lock file: a profile of this user is read with that lock
-   held shared, and a read whose checks fail is tried again for about
-   0.5 s before it is reported (a reader without the lock may have seen a
-   write half done).  */
+   held shared; without it, a read of a profile beside its owner's lock file
+   whose checks fail is tried again for about 0.5 s before it is reported
+   (it may have seen a write half done).  */
 int ballarus_profile_read_file(const char *path, ballarus_profile *out,
                                char *err, size_t errlen);
 
