@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "runtime/ballarus_format.h"
 #include "runtime/path_table.h"
@@ -146,6 +147,19 @@ BALLARUS_HIDDEN void ballarus_rt_free_read_buf(void);
 
 /* Forgets that buffer without unmapping it: in a fork child.  */
 BALLARUS_HIDDEN void ballarus_rt_forget_read_buf(void);
+
+/* Reads the existing profile open as fd (st: its fstat) into that buffer
+   and parses it (rt_read_old.c): 0, -1 (damaged) or
+   BALLARUS_PROFILE_UNREAD (a read error or no memory).  known[0, n_known):
+   this dump's own metadata blobs, compared in place rather than read.  */
+BALLARUS_HIDDEN int ballarus_rt_read_profile(int fd, const struct stat *st,
+                                             const unsigned char *const *known,
+                                             size_t n_known,
+                                             ballarus_profile *out, char *err,
+                                             size_t errlen);
+
+/* The buffer's bytes, as the last ballarus_rt_read_profile left them.  */
+BALLARUS_HIDDEN const unsigned char *ballarus_rt_read_buf(void);
 
 /* Touched pages (rt_pages.c).  */
 
