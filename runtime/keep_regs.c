@@ -2,6 +2,7 @@
    instrumented code calls a rare slow path keeping every register but rax
    (keep_regs.h): the trace hooks' (trace_regs.c) and update=thread's
    registration (thread_counters.c).  */
+#include <pthread.h>
 #include <stdint.h>
 
 #include "runtime/keep_regs.h"
@@ -12,6 +13,20 @@
    or 1 when the system has no xsave (fxsave's 512 bytes then); 0 until
    the first slow path asks.  */
 HIDDEN uint32_t ballarus_keep_regs_xsave_bytes;
+
+/* The body's call of an entry's C function, with cancellation disabled:
+   no thread is cancelled with the runtime's state half updated.  */
+HIDDEN uint64_t ballarus_keep_regs_call(keep_regs_fn *fn, uint64_t arg0,
+                                        uint64_t arg1);
+
+uint64_t ballarus_keep_regs_call(keep_regs_fn *fn, uint64_t arg0,
+                                 uint64_t arg1) {
+  int old;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+  uint64_t result = fn(arg0, arg1);
+  pthread_setcancelstate(old, &old);
+  return result;
+}
 
 /* Stack in the body: the entry's return address at 8(%rbp), the caller's
    at 16(%rbp), the arguments at 24(%rbp) and 32(%rbp) (a word of the
@@ -82,9 +97,10 @@ __asm__(
     "  andq $-64, %rsp\n"
     "  fxsave64 (%rsp)\n"
     "4:\n"
-    "  movq 24(%rbp), %rdi\n"
-    "  movq 32(%rbp), %rsi\n"
-    "  call *%r11\n"
+    "  movq %r11, %rdi\n"
+    "  movq 24(%rbp), %rsi\n"
+    "  movq 32(%rbp), %rdx\n"
+    "  call ballarus_keep_regs_call\n"
     "  cmpl $1, ballarus_keep_regs_xsave_bytes(%rip)\n"
     "  je 5f\n"
     "  movl $-1, %eax\n"

@@ -22,13 +22,13 @@
    the general registers the ABI lets a callee change and the vector and
    x87 state (xsave of every component the system enabled, or fxsave where
    there is no xsave), aligns the stack, calls the C function with the two
-   words as its arguments, and restores them.  An entry's unwind
+   words as its arguments and cancellation disabled (so that no thread is
+   cancelled with the runtime's state half updated), and restores them.
+   An entry's unwind
    information says where the caller's stack pointer was before the asm
    (128 bytes and the arguments above the entry's return address), so
    that debuggers, profilers and the unwinder see through a slow path to
-   the instrumented function and its callers.  The C functions run with
-   cancellation disabled, so that no thread is cancelled with the
-   runtime's state half updated.  */
+   the instrumented function and its callers.  */
 #ifndef BALLARUS_RUNTIME_KEEP_REGS_H_
 #define BALLARUS_RUNTIME_KEEP_REGS_H_
 
@@ -36,7 +36,14 @@
 #define HIDDEN __attribute__((visibility("hidden")))
 #endif
 
-/* Top-level asm of one entry: `name` calls the C function `target` and
+#include <stdint.h>
+
+/* An entry's C function: the two words pushed, as unsigned words (a
+   32-bit argument is the low half of a sign-extended immediate).  */
+typedef uint64_t keep_regs_fn(uint64_t arg0, uint64_t arg1);
+
+/* Top-level asm of one entry: `name` calls the C function `target` (a
+   hidden keep_regs_fn, which may ignore its second word) and
    pops its `n_args` (1 or 2) words of arguments.  Hidden: each module's
    instrumented code calls its own.  The unwind rule, DW_CFA_val_offset_sf
    spelled as bytes (clang's assembler has no .cfi_val_offset): the

@@ -1,9 +1,11 @@
 // keep_regs_test.cc — the trampoline of keep_regs.h, called the way
 // instrumented code calls it (an asm that steps over the red zone and
-// pushes two words): the C function gets the words, every register the
-// caller holds survives, and an unwinder started inside sees through the
-// asm's stack adjustment to the caller's callers.
+// pushes two words): the C function gets the words and runs with
+// cancellation disabled, every register the caller holds survives, and an
+// unwinder started inside sees through the asm's stack adjustment to the
+// caller's callers.
 #include <execinfo.h>
+#include <pthread.h>
 
 #include <cstdint>
 
@@ -14,27 +16,31 @@
 
 namespace {
 
-// Volatile: GCC cannot see that the asm reaches keep_regs_test_nc.
+// Volatile: GCC cannot see that the asm reaches keep_regs_test_kr.
 volatile uint64_t g_args[2];
 volatile bool g_unwind;  // the C side takes a backtrace
 void* g_frames[32];
 volatile int g_depth;
+volatile int g_cancel_state = -1;  // as the C side found it
 
 }  // namespace
 
 extern "C" {
 // Hidden, as the runtime's C sides: reached from the entry below only.
-__attribute__((visibility("hidden"))) void* keep_regs_test_nc(void* a,
-                                                               void* b);
-void* keep_regs_test_nc(void* a, void* b) {
-  g_args[0] = reinterpret_cast<uint64_t>(a);
-  g_args[1] = reinterpret_cast<uint64_t>(b);
+__attribute__((visibility("hidden"))) keep_regs_fn keep_regs_test_kr;
+uint64_t keep_regs_test_kr(uint64_t a, uint64_t b) {
+  g_args[0] = a;
+  g_args[1] = b;
+  int state;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+  pthread_setcancelstate(state, &state);
+  g_cancel_state = state;
   if (g_unwind) g_depth = backtrace(g_frames, 32);
-  return nullptr;
+  return 0;
 }
 }
 
-__asm__(".text\n" KEEP_REGS_ENTRY("keep_regs_test_rs", "keep_regs_test_nc",
+__asm__(".text\n" KEEP_REGS_ENTRY("keep_regs_test_rs", "keep_regs_test_kr",
                                   2));
 
 namespace {
@@ -69,6 +75,17 @@ TEST(KeepRegs, ArgumentsArriveAndRegistersSurvive) {
   EXPECT_EQ(Outer(5), 16u);
   EXPECT_EQ(g_args[0], 11u);
   EXPECT_EQ(g_args[1], 22u);
+}
+
+TEST(KeepRegs, TheCFunctionRunsWithCancellationDisabled) {
+  int before;
+  pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &before);
+  g_cancel_state = -1;
+  Outer(2);
+  int after;
+  pthread_setcancelstate(before, &after);
+  EXPECT_EQ(g_cancel_state, PTHREAD_CANCEL_DISABLE);
+  EXPECT_EQ(after, PTHREAD_CANCEL_ENABLE) << "the caller's state not restored";
 }
 
 TEST(KeepRegs, UnwindingSeesThroughTheAsm) {

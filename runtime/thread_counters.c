@@ -565,17 +565,13 @@ __attribute__((destructor)) static void tc_module_dtor(void) {
 
 #if defined(__x86_64__) && defined(__LP64__)
 
-HIDDEN void *ballarus_tc_register_nc(void *counters, void *tc);
+HIDDEN keep_regs_fn ballarus_tc_register_kr;
 
-void *ballarus_tc_register_nc(void *counters, void *tc) {
-  int old;
-  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
-  void *p = __ballarus_tc_register(counters, tc);
-  pthread_setcancelstate(old, &old);
-  return p;
+uint64_t ballarus_tc_register_kr(uint64_t counters, uint64_t tc) {
+  return (uint64_t)__ballarus_tc_register((void *)counters, (void *)tc);
 }
 
 __asm__(".text\n" KEEP_REGS_ENTRY("__ballarus_tc_register_rs",
-                                  "ballarus_tc_register_nc", 2));
+                                  "ballarus_tc_register_kr", 2));
 
 #endif

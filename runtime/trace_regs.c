@@ -5,7 +5,6 @@
    TU stamp, pushed as immediates.  */
 #define _GNU_SOURCE
 
-#include <pthread.h>
 #include <stdint.h>
 
 #include "runtime/keep_regs.h"
@@ -16,34 +15,26 @@
 /* Hidden, as all of the runtime but trace_buffer.h's shared entry points:
    each module's trampolines call its own copies, which call the process's
    one runtime.  Reached from the asm below only.  */
-HIDDEN uint32_t ballarus_trace_slow_witness_nc(uint32_t id);
-HIDDEN uint32_t ballarus_trace_slow_enter_nc(uint32_t fn_index,
-                                             uint32_t tu_stamp);
+HIDDEN keep_regs_fn ballarus_trace_slow_witness_kr;
+HIDDEN keep_regs_fn ballarus_trace_slow_enter_kr;
 
 /* The witness slow path (trace_buffer.h ballarus_trace_witness).  */
-uint32_t ballarus_trace_slow_witness_nc(uint32_t id) {
-  int old;
-  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
-  __ballarus_trace_slow(id);
-  pthread_setcancelstate(old, &old);
+uint64_t ballarus_trace_slow_witness_kr(uint64_t id, uint64_t unused) {
+  (void)unused;
+  __ballarus_trace_slow((uint32_t)id);
   return 0;
 }
 
 /* kEnter when it does not fit in the chunk: the activation's depth.  */
-uint32_t ballarus_trace_slow_enter_nc(uint32_t fn_index,
-                                      uint32_t tu_stamp) {
-  int old;
-  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
-  uint32_t depth = __ballarus_trace_enter(fn_index, tu_stamp);
-  pthread_setcancelstate(old, &old);
-  return depth;
+uint64_t ballarus_trace_slow_enter_kr(uint64_t fn_index, uint64_t tu_stamp) {
+  return __ballarus_trace_enter((uint32_t)fn_index, (uint32_t)tu_stamp);
 }
 
 __asm__(
     ".text\n"
     KEEP_REGS_ENTRY("__ballarus_trace_slow_rs",
-                    "ballarus_trace_slow_witness_nc", 1)
+                    "ballarus_trace_slow_witness_kr", 1)
     KEEP_REGS_ENTRY("__ballarus_trace_enter_rs",
-                    "ballarus_trace_slow_enter_nc", 2));
+                    "ballarus_trace_slow_enter_kr", 2));
 
 #endif
