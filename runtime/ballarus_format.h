@@ -251,7 +251,18 @@ typedef struct ballarus_meta_names {
                             48 bytes (tag .. runs), the metadata header (56
                             bytes), the counters and the sparse entries, as
                             stored (the rest of the metadata is covered by
-                            its stamp)
+                            its stamp).  The counters (version 4 on) by
+                            chunk: per BALLARUS_CHUNK_COUNTERS counters (the
+                            last chunk shorter), one word folded in, the
+                            chunk's hash: four lanes, counter i of the chunk
+                            folded into lane i % 4 (lane j starts at
+                            BALLARUS_HASH_INIT ^ j), the four lanes then
+                            folded in order from BALLARUS_HASH_INIT.  A
+                            chunk of zeros has one hash, so a reader or
+                            writer that knows a chunk is zero (a hole, an
+                            untouched page) pays one step for it, and the
+                            lanes are independent chains.  Versions 2 and
+                            3: the counters word by word
    metadata: meta_size bytes, then zero padding to a multiple of 8
    counters: n_counters x uint64
    sparse:   n_sparse x { uint64 function; uint64 key; uint64 count }
@@ -273,11 +284,11 @@ typedef struct ballarus_meta_names {
    into another file.  Saturation would break exactly this case and buys
    nothing.  */
 
-/* Named runs (version 3).  A process run with BALLARUS_TEST=NAME adds its
-   counts to the records above (the sum) and also under NAME: a file that
-   holds named runs is written as version 3, which is version 2 followed by
-   a named section; a file without them is written as version 2, byte for
-   byte as before, so that older readers read it.
+/* Named runs (versions 3 and 5).  A process run with BALLARUS_TEST=NAME
+   adds its counts to the records above (the sum) and also under NAME: a
+   file that holds named runs is written as version 5, which is version 4
+   followed by a named section (3: version 2 followed by one); a file
+   without them is written as version 4.
    named_section := section_header named_record*
    section_header (16 bytes):
      uint32   tag           BALLARUS_SECTION_NAMED
@@ -309,8 +320,13 @@ typedef struct ballarus_meta_names {
    file check folds in, after the TU records, the section header's 16 bytes
    and then each named record's (check, stamp) like a TU record's.  */
 #define BALLARUS_PROFILE_MAGIC "BLRSPROF" /* 8 bytes, no NUL stored */
-#define BALLARUS_PROFILE_VERSION 2u  /* 1: no file_check, 32-byte header */
-#define BALLARUS_PROFILE_VERSION_NAMED 3u /* 2 + a named section */
+/* Written: 4, and 5 (4 + a named section).  Still read: 2 and 3, whose
+   record checks hash the counters word by word (a merge rewrites them as
+   4 or 5).  1: no file_check, 32-byte header.  */
+#define BALLARUS_PROFILE_VERSION 4u
+#define BALLARUS_PROFILE_VERSION_NAMED 5u
+#define BALLARUS_PROFILE_VERSION_MIN 2u
+#define BALLARUS_PROFILE_VERSION_V2_NAMED 3u
 #define BALLARUS_SECTION_NAMED 0x534e4c42u /* "BLNS" little-endian */
 #define BALLARUS_RECORD_NAMED 0x524e4c42u  /* "BLNR" little-endian */
 #define BALLARUS_NAMED_SECTION_SIZE 16u

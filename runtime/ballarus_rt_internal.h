@@ -165,7 +165,9 @@ BALLARUS_HIDDEN const unsigned char *ballarus_rt_read_buf(void);
 
 /* A reader of /proc/self/pagemap with a window of entries.  */
 typedef struct {
-  int fd;         /* -1: unknown, every page counts as touched */
+  int fd;         /* -1: unknown, every page counts as touched; -2: not
+                     opened yet (opened at the first array large enough
+                     to be worth it) */
   uintptr_t first; /* page number of e[0] */
   size_t n;       /* valid entries in e */
   uint64_t e[512];

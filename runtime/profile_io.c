@@ -111,8 +111,11 @@ int ballarus_profile_record_add_counters(ballarus_profile_record *dst,
   for (uint64_t k = 0, lo, hi; k < chunk_count(n); k++) {
     if (!chunk_live(src->chunk_map, k)) continue;
     chunk_bounds(k, n, &lo, &hi);
+    /* A zero adds nothing: dst's pages where src counted nothing (a
+       profile's holes in the bytes read) stay untouched.  */
     for (uint64_t j = lo; j < hi; j++)
-      dst->counters[j] = ballarus_count_add(dst->counters[j], src->counters[j]);
+      if (src->counters[j] != 0)
+        dst->counters[j] = ballarus_count_add(dst->counters[j], src->counters[j]);
   }
   if (dst->chunk_map == NULL) return 0;
   if (src->chunk_map == NULL) {
@@ -242,15 +245,15 @@ int ballarus_profile_check_header(const unsigned char *data,
   const uint64_t size = file_size;
   if (size >= 8 && memcmp(data, BALLARUS_PROFILE_MAGIC, 8) != 0)
     return ballarus_pio_fail(err, errlen, "offset 0: bad magic (not a ballarus profile)");
-  if (size >= 12 && rd32(data + 8) != BALLARUS_PROFILE_VERSION &&
-      rd32(data + 8) != BALLARUS_PROFILE_VERSION_NAMED) {
+  if (size >= 12 && (rd32(data + 8) < BALLARUS_PROFILE_VERSION_MIN ||
+                     rd32(data + 8) > BALLARUS_PROFILE_VERSION_NAMED)) {
     uint32_t version = rd32(data + 8);
     return ballarus_pio_fail(err, errlen,
-                "offset 8: unsupported profile version %u (expected %u or "
+                "offset 8: unsupported profile version %u (expected %u to "
                 "%u%s)",
-                version, BALLARUS_PROFILE_VERSION,
+                version, BALLARUS_PROFILE_VERSION_MIN,
                 BALLARUS_PROFILE_VERSION_NAMED,
-                version < BALLARUS_PROFILE_VERSION
+                version < BALLARUS_PROFILE_VERSION_MIN
                     ? "; written by an older ballarus"
                     : "");
   }
@@ -450,7 +453,8 @@ static int parse_record(const unsigned char *data, uint64_t size,
   uint64_t actual =
       record_check(data + rec, meta,
                    (const uint64_t *)(const void *)(data + counters_at),
-                   n_counters, map, data + sparse_at, sparse_bytes);
+                   n_counters, map, data + sparse_at, sparse_bytes,
+                   rd32(data + 8) >= BALLARUS_PROFILE_VERSION);
   if (actual != check) {
     free(map);
     ballarus_pio_fail(err, errlen,
@@ -546,7 +550,9 @@ static int parse(const unsigned char *data, uint64_t size,
     if (parse_record(data, size, &off, i, opt, &p, &file_check, err,
                      errlen) != 0)
       goto bad;
-  if (rd32(data + 8) == BALLARUS_PROFILE_VERSION_NAMED &&
+  const uint32_t version = rd32(data + 8);
+  if ((version == BALLARUS_PROFILE_VERSION_NAMED ||
+       version == BALLARUS_PROFILE_VERSION_V2_NAMED) &&
       ballarus_pio_parse_named(data, size, &off, opt->borrow, &p, &file_check,
                                err, errlen) != 0)
     goto bad;
@@ -597,13 +603,8 @@ static int load_fd(int fd, unsigned char **buf, uint64_t *size, char *err,
   }
   unsigned char head[BALLARUS_PROFILE_HEADER_SIZE];
   uint64_t n = (uint64_t)st.st_size;
-  uint64_t got = 0;
-  if (ballarus_profile_read_bounded(fd, head, sizeof head, &got, err,
-                                    errlen) != 0)
-    return BALLARUS_PROFILE_UNREAD;
-  if (ballarus_profile_check_header(head, got < sizeof head ? got : n, err,
-                                    errlen) != 0)
-    return -1;
+  const int rc = ballarus_profile_read_head(fd, n, head, err, errlen);
+  if (rc != 0) return rc;
   unsigned char *b = xmalloc(n);
   if (b == NULL) {
     ballarus_pio_fail(err, errlen, "out of memory reading %llu bytes", (ull)n);
@@ -620,6 +621,18 @@ static int load_fd(int fd, unsigned char **buf, uint64_t *size, char *err,
   *buf = b;
   *size = sizeof head + rest; /* shrank while reading: parse what we have */
   return 0;
+}
+
+int ballarus_profile_read_head(int fd, uint64_t file_size,
+                               unsigned char *head, char *err,
+                               size_t errlen) {
+  uint64_t got = 0;
+  if (ballarus_profile_read_bounded(fd, head, BALLARUS_PROFILE_HEADER_SIZE,
+                                    &got, err, errlen) != 0)
+    return BALLARUS_PROFILE_UNREAD;
+  return ballarus_profile_check_header(
+      head, got < BALLARUS_PROFILE_HEADER_SIZE ? got : file_size, err,
+      errlen) != 0 ? -1 : 0;
 }
 
 int ballarus_profile_read_bounded(int fd, unsigned char *buf, uint64_t n,

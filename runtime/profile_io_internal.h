@@ -57,6 +57,15 @@ static inline int sparse_less(const ballarus_sparse_entry *a,
          (a->function == b->function && a->key < b->key);
 }
 
+/* Reads the header of the profile open as fd (file_size bytes, read from
+   its current offset, normally 0) into head (BALLARUS_PROFILE_HEADER_SIZE
+   bytes) and checks it (ballarus_profile_check_header): 0, -1 (not a
+   profile: the header's error) or BALLARUS_PROFILE_UNREAD (a read error:
+   the file is not known to be damaged).  The first step of both readers
+   of a file: profile_io.c's and the runtime's (rt_read_old.c).  */
+int ballarus_profile_read_head(int fd, uint64_t file_size,
+                               unsigned char *head, char *err, size_t errlen);
+
 /* Merges two sorted sparse arrays into `out` (room for na + nb): counts of
    equal keys added modulo 2^64, entries that sum to 0 dropped; returns the
    count.  Records and named records merge their path entries with it.  */
@@ -90,9 +99,10 @@ static inline uint64_t hash_zero_words(uint64_t h, uint64_t words) {
   return h;
 }
 
-/* The hash of n counters, the chunks `map` marks zero not read.  */
-static inline uint64_t hash_counters(uint64_t h, const uint64_t *counters,
-                                     uint64_t n, const unsigned char *map) {
+/* The counters of a version 2 or 3 record, word by word, the chunks `map`
+   marks zero not read.  */
+static inline uint64_t hash_counters_v2(uint64_t h, const uint64_t *counters,
+                                        uint64_t n, const unsigned char *map) {
   if (map == NULL) return ballarus_hash64_update(h, counters, n * 8);
   for (uint64_t k = 0, lo, hi; k < chunk_count(n); k++) {
     chunk_bounds(k, n, &lo, &hi);
@@ -102,19 +112,76 @@ static inline uint64_t hash_counters(uint64_t h, const uint64_t *counters,
   return h;
 }
 
+static inline uint64_t hash_step(uint64_t h, uint64_t w) {
+  h = (h ^ w) * BALLARUS_HASH_MUL;
+  return h ^ (h >> 32);
+}
+
+/* The hash of one chunk of n counters (ballarus_format.h, version 4): four
+   lanes (word i into lane i % 4, from BALLARUS_HASH_INIT ^ lane), then the
+   lanes folded in order from BALLARUS_HASH_INIT.  w NULL: n zero words.  */
+static inline uint64_t hash_chunk(const uint64_t *w, uint64_t n) {
+  uint64_t l0 = BALLARUS_HASH_INIT, l1 = BALLARUS_HASH_INIT ^ 1,
+           l2 = BALLARUS_HASH_INIT ^ 2, l3 = BALLARUS_HASH_INIT ^ 3;
+  uint64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    l0 = hash_step(l0, w != NULL ? w[i] : 0);
+    l1 = hash_step(l1, w != NULL ? w[i + 1] : 0);
+    l2 = hash_step(l2, w != NULL ? w[i + 2] : 0);
+    l3 = hash_step(l3, w != NULL ? w[i + 3] : 0);
+  }
+  if (i < n) l0 = hash_step(l0, w != NULL ? w[i] : 0);
+  if (i + 1 < n) l1 = hash_step(l1, w != NULL ? w[i + 1] : 0);
+  if (i + 2 < n) l2 = hash_step(l2, w != NULL ? w[i + 2] : 0);
+  uint64_t h = hash_step(BALLARUS_HASH_INIT, l0);
+  h = hash_step(h, l1);
+  h = hash_step(h, l2);
+  return hash_step(h, l3);
+}
+
+/* hash_chunk of a whole chunk of zeros, computed once.  */
+static inline uint64_t hash_zero_chunk(void) {
+  static uint64_t z; /* 0: not yet (a race computes the same value) */
+  uint64_t h = __atomic_load_n(&z, __ATOMIC_RELAXED);
+  if (h == 0) {
+    h = hash_chunk(NULL, BALLARUS_CHUNK_COUNTERS);
+    __atomic_store_n(&z, h, __ATOMIC_RELAXED);
+  }
+  return h;
+}
+
+/* The counters of a version 4 or 5 record: each chunk's hash folded in,
+   a chunk `map` marks zero not read (one step).  */
+static inline uint64_t hash_counters(uint64_t h, const uint64_t *counters,
+                                     uint64_t n, const unsigned char *map) {
+  for (uint64_t k = 0, lo, hi; k < chunk_count(n); k++) {
+    chunk_bounds(k, n, &lo, &hi);
+    uint64_t c;
+    if (chunk_live(map, k))
+      c = hash_chunk(counters + lo, hi - lo);
+    else if (hi - lo == BALLARUS_CHUNK_COUNTERS)
+      c = hash_zero_chunk();
+    else
+      c = hash_chunk(NULL, hi - lo);
+    h = hash_step(h, c);
+  }
+  return h;
+}
+
 /* A record's check (ballarus_format.h): its header's first 48 bytes, the
-   metadata header, the counters (n_counters, chunk map `map`), the sparse
-   entries.  */
+   metadata header, the counters (n_counters, chunk map `map`; by chunk in
+   versions 4 and 5, `chunked`), the sparse entries.  */
 static inline uint64_t record_check(const unsigned char *rec_header,
                                     const unsigned char *meta_header,
                                     const uint64_t *counters,
                                     uint64_t n_counters,
                                     const unsigned char *map,
                                     const void *sparse,
-                                    uint64_t sparse_bytes) {
+                                    uint64_t sparse_bytes, int chunked) {
   uint64_t h = ballarus_hash64(rec_header, 48);
   h = ballarus_hash64_update(h, meta_header, BALLARUS_META_HEADER_SIZE);
-  h = hash_counters(h, counters, n_counters, map);
+  h = chunked ? hash_counters(h, counters, n_counters, map)
+              : hash_counters_v2(h, counters, n_counters, map);
   return ballarus_hash64_update(h, sparse, sparse_bytes);
 }
 
@@ -136,7 +203,7 @@ int ballarus_pio_check_meta(const unsigned char *m, uint64_t meta_size,
                             size_t errlen);
 
 /* The named section (profile_named.c).  Parses it at data[*off] (after
-   the TU records of a version 3 file) into p->named, folding it into
+   the TU records of a version 3 or 5 file) into p->named, folding it into
    *file_check; p->records must be parsed already.  `seal`: the records
    stay sealed in `data` (profile_io.h).  */
 int ballarus_pio_parse_named(const unsigned char *data, uint64_t size,

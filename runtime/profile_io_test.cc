@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -334,6 +335,87 @@ TEST(ProfileIo, ResealingReproducesTheWritersChecks) {
   EXPECT_EQ(again, bytes);
 }
 
+// A record of 1300 counters: chunk 0 counted, chunk 1 all zero, chunk 2
+// (276 counters) counted at its end.
+ballarus_profile ThreeChunks(int with_map) {
+  ballarus_profile p = Empty(3);
+  const std::vector<uint8_t> blob = Blob("/w/big.bprof", "function big", 1300);
+  std::vector<uint64_t> c(1300, 0);
+  for (size_t i = 0; i < 512; i += 7) c[i] = i + 1;
+  c[1299] = 42;
+  Add(&p, blob, c, 3);
+  if (with_map) {
+    unsigned char* map = static_cast<unsigned char*>(malloc(3));
+    map[0] = 1;
+    map[1] = 0;  // known zero: hashed without being read
+    map[2] = 1;
+    p.records[0].chunk_map = map;
+  }
+  return p;
+}
+
+TEST(ProfileIo, ChunkedRecordChecksFollowTheFormat) {
+  ballarus_profile p = ThreeChunks(0), m = ThreeChunks(1);
+  const std::vector<uint8_t> bytes = Bytes(p), mapped = Bytes(m);
+  ballarus_profile_free(&p);
+  ballarus_profile_free(&m);
+  uint32_t version;
+  memcpy(&version, bytes.data() + 8, 4);
+  EXPECT_EQ(version, 4u);
+  // A zero chunk known from the map hashes as the zeros it holds.
+  EXPECT_EQ(mapped, bytes);
+  // The checks as ballarus_format.h defines them, computed independently.
+  std::vector<uint8_t> again = bytes;
+  memset(again.data() + 24, 0, 16);
+  memset(again.data() + 40 + 48, 0, 8);
+  ResealAll(&again);
+  EXPECT_EQ(again, bytes);
+  // One flipped bit in the zero chunk, in a lane of the last chunk, or two
+  // counters exchanged: a check mismatch.
+  const size_t counters = bytes.size() - 1300 * 8;
+  for (size_t at : {counters + 600 * 8 + 3, counters + 1298 * 8,
+                    counters + 1299 * 8 + 7}) {
+    std::vector<uint8_t> bad = bytes;
+    bad[at] ^= 0x10;
+    EXPECT_NE(ExpectRejected(bad, bytes.size()).find("check mismatch"),
+              std::string::npos);
+  }
+  std::vector<uint8_t> swapped = bytes;
+  std::swap_ranges(swapped.begin() + counters + 7 * 8,
+                   swapped.begin() + counters + 8 * 8,
+                   swapped.begin() + counters + 14 * 8);
+  EXPECT_NE(ExpectRejected(swapped, bytes.size()).find("check mismatch"),
+            std::string::npos);
+}
+
+TEST(ProfileIo, VersionTwoFilesAreReadAndRewrittenAsVersionFour) {
+  ballarus_profile p = ThreeChunks(0);
+  const std::vector<uint8_t> bytes = Bytes(p);
+  ballarus_profile_free(&p);
+  // The same profile as an older runtime wrote it: version 2, its record
+  // check over the counters word by word.
+  std::vector<uint8_t> old = bytes;
+  old[8] = 2;
+  ResealAll(&old);
+  ASSERT_NE(old, bytes);
+  ballarus_profile q;
+  char err[256] = "";
+  ASSERT_EQ(ballarus_profile_parse(old.data(), old.size(), &q, err,
+                                   sizeof err),
+            0)
+      << err;
+  ASSERT_EQ(q.n_records, 1u);
+  EXPECT_EQ(q.records[0].counters[1299], 42u);
+  EXPECT_EQ(Bytes(q), bytes);
+  ballarus_profile_free(&q);
+  // A version 2 file does not pass with a version 4 check, nor the reverse.
+  std::vector<uint8_t> mixed = bytes;
+  mixed[8] = 2;
+  Reseal(&mixed);
+  EXPECT_NE(ExpectRejected(mixed, bytes.size()).find("check mismatch"),
+            std::string::npos);
+}
+
 TEST(ProfileIo, TheFileCheckCatchesALostRecord) {
   // The last record cut off and n_records lowered to match, the header
   // resealed: every remaining record is sound, only the file check sees
@@ -468,17 +550,17 @@ TEST(ProfileIo, HeaderProblemsNameTheirField) {
   EXPECT_EQ(ExpectRejected(b, 0), "offset 0: bad magic (not a ballarus profile)");
 
   b = good;
-  b[8] = 4;
+  b[8] = 6;
   Reseal(&b);
   EXPECT_EQ(ExpectRejected(b, 8),
-            "offset 8: unsupported profile version 4 (expected 2 or 3)");
+            "offset 8: unsupported profile version 6 (expected 2 to 5)");
 
   // A version 1 profile (32-byte header, no file check) is named as such,
   // even when it is shorter than a version 2 header.
   b.assign(good.begin(), good.begin() + 32);
   b[8] = 1;
   EXPECT_EQ(ExpectRejected(b, 8),
-            "offset 8: unsupported profile version 1 (expected 2 or 3; written by "
+            "offset 8: unsupported profile version 1 (expected 2 to 5; written by "
             "an older ballarus)");
 
   b = good;

@@ -1,4 +1,4 @@
-// profile_named_test.cc — tests of the named section of a version 3
+// profile_named_test.cc — tests of the named section of a version 5
 // profile (ballarus_format.h, "Named runs"): round trips, merge and update
 // of named records, rejection of every damaged byte, sealed records.
 #include <gtest/gtest.h>
@@ -98,7 +98,7 @@ size_t NamedSectionAt(const std::vector<uint8_t>& b) {
   return off;
 }
 
-// Rewrites the checks of a version 3 file after an edit of its named
+// Rewrites the checks of a version 5 file after an edit of its named
 // section (ballarus_format.h's definitions, written out independently of
 // the codec): every named record's check, the file check, the header
 // check.
@@ -142,13 +142,13 @@ void ResealNamed(std::vector<uint8_t>* b) {
 
 }  // namespace
 
-TEST(ProfileNamed, WithoutNamedRunsTheFileStaysVersionTwo) {
+TEST(ProfileNamed, WithoutNamedRunsTheFileIsVersionFour) {
   ballarus_profile p = Sample();
   const std::vector<uint8_t> bytes = Bytes(p);
   ballarus_profile_free(&p);
   uint32_t version;
   memcpy(&version, bytes.data() + 8, 4);
-  EXPECT_EQ(version, 2u);
+  EXPECT_EQ(version, 4u);
   EXPECT_EQ(NamedSectionAt(bytes), bytes.size());
 }
 
@@ -157,7 +157,7 @@ TEST(ProfileNamed, RoundTripKeepsEveryNamedValue) {
   const std::vector<uint8_t> bytes = Bytes(p);
   uint32_t version;
   memcpy(&version, bytes.data() + 8, 4);
-  EXPECT_EQ(version, 3u);
+  EXPECT_EQ(version, 5u);
   // Section header, then three records: 56-byte header, 8 name bytes,
   // the pairs' varints padded to 8 ((0, 1), (+1, 3): 4 bytes; (0, 2^64-1):
   // 1 + 10 bytes; (1, 2): 2 bytes), 24 per sparse entry.
@@ -357,9 +357,9 @@ TEST(ProfileNamed, DamagedSectionsAreRefusedWithTheirReason) {
                 ": named section header truncated (file ends after 0 of 16 "
                 "bytes)");
 
-  // A named section in a version 2 file is not one.
+  // A named section in a version 4 file is not one.
   b = good;
-  b[8] = 2;
+  b[8] = 4;
   ResealNamed(&b);
   EXPECT_EQ(ExpectRejected(b, at),
             "offset " + std::to_string(at) + ": " +

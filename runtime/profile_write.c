@@ -191,7 +191,7 @@ static int plan(const ballarus_profile *p, int trusted, layout *L, char *err,
     const uint64_t sb = r->n_sparse * sizeof(ballarus_sparse_entry);
     const uint64_t check = record_check(h, r->metadata, r->counters,
                                         r->n_counters, r->chunk_map,
-                                        r->sparse, sb);
+                                        r->sparse, sb, 1);
     wr64(h + 48, check);
     file_check = file_check_add(file_check, check, r->stamp);
     L->chunks[L->n_chunks++] =
@@ -414,9 +414,11 @@ int ballarus_profile_write_runs_in_place(int fd, const ballarus_profile *p,
     return ballarus_pio_fail(err, errlen, "not a profile of one record");
   layout L;
   if (plan(p, 1, &L, err, errlen) != 0) return -1;
-  /* The file header from its runs on, then the record header up to its
-     check: the only bytes a change of runs changes, contiguous.  */
-  const size_t from = 16;
+  /* The file header from its version on (a version 2 file becomes a
+     version 4 one: its record check is computed anew), then the record
+     header up to its check: the only bytes a change of runs changes,
+     contiguous.  */
+  const size_t from = 8;
   const size_t n = BALLARUS_PROFILE_HEADER_SIZE + BALLARUS_RECORD_HEADER_SIZE -
                    from;
   ssize_t w;

@@ -75,6 +75,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define BALLARUS_HAVE_SINGLE_THREADED 1
+#endif
+#endif
+
 #include "runtime/ballarus.h"
 #include "runtime/ballarus_format.h"
 #include "runtime/ballarus_rt_internal.h"
@@ -194,10 +201,15 @@ static void copy_live(entry *e, ballarus_rt_pagemap *pm) {
   }
 }
 
-/* Whether this process has one thread (/proc/self/stat's num_threads,
-   the 18th field after the command's closing parenthesis); 0 when
-   unknown.  */
+/* Whether this process has one thread: glibc's __libc_single_threaded
+   (true until pthread_create first runs: no system call; a thread made
+   by a raw clone() is not seen, as glibc itself does not see it), else
+   /proc/self/stat's num_threads (the 18th field after the command's
+   closing parenthesis); 0 when unknown.  */
 static int single_threaded(void) {
+#ifdef BALLARUS_HAVE_SINGLE_THREADED
+  if (__libc_single_threaded) return 1;
+#endif
   int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
   char buf[1024];

@@ -35,9 +35,14 @@ static uintptr_t page_size(void) {
 static int touched(ballarus_rt_pagemap *pm, const void *addr);
 
 void ballarus_rt_pagemap_open(ballarus_rt_pagemap *pm) {
-  pm->fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  pm->fd = -2;
   pm->first = 0;
   pm->n = 0;
+}
+
+/* Opens the pagemap of a reader opened by ballarus_rt_pagemap_open.  */
+static void open_now(ballarus_rt_pagemap *pm) {
+  pm->fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
   /* A pagemap that does not show *pm, which is being written, as present
      is not believed (an emulated /proc): every page counts as touched.  */
   if (pm->fd >= 0 && !touched(pm, pm)) ballarus_rt_pagemap_close(pm);
@@ -69,8 +74,18 @@ static uint64_t page_end(const uint64_t *c, uint64_t i, uint64_t n) {
   return end < n ? end : n;
 }
 
+/* Arrays of at most this many pages are read whole, untouched pages too
+   (the zero page mapped, a cheap fault): the pagemap's open, reads and
+   close cost more, and a dump of only small arrays never opens it.  */
+#define SMALL_PAGES 4u
+
 int ballarus_rt_touched_run(ballarus_rt_pagemap *pm, const uint64_t *c,
                             uint64_t n, uint64_t *lo, uint64_t *hi) {
+  if (n * 8 <= SMALL_PAGES * page_size()) {
+    *hi = n;
+    return *lo < n;
+  }
+  if (pm->fd == -2) open_now(pm);
   uint64_t i = *lo;
   while (i < n && !touched(pm, &c[i])) i = page_end(c, i, n);
   if (i >= n) return 0;

@@ -19,6 +19,7 @@
 #include "runtime/ballarus_format.h"
 #include "runtime/ballarus_rt_internal.h"
 #include "runtime/profile_io.h"
+#include "runtime/profile_io_internal.h"
 
 /* One buffer for the existing profiles a dump reads, reused from file to
    file (fresh memory for each would cost a page fault per 4 KiB), unmapped
@@ -239,13 +240,9 @@ int ballarus_rt_read_profile(int fd, const struct stat *st,
   if (n < LARGE_FILE) return read_small_profile(fd, n, known, n_known, out,
                                                 err, errlen);
   unsigned char head[BALLARUS_PROFILE_HEADER_SIZE];
-  uint64_t got = 0, end = 0;
-  if (ballarus_profile_read_bounded(fd, head, sizeof head, &got, err,
-                                    errlen) != 0)
-    return BALLARUS_PROFILE_UNREAD;
-  if (ballarus_profile_check_header(head, got < sizeof head ? got : n, err,
-                                    errlen) != 0)
-    return -1;
+  uint64_t end = 0;
+  const int head_rc = ballarus_profile_read_head(fd, n, head, err, errlen);
+  if (head_rc != 0) return head_rc;
   ballarus_known_meta *found = calloc(n_known + 1, sizeof *found);
   ballarus_zero_range *skip = calloc(n_known + 1, sizeof *skip);
   if (found == NULL || skip == NULL || reserve_read_buf(n + 1) != 0) {

@@ -373,10 +373,10 @@ static void replay(int dfd, const char *dir, const unsigned char *buf,
 
 int ballarus_redo_recover(int dfd, const char *dir, int lfd, int created) {
   unsigned char h[REDO_HEADER];
-  ssize_t got;
-  do {
-    got = pread(lfd, h, sizeof h, 0);
-  } while (got < 0 && errno == EINTR);
+  ssize_t got = 0;
+  /* A lock file just created is empty (and open for writing only).  */
+  while (!created && (got = pread(lfd, h, sizeof h, 0)) < 0 && errno == EINTR)
+    ;
   if (got < (ssize_t)sizeof h) {
     /* New, or an older runtime's lock file left by a holder killed
        mid-dump: its temporary files may be lying about.  */

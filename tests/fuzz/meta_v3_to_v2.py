@@ -2,7 +2,8 @@
 # meta_v3_to_v2.py IN OUT [REENCODE] — rewrites a ballarus profile whose
 # metadata blobs are version 3 (body after the names block deflated) into
 # the profile a build before metadata compression would have written:
-# version 2 blobs
+# profile version 2 (a version 4 input's record checks recomputed word by
+# word), version 2 blobs
 # (the body inflated), their headers (version, size, stamp), the record
 # headers (meta_size, check), the record order (by stamp), the file check
 # and the header check recomputed (runtime/ballarus_format.h).  Made the
@@ -30,7 +31,8 @@ src, dst = sys.argv[1], sys.argv[2]
 reencode = sys.argv[3] if len(sys.argv) > 3 else None
 d = open(src, 'rb').read()
 magic, ver, nrec, runs = struct.unpack_from('<8sIIQ', d, 0)
-assert magic == b'BLRSPROF' and ver == 2
+assert magic == b'BLRSPROF' and ver in (2, 4)
+ver = 2
 off = 40; recs = []
 for i in range(nrec):
     tag, fl, stamp, msize, nc, ns, rruns, chk = struct.unpack_from('<IIQQQQQQ', d, off)
