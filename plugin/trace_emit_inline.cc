@@ -291,11 +291,9 @@ tree FrameField(tree frame, tree field) {
 
 // The enter's usual path at the start of `fast`: kEnter's words at p
 // (words 0 and 1, then ds: the stack's depth and site), the position past
-// them, and the test dep < stack.cap ending the block.
-void EmitEnterEvent(basic_block fast, tree p, const tree* words, tree ds,
-                    tree dep) {
-  const TraceStackDecls& st = TraceStack();
-  tree u = unsigned_type_node, pos = TracePosDecl();
+// them.
+void EmitEnterEvent(basic_block fast, tree p, const tree* words, tree ds) {
+  tree pos = TracePosDecl();
   gimple_stmt_iterator gsi = gsi_start_bb(fast);
   for (uint32_t k = 0; k < 2; ++k)
     gsi_insert_after(&gsi, gimple_build_assign(PosWord(p, k), words[k]),
@@ -305,24 +303,23 @@ void EmitEnterEvent(basic_block fast, tree p, const tree* words, tree ds,
   tree next = Assign(&gsi, Temp(TREE_TYPE(pos), "BLRS_en"), POINTER_PLUS_EXPR,
                      p, size_int(BALLARUS_TRACE_ENTER_WORDS * 4));
   gsi_insert_after(&gsi, gimple_build_assign(pos, next), GSI_NEW_STMT);
-  tree cap = Temp(u, "BLRS_ecap");
-  gsi_insert_after(&gsi, gimple_build_assign(cap, StackField(st.cap, false)),
-                   GSI_NEW_STMT);
-  gsi_insert_after(&gsi, gimple_build_cond(LT_EXPR, dep, cap, NULL_TREE,
-                                           NULL_TREE),
-                   GSI_NEW_STMT);
 }
 
-// stack.frames[dep] = kEnter's words, in `push`.
-void EmitEnterPush(basic_block push, tree dep, const tree* words, tree ds) {
+// stack.frames[dep & mask] = kEnter's words, after the event in `fast`
+// (runtime/trace_buffer.h: no bound test; readers check the frame's
+// depth).
+void EmitEnterPush(basic_block fast, tree dep, const tree* words, tree ds) {
   const TraceStackDecls& st = TraceStack();
-  gimple_stmt_iterator gsi = gsi_start_bb(push);
+  gimple_stmt_iterator gsi = gsi_last_bb(fast);
   tree fptr = TREE_TYPE(st.frames);
   tree frames = Temp(fptr, "BLRS_ef");
   gsi_insert_after(&gsi,
                    gimple_build_assign(frames, StackField(st.frames, false)),
                    GSI_NEW_STMT);
-  tree off = Assign(&gsi, Temp(sizetype, "BLRS_eo"), NOP_EXPR, dep);
+  tree u = unsigned_type_node;
+  tree slot = Assign(&gsi, Temp(u, "BLRS_ek"), BIT_AND_EXPR, dep,
+                     U32(BALLARUS_TRACE_FRAME_MASK));
+  tree off = Assign(&gsi, Temp(sizetype, "BLRS_eo"), NOP_EXPR, slot);
   off = Assign(&gsi, Temp(sizetype, "BLRS_eo"), MULT_EXPR, off,
                fold_convert(sizetype, TYPE_SIZE_UNIT(st.frame)));
   tree frame = Assign(&gsi, Temp(fptr, "BLRS_eq"), POINTER_PLUS_EXPR, frames,
@@ -343,7 +340,7 @@ void EmitEnterPush(basic_block push, tree dep, const tree* words, tree ds) {
 //   ds = {stack.depth, stack.site}; p = pos; dep = ds's depth;
 //   if (((p + 4 * 4 - 1) & (chunk bytes - 1)) < 4 * 4) enter (fn, stamp);
 //   else { p[0..3] = {tag | fn, stamp, ds}; pos = p + 4;
-//          if (dep < stack.cap) stack.frames[dep] = the same 4 words;
+//          stack.frames[dep & mask] = the same 4 words;
 //          stack.depth = dep + 1; }
 void InlineEnter(gcall* call, tree enter_fn) {
   const TraceStackDecls& st = TraceStack();
@@ -379,12 +376,9 @@ void InlineEnter(gcall* call, tree enter_fn) {
       &gsi, SlowPath("__ballarus_trace_enter_rs", enter_fn, fn, stamp),
       GSI_NEW_STMT);
 
-  EmitEnterEvent(fast, p, words, ds, dep);
-  basic_block done = split_edge(single_succ_edge(fast));
-  basic_block push =
-      Diamond(single_succ_edge(fast), profile_probability::very_likely());
-  EmitEnterPush(push, dep, words, ds);
-  gsi = gsi_start_bb(done);
+  EmitEnterEvent(fast, p, words, ds);
+  EmitEnterPush(fast, dep, words, ds);
+  gsi = gsi_last_bb(fast);
   tree dep1 = Assign(&gsi, Temp(u, "BLRS_ed1"), PLUS_EXPR, dep,
                      build_one_cst(u));
   gsi_insert_after(&gsi, gimple_build_assign(StackField(st.depth, true), dep1),

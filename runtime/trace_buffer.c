@@ -47,12 +47,15 @@ static trace_state *const g = &ballarus_trace_g;
    when tracing is on.  A thread's position starts NULL (so that a thread
    created while tracing registers at its first word) and goes to scratch
    at its first word while tracing is off.  Threads spread over
-   SCRATCH_CHUNKS of them, so that they seldom write the same cache lines.
-   They are mapped at the first need (a static array would need its
+   SCRATCH_CHUNKS of them, so that they seldom write the same cache lines;
+   each scratch chunk has scratch frames (trace_buffer.h: the hooks store
+   a frame at every enter).  They are mapped at the first need (a static array would need its
    segment aligned to CHUNK_BYTES, which older dynamic loaders do not
    honour in shared libraries); untouched pages cost nothing.  */
 #define SCRATCH_CHUNKS 16u
-static uint32_t *scratch;
+#define FRAMES_BYTES \
+  (((size_t)BALLARUS_TRACE_FRAME_MASK + 1) * sizeof(ballarus_trace_frame))
+static uint32_t *scratch; /* SCRATCH_CHUNKS chunks, then their frames */
 static __thread uint32_t scratch_k; /* this thread's, plus 1; 0: none */
 static uint32_t scratch_next;
 
@@ -68,13 +71,16 @@ uint32_t ballarus_trace_stack_words(const ballarus_trace_stack *s,
   uint32_t site = __atomic_load_n(&s->site, __ATOMIC_RELAXED);
   const ballarus_trace_frame *f = s->frames;
   a[0] = BALLARUS_TRACE_CHECKPOINT_UNKNOWN;
-  if (depth > s->cap) return 1;
+  if (depth > s->cap || f == NULL) return 1;
+  /* Frame k's site is read with frame k + 1 (whose call it made).  */
   for (uint32_t k = 0; k < depth; k++) {
-    if (f[k].tag_fn == BALLARUS_TRACE_FRAME_UNKNOWN) return 1;
-    a[1 + 3 * k] = f[k].tag_fn & ~BALLARUS_TRACE_EVENT_TAG;
-    a[2 + 3 * k] = f[k].stamp;
-    a[3 + 3 * k] = k + 1 < depth ? f[k + 1].site : site;
+    const ballarus_trace_frame *e = &f[k & BALLARUS_TRACE_FRAME_MASK];
+    if (e->tag_fn == BALLARUS_TRACE_FRAME_UNKNOWN || e->depth != k) return 1;
+    a[1 + 3 * k] = e->tag_fn & ~BALLARUS_TRACE_EVENT_TAG;
+    a[2 + 3 * k] = e->stamp;
+    if (k > 0) a[3 * k] = e->site;
   }
+  if (depth > 0) a[3 * depth] = site;
   a[0] = depth;
   return 1 + 3 * depth;
 }
@@ -142,7 +148,7 @@ static uint32_t thread_chunks(void) {
    mode's encoding buffer.  Returns the mapping's size with m NULL.  */
 static size_t thread_layout(uint8_t *m, trace_thread *t) {
   size_t at = (size_t)thread_chunks() * CHUNK_BYTES + sizeof(trace_thread);
-  at += (size_t)BALLARUS_TRACE_STACK_FRAMES * sizeof(ballarus_trace_frame);
+  at += FRAMES_BYTES;
   if (g->mode != BALLARUS_TRACE_MODE_RING) {
     if (m) t->out = m + at;
     return at + OUT_BYTES;
@@ -206,7 +212,7 @@ static void scratch_rewind(void) {
   uint32_t *base = __atomic_load_n(&scratch, __ATOMIC_ACQUIRE);
   if (base == NULL) {
     uint32_t *m = ballarus_trace_map_aligned(
-        (size_t)SCRATCH_CHUNKS * CHUNK_BYTES, CHUNK_BYTES);
+        (size_t)SCRATCH_CHUNKS * (CHUNK_BYTES + FRAMES_BYTES), CHUNK_BYTES);
     if (m == NULL) return; /* the slow path at every word */
     base = NULL;
     /* A thread that lost the race leaves its mapping unused.  */
@@ -217,8 +223,13 @@ static void scratch_rewind(void) {
   if (scratch_k == 0)
     scratch_k = __atomic_fetch_add(&scratch_next, 1, __ATOMIC_RELAXED) %
                     SCRATCH_CHUNKS + 1;
-  __ballarus_trace_pos =
-      base + (size_t)(scratch_k - 1) * BALLARUS_TRACE_CHUNK_WORDS + 1;
+  const size_t k = scratch_k - 1;
+  ballarus_trace_stack *s = &__ballarus_trace_stack;
+  if (s->frames == NULL)
+    s->frames = (ballarus_trace_frame *)((uint8_t *)base +
+                                         SCRATCH_CHUNKS * CHUNK_BYTES +
+                                         k * FRAMES_BYTES);
+  __ballarus_trace_pos = base + k * BALLARUS_TRACE_CHUNK_WORDS + 1;
 }
 
 /* The calling thread, its chunk empty and the chunk's checkpoint taken

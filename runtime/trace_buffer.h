@@ -78,15 +78,23 @@ static inline void ballarus_trace_witness(uint32_t id) {
 
 /* The thread's traced activations, kept by the hooks (trace_hooks.c) and
    read by the checkpoints (trace_format.h) the slow path takes.
-   frames[k] is activation k: the words of its kEnter (trace_events.h),
-   so that the hook stores the same 16 bytes twice: its function (with the
-   event tag), TU stamp, depth k, and `site`: the block of the call in
-   activation k - 1 that made it.  The innermost activation's own last
-   call block is `site` below.  frames has `cap` entries, allocated when
-   the thread registers (cap 0 before); a frame whose tag_fn is
-   BALLARUS_TRACE_FRAME_UNKNOWN was live before the thread registered, or
-   was skipped by a landing.  */
+   The frame of activation d is frames[d & BALLARUS_TRACE_FRAME_MASK]: the
+   words of its kEnter (trace_events.h), so that the hook stores the same
+   16 bytes twice: its function (with the event tag), TU stamp, depth d,
+   and `site`: the block of the call in activation d - 1 that made it.
+   The innermost activation's own last call block is `site` below.  The
+   hooks store every frame without a bound test (one mask): frames has
+   BALLARUS_TRACE_FRAME_MASK + 1 entries (deeper than a default machine
+   stack holds traced activations), and a reader takes frames[k & mask]
+   for activation k only if its depth field is k.  frames is NULL until
+   the thread's first slow path gives it an array: its own when it
+   registers, a scratch one shared with other threads while tracing is
+   off.  Checkpoints read the frames of depths below `cap`: 0 before the
+   thread registers, BALLARUS_TRACE_STACK_FRAMES after (a deeper stack
+   is unknown).  A frame whose tag_fn is BALLARUS_TRACE_FRAME_UNKNOWN was
+   live before the thread registered, or was skipped by a landing.  */
 #define BALLARUS_TRACE_STACK_FRAMES 16384u
+/* BALLARUS_TRACE_FRAME_MASK: trace_events.h (the plugin's too).  */
 #define BALLARUS_TRACE_FRAME_UNKNOWN 0xffffffffu
 
 typedef struct ballarus_trace_frame {
@@ -97,7 +105,7 @@ typedef struct ballarus_trace_frame {
 typedef struct ballarus_trace_stack {
   uint32_t depth; /* traced activations live */
   uint32_t site;  /* the innermost activation's last call block */
-  uint32_t cap;
+  uint32_t cap;   /* checkpoints read the frames below it */
   ballarus_trace_frame *frames;
 } ballarus_trace_stack;
 

@@ -29,6 +29,9 @@
    ballarus_trace_witness: a position aligned to the chunk's bytes means
    "call __ballarus_trace_slow".  trace_hooks.c checks they agree.  */
 #define BALLARUS_TRACE_CHUNK_BYTES 16384u
+/* The frame of traced activation d is frames[d & BALLARUS_TRACE_FRAME_MASK]
+   (trace_buffer.h ballarus_trace_stack).  */
+#define BALLARUS_TRACE_FRAME_MASK ((1u << 20) - 1u)
 
 /* Function extension (core/model.h Extension::tag) holding a traced
    function's plan: see plugin/trace_emit.h.  */

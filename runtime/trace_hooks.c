@@ -35,9 +35,20 @@ void __ballarus_trace_w(uint32_t id) { ballarus_trace_witness(id); }
 static inline uint32_t stack_push(ballarus_trace_stack *s,
                                   const ballarus_trace_frame *e) {
   uint32_t depth = e->depth;
-  if (depth < s->cap) s->frames[depth] = *e;
+  if (s->frames != NULL) s->frames[depth & BALLARUS_TRACE_FRAME_MASK] = *e;
   s->depth = depth + 1;
   return depth;
+}
+
+/* The frame of activation `depth`, or NULL when it is not there (no
+   frames yet, or overwritten by an activation deeper by a multiple of
+   the mask's span).  */
+static inline const ballarus_trace_frame *frame_of(
+    const ballarus_trace_stack *s, uint32_t depth) {
+  if (s->frames == NULL) return NULL;
+  const ballarus_trace_frame *f =
+      &s->frames[depth & BALLARUS_TRACE_FRAME_MASK];
+  return f->depth == depth ? f : NULL;
 }
 
 /* kEnter's words: the frame the activation pushes.  */
@@ -87,25 +98,28 @@ void __ballarus_trace_land(uint32_t block, uint32_t depth) {
   const uint32_t w[BALLARUS_TRACE_LAND_WORDS] = {
       BALLARUS_TRACE_EVENT_LAND, block, depth, s->site, live};
   ballarus_trace_event(w, BALLARUS_TRACE_LAND_WORDS);
-  if (live > depth + 1 && depth + 1 < s->cap)
-    s->site = s->frames[depth + 1].site;
+  if (live > depth + 1) {
+    const ballarus_trace_frame *f = frame_of(s, depth + 1);
+    if (f != NULL) s->site = f->site;
+  }
   for (uint32_t k = live; k <= depth && k < s->cap; k++)
-    s->frames[k].tag_fn = BALLARUS_TRACE_FRAME_UNKNOWN;
+    s->frames[k & BALLARUS_TRACE_FRAME_MASK].tag_fn =
+        BALLARUS_TRACE_FRAME_UNKNOWN;
   s->depth = depth + 1;
 }
 
 /* Back in the caller, whose last call block is the one of this call.  */
 void __ballarus_trace_leave(void) {
   ballarus_trace_stack *s = &__ballarus_trace_stack;
-  uint32_t depth = s->depth - 1; /* depth 0: UINT32_MAX, not below cap */
-  if (__builtin_expect(depth < s->cap, 1)) {
-    s->site = s->frames[depth].site;
+  uint32_t depth = s->depth - 1; /* depth 0: UINT32_MAX */
+  if (depth == UINT32_MAX) return;
+  const ballarus_trace_frame *f = frame_of(s, depth);
+  if (__builtin_expect(f != NULL, 1)) {
+    s->site = f->site;
     /* Two plain stores: without this gcc packs them through SSE.  */
     __asm__("" ::: "memory");
-    s->depth = depth;
-  } else if (depth != UINT32_MAX) {
-    s->depth = depth;
   }
+  s->depth = depth;
 }
 
 void __ballarus_trace_site(uint32_t block) {
