@@ -109,6 +109,26 @@ gimple* SiteStore(uint32_t block) {
   return VolatileAsm(text, NULL, {"memory"});
 }
 
+// In code for executables an asm, `incl %fs:stack@tpoff`: the enter's
+// depth + 1 in one instruction (the depth is still the one the enter read:
+// nothing between writes it, and a signal handler's traced code leaves it
+// as it found it).  Elsewhere a volatile store of dep + 1.
+gimple* DepthIncrement(gimple_stmt_iterator* gsi, tree dep) {
+  const TraceStackDecls& st = TraceStack();
+  if (RuntimeTlsModel() != TLS_MODEL_LOCAL_EXEC || !TARGET_LP64 ||
+      int_byte_position(st.depth) != 0) {
+    tree u = unsigned_type_node;
+    tree dep1 = make_temp_ssa_name(u, NULL, "BLRS_ed1");
+    gsi_insert_after(gsi, gimple_build_assign(dep1, PLUS_EXPR, dep,
+                                              build_one_cst(u)),
+                     GSI_NEW_STMT);
+    return gimple_build_assign(StackField(st.depth, true), dep1);
+  }
+  const std::string text = std::string("incl %%fs:") +
+                           IDENTIFIER_POINTER(DECL_NAME(st.stack)) + "@tpoff";
+  return VolatileAsm(text, NULL, {"memory", "cc"});
+}
+
 // x86-64 is little-endian: the depth, the stack's first field, is ds's low
 // half.
 gimple* DepthFrom(tree depth, tree ds) {
@@ -341,9 +361,8 @@ void EmitEnterPush(basic_block fast, tree dep, const tree* words, tree ds) {
 //   if (((p + 4 * 4 - 1) & (chunk bytes - 1)) < 4 * 4) enter (fn, stamp);
 //   else { p[0..3] = {tag | fn, stamp, ds}; pos = p + 4;
 //          stack.frames[dep & mask] = the same 4 words;
-//          stack.depth = dep + 1; }
+//          stack.depth = dep + 1 (DepthIncrement); }
 void InlineEnter(gcall* call, tree enter_fn) {
-  const TraceStackDecls& st = TraceStack();
   tree u = unsigned_type_node, ds = gimple_call_lhs(call);
   tree fn = gimple_call_arg(call, 0), stamp = gimple_call_arg(call, 1);
   tree words[2] = {U32(BALLARUS_TRACE_EVENT_TAG | TREE_INT_CST_LOW(fn)),
@@ -379,10 +398,7 @@ void InlineEnter(gcall* call, tree enter_fn) {
   EmitEnterEvent(fast, p, words, ds);
   EmitEnterPush(fast, dep, words, ds);
   gsi = gsi_last_bb(fast);
-  tree dep1 = Assign(&gsi, Temp(u, "BLRS_ed1"), PLUS_EXPR, dep,
-                     build_one_cst(u));
-  gsi_insert_after(&gsi, gimple_build_assign(StackField(st.depth, true), dep1),
-                   GSI_NEW_STMT);
+  gsi_insert_after(&gsi, DepthIncrement(&gsi, dep), GSI_NEW_STMT);
 }
 
 }  // namespace
