@@ -219,7 +219,7 @@ gimple* SlowPath(const char* target, tree fallback, tree arg0,
 }
 
 // Replaces the call `__ballarus_trace_w(id)` by trace_buffer.h's
-// ballarus_trace_witness: p = pos; if ((p & (chunk bytes - 1)) == 0)
+// ballarus_trace_witness: p = pos; if ((p & BALLARUS_TRACE_FULL_MASK) == 0)
 // __ballarus_trace_slow(id) (very unlikely); else *p = id, pos = p + 1.
 void InlineWitness(gcall* call, tree slow_fn) {
   tree id = gimple_call_arg(call, 0);
@@ -237,8 +237,7 @@ void InlineWitness(gcall* call, tree slow_fn) {
   gsi_insert_after(&gsi,
                    gimple_build_assign(t, BIT_AND_EXPR, a,
                                        build_int_cst(pointer_sized_int_node,
-                                                     BALLARUS_TRACE_CHUNK_BYTES -
-                                                         1)),
+                                                     BALLARUS_TRACE_FULL_MASK)),
                    GSI_NEW_STMT);
   gsi_insert_after(&gsi,
                    gimple_build_cond(EQ_EXPR, t,
@@ -358,7 +357,7 @@ void EmitEnterPush(basic_block fast, tree dep, const tree* words, tree ds) {
 // path of __ballarus_trace_enter (runtime/trace_hooks.c), which stays for
 // an event that would not fit in the chunk (ballarus_trace_room):
 //   ds = {stack.depth, stack.site}; p = pos; dep = ds's depth;
-//   if (((p + 4 * 4 - 1) & (chunk bytes - 1)) < 4 * 4) enter (fn, stamp);
+//   if ((p & BALLARUS_TRACE_FULL_MASK) == 0) enter (fn, stamp);
 //   else { p[0..3] = {tag | fn, stamp, ds}; pos = p + 4;
 //          stack.frames[dep & mask] = the same 4 words;
 //          stack.depth = dep + 1 (DepthIncrement); }
@@ -370,7 +369,6 @@ void InlineEnter(gcall* call, tree enter_fn) {
   basic_block bb = gimple_bb(call);
   basic_block join = RemoveSplitting(call);
   tree pos = TracePosDecl(), ptype = TREE_TYPE(pos);
-  const uint32_t bytes = BALLARUS_TRACE_ENTER_WORDS * 4;
   gimple_stmt_iterator gsi = gsi_last_bb(bb);
   gsi_insert_after(&gsi, gimple_build_assign(ds, DepthSiteRef(false)),
                    GSI_NEW_STMT);
@@ -380,11 +378,13 @@ void InlineEnter(gcall* call, tree enter_fn) {
   gsi_insert_after(&gsi, gimple_build_assign(p, pos), GSI_NEW_STMT);
   tree ui = pointer_sized_int_node;
   tree a = Assign(&gsi, Temp(ui, "BLRS_ea"), NOP_EXPR, p);
-  a = Assign(&gsi, Temp(ui, "BLRS_ea"), PLUS_EXPR, a,
-             build_int_cst(ui, bytes - 1));
+  // The witness's test: past the chunk's head, the 4 words fit (the last
+  // 3 may go into the next chunk's head: runtime/trace_buffer.h).
+  static_assert(BALLARUS_TRACE_ENTER_WORDS <= BALLARUS_TRACE_CHUNK_HEAD_WORDS,
+                "kEnter ends at most 3 words past its chunk");
   a = Assign(&gsi, Temp(ui, "BLRS_ea"), BIT_AND_EXPR, a,
-             build_int_cst(ui, BALLARUS_TRACE_CHUNK_BYTES - 1));
-  gsi_insert_after(&gsi, gimple_build_cond(LT_EXPR, a, build_int_cst(ui, bytes),
+             build_int_cst(ui, BALLARUS_TRACE_FULL_MASK));
+  gsi_insert_after(&gsi, gimple_build_cond(EQ_EXPR, a, build_int_cst(ui, 0),
                                            NULL_TREE, NULL_TREE),
                    GSI_NEW_STMT);
   basic_block slow =

@@ -147,7 +147,8 @@ static uint32_t thread_chunks(void) {
    thread, the stack's frames, then the ring's slots and arena, or full
    mode's encoding buffer.  Returns the mapping's size with m NULL.  */
 static size_t thread_layout(uint8_t *m, trace_thread *t) {
-  size_t at = (size_t)thread_chunks() * CHUNK_BYTES + sizeof(trace_thread);
+  size_t at = (size_t)thread_chunks() * CHUNK_BYTES + CHUNK_PAD +
+              sizeof(trace_thread);
   at += FRAMES_BYTES;
   if (g->mode != BALLARUS_TRACE_MODE_RING) {
     if (m) t->out = m + at;
@@ -181,7 +182,7 @@ static trace_thread *thread_register(void) {
       ballarus_trace_map_aligned(thread_layout(NULL, NULL), CHUNK_BYTES);
   if (m == NULL) return NULL;
   trace_thread *t =
-      (trace_thread *)(m + (size_t)thread_chunks() * CHUNK_BYTES);
+      (trace_thread *)(m + (size_t)thread_chunks() * CHUNK_BYTES + CHUNK_PAD);
   thread_layout(m, t);
   stack_register((ballarus_trace_frame *)(t + 1));
   t->chunk = t->chunk0 = (uint32_t *)m;
@@ -194,7 +195,7 @@ static trace_thread *thread_register(void) {
                                       __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
   }
   ballarus_trace_self = t;
-  __ballarus_trace_pos = t->chunk + 1;
+  __ballarus_trace_pos = t->chunk + HEAD;
   pthread_setspecific(g->key, t);
   return t;
 }
@@ -202,7 +203,7 @@ static trace_thread *thread_register(void) {
 /* Moves the words of t's chunk out: written (full) or kept (ring).  */
 static void chunk_drain(trace_thread *t, uint32_t n) {
   if (g->mode == BALLARUS_TRACE_MODE_FULL)
-    ballarus_trace_write_chunk(t, t->chunk + 1, n);
+    ballarus_trace_write_chunk(t, t->chunk + HEAD, n);
   else
     ring_push(t, n);
 }
@@ -212,7 +213,8 @@ static void scratch_rewind(void) {
   uint32_t *base = __atomic_load_n(&scratch, __ATOMIC_ACQUIRE);
   if (base == NULL) {
     uint32_t *m = ballarus_trace_map_aligned(
-        (size_t)SCRATCH_CHUNKS * (CHUNK_BYTES + FRAMES_BYTES), CHUNK_BYTES);
+        (size_t)SCRATCH_CHUNKS * (CHUNK_BYTES + FRAMES_BYTES) + CHUNK_PAD,
+        CHUNK_BYTES);
     if (m == NULL) return; /* the slow path at every word */
     base = NULL;
     /* A thread that lost the race leaves its mapping unused.  */
@@ -228,8 +230,8 @@ static void scratch_rewind(void) {
   if (s->frames == NULL)
     s->frames = (ballarus_trace_frame *)((uint8_t *)base +
                                          SCRATCH_CHUNKS * CHUNK_BYTES +
-                                         k * FRAMES_BYTES);
-  __ballarus_trace_pos = base + k * BALLARUS_TRACE_CHUNK_WORDS + 1;
+                                         CHUNK_PAD + k * FRAMES_BYTES);
+  __ballarus_trace_pos = base + k * BALLARUS_TRACE_CHUNK_WORDS + HEAD;
 }
 
 /* The calling thread, its chunk empty and the chunk's checkpoint taken
@@ -246,7 +248,7 @@ static trace_thread *chunk_start(void) {
     t = thread_register();
     if (t == NULL) return NULL;
   } else {
-    uint32_t n = (uint32_t)(__ballarus_trace_pos - (t->chunk + 1));
+    uint32_t n = (uint32_t)(__ballarus_trace_pos - (t->chunk + HEAD));
     if (n == 0) return t;
     chunk_drain(t, n);
   }
@@ -257,15 +259,15 @@ static trace_thread *chunk_start(void) {
 void __ballarus_trace_slow(uint32_t id) {
   trace_thread *t = chunk_start();
   if (t == NULL) return;
-  t->chunk[1] = id;
-  __ballarus_trace_pos = t->chunk + 2;
+  t->chunk[HEAD] = id;
+  __ballarus_trace_pos = t->chunk + HEAD + 1;
 }
 
 void __ballarus_trace_slow_event(const uint32_t *words, uint32_t n) {
   trace_thread *t = chunk_start();
-  if (t == NULL || n > CHUNK_USED) return;
-  memcpy(t->chunk + 1, words, (size_t)n * 4);
-  __ballarus_trace_pos = t->chunk + 1 + n;
+  if (t == NULL || n > BALLARUS_TRACE_CHUNK_WORDS - HEAD) return;
+  memcpy(t->chunk + HEAD, words, (size_t)n * 4);
+  __ballarus_trace_pos = t->chunk + HEAD + n;
 }
 
 uint32_t ballarus_trace_pending(const trace_thread *t) {
@@ -274,8 +276,9 @@ uint32_t ballarus_trace_pending(const trace_thread *t) {
   const uint32_t *chunk = t->chunk;
   /* Another thread's position may be read in the middle of its change
      of chunk (ring_push): then nothing.  */
-  if (pos == NULL || pos < chunk + 1 || pos > chunk + CHUNK_USED + 1) return 0;
-  return (uint32_t)(pos - (chunk + 1));
+  if (pos == NULL || pos < chunk + HEAD || pos > chunk + HEAD + CHUNK_USED)
+    return 0;
+  return (uint32_t)(pos - (chunk + HEAD));
 }
 
 void ballarus_trace_thread_exit(void *arg) {
@@ -286,7 +289,7 @@ void ballarus_trace_thread_exit(void *arg) {
   if (g->mode == BALLARUS_TRACE_MODE_FULL) {
     chunk_drain(t, ballarus_trace_pending(t));
     ballarus_trace_write_end(t);
-    t->end_pos = t->chunk + 1;
+    t->end_pos = t->chunk + HEAD;
   }
   __atomic_store_n(&t->stackp, NULL, __ATOMIC_RELEASE);
   __atomic_store_n(&t->posp, NULL, __ATOMIC_RELEASE);

@@ -15,8 +15,12 @@
        one (whole chunks, at least the last N words), and takes the new
        chunk's checkpoint (trace_format.h CHECKPOINT) from the thread's
        stack of traced activations (ballarus_trace_stack below).
-   Word 0 of a chunk is never written (the position starts at word 1), so
-   the aligned address only ever means "full" or "not registered".
+   A chunk's head words (trace_events.h BALLARUS_TRACE_CHUNK_HEAD_WORDS)
+   are never written by the chunk itself (its words start after them), so
+   a position in them only ever means "full" or "not registered"; an
+   event that starts in the chunk may end in the next chunk's head (at
+   most 3 words: the inline enter tests no more than the witness, and
+   each thread's mapping has 16 bytes after its last chunk).
    Events (trace_events.h) go through ballarus_trace_event, which starts
    a new chunk when the event would not fit in the current one.
 
@@ -36,6 +40,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "trace_events.h" /* the chunk's bytes and head words */
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,8 +73,7 @@ BALLARUS_TRACE_SHARED void __ballarus_trace_slow(uint32_t id);
 
 static inline void ballarus_trace_witness(uint32_t id) {
   uint32_t *p = __ballarus_trace_pos;
-  if (__builtin_expect(
-          ((uintptr_t)p & (BALLARUS_TRACE_CHUNK_WORDS * 4u - 1u)) == 0, 0)) {
+  if (__builtin_expect(((uintptr_t)p & BALLARUS_TRACE_FULL_MASK) == 0, 0)) {
     __ballarus_trace_slow(id);
     return;
   }
@@ -119,14 +124,15 @@ BALLARUS_TRACE_SHARED void __ballarus_trace_slow_event(const uint32_t *words,
    current chunk if they all fit there; returns 0 (nothing written) when
    they do not: then __ballarus_trace_slow_event starts a new chunk and
    writes them, so that no event spans two chunks.  */
-/* Whether n words fit at p: p is not a chunk's start (full, or not
-   registered) and p + n is at most the chunk's end.  One test: with
-   off = p's offset in its chunk (a multiple of 4), (off + 4n - 1) mod
-   the chunk's bytes is 4n - 1 for off 0, below 4n when the words would
-   pass the end, at least 4n + 3 otherwise.  */
+/* Whether n words fit at p: p is past its chunk's head words (not full,
+   registered), and the words end at most 3 words past the chunk's end,
+   in the next chunk's head.  */
 static inline int ballarus_trace_room(const uint32_t *p, uint32_t n) {
-  return (((uintptr_t)p + n * 4u - 1u) &
-          (BALLARUS_TRACE_CHUNK_WORDS * 4u - 1u)) >= n * 4u;
+  uintptr_t off = (uintptr_t)p & (BALLARUS_TRACE_CHUNK_BYTES - 1u);
+  return off >= 4u * BALLARUS_TRACE_CHUNK_HEAD_WORDS &&
+         off + 4u * n <=
+             BALLARUS_TRACE_CHUNK_BYTES +
+                 4u * (BALLARUS_TRACE_CHUNK_HEAD_WORDS - 1u);
 }
 
 static inline int ballarus_trace_event_fits(const uint32_t *words,

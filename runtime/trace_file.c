@@ -95,7 +95,7 @@ static void write_thread(trace_thread *t) {
     total = t->total + pending;
   } else {
     if (t->posp == NULL) return;
-    ballarus_trace_write_chunk(t, t->chunk + 1, pending);
+    ballarus_trace_write_chunk(t, t->chunk + HEAD, pending);
     total = t->total;
   }
   ballarus_trace_write_position(t, total);
@@ -212,7 +212,7 @@ static void atfork_child(void) {
   }
   if (g->mode == BALLARUS_TRACE_MODE_FULL && ballarus_trace_self != NULL &&
       __ballarus_trace_pos != NULL) {
-    __ballarus_trace_pos = ballarus_trace_self->chunk + 1;
+    __ballarus_trace_pos = ballarus_trace_self->chunk + HEAD;
     ballarus_trace_self->seq = 0;
     ballarus_trace_self->total = 0;
     ballarus_trace_write_live_checkpoint(ballarus_trace_self);

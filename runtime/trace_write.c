@@ -194,7 +194,7 @@ void ballarus_trace_write_fault(trace_thread *t, const trace_fault *f,
 
 /* A kept chunk as CHECKPOINT and RING records.  */
 static void write_slot(trace_thread *t, const ring_slot *sl) {
-  const uint32_t *w = sl->chunk + 1;
+  const uint32_t *w = sl->chunk + HEAD;
   static const uint32_t unknown = BALLARUS_TRACE_CHECKPOINT_UNKNOWN;
   words cp = {t->arena, (uint64_t)sl->region * REGION_WORDS, ~(uint64_t)0};
   words ring = {w, 0, ~(uint64_t)0};
