@@ -4,8 +4,8 @@
    edge.  The hot path is one thread-local load, one store, one pointer
    increment and one test: each thread writes into a chunk of
    BALLARUS_TRACE_CHUNK_WORDS words aligned to its own size, and the
-   position reaching the chunk's end (an aligned address) sends the call to
-   the slow path, which
+   position reaching the chunk's end (the next chunk's head words, below)
+   sends the call to the slow path, which
      - registers the thread when tracing is on (until then its position
        points into a scratch chunk that is overwritten: trace_buffer.c),
      - full trace: encodes the chunk and appends it to the trace file as one

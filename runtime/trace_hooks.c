@@ -40,12 +40,13 @@ static inline uint32_t stack_push(ballarus_trace_stack *s,
   return depth;
 }
 
-/* The frame of activation `depth`, or NULL when it is not there (no
-   frames yet, or overwritten by an activation deeper by a multiple of
-   the mask's span).  */
+/* The frame of activation `depth` as checkpoints read it (below the cap:
+   the thread's own frames), or NULL when it is not there (deeper, not
+   registered, or overwritten by an activation deeper by a multiple of the
+   mask's span).  */
 static inline const ballarus_trace_frame *frame_of(
     const ballarus_trace_stack *s, uint32_t depth) {
-  if (s->frames == NULL) return NULL;
+  if (depth >= s->cap) return NULL;
   const ballarus_trace_frame *f =
       &s->frames[depth & BALLARUS_TRACE_FRAME_MASK];
   return f->depth == depth ? f : NULL;
