@@ -35,7 +35,7 @@ tls_model RuntimeTlsModel() {
 //   struct ballarus_trace_frame { uint32_t tag_fn, stamp, depth, site; };
 //   struct ballarus_trace_stack { uint32_t depth, site, cap;
 //                                 ballarus_trace_frame *frames; };
-//   extern __thread ballarus_trace_stack __ballarus_trace_stack
+//   extern __thread ballarus_trace_stack __ballarus_trace_stack2
 //       (RuntimeTlsModel, default visibility: one per process).
 struct TraceStackDecls {
   tree stack = NULL_TREE;  // the TLS variable
@@ -76,12 +76,12 @@ const TraceStackDecls& TraceStack() {
   d.site = sf[1];
   d.cap = sf[2];
   d.frames = sf[3];
-  d.stack = ExternThreadLocal("__ballarus_trace_stack", type,
+  d.stack = ExternThreadLocal("__ballarus_trace_stack2", type,
                               VISIBILITY_DEFAULT, RuntimeTlsModel());
   return d;
 }
 
-// __ballarus_trace_stack.FIELD; a store through it is volatile
+// __ballarus_trace_stack2.FIELD; a store through it is volatile
 // (SiteStore says why).
 tree StackField(tree field, bool store) {
   tree ref = build3(COMPONENT_REF, TREE_TYPE(field), TraceStack().stack,
@@ -138,7 +138,7 @@ gimple* DepthFrom(tree depth, tree ds) {
 
 namespace {
 
-// extern __thread uint32_t *__ballarus_trace_pos (RuntimeTlsModel)
+// extern __thread uint32_t *__ballarus_trace_pos2 (RuntimeTlsModel)
 // (trace_buffer.h).
 tree TracePosDecl() {
   static tree decl = NULL_TREE;
@@ -146,7 +146,7 @@ tree TracePosDecl() {
   // Default visibility: a program and its shared libraries share the
   // runtime's one position (a hidden reference would make the linker keep
   // a module's own copy).
-  decl = ExternThreadLocal("__ballarus_trace_pos",
+  decl = ExternThreadLocal("__ballarus_trace_pos2",
                            build_pointer_type(unsigned_type_node),
                            VISIBILITY_DEFAULT, RuntimeTlsModel());
   return decl;

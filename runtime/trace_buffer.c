@@ -59,9 +59,9 @@ static uint32_t *scratch; /* SCRATCH_CHUNKS chunks, then their frames */
 static __thread uint32_t scratch_k; /* this thread's, plus 1; 0: none */
 static uint32_t scratch_next;
 
-__thread uint32_t *__ballarus_trace_pos
+__thread uint32_t *__ballarus_trace_pos2
     __attribute__((tls_model("initial-exec"))) BALLARUS_TRACE_SHARED;
-__thread ballarus_trace_stack __ballarus_trace_stack
+__thread ballarus_trace_stack __ballarus_trace_stack2
     __attribute__((tls_model("initial-exec"))) BALLARUS_TRACE_SHARED;
 __thread trace_thread *ballarus_trace_self;
 
@@ -92,7 +92,7 @@ static void checkpoint_take(trace_thread *t) {
   ring_slot c = {t->next_region, 0, 0, t->total, NULL};
   t->cur = c;
   uint32_t *a = t->arena + (size_t)c.region * REGION_WORDS;
-  uint32_t n = ballarus_trace_stack_words(&__ballarus_trace_stack, a);
+  uint32_t n = ballarus_trace_stack_words(&__ballarus_trace_stack2, a);
   if (a[0] != BALLARUS_TRACE_CHECKPOINT_UNKNOWN)
     __atomic_store_n(&t->cur.cp_len, n, __ATOMIC_RELEASE);
 }
@@ -167,7 +167,7 @@ static size_t thread_layout(uint8_t *m, trace_thread *t) {
 /* The calling thread's stack gets its frames; those live before (the
    thread registers inside a traced activation) are unknown.  */
 static void stack_register(ballarus_trace_frame *frames) {
-  ballarus_trace_stack *s = &__ballarus_trace_stack;
+  ballarus_trace_stack *s = &__ballarus_trace_stack2;
   uint32_t live = s->depth < BALLARUS_TRACE_STACK_FRAMES
                       ? s->depth
                       : BALLARUS_TRACE_STACK_FRAMES;
@@ -186,8 +186,8 @@ static trace_thread *thread_register(void) {
   thread_layout(m, t);
   stack_register((ballarus_trace_frame *)(t + 1));
   t->chunk = t->chunk0 = (uint32_t *)m;
-  t->posp = &__ballarus_trace_pos;
-  t->stackp = &__ballarus_trace_stack;
+  t->posp = &__ballarus_trace_pos2;
+  t->stackp = &__ballarus_trace_stack2;
   t->serial = __atomic_add_fetch(&g->serials, 1, __ATOMIC_RELAXED);
   t->tid = (uint32_t)syscall(SYS_gettid);
   t->next = __atomic_load_n(&g->threads, __ATOMIC_RELAXED);
@@ -195,7 +195,7 @@ static trace_thread *thread_register(void) {
                                       __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
   }
   ballarus_trace_self = t;
-  __ballarus_trace_pos = t->chunk + HEAD;
+  __ballarus_trace_pos2 = t->chunk + HEAD;
   pthread_setspecific(g->key, t);
   return t;
 }
@@ -226,12 +226,12 @@ static void scratch_rewind(void) {
     scratch_k = __atomic_fetch_add(&scratch_next, 1, __ATOMIC_RELAXED) %
                     SCRATCH_CHUNKS + 1;
   const size_t k = scratch_k - 1;
-  ballarus_trace_stack *s = &__ballarus_trace_stack;
+  ballarus_trace_stack *s = &__ballarus_trace_stack2;
   if (s->frames == NULL)
     s->frames = (ballarus_trace_frame *)((uint8_t *)base +
                                          SCRATCH_CHUNKS * CHUNK_BYTES +
                                          CHUNK_PAD + k * FRAMES_BYTES);
-  __ballarus_trace_pos = base + k * BALLARUS_TRACE_CHUNK_WORDS + HEAD;
+  __ballarus_trace_pos2 = base + k * BALLARUS_TRACE_CHUNK_WORDS + HEAD;
 }
 
 /* The calling thread, its chunk empty and the chunk's checkpoint taken
@@ -248,7 +248,7 @@ static trace_thread *chunk_start(void) {
     t = thread_register();
     if (t == NULL) return NULL;
   } else {
-    uint32_t n = (uint32_t)(__ballarus_trace_pos - (t->chunk + HEAD));
+    uint32_t n = (uint32_t)(__ballarus_trace_pos2 - (t->chunk + HEAD));
     if (n == 0) return t;
     chunk_drain(t, n);
   }
@@ -260,14 +260,14 @@ void __ballarus_trace_slow(uint32_t id) {
   trace_thread *t = chunk_start();
   if (t == NULL) return;
   t->chunk[HEAD] = id;
-  __ballarus_trace_pos = t->chunk + HEAD + 1;
+  __ballarus_trace_pos2 = t->chunk + HEAD + 1;
 }
 
 void __ballarus_trace_slow_event(const uint32_t *words, uint32_t n) {
   trace_thread *t = chunk_start();
   if (t == NULL || n > BALLARUS_TRACE_CHUNK_WORDS - HEAD) return;
   memcpy(t->chunk + HEAD, words, (size_t)n * 4);
-  __ballarus_trace_pos = t->chunk + HEAD + n;
+  __ballarus_trace_pos2 = t->chunk + HEAD + n;
 }
 
 uint32_t ballarus_trace_pending(const trace_thread *t) {
@@ -285,7 +285,7 @@ void ballarus_trace_thread_exit(void *arg) {
   trace_thread *t = arg;
   if (__atomic_load_n(&g->finished, __ATOMIC_ACQUIRE)) return;
   if (ballarus_trace_thread_end) ballarus_trace_thread_end();
-  t->end_pos = __ballarus_trace_pos;
+  t->end_pos = __ballarus_trace_pos2;
   if (g->mode == BALLARUS_TRACE_MODE_FULL) {
     chunk_drain(t, ballarus_trace_pending(t));
     ballarus_trace_write_end(t);
@@ -293,6 +293,6 @@ void ballarus_trace_thread_exit(void *arg) {
   }
   __atomic_store_n(&t->stackp, NULL, __ATOMIC_RELEASE);
   __atomic_store_n(&t->posp, NULL, __ATOMIC_RELEASE);
-  __ballarus_trace_pos = NULL;
+  __ballarus_trace_pos2 = NULL;
   ballarus_trace_self = NULL;
 }

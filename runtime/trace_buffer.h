@@ -66,19 +66,19 @@ extern "C" {
    where the default model would call __tls_get_addr at every witness (a
    shared library using it takes static TLS, which dlopen can still
    satisfy for one pointer).  */
-extern __thread uint32_t *__ballarus_trace_pos
+extern __thread uint32_t *__ballarus_trace_pos2
     __attribute__((tls_model("initial-exec"))) BALLARUS_TRACE_SHARED;
 
 BALLARUS_TRACE_SHARED void __ballarus_trace_slow(uint32_t id);
 
 static inline void ballarus_trace_witness(uint32_t id) {
-  uint32_t *p = __ballarus_trace_pos;
+  uint32_t *p = __ballarus_trace_pos2;
   if (__builtin_expect(((uintptr_t)p & BALLARUS_TRACE_FULL_MASK) == 0, 0)) {
     __ballarus_trace_slow(id);
     return;
   }
   *p = id;
-  __ballarus_trace_pos = p + 1;
+  __ballarus_trace_pos2 = p + 1;
 }
 
 /* The thread's traced activations, kept by the hooks (trace_hooks.c) and
@@ -114,7 +114,11 @@ typedef struct ballarus_trace_stack {
   ballarus_trace_frame *frames;
 } ballarus_trace_stack;
 
-extern __thread ballarus_trace_stack __ballarus_trace_stack
+/* (The position's and the stack's names end with the version of the
+   protocol instrumented code follows, 2: frames by mask, chunk heads.
+   Objects of an older plugin, whose hooks would write past a chunk
+   among objects of this one, do not bind to this runtime.)  */
+extern __thread ballarus_trace_stack __ballarus_trace_stack2
     __attribute__((tls_model("initial-exec"))) BALLARUS_TRACE_SHARED;
 
 BALLARUS_TRACE_SHARED void __ballarus_trace_slow_event(const uint32_t *words,
@@ -137,10 +141,10 @@ static inline int ballarus_trace_room(const uint32_t *p, uint32_t n) {
 
 static inline int ballarus_trace_event_fits(const uint32_t *words,
                                             uint32_t n) {
-  uint32_t *p = __ballarus_trace_pos;
+  uint32_t *p = __ballarus_trace_pos2;
   if (__builtin_expect(!ballarus_trace_room(p, n), 0)) return 0;
   __builtin_memcpy(p, words, n * 4u);
-  __ballarus_trace_pos = p + n;
+  __ballarus_trace_pos2 = p + n;
   return 1;
 }
 

@@ -69,7 +69,7 @@ static inline ballarus_trace_frame enter_words(const ballarus_trace_stack *s,
    no call (and saves no register).  */
 __attribute__((noinline)) static uint32_t enter_slow(uint32_t fn_index,
                                                      uint32_t tu_stamp) {
-  ballarus_trace_stack *s = &__ballarus_trace_stack;
+  ballarus_trace_stack *s = &__ballarus_trace_stack2;
   const ballarus_trace_frame e = enter_words(s, fn_index, tu_stamp);
   __ballarus_trace_slow_event(&e.tag_fn, BALLARUS_TRACE_ENTER_WORDS);
   return stack_push(s, &e);
@@ -78,14 +78,14 @@ __attribute__((noinline)) static uint32_t enter_slow(uint32_t fn_index,
 /* The usual path: one room test, the 16 bytes stored as the event and as
    the frame.  */
 uint32_t __ballarus_trace_enter(uint32_t fn_index, uint32_t tu_stamp) {
-  ballarus_trace_stack *s = &__ballarus_trace_stack;
-  uint32_t *p = __ballarus_trace_pos;
+  ballarus_trace_stack *s = &__ballarus_trace_stack2;
+  uint32_t *p = __ballarus_trace_pos2;
   if (__builtin_expect(!ballarus_trace_room(p, BALLARUS_TRACE_ENTER_WORDS),
                        0))
     return enter_slow(fn_index, tu_stamp);
   const ballarus_trace_frame e = enter_words(s, fn_index, tu_stamp);
   __builtin_memcpy(p, &e, sizeof e);
-  __ballarus_trace_pos = p + BALLARUS_TRACE_ENTER_WORDS;
+  __ballarus_trace_pos2 = p + BALLARUS_TRACE_ENTER_WORDS;
   return stack_push(s, &e);
 }
 
@@ -94,7 +94,7 @@ uint32_t __ballarus_trace_enter(uint32_t fn_index, uint32_t tu_stamp) {
    deeper (a throw or longjmp through it).  Activations the landing makes
    live that were not (depth >= live: a jump forward) are unknown.  */
 void __ballarus_trace_land(uint32_t block, uint32_t depth) {
-  ballarus_trace_stack *s = &__ballarus_trace_stack;
+  ballarus_trace_stack *s = &__ballarus_trace_stack2;
   uint32_t live = s->depth;
   const uint32_t w[BALLARUS_TRACE_LAND_WORDS] = {
       BALLARUS_TRACE_EVENT_LAND, block, depth, s->site, live};
@@ -111,7 +111,7 @@ void __ballarus_trace_land(uint32_t block, uint32_t depth) {
 
 /* Back in the caller, whose last call block is the one of this call.  */
 void __ballarus_trace_leave(void) {
-  ballarus_trace_stack *s = &__ballarus_trace_stack;
+  ballarus_trace_stack *s = &__ballarus_trace_stack2;
   uint32_t depth = s->depth - 1; /* depth 0: UINT32_MAX */
   if (depth == UINT32_MAX) return;
   const ballarus_trace_frame *f = frame_of(s, depth);
@@ -124,13 +124,13 @@ void __ballarus_trace_leave(void) {
 }
 
 void __ballarus_trace_site(uint32_t block) {
-  __ballarus_trace_stack.site = block;
+  __ballarus_trace_stack2.site = block;
 }
 
 /* kEnd of the calling thread.  trace_buffer.c calls it when a thread
    that wrote witnesses ends (its key destructor).  */
 void ballarus_trace_thread_end(void) {
-  const ballarus_trace_stack *s = &__ballarus_trace_stack;
+  const ballarus_trace_stack *s = &__ballarus_trace_stack2;
   const uint32_t w[BALLARUS_TRACE_END_WORDS] = {BALLARUS_TRACE_EVENT_END,
                                                 s->depth, s->site};
   ballarus_trace_event(w, BALLARUS_TRACE_END_WORDS);

@@ -55,9 +55,9 @@ typedef struct trace_thread {
   uint32_t *chunk;       /* being written: CHUNK_BYTES, aligned to
                             CHUNK_BYTES (ring mode: one of chunks) */
   uint32_t *chunk0;      /* the first chunk, at the mapping's start */
-  uint32_t **posp;       /* the thread's __ballarus_trace_pos, NULL once
+  uint32_t **posp;       /* the thread's __ballarus_trace_pos2, NULL once
                             it exited */
-  /* The thread's stack (its TLS __ballarus_trace_stack), NULL once it
+  /* The thread's stack (its TLS __ballarus_trace_stack2), NULL once it
      exited: read by finish for the thread's POSITION record.  */
   const ballarus_trace_stack *stackp;
   uint32_t *end_pos;     /* its position at exit */

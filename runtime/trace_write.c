@@ -161,7 +161,7 @@ static void write_stack(trace_thread *t, uint32_t kind,
 }
 
 void ballarus_trace_write_live_checkpoint(trace_thread *t) {
-  write_stack(t, BALLARUS_TRACE_CHECKPOINT, &__ballarus_trace_stack,
+  write_stack(t, BALLARUS_TRACE_CHECKPOINT, &__ballarus_trace_stack2,
               t->total);
 }
 
