@@ -65,7 +65,7 @@ std::vector<bool> CallBlocks(size_t n_blocks) {
 }
 
 
-// __ballarus_trace_stack.site = block before each traced call and each
+// __ballarus_trace_stack2.site = block before each traced call and each
 // resx (what the runtime's __ballarus_trace_site(block) does).
 void EmitSites(const TraceWork& work) {
   basic_block bb;

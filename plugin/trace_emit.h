@@ -7,7 +7,7 @@
 //     8-byte value ds, whose depth d the landings take;
 //   * before each call (and each resx, which unwinds on as a throwing call
 //     does), the thread's site = block (a store into the runtime's
-//     __ballarus_trace_stack): the site of the callee's kEnter;
+//     __ballarus_trace_stack2): the site of the callee's kEnter;
 //   * on each witness edge, __ballarus_trace_w(id);
 //   * where control arrives abnormally, __ballarus_trace_land(block, d):
 //     kLand, first thing on each EH edge that unwinds out of a call (at
@@ -66,7 +66,7 @@ void EmitTrace(const TraceWork& work, uint32_t tu_stamp);
 // ballarus_trace_witness), the slow path staying on the very unlikely
 // path (on x86-64 an asm call that keeps every register but rax:
 // runtime/trace_regs.c), and the enter and leave placeholders the
-// runtime's code, reading and writing the thread's __ballarus_trace_stack
+// runtime's code, reading and writing the thread's __ballarus_trace_stack2
 // (trace_buffer.h) directly (the enter's slow path as the witness's when
 // its event does not fit in the chunk).
 void InlineTraceHooks();

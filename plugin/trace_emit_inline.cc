@@ -35,7 +35,7 @@ tls_model RuntimeTlsModel() {
 //   struct ballarus_trace_frame { uint32_t tag_fn, stamp, depth, site; };
 //   struct ballarus_trace_stack { uint32_t depth, site, cap;
 //                                 ballarus_trace_frame *frames; };
-//   extern __thread ballarus_trace_stack __ballarus_trace_stack
+//   extern __thread ballarus_trace_stack __ballarus_trace_stack2
 //       (RuntimeTlsModel, default visibility: one per process).
 struct TraceStackDecls {
   tree stack = NULL_TREE;  // the TLS variable
@@ -76,12 +76,12 @@ const TraceStackDecls& TraceStack() {
   d.site = sf[1];
   d.cap = sf[2];
   d.frames = sf[3];
-  d.stack = ExternThreadLocal("__ballarus_trace_stack", type,
+  d.stack = ExternThreadLocal("__ballarus_trace_stack2", type,
                               VISIBILITY_DEFAULT, RuntimeTlsModel());
   return d;
 }
 
-// __ballarus_trace_stack.FIELD; a store through it is volatile
+// __ballarus_trace_stack2.FIELD; a store through it is volatile
 // (SiteStore says why).
 tree StackField(tree field, bool store) {
   tree ref = build3(COMPONENT_REF, TREE_TYPE(field), TraceStack().stack,
@@ -109,6 +109,26 @@ gimple* SiteStore(uint32_t block) {
   return VolatileAsm(text, NULL, {"memory"});
 }
 
+// In code for executables an asm, `incl %fs:stack@tpoff`: the enter's
+// depth + 1 in one instruction (the depth is still the one the enter read:
+// nothing between writes it, and a signal handler's traced code leaves it
+// as it found it).  Elsewhere a volatile store of dep + 1.
+gimple* DepthIncrement(gimple_stmt_iterator* gsi, tree dep) {
+  const TraceStackDecls& st = TraceStack();
+  if (RuntimeTlsModel() != TLS_MODEL_LOCAL_EXEC || !TARGET_LP64 ||
+      int_byte_position(st.depth) != 0) {
+    tree u = unsigned_type_node;
+    tree dep1 = make_temp_ssa_name(u, NULL, "BLRS_ed1");
+    gsi_insert_after(gsi, gimple_build_assign(dep1, PLUS_EXPR, dep,
+                                              build_one_cst(u)),
+                     GSI_NEW_STMT);
+    return gimple_build_assign(StackField(st.depth, true), dep1);
+  }
+  const std::string text = std::string("incl %%fs:") +
+                           IDENTIFIER_POINTER(DECL_NAME(st.stack)) + "@tpoff";
+  return VolatileAsm(text, NULL, {"memory", "cc"});
+}
+
 // x86-64 is little-endian: the depth, the stack's first field, is ds's low
 // half.
 gimple* DepthFrom(tree depth, tree ds) {
@@ -118,7 +138,7 @@ gimple* DepthFrom(tree depth, tree ds) {
 
 namespace {
 
-// extern __thread uint32_t *__ballarus_trace_pos (RuntimeTlsModel)
+// extern __thread uint32_t *__ballarus_trace_pos2 (RuntimeTlsModel)
 // (trace_buffer.h).
 tree TracePosDecl() {
   static tree decl = NULL_TREE;
@@ -126,7 +146,7 @@ tree TracePosDecl() {
   // Default visibility: a program and its shared libraries share the
   // runtime's one position (a hidden reference would make the linker keep
   // a module's own copy).
-  decl = ExternThreadLocal("__ballarus_trace_pos",
+  decl = ExternThreadLocal("__ballarus_trace_pos2",
                            build_pointer_type(unsigned_type_node),
                            VISIBILITY_DEFAULT, RuntimeTlsModel());
   return decl;
@@ -199,7 +219,7 @@ gimple* SlowPath(const char* target, tree fallback, tree arg0,
 }
 
 // Replaces the call `__ballarus_trace_w(id)` by trace_buffer.h's
-// ballarus_trace_witness: p = pos; if ((p & (chunk bytes - 1)) == 0)
+// ballarus_trace_witness: p = pos; if ((p & BALLARUS_TRACE_FULL_MASK) == 0)
 // __ballarus_trace_slow(id) (very unlikely); else *p = id, pos = p + 1.
 void InlineWitness(gcall* call, tree slow_fn) {
   tree id = gimple_call_arg(call, 0);
@@ -217,8 +237,7 @@ void InlineWitness(gcall* call, tree slow_fn) {
   gsi_insert_after(&gsi,
                    gimple_build_assign(t, BIT_AND_EXPR, a,
                                        build_int_cst(pointer_sized_int_node,
-                                                     BALLARUS_TRACE_CHUNK_BYTES -
-                                                         1)),
+                                                     BALLARUS_TRACE_FULL_MASK)),
                    GSI_NEW_STMT);
   gsi_insert_after(&gsi,
                    gimple_build_cond(EQ_EXPR, t,
@@ -291,11 +310,9 @@ tree FrameField(tree frame, tree field) {
 
 // The enter's usual path at the start of `fast`: kEnter's words at p
 // (words 0 and 1, then ds: the stack's depth and site), the position past
-// them, and the test dep < stack.cap ending the block.
-void EmitEnterEvent(basic_block fast, tree p, const tree* words, tree ds,
-                    tree dep) {
-  const TraceStackDecls& st = TraceStack();
-  tree u = unsigned_type_node, pos = TracePosDecl();
+// them.
+void EmitEnterEvent(basic_block fast, tree p, const tree* words, tree ds) {
+  tree pos = TracePosDecl();
   gimple_stmt_iterator gsi = gsi_start_bb(fast);
   for (uint32_t k = 0; k < 2; ++k)
     gsi_insert_after(&gsi, gimple_build_assign(PosWord(p, k), words[k]),
@@ -305,24 +322,23 @@ void EmitEnterEvent(basic_block fast, tree p, const tree* words, tree ds,
   tree next = Assign(&gsi, Temp(TREE_TYPE(pos), "BLRS_en"), POINTER_PLUS_EXPR,
                      p, size_int(BALLARUS_TRACE_ENTER_WORDS * 4));
   gsi_insert_after(&gsi, gimple_build_assign(pos, next), GSI_NEW_STMT);
-  tree cap = Temp(u, "BLRS_ecap");
-  gsi_insert_after(&gsi, gimple_build_assign(cap, StackField(st.cap, false)),
-                   GSI_NEW_STMT);
-  gsi_insert_after(&gsi, gimple_build_cond(LT_EXPR, dep, cap, NULL_TREE,
-                                           NULL_TREE),
-                   GSI_NEW_STMT);
 }
 
-// stack.frames[dep] = kEnter's words, in `push`.
-void EmitEnterPush(basic_block push, tree dep, const tree* words, tree ds) {
+// stack.frames[dep & mask] = kEnter's words, after the event in `fast`
+// (runtime/trace_buffer.h: no bound test; readers check the frame's
+// depth).
+void EmitEnterPush(basic_block fast, tree dep, const tree* words, tree ds) {
   const TraceStackDecls& st = TraceStack();
-  gimple_stmt_iterator gsi = gsi_start_bb(push);
+  gimple_stmt_iterator gsi = gsi_last_bb(fast);
   tree fptr = TREE_TYPE(st.frames);
   tree frames = Temp(fptr, "BLRS_ef");
   gsi_insert_after(&gsi,
                    gimple_build_assign(frames, StackField(st.frames, false)),
                    GSI_NEW_STMT);
-  tree off = Assign(&gsi, Temp(sizetype, "BLRS_eo"), NOP_EXPR, dep);
+  tree u = unsigned_type_node;
+  tree slot = Assign(&gsi, Temp(u, "BLRS_ek"), BIT_AND_EXPR, dep,
+                     U32(BALLARUS_TRACE_FRAME_MASK));
+  tree off = Assign(&gsi, Temp(sizetype, "BLRS_eo"), NOP_EXPR, slot);
   off = Assign(&gsi, Temp(sizetype, "BLRS_eo"), MULT_EXPR, off,
                fold_convert(sizetype, TYPE_SIZE_UNIT(st.frame)));
   tree frame = Assign(&gsi, Temp(fptr, "BLRS_eq"), POINTER_PLUS_EXPR, frames,
@@ -341,12 +357,11 @@ void EmitEnterPush(basic_block push, tree dep, const tree* words, tree ds) {
 // path of __ballarus_trace_enter (runtime/trace_hooks.c), which stays for
 // an event that would not fit in the chunk (ballarus_trace_room):
 //   ds = {stack.depth, stack.site}; p = pos; dep = ds's depth;
-//   if (((p + 4 * 4 - 1) & (chunk bytes - 1)) < 4 * 4) enter (fn, stamp);
+//   if ((p & BALLARUS_TRACE_FULL_MASK) == 0) enter (fn, stamp);
 //   else { p[0..3] = {tag | fn, stamp, ds}; pos = p + 4;
-//          if (dep < stack.cap) stack.frames[dep] = the same 4 words;
-//          stack.depth = dep + 1; }
+//          stack.frames[dep & mask] = the same 4 words;
+//          stack.depth = dep + 1 (DepthIncrement); }
 void InlineEnter(gcall* call, tree enter_fn) {
-  const TraceStackDecls& st = TraceStack();
   tree u = unsigned_type_node, ds = gimple_call_lhs(call);
   tree fn = gimple_call_arg(call, 0), stamp = gimple_call_arg(call, 1);
   tree words[2] = {U32(BALLARUS_TRACE_EVENT_TAG | TREE_INT_CST_LOW(fn)),
@@ -354,7 +369,6 @@ void InlineEnter(gcall* call, tree enter_fn) {
   basic_block bb = gimple_bb(call);
   basic_block join = RemoveSplitting(call);
   tree pos = TracePosDecl(), ptype = TREE_TYPE(pos);
-  const uint32_t bytes = BALLARUS_TRACE_ENTER_WORDS * 4;
   gimple_stmt_iterator gsi = gsi_last_bb(bb);
   gsi_insert_after(&gsi, gimple_build_assign(ds, DepthSiteRef(false)),
                    GSI_NEW_STMT);
@@ -364,11 +378,13 @@ void InlineEnter(gcall* call, tree enter_fn) {
   gsi_insert_after(&gsi, gimple_build_assign(p, pos), GSI_NEW_STMT);
   tree ui = pointer_sized_int_node;
   tree a = Assign(&gsi, Temp(ui, "BLRS_ea"), NOP_EXPR, p);
-  a = Assign(&gsi, Temp(ui, "BLRS_ea"), PLUS_EXPR, a,
-             build_int_cst(ui, bytes - 1));
+  // The witness's test: past the chunk's head, the 4 words fit (the last
+  // 3 may go into the next chunk's head: runtime/trace_buffer.h).
+  static_assert(BALLARUS_TRACE_ENTER_WORDS <= BALLARUS_TRACE_CHUNK_HEAD_WORDS,
+                "kEnter ends at most 3 words past its chunk");
   a = Assign(&gsi, Temp(ui, "BLRS_ea"), BIT_AND_EXPR, a,
-             build_int_cst(ui, BALLARUS_TRACE_CHUNK_BYTES - 1));
-  gsi_insert_after(&gsi, gimple_build_cond(LT_EXPR, a, build_int_cst(ui, bytes),
+             build_int_cst(ui, BALLARUS_TRACE_FULL_MASK));
+  gsi_insert_after(&gsi, gimple_build_cond(EQ_EXPR, a, build_int_cst(ui, 0),
                                            NULL_TREE, NULL_TREE),
                    GSI_NEW_STMT);
   basic_block slow =
@@ -379,16 +395,10 @@ void InlineEnter(gcall* call, tree enter_fn) {
       &gsi, SlowPath("__ballarus_trace_enter_rs", enter_fn, fn, stamp),
       GSI_NEW_STMT);
 
-  EmitEnterEvent(fast, p, words, ds, dep);
-  basic_block done = split_edge(single_succ_edge(fast));
-  basic_block push =
-      Diamond(single_succ_edge(fast), profile_probability::very_likely());
-  EmitEnterPush(push, dep, words, ds);
-  gsi = gsi_start_bb(done);
-  tree dep1 = Assign(&gsi, Temp(u, "BLRS_ed1"), PLUS_EXPR, dep,
-                     build_one_cst(u));
-  gsi_insert_after(&gsi, gimple_build_assign(StackField(st.depth, true), dep1),
-                   GSI_NEW_STMT);
+  EmitEnterEvent(fast, p, words, ds);
+  EmitEnterPush(fast, dep, words, ds);
+  gsi = gsi_last_bb(fast);
+  gsi_insert_after(&gsi, DepthIncrement(&gsi, dep), GSI_NEW_STMT);
 }
 
 }  // namespace

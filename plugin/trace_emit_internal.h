@@ -18,7 +18,7 @@ tree RuntimeFn(const char* name, int n_args, tree ret = void_type_node);
 
 tree U32(uint32_t v);
 
-// __ballarus_trace_stack.site = block, a store that stays where it is:
+// __ballarus_trace_stack2.site = block, a store that stays where it is:
 // the traced callee that reads it may be declared const or pure, which
 // would let GCC drop or move a plain store.
 gimple* SiteStore(uint32_t block);

@@ -47,18 +47,21 @@ static trace_state *const g = &ballarus_trace_g;
    when tracing is on.  A thread's position starts NULL (so that a thread
    created while tracing registers at its first word) and goes to scratch
    at its first word while tracing is off.  Threads spread over
-   SCRATCH_CHUNKS of them, so that they seldom write the same cache lines.
-   They are mapped at the first need (a static array would need its
+   SCRATCH_CHUNKS of them, so that they seldom write the same cache lines;
+   each scratch chunk has scratch frames (trace_buffer.h: the hooks store
+   a frame at every enter).  They are mapped at the first need (a static array would need its
    segment aligned to CHUNK_BYTES, which older dynamic loaders do not
    honour in shared libraries); untouched pages cost nothing.  */
 #define SCRATCH_CHUNKS 16u
-static uint32_t *scratch;
+#define FRAMES_BYTES \
+  (((size_t)BALLARUS_TRACE_FRAME_MASK + 1) * sizeof(ballarus_trace_frame))
+static uint32_t *scratch; /* SCRATCH_CHUNKS chunks, then their frames */
 static __thread uint32_t scratch_k; /* this thread's, plus 1; 0: none */
 static uint32_t scratch_next;
 
-__thread uint32_t *__ballarus_trace_pos
+__thread uint32_t *__ballarus_trace_pos2
     __attribute__((tls_model("initial-exec"))) BALLARUS_TRACE_SHARED;
-__thread ballarus_trace_stack __ballarus_trace_stack
+__thread ballarus_trace_stack __ballarus_trace_stack2
     __attribute__((tls_model("initial-exec"))) BALLARUS_TRACE_SHARED;
 __thread trace_thread *ballarus_trace_self;
 
@@ -68,13 +71,16 @@ uint32_t ballarus_trace_stack_words(const ballarus_trace_stack *s,
   uint32_t site = __atomic_load_n(&s->site, __ATOMIC_RELAXED);
   const ballarus_trace_frame *f = s->frames;
   a[0] = BALLARUS_TRACE_CHECKPOINT_UNKNOWN;
-  if (depth > s->cap) return 1;
+  if (depth > s->cap || f == NULL) return 1;
+  /* Frame k's site is read with frame k + 1 (whose call it made).  */
   for (uint32_t k = 0; k < depth; k++) {
-    if (f[k].tag_fn == BALLARUS_TRACE_FRAME_UNKNOWN) return 1;
-    a[1 + 3 * k] = f[k].tag_fn & ~BALLARUS_TRACE_EVENT_TAG;
-    a[2 + 3 * k] = f[k].stamp;
-    a[3 + 3 * k] = k + 1 < depth ? f[k + 1].site : site;
+    const ballarus_trace_frame *e = &f[k & BALLARUS_TRACE_FRAME_MASK];
+    if (e->tag_fn == BALLARUS_TRACE_FRAME_UNKNOWN || e->depth != k) return 1;
+    a[1 + 3 * k] = e->tag_fn & ~BALLARUS_TRACE_EVENT_TAG;
+    a[2 + 3 * k] = e->stamp;
+    if (k > 0) a[3 * k] = e->site;
   }
+  if (depth > 0) a[3 * depth] = site;
   a[0] = depth;
   return 1 + 3 * depth;
 }
@@ -86,7 +92,7 @@ static void checkpoint_take(trace_thread *t) {
   ring_slot c = {t->next_region, 0, 0, t->total, NULL};
   t->cur = c;
   uint32_t *a = t->arena + (size_t)c.region * REGION_WORDS;
-  uint32_t n = ballarus_trace_stack_words(&__ballarus_trace_stack, a);
+  uint32_t n = ballarus_trace_stack_words(&__ballarus_trace_stack2, a);
   if (a[0] != BALLARUS_TRACE_CHECKPOINT_UNKNOWN)
     __atomic_store_n(&t->cur.cp_len, n, __ATOMIC_RELEASE);
 }
@@ -141,8 +147,9 @@ static uint32_t thread_chunks(void) {
    thread, the stack's frames, then the ring's slots and arena, or full
    mode's encoding buffer.  Returns the mapping's size with m NULL.  */
 static size_t thread_layout(uint8_t *m, trace_thread *t) {
-  size_t at = (size_t)thread_chunks() * CHUNK_BYTES + sizeof(trace_thread);
-  at += (size_t)BALLARUS_TRACE_STACK_FRAMES * sizeof(ballarus_trace_frame);
+  size_t at = (size_t)thread_chunks() * CHUNK_BYTES + CHUNK_PAD +
+              sizeof(trace_thread);
+  at += FRAMES_BYTES;
   if (g->mode != BALLARUS_TRACE_MODE_RING) {
     if (m) t->out = m + at;
     return at + OUT_BYTES;
@@ -160,7 +167,7 @@ static size_t thread_layout(uint8_t *m, trace_thread *t) {
 /* The calling thread's stack gets its frames; those live before (the
    thread registers inside a traced activation) are unknown.  */
 static void stack_register(ballarus_trace_frame *frames) {
-  ballarus_trace_stack *s = &__ballarus_trace_stack;
+  ballarus_trace_stack *s = &__ballarus_trace_stack2;
   uint32_t live = s->depth < BALLARUS_TRACE_STACK_FRAMES
                       ? s->depth
                       : BALLARUS_TRACE_STACK_FRAMES;
@@ -175,12 +182,12 @@ static trace_thread *thread_register(void) {
       ballarus_trace_map_aligned(thread_layout(NULL, NULL), CHUNK_BYTES);
   if (m == NULL) return NULL;
   trace_thread *t =
-      (trace_thread *)(m + (size_t)thread_chunks() * CHUNK_BYTES);
+      (trace_thread *)(m + (size_t)thread_chunks() * CHUNK_BYTES + CHUNK_PAD);
   thread_layout(m, t);
   stack_register((ballarus_trace_frame *)(t + 1));
   t->chunk = t->chunk0 = (uint32_t *)m;
-  t->posp = &__ballarus_trace_pos;
-  t->stackp = &__ballarus_trace_stack;
+  t->posp = &__ballarus_trace_pos2;
+  t->stackp = &__ballarus_trace_stack2;
   t->serial = __atomic_add_fetch(&g->serials, 1, __ATOMIC_RELAXED);
   t->tid = (uint32_t)syscall(SYS_gettid);
   t->next = __atomic_load_n(&g->threads, __ATOMIC_RELAXED);
@@ -188,7 +195,7 @@ static trace_thread *thread_register(void) {
                                       __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
   }
   ballarus_trace_self = t;
-  __ballarus_trace_pos = t->chunk + 1;
+  __ballarus_trace_pos2 = t->chunk + HEAD;
   pthread_setspecific(g->key, t);
   return t;
 }
@@ -196,7 +203,7 @@ static trace_thread *thread_register(void) {
 /* Moves the words of t's chunk out: written (full) or kept (ring).  */
 static void chunk_drain(trace_thread *t, uint32_t n) {
   if (g->mode == BALLARUS_TRACE_MODE_FULL)
-    ballarus_trace_write_chunk(t, t->chunk + 1, n);
+    ballarus_trace_write_chunk(t, t->chunk + HEAD, n);
   else
     ring_push(t, n);
 }
@@ -206,7 +213,8 @@ static void scratch_rewind(void) {
   uint32_t *base = __atomic_load_n(&scratch, __ATOMIC_ACQUIRE);
   if (base == NULL) {
     uint32_t *m = ballarus_trace_map_aligned(
-        (size_t)SCRATCH_CHUNKS * CHUNK_BYTES, CHUNK_BYTES);
+        (size_t)SCRATCH_CHUNKS * (CHUNK_BYTES + FRAMES_BYTES) + CHUNK_PAD,
+        CHUNK_BYTES);
     if (m == NULL) return; /* the slow path at every word */
     base = NULL;
     /* A thread that lost the race leaves its mapping unused.  */
@@ -217,8 +225,13 @@ static void scratch_rewind(void) {
   if (scratch_k == 0)
     scratch_k = __atomic_fetch_add(&scratch_next, 1, __ATOMIC_RELAXED) %
                     SCRATCH_CHUNKS + 1;
-  __ballarus_trace_pos =
-      base + (size_t)(scratch_k - 1) * BALLARUS_TRACE_CHUNK_WORDS + 1;
+  const size_t k = scratch_k - 1;
+  ballarus_trace_stack *s = &__ballarus_trace_stack2;
+  if (s->frames == NULL)
+    s->frames = (ballarus_trace_frame *)((uint8_t *)base +
+                                         SCRATCH_CHUNKS * CHUNK_BYTES +
+                                         CHUNK_PAD + k * FRAMES_BYTES);
+  __ballarus_trace_pos2 = base + k * BALLARUS_TRACE_CHUNK_WORDS + HEAD;
 }
 
 /* The calling thread, its chunk empty and the chunk's checkpoint taken
@@ -235,7 +248,7 @@ static trace_thread *chunk_start(void) {
     t = thread_register();
     if (t == NULL) return NULL;
   } else {
-    uint32_t n = (uint32_t)(__ballarus_trace_pos - (t->chunk + 1));
+    uint32_t n = (uint32_t)(__ballarus_trace_pos2 - (t->chunk + HEAD));
     if (n == 0) return t;
     chunk_drain(t, n);
   }
@@ -246,15 +259,15 @@ static trace_thread *chunk_start(void) {
 void __ballarus_trace_slow(uint32_t id) {
   trace_thread *t = chunk_start();
   if (t == NULL) return;
-  t->chunk[1] = id;
-  __ballarus_trace_pos = t->chunk + 2;
+  t->chunk[HEAD] = id;
+  __ballarus_trace_pos2 = t->chunk + HEAD + 1;
 }
 
 void __ballarus_trace_slow_event(const uint32_t *words, uint32_t n) {
   trace_thread *t = chunk_start();
-  if (t == NULL || n > CHUNK_USED) return;
-  memcpy(t->chunk + 1, words, (size_t)n * 4);
-  __ballarus_trace_pos = t->chunk + 1 + n;
+  if (t == NULL || n > BALLARUS_TRACE_CHUNK_WORDS - HEAD) return;
+  memcpy(t->chunk + HEAD, words, (size_t)n * 4);
+  __ballarus_trace_pos2 = t->chunk + HEAD + n;
 }
 
 uint32_t ballarus_trace_pending(const trace_thread *t) {
@@ -263,22 +276,23 @@ uint32_t ballarus_trace_pending(const trace_thread *t) {
   const uint32_t *chunk = t->chunk;
   /* Another thread's position may be read in the middle of its change
      of chunk (ring_push): then nothing.  */
-  if (pos == NULL || pos < chunk + 1 || pos > chunk + CHUNK_USED + 1) return 0;
-  return (uint32_t)(pos - (chunk + 1));
+  if (pos == NULL || pos < chunk + HEAD || pos > chunk + HEAD + CHUNK_USED)
+    return 0;
+  return (uint32_t)(pos - (chunk + HEAD));
 }
 
 void ballarus_trace_thread_exit(void *arg) {
   trace_thread *t = arg;
   if (__atomic_load_n(&g->finished, __ATOMIC_ACQUIRE)) return;
   if (ballarus_trace_thread_end) ballarus_trace_thread_end();
-  t->end_pos = __ballarus_trace_pos;
+  t->end_pos = __ballarus_trace_pos2;
   if (g->mode == BALLARUS_TRACE_MODE_FULL) {
     chunk_drain(t, ballarus_trace_pending(t));
     ballarus_trace_write_end(t);
-    t->end_pos = t->chunk + 1;
+    t->end_pos = t->chunk + HEAD;
   }
   __atomic_store_n(&t->stackp, NULL, __ATOMIC_RELEASE);
   __atomic_store_n(&t->posp, NULL, __ATOMIC_RELEASE);
-  __ballarus_trace_pos = NULL;
+  __ballarus_trace_pos2 = NULL;
   ballarus_trace_self = NULL;
 }

@@ -4,8 +4,8 @@
    edge.  The hot path is one thread-local load, one store, one pointer
    increment and one test: each thread writes into a chunk of
    BALLARUS_TRACE_CHUNK_WORDS words aligned to its own size, and the
-   position reaching the chunk's end (an aligned address) sends the call to
-   the slow path, which
+   position reaching the chunk's end (the next chunk's head words, below)
+   sends the call to the slow path, which
      - registers the thread when tracing is on (until then its position
        points into a scratch chunk that is overwritten: trace_buffer.c),
      - full trace: encodes the chunk and appends it to the trace file as one
@@ -15,8 +15,12 @@
        one (whole chunks, at least the last N words), and takes the new
        chunk's checkpoint (trace_format.h CHECKPOINT) from the thread's
        stack of traced activations (ballarus_trace_stack below).
-   Word 0 of a chunk is never written (the position starts at word 1), so
-   the aligned address only ever means "full" or "not registered".
+   A chunk's head words (trace_events.h BALLARUS_TRACE_CHUNK_HEAD_WORDS)
+   are never written by the chunk itself (its words start after them), so
+   a position in them only ever means "full" or "not registered"; an
+   event that starts in the chunk may end in the next chunk's head (at
+   most 3 words: the inline enter tests no more than the witness, and
+   each thread's mapping has 16 bytes after its last chunk).
    Events (trace_events.h) go through ballarus_trace_event, which starts
    a new chunk when the event would not fit in the current one.
 
@@ -36,6 +40,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "trace_events.h" /* the chunk's bytes and head words */
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,33 +66,40 @@ extern "C" {
    where the default model would call __tls_get_addr at every witness (a
    shared library using it takes static TLS, which dlopen can still
    satisfy for one pointer).  */
-extern __thread uint32_t *__ballarus_trace_pos
+extern __thread uint32_t *__ballarus_trace_pos2
     __attribute__((tls_model("initial-exec"))) BALLARUS_TRACE_SHARED;
 
 BALLARUS_TRACE_SHARED void __ballarus_trace_slow(uint32_t id);
 
 static inline void ballarus_trace_witness(uint32_t id) {
-  uint32_t *p = __ballarus_trace_pos;
-  if (__builtin_expect(
-          ((uintptr_t)p & (BALLARUS_TRACE_CHUNK_WORDS * 4u - 1u)) == 0, 0)) {
+  uint32_t *p = __ballarus_trace_pos2;
+  if (__builtin_expect(((uintptr_t)p & BALLARUS_TRACE_FULL_MASK) == 0, 0)) {
     __ballarus_trace_slow(id);
     return;
   }
   *p = id;
-  __ballarus_trace_pos = p + 1;
+  __ballarus_trace_pos2 = p + 1;
 }
 
 /* The thread's traced activations, kept by the hooks (trace_hooks.c) and
    read by the checkpoints (trace_format.h) the slow path takes.
-   frames[k] is activation k: the words of its kEnter (trace_events.h),
-   so that the hook stores the same 16 bytes twice: its function (with the
-   event tag), TU stamp, depth k, and `site`: the block of the call in
-   activation k - 1 that made it.  The innermost activation's own last
-   call block is `site` below.  frames has `cap` entries, allocated when
-   the thread registers (cap 0 before); a frame whose tag_fn is
-   BALLARUS_TRACE_FRAME_UNKNOWN was live before the thread registered, or
-   was skipped by a landing.  */
+   The frame of activation d is frames[d & BALLARUS_TRACE_FRAME_MASK]: the
+   words of its kEnter (trace_events.h), so that the hook stores the same
+   16 bytes twice: its function (with the event tag), TU stamp, depth d,
+   and `site`: the block of the call in activation d - 1 that made it.
+   The innermost activation's own last call block is `site` below.  The
+   hooks store every frame without a bound test (one mask): frames has
+   BALLARUS_TRACE_FRAME_MASK + 1 entries (deeper than a default machine
+   stack holds traced activations), and a reader takes frames[k & mask]
+   for activation k only if its depth field is k.  frames is NULL until
+   the thread's first slow path gives it an array: its own when it
+   registers, a scratch one shared with other threads while tracing is
+   off.  Checkpoints read the frames of depths below `cap`: 0 before the
+   thread registers, BALLARUS_TRACE_STACK_FRAMES after (a deeper stack
+   is unknown).  A frame whose tag_fn is BALLARUS_TRACE_FRAME_UNKNOWN was
+   live before the thread registered, or was skipped by a landing.  */
 #define BALLARUS_TRACE_STACK_FRAMES 16384u
+/* BALLARUS_TRACE_FRAME_MASK: trace_events.h (the plugin's too).  */
 #define BALLARUS_TRACE_FRAME_UNKNOWN 0xffffffffu
 
 typedef struct ballarus_trace_frame {
@@ -97,11 +110,15 @@ typedef struct ballarus_trace_frame {
 typedef struct ballarus_trace_stack {
   uint32_t depth; /* traced activations live */
   uint32_t site;  /* the innermost activation's last call block */
-  uint32_t cap;
+  uint32_t cap;   /* checkpoints read the frames below it */
   ballarus_trace_frame *frames;
 } ballarus_trace_stack;
 
-extern __thread ballarus_trace_stack __ballarus_trace_stack
+/* (The position's and the stack's names end with the version of the
+   protocol instrumented code follows, 2: frames by mask, chunk heads.
+   Objects of an older plugin, whose hooks would write past a chunk
+   among objects of this one, do not bind to this runtime.)  */
+extern __thread ballarus_trace_stack __ballarus_trace_stack2
     __attribute__((tls_model("initial-exec"))) BALLARUS_TRACE_SHARED;
 
 BALLARUS_TRACE_SHARED void __ballarus_trace_slow_event(const uint32_t *words,
@@ -111,22 +128,23 @@ BALLARUS_TRACE_SHARED void __ballarus_trace_slow_event(const uint32_t *words,
    current chunk if they all fit there; returns 0 (nothing written) when
    they do not: then __ballarus_trace_slow_event starts a new chunk and
    writes them, so that no event spans two chunks.  */
-/* Whether n words fit at p: p is not a chunk's start (full, or not
-   registered) and p + n is at most the chunk's end.  One test: with
-   off = p's offset in its chunk (a multiple of 4), (off + 4n - 1) mod
-   the chunk's bytes is 4n - 1 for off 0, below 4n when the words would
-   pass the end, at least 4n + 3 otherwise.  */
+/* Whether n words fit at p: p is past its chunk's head words (not full,
+   registered), and the words end at most 3 words past the chunk's end,
+   in the next chunk's head.  */
 static inline int ballarus_trace_room(const uint32_t *p, uint32_t n) {
-  return (((uintptr_t)p + n * 4u - 1u) &
-          (BALLARUS_TRACE_CHUNK_WORDS * 4u - 1u)) >= n * 4u;
+  uintptr_t off = (uintptr_t)p & (BALLARUS_TRACE_CHUNK_BYTES - 1u);
+  return off >= 4u * BALLARUS_TRACE_CHUNK_HEAD_WORDS &&
+         off + 4u * n <=
+             BALLARUS_TRACE_CHUNK_BYTES +
+                 4u * (BALLARUS_TRACE_CHUNK_HEAD_WORDS - 1u);
 }
 
 static inline int ballarus_trace_event_fits(const uint32_t *words,
                                             uint32_t n) {
-  uint32_t *p = __ballarus_trace_pos;
+  uint32_t *p = __ballarus_trace_pos2;
   if (__builtin_expect(!ballarus_trace_room(p, n), 0)) return 0;
   __builtin_memcpy(p, words, n * 4u);
-  __ballarus_trace_pos = p + n;
+  __ballarus_trace_pos2 = p + n;
   return 1;
 }
 

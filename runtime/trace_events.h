@@ -29,6 +29,16 @@
    ballarus_trace_witness: a position aligned to the chunk's bytes means
    "call __ballarus_trace_slow".  trace_hooks.c checks they agree.  */
 #define BALLARUS_TRACE_CHUNK_BYTES 16384u
+/* A chunk's first words, which its own words never use: its words start
+   after them, and the last event of the chunk before it in memory may end
+   in them (trace_buffer.h).  A position in them means "full" (or not
+   registered): the hooks test (p & BALLARUS_TRACE_FULL_MASK) == 0.  */
+#define BALLARUS_TRACE_CHUNK_HEAD_WORDS 4u
+#define BALLARUS_TRACE_FULL_MASK \
+  (BALLARUS_TRACE_CHUNK_BYTES - 4u * BALLARUS_TRACE_CHUNK_HEAD_WORDS)
+/* The frame of traced activation d is frames[d & BALLARUS_TRACE_FRAME_MASK]
+   (trace_buffer.h ballarus_trace_stack).  */
+#define BALLARUS_TRACE_FRAME_MASK ((1u << 20) - 1u)
 
 /* Function extension (core/model.h Extension::tag) holding a traced
    function's plan: see plugin/trace_emit.h.  */

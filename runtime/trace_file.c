@@ -95,7 +95,7 @@ static void write_thread(trace_thread *t) {
     total = t->total + pending;
   } else {
     if (t->posp == NULL) return;
-    ballarus_trace_write_chunk(t, t->chunk + 1, pending);
+    ballarus_trace_write_chunk(t, t->chunk + HEAD, pending);
     total = t->total;
   }
   ballarus_trace_write_position(t, total);
@@ -211,8 +211,8 @@ static void atfork_child(void) {
     return;
   }
   if (g->mode == BALLARUS_TRACE_MODE_FULL && ballarus_trace_self != NULL &&
-      __ballarus_trace_pos != NULL) {
-    __ballarus_trace_pos = ballarus_trace_self->chunk + 1;
+      __ballarus_trace_pos2 != NULL) {
+    __ballarus_trace_pos2 = ballarus_trace_self->chunk + HEAD;
     ballarus_trace_self->seq = 0;
     ballarus_trace_self->total = 0;
     ballarus_trace_write_live_checkpoint(ballarus_trace_self);
@@ -285,6 +285,6 @@ int ballarus_trace_start(const char *path, const char *spec, char *err,
   __atomic_store_n(&g->mode, mode, __ATOMIC_RELEASE);
   /* The calling thread registers at its next word; other threads running
      meanwhile when they reach the end of their scratch chunk.  */
-  __ballarus_trace_pos = NULL;
+  __ballarus_trace_pos2 = NULL;
   return 0;
 }

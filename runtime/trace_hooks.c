@@ -35,9 +35,21 @@ void __ballarus_trace_w(uint32_t id) { ballarus_trace_witness(id); }
 static inline uint32_t stack_push(ballarus_trace_stack *s,
                                   const ballarus_trace_frame *e) {
   uint32_t depth = e->depth;
-  if (depth < s->cap) s->frames[depth] = *e;
+  if (s->frames != NULL) s->frames[depth & BALLARUS_TRACE_FRAME_MASK] = *e;
   s->depth = depth + 1;
   return depth;
+}
+
+/* The frame of activation `depth` as checkpoints read it (below the cap:
+   the thread's own frames), or NULL when it is not there (deeper, not
+   registered, or overwritten by an activation deeper by a multiple of the
+   mask's span).  */
+static inline const ballarus_trace_frame *frame_of(
+    const ballarus_trace_stack *s, uint32_t depth) {
+  if (depth >= s->cap) return NULL;
+  const ballarus_trace_frame *f =
+      &s->frames[depth & BALLARUS_TRACE_FRAME_MASK];
+  return f->depth == depth ? f : NULL;
 }
 
 /* kEnter's words: the frame the activation pushes.  */
@@ -57,7 +69,7 @@ static inline ballarus_trace_frame enter_words(const ballarus_trace_stack *s,
    no call (and saves no register).  */
 __attribute__((noinline)) static uint32_t enter_slow(uint32_t fn_index,
                                                      uint32_t tu_stamp) {
-  ballarus_trace_stack *s = &__ballarus_trace_stack;
+  ballarus_trace_stack *s = &__ballarus_trace_stack2;
   const ballarus_trace_frame e = enter_words(s, fn_index, tu_stamp);
   __ballarus_trace_slow_event(&e.tag_fn, BALLARUS_TRACE_ENTER_WORDS);
   return stack_push(s, &e);
@@ -66,14 +78,14 @@ __attribute__((noinline)) static uint32_t enter_slow(uint32_t fn_index,
 /* The usual path: one room test, the 16 bytes stored as the event and as
    the frame.  */
 uint32_t __ballarus_trace_enter(uint32_t fn_index, uint32_t tu_stamp) {
-  ballarus_trace_stack *s = &__ballarus_trace_stack;
-  uint32_t *p = __ballarus_trace_pos;
+  ballarus_trace_stack *s = &__ballarus_trace_stack2;
+  uint32_t *p = __ballarus_trace_pos2;
   if (__builtin_expect(!ballarus_trace_room(p, BALLARUS_TRACE_ENTER_WORDS),
                        0))
     return enter_slow(fn_index, tu_stamp);
   const ballarus_trace_frame e = enter_words(s, fn_index, tu_stamp);
   __builtin_memcpy(p, &e, sizeof e);
-  __ballarus_trace_pos = p + BALLARUS_TRACE_ENTER_WORDS;
+  __ballarus_trace_pos2 = p + BALLARUS_TRACE_ENTER_WORDS;
   return stack_push(s, &e);
 }
 
@@ -82,40 +94,43 @@ uint32_t __ballarus_trace_enter(uint32_t fn_index, uint32_t tu_stamp) {
    deeper (a throw or longjmp through it).  Activations the landing makes
    live that were not (depth >= live: a jump forward) are unknown.  */
 void __ballarus_trace_land(uint32_t block, uint32_t depth) {
-  ballarus_trace_stack *s = &__ballarus_trace_stack;
+  ballarus_trace_stack *s = &__ballarus_trace_stack2;
   uint32_t live = s->depth;
   const uint32_t w[BALLARUS_TRACE_LAND_WORDS] = {
       BALLARUS_TRACE_EVENT_LAND, block, depth, s->site, live};
   ballarus_trace_event(w, BALLARUS_TRACE_LAND_WORDS);
-  if (live > depth + 1 && depth + 1 < s->cap)
-    s->site = s->frames[depth + 1].site;
+  if (live > depth + 1) {
+    const ballarus_trace_frame *f = frame_of(s, depth + 1);
+    if (f != NULL) s->site = f->site;
+  }
   for (uint32_t k = live; k <= depth && k < s->cap; k++)
-    s->frames[k].tag_fn = BALLARUS_TRACE_FRAME_UNKNOWN;
+    s->frames[k & BALLARUS_TRACE_FRAME_MASK].tag_fn =
+        BALLARUS_TRACE_FRAME_UNKNOWN;
   s->depth = depth + 1;
 }
 
 /* Back in the caller, whose last call block is the one of this call.  */
 void __ballarus_trace_leave(void) {
-  ballarus_trace_stack *s = &__ballarus_trace_stack;
-  uint32_t depth = s->depth - 1; /* depth 0: UINT32_MAX, not below cap */
-  if (__builtin_expect(depth < s->cap, 1)) {
-    s->site = s->frames[depth].site;
+  ballarus_trace_stack *s = &__ballarus_trace_stack2;
+  uint32_t depth = s->depth - 1; /* depth 0: UINT32_MAX */
+  if (depth == UINT32_MAX) return;
+  const ballarus_trace_frame *f = frame_of(s, depth);
+  if (__builtin_expect(f != NULL, 1)) {
+    s->site = f->site;
     /* Two plain stores: without this gcc packs them through SSE.  */
     __asm__("" ::: "memory");
-    s->depth = depth;
-  } else if (depth != UINT32_MAX) {
-    s->depth = depth;
   }
+  s->depth = depth;
 }
 
 void __ballarus_trace_site(uint32_t block) {
-  __ballarus_trace_stack.site = block;
+  __ballarus_trace_stack2.site = block;
 }
 
 /* kEnd of the calling thread.  trace_buffer.c calls it when a thread
    that wrote witnesses ends (its key destructor).  */
 void ballarus_trace_thread_end(void) {
-  const ballarus_trace_stack *s = &__ballarus_trace_stack;
+  const ballarus_trace_stack *s = &__ballarus_trace_stack2;
   const uint32_t w[BALLARUS_TRACE_END_WORDS] = {BALLARUS_TRACE_EVENT_END,
                                                 s->depth, s->site};
   ballarus_trace_event(w, BALLARUS_TRACE_END_WORDS);

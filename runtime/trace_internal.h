@@ -24,7 +24,12 @@
 
 #define HIDDEN __attribute__((visibility("hidden")))
 #define CHUNK_BYTES (BALLARUS_TRACE_CHUNK_WORDS * 4u)
+#define HEAD BALLARUS_TRACE_CHUNK_HEAD_WORDS
+/* The most words a chunk holds: up to its end, and 3 of an event in the
+   next chunk's head.  */
 #define CHUNK_USED (BALLARUS_TRACE_CHUNK_WORDS - 1u)
+/* After the last chunk of a mapping: room for those 3 words.  */
+#define CHUNK_PAD 16u
 #define OUT_BYTES                                                         \
   (sizeof(ballarus_trace_record_header) +                                 \
    BALLARUS_TRACE_VARINT_MAX * BALLARUS_TRACE_CHUNK_WORDS + 4u)
@@ -42,7 +47,7 @@ typedef struct ring_slot {
   uint32_t cp_len; /* its words; 0: unknown (one word D = unknown) */
   uint32_t count;  /* the chunk's words */
   uint64_t total;  /* words the thread wrote before the chunk */
-  uint32_t *chunk; /* the chunk (its words from chunk + 1) */
+  uint32_t *chunk; /* the chunk (its words from chunk + HEAD) */
 } ring_slot;
 
 typedef struct trace_thread {
@@ -50,9 +55,9 @@ typedef struct trace_thread {
   uint32_t *chunk;       /* being written: CHUNK_BYTES, aligned to
                             CHUNK_BYTES (ring mode: one of chunks) */
   uint32_t *chunk0;      /* the first chunk, at the mapping's start */
-  uint32_t **posp;       /* the thread's __ballarus_trace_pos, NULL once
+  uint32_t **posp;       /* the thread's __ballarus_trace_pos2, NULL once
                             it exited */
-  /* The thread's stack (its TLS __ballarus_trace_stack), NULL once it
+  /* The thread's stack (its TLS __ballarus_trace_stack2), NULL once it
      exited: read by finish for the thread's POSITION record.  */
   const ballarus_trace_stack *stackp;
   uint32_t *end_pos;     /* its position at exit */

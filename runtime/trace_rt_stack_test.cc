@@ -209,9 +209,9 @@ TEST(TraceRt, ActivationsBeforeTheStartAreUnknown) {
   Trace t = ReadTrace(dir + "/trace");
   ASSERT_EQ(t.error, "");
   const auto& cps = t.checkpoints[1];
-  // 4 + 10000 + 1 + 4 + 10000 words: chunks start at words 0, 4095 and
-  // 8190 in the first phase (the third activation's kEnter, then its
-  // witnesses), at 12285 and 16380 in the second.
+  // 4 + 10000 + 1 + 4 + 10000 words: chunks start at words 0, 4092 and
+  // 8184 in the first phase (the third activation's kEnter, then its
+  // witnesses), at 12276 and 16368 in the second.
   ASSERT_EQ(cps.size(), 5u);
   for (size_t i = 0; i < 3; i++)
     EXPECT_EQ(cps[i], std::vector<uint32_t>{BALLARUS_TRACE_CHECKPOINT_UNKNOWN})
@@ -228,13 +228,15 @@ TEST(TraceRt, ThreadRunningAtTheStartRegistersAtItsScratchChunksEnd) {
   // The thread wrote 100 words before the start: its first one went to
   // the slow path (position NULL), which pointed it at a scratch chunk,
   // the 99 others into it.  After the start it fills that chunk
-  // (4095 - 99 words, dropped) and registers at the next word.
+  // (4092 - 99 words, dropped) and registers at the next word.
   std::string dir = FreshDir("prethread");
   ASSERT_EQ(RunProg(dir, "full", {"prethread", "10000"}), 0);
   Trace t = ReadTrace(dir + "/trace");
   ASSERT_EQ(t.error, "");
   ASSERT_EQ(t.witnesses.size(), 1u);
-  std::vector<uint32_t> want = Seq(1, BALLARUS_TRACE_CHUNK_BYTES / 4 - 100, 10000);
+  std::vector<uint32_t> want =
+      Seq(1, BALLARUS_TRACE_CHUNK_BYTES / 4 - BALLARUS_TRACE_CHUNK_HEAD_WORDS - 99,
+          10000);
   want.insert(want.end(), {BALLARUS_TRACE_EVENT_END, 0, 0});
   EXPECT_EQ(t.witnesses.begin()->second, want);
 }

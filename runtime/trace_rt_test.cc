@@ -27,7 +27,7 @@ namespace trace_rt_test {
 namespace {
 
 TEST(TraceRt, FullTraceReadsBackEqual) {
-  // 10000 witnesses cross the 4095-witness chunk twice.
+  // 10000 witnesses cross the 4092-witness chunk twice.
   std::string dir = FreshDir("full");
   ASSERT_EQ(RunProg(dir, "full", {"seq", "10000"}), 0);
   EXPECT_EQ(Files(dir), std::vector<std::string>{"trace"});
@@ -53,7 +53,7 @@ TEST(TraceRt, WriteErrorIsReported) {
             "ballarus: trace trace: write: " + std::string(strerror(EFBIG)) +
                 " (trace incomplete)\n");
   Trace t = ReadTrace(dir + "/trace");
-  EXPECT_EQ(t.witnesses[1], Seq(0, 0, 4095));
+  EXPECT_EQ(t.witnesses[1], Seq(0, 0, 4092));
 }
 
 TEST(TraceRt, StartRejectsBadSpecs) {
@@ -68,13 +68,14 @@ TEST(TraceRt, StartRejectsBadSpecs) {
   }
 }
 
-// The ring keeps whole chunks of 4095 words: ceil(N / 4091) of them
-// besides the one being written (a chunk ends early only before an event,
-// of at most 5 words, that does not fit).  The first word it keeps of a
-// stream of n words written one at a time:
+// The ring keeps whole chunks of 4092 witnesses (up to 4095 words when
+// an event ends in the next chunk's head): ceil(N / 4091) of them besides
+// the one being written (a chunk ends early only before an event, of at
+// most 5 words, that does not fit).  The first word it keeps of a stream
+// of n witnesses:
 uint32_t RingFrom(uint32_t ring, uint32_t n) {
-  uint32_t chunks = (n + 4094) / 4095, kept = (ring + 4090) / 4091 + 1;
-  return chunks > kept ? (chunks - kept) * 4095 : 0;
+  uint32_t chunks = (n + 4091) / 4092, kept = (ring + 4090) / 4091 + 1;
+  return chunks > kept ? (chunks - kept) * 4092 : 0;
 }
 
 TEST(TraceRt, RingKeepsWholeChunksOfTheLastN) {
@@ -96,7 +97,7 @@ TEST(TraceRt, RingKeepsWholeChunksOfTheLastN) {
     // CHECKPOINT, RING, CHECKPOINT, RING, ...: one per chunk, numbered
     // across kinds; no stack (no hook was called): D = 0.
     const auto& recs = t.records[1];
-    ASSERT_EQ(recs.size(), 2 * ((c.n - from + 4094) / 4095));
+    ASSERT_EQ(recs.size(), 2 * ((c.n - from + 4091) / 4092));
     uint64_t at = from;
     for (size_t i = 0; i < recs.size(); i++) {
       EXPECT_EQ(recs[i].seq, i);

@@ -161,7 +161,7 @@ static void write_stack(trace_thread *t, uint32_t kind,
 }
 
 void ballarus_trace_write_live_checkpoint(trace_thread *t) {
-  write_stack(t, BALLARUS_TRACE_CHECKPOINT, &__ballarus_trace_stack,
+  write_stack(t, BALLARUS_TRACE_CHECKPOINT, &__ballarus_trace_stack2,
               t->total);
 }
 
@@ -194,7 +194,7 @@ void ballarus_trace_write_fault(trace_thread *t, const trace_fault *f,
 
 /* A kept chunk as CHECKPOINT and RING records.  */
 static void write_slot(trace_thread *t, const ring_slot *sl) {
-  const uint32_t *w = sl->chunk + 1;
+  const uint32_t *w = sl->chunk + HEAD;
   static const uint32_t unknown = BALLARUS_TRACE_CHECKPOINT_UNKNOWN;
   words cp = {t->arena, (uint64_t)sl->region * REGION_WORDS, ~(uint64_t)0};
   words ring = {w, 0, ~(uint64_t)0};

@@ -22,6 +22,8 @@
 //
 // The log reports, per program, the optimised trace's witness words per
 // naive block word.
+//
+// TraceDeep: recursion deeper than a checkpoint holds, full and ring.
 #include <dirent.h>
 
 #include <algorithm>
@@ -81,8 +83,20 @@ struct Outcome {
   CommandResult run;
 };
 
+// Runs out->build's program in the fresh directory out->run_dir with
+// BALLARUS_TRACE=`spec` and the profile pooled into RUN/ballarus.profile.
+void RunBuilt(Outcome* out, const std::string& spec) {
+  harness::MakeFreshDir(out->run_dir);
+  if (out->build.ok)
+    out->run = harness::Run(
+        Quote(out->build.exe), out->run_dir,
+        {"BALLARUS_TRACE=" + spec,
+         "BALLARUS_TRACE_FILE=" + out->run_dir + "/" + kTraceName,
+         "BALLARUS_PROFILE=" + out->run_dir + "/ballarus.profile"});
+}
+
 // Builds `mode` ("" = plain) and runs it in its own directory with a full
-// trace and the profile pooled into RUN/ballarus.profile.
+// trace.
 Outcome BuildAndRun(const Program& p, const std::string& opt,
                     const std::string& mode, const std::string& root) {
   Outcome out;
@@ -94,13 +108,7 @@ Outcome BuildAndRun(const Program& p, const std::string& opt,
   const std::string name = mode.empty() ? "plain" : mode;
   out.build = harness::BuildProgram(p, o, root + "/" + name);
   out.run_dir = root + "/run-" + name;
-  harness::MakeFreshDir(out.run_dir);
-  if (out.build.ok)
-    out.run = harness::Run(
-        Quote(out.build.exe), out.run_dir,
-        {"BALLARUS_TRACE=full",
-         "BALLARUS_TRACE_FILE=" + out.run_dir + "/" + kTraceName,
-         "BALLARUS_PROFILE=" + out.run_dir + "/ballarus.profile"});
+  RunBuilt(&out, "full");
   return out;
 }
 
@@ -290,6 +298,58 @@ TEST_P(TraceOracle, RegeneratedEqualsNaive) {
               static_cast<unsigned long long>(witnesses),
               static_cast<unsigned long long>(blocks),
               blocks ? double(witnesses) / double(blocks) : 0.0);
+}
+
+// programs/trace_deep.c: 30000 traced activations deep, past the 16384
+// frames a checkpoint holds, then calls near the bottom.  The full trace
+// regenerates as the naive one; the recorder's regenerates a suffix of
+// it, of at least `min_steps` steps: with ring:5000 its chunks start near
+// the bottom of the stack, after the deep activations, whose frames must
+// have left the outer ones intact; with ring:40000 the first kept chunks
+// start deeper than the cap (unknown checkpoints) and the regeneration
+// starts at the first chunk started back under it.
+TEST(TraceDeep, RegeneratedEqualsNaivePastTheCheckpointCap) {
+  Program p;
+  p.name = "trace_deep";
+  p.sources = {"trace_deep.c"};
+  for (const char* opt : {"-O0", "-O2"}) {
+    const std::string root = harness::TempRoot() + "/trace-deep" + opt;
+    const std::string ctx = std::string("trace_deep ") + opt;
+    Outcome naive = BuildAndRun(p, opt, "trace-naive", root);
+    Outcome opt_full = BuildAndRun(p, opt, "trace", root);
+    ASSERT_TRUE(naive.build.ok) << naive.build.log;
+    ASSERT_TRUE(opt_full.build.ok) << opt_full.build.log;
+    ASSERT_EQ(naive.run.status, 0) << ctx << ": " << naive.run.err;
+    ASSERT_EQ(opt_full.run.status, 0) << ctx << ": " << opt_full.run.err;
+    std::vector<Process> want, got;
+    std::string error;
+    ASSERT_TRUE(ReadRun(naive, true, &want, &error)) << ctx << ": " << error;
+    ASSERT_TRUE(ReadRun(opt_full, false, &got, &error)) << ctx << ": " << error;
+    CompareProcesses(ctx + " full", want, got);
+    ASSERT_EQ(want.size(), 1u);
+    ASSERT_EQ(want[0].threads.size(), 1u);
+    const std::vector<Step>& all = want[0].threads[0].steps;
+    for (const auto& [spec, min_steps] :
+         {std::pair<const char*, size_t>{"ring:5000", 1000},
+          {"ring:40000", 10000}}) {
+      Outcome ring = opt_full;
+      ring.run_dir = root + "/run-" + spec;
+      RunBuilt(&ring, spec);
+      ASSERT_EQ(ring.run.status, 0) << ctx << " " << spec << ": " << ring.run.err;
+      std::vector<Process> tail;
+      ASSERT_TRUE(ReadRun(ring, false, &tail, &error))
+          << ctx << " " << spec << ": " << error;
+      ASSERT_EQ(tail.size(), 1u);
+      ASSERT_EQ(tail[0].threads.size(), 1u);
+      const std::vector<Step>& last = tail[0].threads[0].steps;
+      EXPECT_GE(last.size(), min_steps) << ctx << " " << spec;
+      ASSERT_LE(last.size(), all.size()) << ctx << " " << spec;
+      const std::vector<Step> suffix(all.end() - last.size(), all.end());
+      EXPECT_TRUE(last == suffix)
+          << ctx << " " << spec << ": "
+          << trace_oracle::FirstDifference(suffix, last);
+    }
+  }
 }
 
 std::vector<std::pair<std::string, std::string>> AllCases() {

@@ -368,8 +368,8 @@ if "$rgcc" -O1 -g -fPIC -shared -fplugin-arg-ballarus-mode=trace \
   # nm's whole output first: with pipefail, grep -q leaving early would
   # fail the pipeline by SIGPIPE.
   syms=$(nm -D "$R/out/dl")
-  grep -q ' __ballarus_trace_pos$' <<<"$syms" \
-    || fail "traced executable does not export __ballarus_trace_pos"
+  grep -q ' __ballarus_trace_pos2$' <<<"$syms" \
+    || fail "traced executable does not export __ballarus_trace_pos2"
   rm -f "$R/out"/dl.trace*
   got=$(cd "$R/out" && BALLARUS_TRACE=full BALLARUS_TRACE_FILE="$R/out/dl.trace" \
         BALLARUS_PROFILE=/dev/null ./dl "$R/out/libtsteps.so")

@@ -48,6 +48,12 @@ def bootstrap(values_by_round, stat, n=1000):
     return got[int(0.05 * len(got))], got[int(0.95 * len(got)) - 1]
 
 
+def counted(programs, words, counts):
+    """The programs with count runs (a --no-count run has none)."""
+    return [p for p in programs if p in counts and (p, "full") in words
+            and (p, "naive") in words]
+
+
 def witnesses_table(out, programs):
     words = {(r["program"], r["trace"]): r for r in rows(out, "trace_words")}
     counts = {r["program"]: r for r in rows(out, "profile_counts")}
@@ -56,7 +62,7 @@ def witnesses_table(out, programs):
           "path ends | mode=trace | mode=trace / naive | event words (full) "
           "| all words, mode=trace / naive | kEnter / kLand / kEnd |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for p in programs:
+    for p in counted(programs, words, counts):
         full, naive, c = words[(p, "full")], words[(p, "naive")], counts[p]
         blocks = int(c["executed_blocks"])
         nb = int(naive["witnesses"])
@@ -81,7 +87,7 @@ def bytes_table(out, programs, full_time):
     print("| program | file bytes | words | bytes / word | bytes / executed "
           "block | naive trace bytes | MB / s of the full run |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for p in programs:
+    for p in counted(programs, words, counts):
         full, naive = words[(p, "full")], words[(p, "naive")]
         b, blocks = int(full["file_bytes"]), int(counts[p]["executed_blocks"])
         rate = "-" if p not in full_time else fmt(b / full_time[p] / 1e6, 1)
@@ -161,7 +167,9 @@ def time_table(out, programs):
 
 def main():
     out = sys.argv[1]
-    programs = list(dict.fromkeys(r["program"] for r in rows(out, "profile_counts")))
+    programs = list(dict.fromkeys(
+        [r["program"] for r in rows(out, "profile_counts")] +
+        [r["program"] for r in rows(out, "instr")]))
     print("# Tracing: witnesses, bytes, instructions and time\n")
     with open(f"{out}/machine.txt") as f:
         print("```\n" + f.read().rstrip() + "\n```\n")
