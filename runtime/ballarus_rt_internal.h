@@ -202,11 +202,16 @@ BALLARUS_HIDDEN void ballarus_rt_unlock_dir(int fd);
 /* The redo log (rt_redo.c): the new bytes of a dump's profiles, built in
    memory, committed into the lock file, then written in place.  */
 typedef struct {
-  unsigned char *buf; /* the entries */
-  uint64_t size, cap;
+  unsigned char *buf; /* the entries, lent ranges as pointers */
+  uint64_t used, cap; /* bytes of buf */
+  uint64_t size;      /* bytes of the entries as written */
   uint32_t n_entries;
   uint64_t entry_at, range_at; /* the last entry and range in buf */
-  int failed;                  /* out of memory */
+  uint64_t *lent_at;           /* the lent ranges in buf */
+  size_t n_lent, lent_cap;
+  const void *lend_lo; /* memory whose bytes are lent, not copied */
+  uint64_t lend_n;
+  int failed; /* out of memory */
 } ballarus_redo;
 
 /* Starts the entry of file `name` of the directory, new_size bytes once
@@ -221,6 +226,13 @@ BALLARUS_HIDDEN int ballarus_redo_begin_file(ballarus_redo *r,
    Ranges that continue each other are joined.  */
 BALLARUS_HIDDEN int ballarus_redo_add(ballarus_redo *r, uint64_t off,
                                       const void *p, uint64_t n);
+/* Bytes added from p[0, n) (the dump's read buffer) are not copied but
+   lent: they must stay as they are until the log is applied or owned.  */
+BALLARUS_HIDDEN void ballarus_redo_lend(ballarus_redo *r, const void *p,
+                                        uint64_t n);
+/* Copies the lent bytes into the log (before the memory lent is reused);
+   lends nothing more.  -1 when out of memory.  */
+BALLARUS_HIDDEN int ballarus_redo_own(ballarus_redo *r);
 /* Sets the entry's new size.  */
 BALLARUS_HIDDEN void ballarus_redo_set_size(ballarus_redo *r,
                                             uint64_t new_size);

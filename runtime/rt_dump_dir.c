@@ -477,6 +477,10 @@ static void dump_file(int dfd, dump_ctx *d, fgroup *g, int at_exit) {
   char why[1200];
   char err[1024];
   struct stat st;
+  /* The read buffer is about to be reused: the log's bytes lent from it
+     are copied first (out of memory, the log is marked failed and never
+     written).  */
+  (void)ballarus_redo_own(&d->redo);
   int fd = open_profile(dfd, g, &writable);
   if (fd < 0 && errno != ENOENT) {
     if (errno == ELOOP)

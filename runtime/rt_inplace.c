@@ -159,6 +159,9 @@ int ballarus_rt_diff(ballarus_redo *redo, const char *name,
                      size_t errlen) {
   diff_ctx c = {redo, 0, old, old_size, mine, UINT64_MAX};
   c.same = same_shape(merged, old_shape);
+  /* The bytes read stay as they are until the log is written (the next
+     file's read first has the log own them).  */
+  ballarus_redo_lend(redo, old, old_size);
   uint64_t total = 0;
   if (ballarus_redo_begin_file(redo, name, 0, 0, -1) != 0 ||
       ballarus_profile_pieces(merged, BALLARUS_WRITE_TRUSTED, on_piece, &c,

@@ -18,11 +18,19 @@
    whole), uint32 mode,
    uint32 n_ranges, uint64 new_size, the name, then n_ranges ranges: uint64 off,
    uint64 len (top bit REDO_ZERO: len zero bytes, no data follow; else len
-   bytes of data follow).  Entries and ranges are packed, unaligned.  */
+   bytes of data follow).  Entries and ranges are packed, unaligned.
+
+   In memory, a range whose bytes lie in the dump's read buffer (the
+   counters merged in place there) holds a pointer to them instead of a
+   copy, its len marked REDO_LENT: the log is written by one gather write
+   of its pieces, its hash taken over them, so the changed bytes are not
+   copied into fresh pages first.  ballarus_redo_own copies them before
+   the read buffer is reused.  */
 
 #define _GNU_SOURCE
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,6 +52,7 @@
 #define REDO_REPLACING 2u
 #define REDO_NEW 1u
 #define REDO_ZERO (1ull << 63)
+#define REDO_LENT (1ull << 62) /* in memory only: a pointer follows */
 #define ENTRY_HEADER 24u
 /* A log larger than this is cut back to its header once applied.  */
 #define REDO_KEEP (256u << 10)
@@ -66,11 +75,14 @@ void ballarus_redo_test_kill(const char *point) {
   if (at != NULL && strcmp(at, point) == 0) raise(SIGKILL);
 }
 
-static int append(ballarus_redo *r, const void *p, uint64_t n) {
+/* Appends n bytes of p (NULL: room only) to the memory of the log, of
+   which disk_n are bytes of the log written.  */
+static int append(ballarus_redo *r, const void *p, uint64_t n,
+                  uint64_t disk_n) {
   if (r->failed) return -1;
-  if (r->size + n > r->cap) {
-    uint64_t cap = r->cap == 0 ? 65536 : r->cap;
-    while (cap < r->size + n) cap *= 2;
+  if (r->used + n > r->cap) {
+    uint64_t cap = r->cap == 0 ? 4096 : r->cap;
+    while (cap < r->used + n) cap *= 2;
     unsigned char *b = cap > SIZE_MAX ? NULL : realloc(r->buf, (size_t)cap);
     if (b == NULL) {
       r->failed = 1;
@@ -79,8 +91,25 @@ static int append(ballarus_redo *r, const void *p, uint64_t n) {
     r->buf = b;
     r->cap = cap;
   }
-  if (p != NULL) memcpy(r->buf + r->size, p, (size_t)n);
-  r->size += n;
+  if (p != NULL) memcpy(r->buf + r->used, p, (size_t)n);
+  r->used += n;
+  r->size += disk_n;
+  return 0;
+}
+
+/* Remembers the lent range whose header is at buf + at.  */
+static int note_lent(ballarus_redo *r, uint64_t at) {
+  if (r->n_lent == r->lent_cap) {
+    const size_t cap = r->lent_cap == 0 ? 64 : 2 * r->lent_cap;
+    uint64_t *l = realloc(r->lent_at, cap * sizeof *l);
+    if (l == NULL) {
+      r->failed = 1;
+      return -1;
+    }
+    r->lent_at = l;
+    r->lent_cap = cap;
+  }
+  r->lent_at[r->n_lent++] = at;
   return 0;
 }
 
@@ -95,40 +124,136 @@ int ballarus_redo_begin_file(ballarus_redo *r, const char *name,
   memcpy(h + 8, &m, 4);
   memcpy(h + 12, &zero, 4);
   memcpy(h + 16, &new_size, 8);
-  r->entry_at = r->size;
+  r->entry_at = r->used;
   r->range_at = UINT64_MAX;
-  if (append(r, h, sizeof h) != 0 || append(r, name, len) != 0) return -1;
+  if (append(r, h, sizeof h, sizeof h) != 0 || append(r, name, len, len) != 0)
+    return -1;
   r->n_entries++;
   return 0;
+}
+
+void ballarus_redo_lend(ballarus_redo *r, const void *p, uint64_t n) {
+  r->lend_lo = p;
+  r->lend_n = p != NULL ? n : 0;
+}
+
+/* Whether p[0, n) lies in the memory lent to r.  */
+static int in_lent(const ballarus_redo *r, const unsigned char *p,
+                   uint64_t n) {
+  const unsigned char *lo = r->lend_lo;
+  return p != NULL && lo != NULL && p >= lo &&
+         (uint64_t)(p - lo) <= r->lend_n && n <= r->lend_n - (uint64_t)(p - lo);
+}
+
+static const unsigned char *lent_ptr(const unsigned char *slot) {
+  const unsigned char *q;
+  memcpy(&q, slot, sizeof q);
+  return q;
+}
+
+/* Extends the last range by p[0, n) at off when it continues it: same
+   kind, and for a lent range the next bytes of the same memory.  1 when
+   done, 0 when not, -1 when out of memory.  */
+static int extend_last(ballarus_redo *r, uint64_t off, const unsigned char *p,
+                       uint64_t n, int lent) {
+  if (r->range_at == UINT64_MAX) return 0;
+  unsigned char *last = r->buf + r->range_at;
+  const uint64_t lo = get64(last), ln = get64(last + 8);
+  const uint64_t len = ln & ~(REDO_ZERO | REDO_LENT);
+  const int zero = (ln & REDO_ZERO) != 0, was_lent = (ln & REDO_LENT) != 0;
+  if (lo + len != off || zero != (p == NULL) || was_lent != lent) return 0;
+  if (lent && lent_ptr(last + 16) + len != p) return 0;
+  if (!zero && !lent) {
+    if (append(r, p, n, n) != 0) return -1;
+    last = r->buf + r->range_at;
+  } else {
+    r->size += lent ? n : 0;
+  }
+  const uint64_t nl = ln + n;
+  memcpy(last + 8, &nl, 8);
+  return 1;
 }
 
 int ballarus_redo_add(ballarus_redo *r, uint64_t off, const void *p,
                       uint64_t n) {
   if (n == 0) return 0;
-  if (r->range_at != UINT64_MAX) {
-    /* Continues the last range: one write where the file is contiguous.  */
-    unsigned char *last = r->buf + r->range_at;
-    const uint64_t lo = get64(last), ln = get64(last + 8);
-    const int zero = (ln & REDO_ZERO) != 0;
-    if (lo + (ln & ~REDO_ZERO) == off && zero == (p == NULL)) {
-      if (!zero && append(r, p, n) != 0) return -1;
-      last = r->buf + r->range_at;
-      const uint64_t nl = ln + n;
-      memcpy(last + 8, &nl, 8);
-      return 0;
-    }
-  }
+  if (r->failed) return -1;
+  const unsigned char *q = p;
+  /* Shorter than a pointer: copied.  */
+  const int lent = n >= sizeof(void *) && in_lent(r, q, n);
+  const int ext = extend_last(r, off, q, n, lent);
+  if (ext != 0) return ext > 0 ? 0 : -1;
   unsigned char h[16];
-  const uint64_t len = p == NULL ? n | REDO_ZERO : n;
+  const uint64_t len = q == NULL ? n | REDO_ZERO : lent ? n | REDO_LENT : n;
   memcpy(h, &off, 8);
   memcpy(h + 8, &len, 8);
-  const uint64_t at = r->size;
-  if (append(r, h, sizeof h) != 0 || (p != NULL && append(r, p, n) != 0))
-    return -1;
+  const uint64_t at = r->used;
+  int rc = append(r, h, sizeof h, sizeof h);
+  if (rc == 0 && lent)
+    rc = note_lent(r, at) != 0 || append(r, &q, sizeof q, n) != 0 ? -1 : 0;
+  else if (rc == 0 && q != NULL)
+    rc = append(r, q, n, n);
+  if (rc != 0) return -1;
   r->range_at = at;
   unsigned char *e = r->buf + r->entry_at;
   const uint32_t k = get32(e + 12) + 1;
   memcpy(e + 12, &k, 4);
+  return 0;
+}
+
+/* The log's bytes as written, in order: pieces of its memory and, for
+   each lent range, its len without the mark and the lent bytes.  iov
+   holds room for 3 * n_lent + 1 pieces, lens for n_lent.  Returns the
+   number of pieces.  */
+static size_t disk_pieces(const ballarus_redo *r, struct iovec *iov,
+                          uint64_t *lens) {
+  size_t n = 0;
+  uint64_t from = 0;
+  for (size_t k = 0; k < r->n_lent; k++) {
+    const uint64_t at = r->lent_at[k];
+    lens[k] = get64(r->buf + at + 8) & ~REDO_LENT;
+    iov[n++] = (struct iovec){r->buf + from, (size_t)(at + 8 - from)};
+    iov[n++] = (struct iovec){&lens[k], 8};
+    iov[n++] = (struct iovec){(void *)lent_ptr(r->buf + at + 16),
+                              (size_t)lens[k]};
+    from = at + 16 + sizeof(void *);
+  }
+  if (from < r->used)
+    iov[n++] = (struct iovec){r->buf + from, (size_t)(r->used - from)};
+  return n;
+}
+
+/* Copies a log's lent bytes into its memory (the memory lent is about to
+   be reused), in place: from the last lent range back, the bytes after
+   each move up by what the ranges before it grow (a lent range is at
+   least a pointer long, so nothing moves down).  */
+int ballarus_redo_own(ballarus_redo *r) {
+  r->lend_lo = NULL;
+  r->lend_n = 0;
+  if (r->failed) return -1;
+  if (r->n_lent == 0) return 0;
+  const uint64_t used = r->used;
+  if (append(r, NULL, r->size - used, 0) != 0) return -1;
+  uint64_t src_end = used, dst_end = r->size, shift = 0;
+  for (size_t k = r->n_lent; k-- > 0;) {
+    const uint64_t at = r->lent_at[k];
+    unsigned char *h = r->buf + at;
+    const uint64_t len = get64(h + 8) & ~REDO_LENT;
+    const unsigned char *data = lent_ptr(h + 16);
+    const uint64_t from = at + 16 + sizeof(void *);
+    memmove(r->buf + dst_end - (src_end - from), r->buf + from,
+            (size_t)(src_end - from));
+    dst_end -= src_end - from;
+    memcpy(r->buf + dst_end - len, data, (size_t)len);
+    dst_end -= len;
+    memcpy(h + 8, &len, 8);
+    if (at < r->entry_at) shift += len - sizeof(void *);
+    src_end = at + 16;
+  }
+  r->used = r->size;
+  r->entry_at += shift;
+  r->range_at = UINT64_MAX;
+  r->n_lent = 0;
   return 0;
 }
 
@@ -138,17 +263,44 @@ void ballarus_redo_set_size(ballarus_redo *r, uint64_t new_size) {
 
 void ballarus_redo_free(ballarus_redo *r) {
   free(r->buf);
+  free(r->lent_at);
   memset(r, 0, sizeof *r);
 }
 
+/* ballarus_hash64 of the concatenation of n pieces.  */
+static uint64_t hash_pieces(const struct iovec *iov, size_t n) {
+  uint64_t h = BALLARUS_HASH_INIT;
+  unsigned char tail[8];
+  size_t t = 0; /* bytes of an unfinished word, in tail */
+  for (size_t i = 0; i < n; i++) {
+    const unsigned char *p = iov[i].iov_base;
+    size_t len = iov[i].iov_len;
+    while (t > 0 && len > 0) {
+      tail[t++] = *p++;
+      len--;
+      if (t == 8) {
+        h = ballarus_hash64_update(h, tail, 8);
+        t = 0;
+      }
+    }
+    if (len == 0) continue;
+    const size_t whole = len & ~(size_t)7;
+    h = ballarus_hash64_update(h, p, whole);
+    t = len - whole;
+    memcpy(tail, p + whole, t);
+  }
+  return ballarus_hash64_update(h, tail, t);
+}
+
 static void make_header(unsigned char *h, uint32_t state, uint32_t n,
-                        const unsigned char *entries, uint64_t size) {
+                        const struct iovec *iov, size_t n_iov,
+                        uint64_t size) {
   memset(h, 0, REDO_HEADER);
   memcpy(h, REDO_MAGIC, 8);
   memcpy(h + 8, &state, 4);
   memcpy(h + 12, &n, 4);
   memcpy(h + 16, &size, 8);
-  const uint64_t eh = ballarus_hash64(entries, size);
+  const uint64_t eh = hash_pieces(iov, n_iov);
   memcpy(h + 24, &eh, 8);
   const uint64_t check = ballarus_hash64(h, 32);
   memcpy(h + 32, &check, 8);
@@ -171,33 +323,72 @@ static int pwrite_all(int fd, const void *p, uint64_t n, uint64_t off) {
 /* Writes the header of state `state` with no entries.  */
 static int write_state(int lfd, uint32_t state) {
   unsigned char h[REDO_HEADER];
-  make_header(h, state, 0, NULL, 0);
+  make_header(h, state, 0, NULL, 0, 0);
   return pwrite_all(lfd, h, sizeof h, 0);
+}
+
+/* Writes the first `limit` bytes of pieces iov[0, n) at off of fd (the
+   pieces are consumed), in as few system calls as they allow.  Returns
+   how many it took, or -1.  */
+static int write_pieces(int fd, struct iovec *iov, size_t n, uint64_t off,
+                        uint64_t limit) {
+  int calls = 0;
+  while (n > 0 && limit > 0) {
+    size_t k = 0;
+    uint64_t want = 0;
+    while (k < n && k < IOV_MAX && want < limit) want += iov[k++].iov_len;
+    const size_t cut = want > limit ? (size_t)(want - limit) : 0;
+    iov[k - 1].iov_len -= cut;
+    ssize_t w = pwritev(fd, iov, (int)k, (off_t)off);
+    iov[k - 1].iov_len += cut;
+    calls++;
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    off += (uint64_t)w;
+    limit -= (uint64_t)w;
+    for (size_t got = (size_t)w; got > 0;) {
+      const size_t take = got < iov->iov_len ? got : iov->iov_len;
+      iov->iov_base = (unsigned char *)iov->iov_base + take;
+      iov->iov_len -= take;
+      got -= take;
+      if (iov->iov_len == 0) {
+        iov++;
+        n--;
+      }
+    }
+  }
+  return calls;
 }
 
 int ballarus_redo_commit(int lfd, const ballarus_redo *r) {
   unsigned char h[REDO_HEADER];
-  make_header(h, REDO_COMMITTED, r->n_entries, r->buf, r->size);
-  /* One system call; a write cut short by the kill leaves entries that
-     fail their hash, which the next holder ignores.  */
-  struct iovec iov[2] = {{h, sizeof h}, {r->buf, (size_t)r->size}};
-  const char *kill_at = getenv("BALLARUS_TEST_KILL_AT");
-  if (kill_at != NULL && strcmp(kill_at, "torn") == 0 && r->size > 1) {
-    /* Test-only: the header and half the entries, as a kill mid-write.  */
-    iov[1].iov_len /= 2;
-    if (pwritev(lfd, iov, 2, 0) >= 0) raise(SIGKILL);
-    iov[1].iov_len = (size_t)r->size;
+  struct iovec *iov = malloc((3 * r->n_lent + 2) * sizeof *iov);
+  uint64_t *lens = malloc((r->n_lent + 1) * sizeof *lens);
+  if (iov == NULL || lens == NULL) {
+    free(iov);
+    free(lens);
+    errno = ENOMEM;
+    return -1;
   }
-  uint64_t want = sizeof h + r->size;
-  ssize_t w;
-  do {
-    w = pwritev(lfd, iov, 2, 0);
-  } while (w < 0 && errno == EINTR);
-  if (w == (ssize_t)want) return 0;
-  if (w < 0) return -1;
-  /* Short: the rest, then the header again (it is what commits).  */
-  if (pwrite_all(lfd, r->buf, r->size, REDO_HEADER) != 0) return -1;
-  return pwrite_all(lfd, h, sizeof h, 0);
+  const size_t n = disk_pieces(r, iov + 1, lens) + 1;
+  make_header(h, REDO_COMMITTED, r->n_entries, iov + 1, n - 1, r->size);
+  iov[0] = (struct iovec){h, sizeof h};
+  const uint64_t want = sizeof h + r->size;
+  const char *kill_at = getenv("BALLARUS_TEST_KILL_AT");
+  /* Test-only: the header and half the entries, as a kill mid-write.  */
+  if (kill_at != NULL && strcmp(kill_at, "torn") == 0 && r->size > 1 &&
+      write_pieces(lfd, iov, n, 0, sizeof h + r->size / 2) >= 0)
+    raise(SIGKILL);
+  /* One system call where the pieces allow; a write cut short by the kill
+     leaves entries that fail their hash, which the next holder ignores.
+     Written in several, the header is written again last (it is what
+     commits).  */
+  const int calls = write_pieces(lfd, iov, n, 0, want);
+  int rc = calls < 0 ? -1 : 0;
+  if (calls > 1) rc = pwrite_all(lfd, h, sizeof h, 0);
+  free(iov);
+  free(lens);
+  return rc;
 }
 
 int ballarus_redo_set_replacing(int lfd) {
@@ -218,9 +409,10 @@ typedef struct {
   uint64_t ranges_size;
 } redo_entry;
 
-/* Parses the entry at buf[*at, size); -1 when it does not add up.  */
+/* Parses the entry at buf[*at, size); -1 when it does not add up.  mem:
+   a log in memory, whose lent ranges hold pointers.  */
 static int next_entry(const unsigned char *buf, uint64_t size, uint64_t *at,
-                      redo_entry *e) {
+                      redo_entry *e, int mem) {
   if (size - *at < ENTRY_HEADER) return -1;
   const unsigned char *h = buf + *at;
   e->name_len = get32(h);
@@ -237,10 +429,14 @@ static int next_entry(const unsigned char *buf, uint64_t size, uint64_t *at,
   for (uint32_t k = 0; k < e->n_ranges; k++) {
     if (size - o < 16) return -1;
     const uint64_t off = get64(buf + o), len = get64(buf + o + 8);
-    const uint64_t n = len & ~REDO_ZERO;
+    const int lent = mem && (len & REDO_LENT);
+    const uint64_t n = len & ~(REDO_ZERO | (lent ? REDO_LENT : 0));
     if (off > e->new_size || n > e->new_size - off) return -1;
     o += 16;
-    if (!(len & REDO_ZERO)) {
+    if (lent) {
+      if (size - o < sizeof(void *)) return -1;
+      o += sizeof(void *);
+    } else if (!(len & REDO_ZERO)) {
       if (size - o < n) return -1;
       o += n;
     }
@@ -271,20 +467,45 @@ static int zero_range(int fd, uint64_t off, uint64_t n) {
 static int apply_entry(int fd, const redo_entry *e, uint64_t cur_size,
                        int *wrote) {
   const unsigned char *p = e->ranges;
+  /* Ranges of data that continue each other: one gather write.  */
+  struct iovec iov[16];
+  size_t n_iov = 0;
+  uint64_t at = 0, end = 0;
   int first = 1;
-  for (uint32_t k = 0; k < e->n_ranges; k++) {
-    const uint64_t off = get64(p), len = get64(p + 8);
-    const uint64_t n = len & ~REDO_ZERO;
-    p += 16;
-    *wrote = 1;
-    if (len & REDO_ZERO) {
-      if (off < cur_size && zero_range(fd, off, n) != 0) return -1;
-    } else {
-      if (pwrite_all(fd, p, n, off) != 0) return -1;
-      p += n;
+  for (uint32_t k = 0; k <= e->n_ranges; k++) {
+    uint64_t off = 0, n = 0;
+    const unsigned char *data = NULL;
+    if (k < e->n_ranges) {
+      const uint64_t len = get64(p + 8);
+      off = get64(p);
+      n = len & ~(REDO_ZERO | REDO_LENT);
+      p += 16;
+      if (len & REDO_LENT) {
+        data = lent_ptr(p);
+        p += sizeof(void *);
+      } else if (!(len & REDO_ZERO)) {
+        data = p;
+        p += n;
+      }
     }
-    if (first) ballarus_redo_test_kill("applying");
-    first = 0;
+    if (n_iov > 0 && (k == e->n_ranges || data == NULL || off != end ||
+                      n_iov == sizeof iov / sizeof *iov)) {
+      if (write_pieces(fd, iov, n_iov, at, end - at) < 0) return -1;
+      n_iov = 0;
+      if (first) ballarus_redo_test_kill("applying");
+      first = 0;
+    }
+    if (k == e->n_ranges) break;
+    *wrote = 1;
+    if (data == NULL) {
+      if (off < cur_size && zero_range(fd, off, n) != 0) return -1;
+      if (first) ballarus_redo_test_kill("applying");
+      first = 0;
+      continue;
+    }
+    if (n_iov == 0) at = off;
+    iov[n_iov++] = (struct iovec){(void *)data, (size_t)n};
+    end = off + n;
   }
   if (cur_size != e->new_size) {
     *wrote = 1;
@@ -344,7 +565,7 @@ static void replay(int dfd, const char *dir, const unsigned char *buf,
   uint64_t at = 0;
   for (uint32_t i = 0; i < n; i++) {
     redo_entry e;
-    if (next_entry(buf, size, &at, &e) != 0) return;
+    if (next_entry(buf, size, &at, &e, 0) != 0) return;
     char name[4097], err[256] = "";
     memcpy(name, e.name, e.name_len);
     name[e.name_len] = '\0';
@@ -412,7 +633,7 @@ int ballarus_redo_recover(int dfd, const char *dir, int lfd, int created) {
 
 int ballarus_redo_skip(const ballarus_redo *r, uint64_t *at) {
   redo_entry e;
-  return next_entry(r->buf, r->size, at, &e);
+  return next_entry(r->buf, r->used, at, &e, 1);
 }
 
 int ballarus_redo_apply(int dfd, const ballarus_redo *r, uint64_t *at,
@@ -420,7 +641,7 @@ int ballarus_redo_apply(int dfd, const ballarus_redo *r, uint64_t *at,
                         int *wrote, char *err, size_t errlen) {
   redo_entry e;
   *wrote = 0;
-  if (next_entry(r->buf, r->size, at, &e) != 0) {
+  if (next_entry(r->buf, r->used, at, &e, 1) != 0) {
     snprintf(err, errlen, "the redo log does not add up");
     return -1;
   }
