@@ -110,6 +110,8 @@ path                | plain       | ballarus | mode=path update=single | ballaru
 path-atomic         | plain       | ballarus | mode=path update=atomic | ballarus path, atomic
 path-thread         | plain       | ballarus | mode=path update=thread | ballarus path, per-thread counters (update=thread, the default under -pthread)
 path-tls            | plain       | ballarus | mode=path update=tls | ballarus path, per-thread counters in static TLS (update=tls)
+edge-thread-gs      | plain       | ballarus | mode=edge weights=heuristic update=thread tune-thread-gs=on | ballarus edge heuristic, per-thread counters added through %gs (tune-thread-gs=on)
+path-thread-gs      | plain       | ballarus | mode=path update=thread tune-thread-gs=on | ballarus path, per-thread counters added through %gs (tune-thread-gs=on)
 path-et-off         | plain       | ballarus | mode=path update=single early-termination=off | ballarus path, no early-termination pre-count (breakdown)
 path-hash           | plain       | ballarus | mode=path update=single path-storage=hash | ballarus path, functions above path-table-max hashed instead of cut (the former storage) (breakdown)
 path-no-hoist       | plain       | ballarus | mode=path update=single tune-path-hoist=off | ballarus path, path ends not hoisted onto the edges into their block (breakdown)
@@ -145,7 +147,7 @@ edge-path-no-derive | plain       | ballarus | mode=edge,path update=single tune
 QUICK_VARIANTS=plain,gcov,naive,edge,edge-atomic,path
 # Breakdown variants: selected by name, a pattern naming them (path*), or
 # --path-breakdown; not by "all" (they are for one question only).
-EXTRA_VARIANTS='edge-tls path-tls path-et-off path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed edge-path-number path-max64k path-no-fe edge-path-no-derive edge-path-cuts path-no-balance path-no-cut-hoist path-no-pc-hoist path-no-entry-bal path-no-barrier path-no-keep-tails edge-no-barrier edge-no-entry-calls path-no-call-cuts path-no-loop-regs path-whole'
+EXTRA_VARIANTS='edge-tls path-tls edge-thread-gs path-thread-gs path-et-off path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed edge-path-number path-max64k path-no-fe edge-path-no-derive edge-path-cuts path-no-balance path-no-cut-hoist path-no-pc-hoist path-no-entry-bal path-no-barrier path-no-keep-tails edge-no-barrier edge-no-entry-calls path-no-call-cuts path-no-loop-regs path-whole'
 BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-hash,path-no-hoist,path-no-returns,path-number,path-loops,path-dense,path-hashed,path-max64k,path-no-fe,edge-path,edge-path-number,edge-path-no-derive,edge-path-cuts,path-no-balance,path-no-cut-hoist,path-no-pc-hoist,path-no-entry-bal,path-no-barrier,path-no-keep-tails,edge-no-barrier,edge-no-entry-calls,path-no-call-cuts,path-no-loop-regs
 BREAKDOWN_PROGRAMS=lua,sqlite3,bzip2
 THREADS_ACCEPTANCE_VARIANTS=plain,gcov,gcov-atomic,clang-plain,clang,clang-atomic,edge,edge-atomic,edge-thread,edge-tls,path,path-atomic,path-thread,path-tls
@@ -192,7 +194,8 @@ done <<<"$VARIANTS"
 # under threads (ballarus: any update= but single; gcov and clang: atomic).
 # racy_of VARIANT: the racy (update=single) build it is compared with under
 # threads — itself for a racy variant; ballarus: the variant with the same
-# options but update=single; gcov, clang: the name without its last -word
+# options but update=single (and without tune-thread-gs, which only
+# update=thread reads); gcov, clang: the name without its last -word
 # (gcov-atomic -> gcov); "-" when there is none.
 must_be_exact() {
   case "${V_KIND[$1]}" in
@@ -206,7 +209,7 @@ racy_of() {
   case "${V_KIND[$v]}" in
     ballarus)
       must_be_exact "$v" || { echo "$v"; return; }
-      target=$(sed -E 's/(^| )update=[^ ]*/\1update=single/' <<<"${V_OPTS[$v]}")
+      target=$(sed -E 's/(^| )update=[^ ]*/\1update=single/; s/ tune-thread-gs=[^ ]*//' <<<"${V_OPTS[$v]}")
       for w in "${V_ORDER[@]}"; do
         [ "${V_KIND[$w]}" = ballarus ] && [ "${V_OPTS[$w]}" = "$target" ] && { echo "$w"; return; }
       done ;;

@@ -206,7 +206,7 @@ void AppendBarrier(gimple_seq* seq, tree ref) {
 void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic,
                       bool in_loop) {
   tree u64 = TREE_TYPE(ref);
-  if (AppendStaticTlsAdd(seq, ref, delta)) return;
+  if (AppendSegmentAdd(seq, ref, delta)) return;
   if (RedirectToThreadCopy(seq, &ref)) atomic = false;
   if (atomic) {
     AppendAtomicAdd(seq, ref, delta);

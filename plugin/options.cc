@@ -387,6 +387,11 @@ const OptionSpec kTuneOptions[] = {
      "no cross-jumping in a function whose path ends were hoisted onto the\n"
      "edges into a computed goto or cut block (default on)\n",
      ParseOnOff, &Options::path_keep_tails},
+    {"tune-thread-gs", "on|off",
+     "update=thread in x86-64 code for executables: a count is one add\n"
+     "through %gs, whose base each thread sets to its copy's distance from\n"
+     "the shared counters (default off: the thread-local pointer)\n",
+     ParseOnOff, &Options::thread_gs},
     {"tune-loop-barrier", "on|off",
      "an empty asm after a counter update in a loop that may touch counter\n"
      "memory, so GCC's PRE cannot keep the counter in a register (default\n"

@@ -145,6 +145,11 @@ struct Options {
   // function whose computed goto (or cut block) had its path end counted
   // on the edges into it (pass.cc KeepTailsApart).
   bool path_keep_tails = true;
+  // tune-thread-gs=on: update=thread in x86-64 code for executables counts
+  // with one `addq $1, %gs:counter(%rip)`, the thread's %gs base set to its
+  // copy's distance from the shared counters (thread_counters.cc); off
+  // (default): the thread-local pointer.
+  bool thread_gs = false;
   // tune-estimator: the static estimate behind weights=heuristic --
   // kBallLarus (default): Ball & Larus' loop-based weighting
   // (estimator/estimator.h); kWuLarus: Wu & Larus' branch heuristics

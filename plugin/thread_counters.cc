@@ -85,6 +85,7 @@ struct ThreadCounters {
   tree tc = NULL_TREE;           // static __thread uint64_t (*__ballarus_tc)[N]
   tree register_fn = NULL_TREE;  // __ballarus_tc_register
   tree tls = NULL_TREE;  // static TLS: static __thread uint64_t [N], or none
+  bool gs = false;       // tune-thread-gs: counts through %gs
   bool active = false;           // cfun: updates go to the thread's copy
   bool used = false;             // cfun: some update did
 };
@@ -211,10 +212,13 @@ const char* AsmName(tree decl) {
 
 // The TU's entry in the module's table of thread pointers, and with static
 // TLS its entry in the table of thread-local arrays.
-void AddThreadTableEntries(tree counters, tree tc, tree tls) {
+void AddThreadTableEntries(tree counters, tree tc, tree tls, bool gs) {
   AddTableEntry(BALLARUS_TC_TABLE_SECTION,
                 std::string("\t.quad\t") + AsmName(counters) +
                     "\n\t.quad\t" + AsmName(tc) + "@dtpoff\n");
+  if (gs)
+    AddTableEntry(BALLARUS_GS_SECTION,
+                  std::string("\t.quad\t") + AsmName(counters) + "\n");
   if (tls == NULL_TREE) return;
   unsigned HOST_WIDE_INT words =
       tree_to_uhwi(TYPE_SIZE_UNIT(TREE_TYPE(counters))) / 8;
@@ -304,10 +308,14 @@ void PrepareThreadCounters(tree counters) {
   MoveToThreadSection(counters);
   g_thread.tc = DefineThreadPointer(counters);
   // The add is x86-64 asm; code for shared libraries keeps the pointer.
-  g_thread.tls = g_options.update == Update::kTls && !flag_shlib && TARGET_64BIT
+  const bool exe64 = !flag_shlib && TARGET_64BIT;
+  g_thread.tls = g_options.update == Update::kTls && exe64
                      ? DefineThreadArray(counters)
                      : NULL_TREE;
-  AddThreadTableEntries(counters, g_thread.tc, g_thread.tls);
+  // The %gs add's scratch register is 64-bit: not in x32 code.
+  g_thread.gs = g_options.thread_gs && g_thread.tls == NULL_TREE && exe64 &&
+                TARGET_LP64;
+  AddThreadTableEntries(counters, g_thread.tc, g_thread.tls, g_thread.gs);
 
   tree fntype = build_function_type_list(ptr_type_node, ptr_type_node,
                                          ptr_type_node, NULL_TREE);
@@ -324,7 +332,8 @@ void PrepareThreadCounters(tree counters) {
             BALLARUS_TC_TABLE_SECTION,
             g_thread.tls != NULL_TREE
                 ? ", counted in static TLS __ballarus_tls_ctrs"
-                : "");
+            : g_thread.gs ? ", counted through %gs (tune-thread-gs)"
+                          : "");
 }
 
 void BeginThreadCounters() {
@@ -377,37 +386,63 @@ void PushOperand(vec<tree, va_gc>** ops, const char* constraint, tree value) {
                           value));
 }
 
-// The template of a static TLS add at a constant index, or (index < 0) at
-// the index in operand 1.
-std::string StaticTlsText(HOST_WIDE_INT index) {
+// The template of a static TLS or %gs add at a constant index, or (index <
+// 0) at the index in an input operand.  Operands: static TLS %0 delta, %1
+// index; %gs at a constant %0 delta; %gs indexed %0 a scratch output, %1
+// delta, %2 index (RIP-relative addressing takes no index register, so
+// the array's address goes into the scratch register first).
+std::string SegmentAddText(HOST_WIDE_INT index) {
+  if (g_thread.gs) {
+    const std::string sym = AsmName(g_thread.counters);
+    if (index < 0)
+      return "leaq " + sym + "(%%rip), %0\n\taddq %1, %%gs:(%0,%2,8)";
+    return "addq %0, %%gs:" + sym + "+" + std::to_string(8 * index) +
+           "(%%rip)";
+  }
   std::string text = std::string("addq %0, %%fs:") + AsmName(g_thread.tls) +
                      "@tpoff";
   return index < 0 ? text + "(,%1,8)" : text + "+" + std::to_string(8 * index);
 }
 
-// asm volatile (TEXT :: "er" (delta)[, "r" (index)] : "cc").  Spelled in
-// asm: an ARRAY_REF of the TLS array makes GCC put sym@tpoff in a register,
-// which RTL PRE and loop invariant motion then keep live through loops (a
-// callee-saved register, pushed and popped per call).  Volatile: nothing
-// uses its result, and only the runtime reads the array.
-gasm* BuildStaticTlsAdd(const std::string& text, tree delta, tree index) {
+// asm volatile (TEXT [: "=&r" (scratch)] : "er" (delta)[, "r" (index)] :
+// "cc").  Spelled in asm: an ARRAY_REF of the TLS array makes GCC put
+// sym@tpoff in a register, which RTL PRE and loop invariant motion then
+// keep live through loops (a callee-saved register, pushed and popped per
+// call); the %gs add likewise keeps the array's address out of registers.
+// Volatile: nothing uses its result, and only the runtime reads the
+// counters it adds to.
+gasm* BuildSegmentAdd(const std::string& text, tree delta, tree index) {
   vec<tree, va_gc>* inputs = NULL;
   PushOperand(&inputs, "er", delta);
   if (index != NULL_TREE) PushOperand(&inputs, "r", index);
-  return VolatileAsm(text, inputs, {"cc"});
+  if (!g_thread.gs || index == NULL_TREE)
+    return VolatileAsm(text, inputs, {"cc"});
+  vec<tree, va_gc>* outputs = NULL;
+  tree scratch = make_temp_ssa_name(long_integer_type_node, NULL, "BLRS_gs");
+  PushOperand(&outputs, "=&r", scratch);
+  vec<tree, va_gc>* clobbers = NULL;
+  vec_safe_push(clobbers, build_tree_list(NULL_TREE, build_string(3, "cc")));
+  gasm* a = gimple_build_asm_vec(ggc_strdup(text.c_str()), inputs, outputs,
+                                 clobbers, NULL);
+  gimple_asm_set_volatile(a, true);
+  SSA_NAME_DEF_STMT(scratch) = a;
+  return a;
 }
 
-// Late in the GIMPLE pipeline (after "optimized"): a static TLS add whose
-// index GCC's constant propagation made a constant is given the constant
-// in its address, `%fs:sym@tpoff+8i`, instead of a register loaded with it
-// (path counts whose register is known where they count).
+// Late in the GIMPLE pipeline (after "optimized"): a static TLS or %gs add
+// whose index GCC's constant propagation made a constant is given the
+// constant in its address, `%fs:sym@tpoff+8i` or `%gs:sym+8i(%rip)`,
+// instead of a register loaded with it (path counts whose register is
+// known where they count).
 class StaticTlsFoldPass : public gimple_opt_pass {
  public:
   explicit StaticTlsFoldPass(gcc::context* ctxt)
       : gimple_opt_pass(kData, ctxt) {}
-  bool gate(function*) override { return g_thread.tls != NULL_TREE; }
+  bool gate(function*) override {
+    return g_thread.tls != NULL_TREE || g_thread.gs;
+  }
   unsigned int execute(function* fn) override {
-    const std::string indexed = StaticTlsText(-1);
+    const std::string indexed = SegmentAddText(-1);
     basic_block bb;
     FOR_EACH_BB_FN(bb, fn) {
       for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi);
@@ -419,9 +454,15 @@ class StaticTlsFoldPass : public gimple_opt_pass {
         tree index = TREE_VALUE(gimple_asm_input_op(a, 1));
         if (!tree_fits_shwi_p(index) || tree_to_shwi(index) < 0) continue;
         gasm* folded =
-            BuildStaticTlsAdd(StaticTlsText(tree_to_shwi(index)),
-                              TREE_VALUE(gimple_asm_input_op(a, 0)), NULL_TREE);
+            BuildSegmentAdd(SegmentAddText(tree_to_shwi(index)),
+                            TREE_VALUE(gimple_asm_input_op(a, 0)), NULL_TREE);
+        tree scratch = gimple_asm_noutputs(a) != 0
+                           ? TREE_VALUE(gimple_asm_output_op(a, 0))
+                           : NULL_TREE;
         gsi_replace(&gsi, folded, false);
+        // The %gs add's scratch register, unused, goes with its asm.
+        if (scratch != NULL_TREE && TREE_CODE(scratch) == SSA_NAME)
+          release_ssa_name(scratch);
       }
     }
     return 0;
@@ -439,8 +480,8 @@ opt_pass* MakeStaticTlsFoldPass(gcc::context* ctxt) {
   return new StaticTlsFoldPass(ctxt);
 }
 
-bool AppendStaticTlsAdd(gimple_seq* seq, tree ref, tree delta) {
-  if (!g_thread.active || g_thread.tls == NULL_TREE ||
+bool AppendSegmentAdd(gimple_seq* seq, tree ref, tree delta) {
+  if (!g_thread.active || (g_thread.tls == NULL_TREE && !g_thread.gs) ||
       TREE_CODE(ref) != ARRAY_REF || TREE_OPERAND(ref, 0) != g_thread.counters)
     return false;
   g_thread.used = true;
@@ -448,13 +489,13 @@ bool AppendStaticTlsAdd(gimple_seq* seq, tree ref, tree delta) {
   delta = fold_convert(TREE_TYPE(ref), delta);
   if (tree_fits_shwi_p(index) && tree_to_shwi(index) >= 0) {
     gimple_seq_add_stmt(
-        seq, BuildStaticTlsAdd(StaticTlsText(tree_to_shwi(index)), delta,
-                               NULL_TREE));
+        seq, BuildSegmentAdd(SegmentAddText(tree_to_shwi(index)), delta,
+                             NULL_TREE));
     return true;
   }
   tree i64 = make_temp_ssa_name(long_integer_type_node, NULL, "BLRS_i");
   gimple_seq_add_stmt(seq, gimple_build_assign(i64, NOP_EXPR, index));
-  gimple_seq_add_stmt(seq, BuildStaticTlsAdd(StaticTlsText(-1), delta, i64));
+  gimple_seq_add_stmt(seq, BuildSegmentAdd(SegmentAddText(-1), delta, i64));
   return true;
 }
 

@@ -33,14 +33,16 @@ bool ThreadCountersActive();
 // plainly: only its thread writes it).  Otherwise returns false.
 bool RedirectToThreadCopy(gimple_seq* seq, tree* ref);
 
-// Between Begin and End, with update=tls in code for an
-// executable, when ref is an element of the TU's counter array: appends the
-// add of delta to the same element of the TU's static thread-local array
-// (one `addq $d, %fs:OFFSET`) and returns true.  Otherwise returns false.
-bool AppendStaticTlsAdd(gimple_seq* seq, tree ref, tree delta);
+// Between Begin and End, with update=tls or tune-thread-gs=on in x86-64
+// code for an executable, when ref is an element of the TU's counter
+// array: appends the add of delta to the same element of the TU's static
+// thread-local array (one `addq $d, %fs:OFFSET`) or, through %gs, of the
+// thread's copy (`addq $d, %gs:counters+OFFSET(%rip)`) and returns true.
+// Otherwise returns false.
+bool AppendSegmentAdd(gimple_seq* seq, tree ref, tree delta);
 
-// The GIMPLE pass, run after "optimized", that gives the static TLS adds
-// whose index became a constant that constant in their address.
+// The GIMPLE pass, run after "optimized", that gives the static TLS and
+// %gs adds whose index became a constant that constant in their address.
 opt_pass* MakeStaticTlsFoldPass(gcc::context* ctxt);
 
 }  // namespace ballarus::plugin

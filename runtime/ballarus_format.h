@@ -110,6 +110,14 @@ typedef struct ballarus_tc_entry {
    array instead.  */
 #define BALLARUS_TLS_TABLE_SECTION "ballarus_tls_table"
 
+/* tune-thread-gs=on, in x86-64 code for executables: the TU counts with
+   `addq $1, %gs:counter(%rip)` into the shared array's range, and each
+   registered thread's %gs base is its copy's address minus the range's
+   start (runtime/thread_counters.c).  Each such TU adds the address of its
+   counters (one 64-bit word) to section BALLARUS_GS_SECTION, which tells
+   the module's runtime to set %gs.  */
+#define BALLARUS_GS_SECTION "ballarus_gs_tus"
+
 typedef struct ballarus_tls_entry {
   uint64_t *counters;  /* the TU's (shared) counter array */
   uint64_t tls_dtpoff; /* offset of its __ballarus_tls_ctrs in the module's

@@ -103,6 +103,17 @@
    0.  Counts a thread makes there before it registers are folded once it
    does, and lost if it never does.
 
+   %gs (tune-thread-gs=on, x86-64 code for executables: thread_gs.c).
+   Such TUs count `addq $1, %gs:counter(%rip)`; registration also sets
+   the thread's %gs base to (ctr - __start), and a thread exit resets it
+   to 0 before the fold, so the fold sees the same copy either way.  Since
+   a new thread inherits its creator's base and may count into the
+   creator's copy until it registers, copies of exited threads are not
+   unmapped but zeroed (MADV_DONTNEED) and kept on a free list for the
+   next registration.  A base the program had set already is left alone:
+   the %gs code then counts into an area thread_gs.c maps, folded here
+   like one more copy (tc_foreign).
+
    Signals.  A signal handler that runs instrumented code while its thread
    is inside __ballarus_tc_register counts into the shared counters
    (unsynchronised) for that activation rather than wait for a lock its
@@ -126,6 +137,7 @@
 #include "runtime/ballarus_format.h"
 #include "runtime/keep_regs.h"
 #include "runtime/thread_counters.h"
+#include "runtime/thread_gs.h"
 
 #define HIDDEN __attribute__((visibility("hidden")))
 
@@ -173,6 +185,12 @@ static int tc_key_ok;
 static volatile int tc_exiting;    /* exit() has begun (atexit handler) */
 static size_t tc_page = 4096;
 static int tc_warned;              /* one warning about failed copies */
+/* %gs (thread_gs.h): 1 registrations set it, 2 the program's base is
+   left alone and tc_foreign is where the %gs code counts, 0 no %gs code.  */
+static int tc_gs;
+static tc_copy tc_foreign;
+static tc_copy *tc_free;           /* zeroed copies for reuse, under tc_lock */
+static int tc_gs_warned;
 
 static void tc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void tc_warn(const char *fmt, ...) {
@@ -307,7 +325,7 @@ static void fold_copy(tc_copy *c, uint64_t n, int fd, int op, int to_shared) {
                 { fold_word(&c->ctr[i], i, v, op, to_shared); });
   const ballarus_tls_entry *e = __start_ballarus_tls_table;
   const ballarus_tls_entry *end = __stop_ballarus_tls_table;
-  if (e == NULL || end == NULL) return;
+  if (e == NULL || end == NULL || c->tls_block == NULL) return;
   for (; e < end; e++) {
     uint64_t base = (uint64_t)(e->counters - __start_ballarus_thread_ctrs);
     uint64_t *w = tls_array(c, e);
@@ -344,10 +362,32 @@ static void unlink_copy(tc_copy *c) {
   c->next = c->prev = NULL;
 }
 
+/* A copy whose thread exited, zeroed, onto the free list (with %gs: a
+   thread its owner created may still count into it until it registers).  */
+static void free_copy(tc_copy *c) {
+  size_t size = c->map_size;
+  madvise(c, size, MADV_DONTNEED);
+  c->map_size = size;
+  c->ctr = (uint64_t *)((char *)c + TC_HEADER);
+  pthread_mutex_lock(&tc_lock);
+  c->next = tc_free;
+  tc_free = c;
+  pthread_mutex_unlock(&tc_lock);
+}
+
+/* Under tc_lock (or single-threaded): c joins the registry.  */
+static void link_copy(tc_copy *c) {
+  c->prev = NULL;
+  c->next = tc_head;
+  if (tc_head != NULL) tc_head->prev = c;
+  tc_head = c;
+}
+
 /* The key destructor: the thread is exiting.  */
 static void tc_thread_exit(void *p) {
   tc_copy *c = p;
   if (c == NULL) return;
+  if (tc_gs == 1) ballarus_gs_point(NULL);
   uint64_t n = tc_words();
   int fd = pagemap_open();
   pthread_mutex_lock(&tc_lock);
@@ -358,7 +398,10 @@ static void tc_thread_exit(void *p) {
   if (fd >= 0) close(fd);
   point_tus(c->tls_block, NULL);
   if (__ballarus_tc_mine == c) __ballarus_tc_mine = NULL;
-  munmap(c, c->map_size);
+  if (tc_gs != 0)
+    free_copy(c);
+  else
+    munmap(c, c->map_size);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -373,17 +416,20 @@ static void tc_child(void) {
   tc_copy *c = tc_head;
   while (c != NULL) {
     tc_copy *next = c->next;
-    if (c != mine) munmap(c, c->map_size);
+    if (c != mine && c != &tc_foreign) munmap(c, c->map_size);
     c = next;
   }
-  tc_head = mine;
+  tc_head = NULL;
+  if (mine != NULL) link_copy(mine);
+  if (tc_gs == 2) link_copy(&tc_foreign);
+  /* The forking thread's base was its copy's, or (not registered) maybe
+     its creator's, which is gone in the child.  */
+  if (tc_gs == 1) ballarus_gs_point(mine != NULL ? mine->ctr : NULL);
   if (tc_g != NULL) {
     int fd = pagemap_open();
     drain_g(tc_words(), fd, 0);
-    if (mine != NULL) {
-      mine->next = mine->prev = NULL;
-      fold_copy(mine, tc_words(), fd, TC_G_ADD, 0);
-    }
+    for (c = tc_head; c != NULL; c = c->next)
+      fold_copy(c, tc_words(), fd, TC_G_ADD, 0);
     if (fd >= 0) close(fd);
   }
 }
@@ -416,7 +462,27 @@ static void tc_init(void) {
             strerror(errno));
   pthread_atfork(tc_prepare, tc_parent, tc_child);
   atexit(tc_mark_exiting);
+  uint64_t *foreign = NULL;
+  tc_gs = ballarus_gs_init(&foreign);
+  if (foreign != NULL) {
+    tc_foreign.ctr = foreign;
+    pthread_mutex_lock(&tc_lock);
+    link_copy(&tc_foreign);
+    pthread_mutex_unlock(&tc_lock);
+  }
   tc_inited = 1;
+}
+
+/* The calling thread's %gs code counts into c: its base is set.  A base
+   the kernel refuses (a copy below the counters) leaves that code on the
+   shared counters, unsynchronised, with one warning.  */
+static void point_gs(tc_copy *c) {
+  if (tc_gs != 1 || ballarus_gs_point(c->ctr) == 0) return;
+  ballarus_gs_point(NULL);
+  if (!__atomic_exchange_n(&tc_gs_warned, 1, __ATOMIC_RELAXED))
+    tc_warn("cannot set the %%gs base of a thread's counter copy: that "
+            "thread's tune-thread-gs code counts into the shared counters, "
+            "without synchronisation");
 }
 
 static tc_copy *map_copy(uint64_t n) {
@@ -430,6 +496,15 @@ static tc_copy *map_copy(uint64_t n) {
   c->map_size = total;
   c->ctr = (uint64_t *)((char *)m + TC_HEADER);
   return c;
+}
+
+/* A copy for a registering thread: a free one, or a new mapping.  */
+static tc_copy *take_copy(uint64_t n) {
+  pthread_mutex_lock(&tc_lock);
+  tc_copy *c = tc_free;
+  if (c != NULL) tc_free = c->next;
+  pthread_mutex_unlock(&tc_lock);
+  return c != NULL ? c : map_copy(n);
 }
 
 /* The table entry of the TU whose counters are `counters`.  */
@@ -461,10 +536,11 @@ HIDDEN void *__ballarus_tc_register(void *counters, void *tc) {
   if (n == 0 || self == NULL) return counters;
   tc_state = TC_BUSY;
   pthread_once(&tc_once, tc_init);
-  c = tc_g != NULL ? map_copy(n) : NULL;
+  c = tc_g != NULL ? take_copy(n) : NULL;
   if (c == NULL) {
     int e = errno;
     tc_state = TC_FAILED;
+    if (tc_gs == 1) ballarus_gs_point(NULL);
     if (!__atomic_exchange_n(&tc_warned, 1, __ATOMIC_RELAXED))
       tc_warn("cannot map a thread's counter copy (%s): that thread counts "
               "into the shared counters, without synchronisation",
@@ -473,13 +549,11 @@ HIDDEN void *__ballarus_tc_register(void *counters, void *tc) {
   }
   c->tls_block = (char *)tc - self->tc_dtpoff;
   pthread_mutex_lock(&tc_lock);
-  c->prev = NULL;
-  c->next = tc_head;
-  if (tc_head != NULL) tc_head->prev = c;
-  tc_head = c;
+  link_copy(c);
   pthread_mutex_unlock(&tc_lock);
   __ballarus_tc_mine = c;
   point_tus(c->tls_block, c);
+  point_gs(c);
   /* May allocate (keys past the first 32): an instrumented malloc then
      already counts into the new copy.  */
   if (tc_key_ok) pthread_setspecific(tc_key, c);
@@ -537,7 +611,8 @@ void ballarus_tc_range(uint64_t **lo, uint64_t **hi) {
    copies or G), then unmapped, and the key is deleted.  At exit nothing is
    released: other threads may still be counting, and the dump folds.  */
 __attribute__((destructor)) static void tc_module_dtor(void) {
-  if (!tc_inited || tc_exiting) return;
+  /* %gs code is an executable's, never unloaded.  */
+  if (!tc_inited || tc_exiting || tc_gs != 0) return;
   if (tc_key_ok) {
     pthread_key_delete(tc_key);
     tc_key_ok = 0;

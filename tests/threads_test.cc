@@ -101,8 +101,17 @@ bool StaticTls(const std::string& mode) {
   return mode.size() > 4 && mode.compare(mode.size() - 4, 4, "-tls") == 0;
 }
 
+// Whether a Config's mode counts through %gs (edge-gs, path-gs:
+// tune-thread-gs=on; the -fPIC library keeps update=thread's pointer).
+bool Gs(const std::string& mode) {
+  return mode.size() > 3 && mode.compare(mode.size() - 3, 3, "-gs") == 0;
+}
+
 // The plugin options of a Config's mode.
 std::string ModeOptions(const std::string& mode) {
+  if (Gs(mode))
+    return ModeOptions(mode.substr(0, mode.size() - 3)) +
+           " -fplugin-arg-ballarus-tune-thread-gs=on";
   if (StaticTls(mode))
     return ModeOptions(mode.substr(0, mode.size() - 4)) +
            " -fplugin-arg-ballarus-update=tls";
@@ -384,6 +393,18 @@ TEST_P(Threads, ExactAndUnchanged) {
                 .out.find("ballarus_tls_table"),
             std::string::npos)
       << ctx;
+  // %gs where asked for: the executable's counts are %gs adds, the
+  // library's not.
+  EXPECT_EQ(sec.out.find("ballarus_gs_tus") != std::string::npos, Gs(mode))
+      << ctx;
+  EXPECT_EQ(harness::Run("objdump -d mt.o", thread.dir).out.find("%gs:") !=
+                std::string::npos,
+            Gs(mode))
+      << ctx;
+  EXPECT_EQ(harness::Run("readelf -SW " + Quote(thread.lib), thread.dir)
+                .out.find("ballarus_gs_tus"),
+            std::string::npos)
+      << ctx;
 
   // The path variants are what they claim to be: every function hashed
   // (the code calls the runtime's hash table), counted loops planned.
@@ -411,7 +432,7 @@ TEST_P(Threads, ExactAndUnchanged) {
     EXPECT_EQ(r->result.err, p.result.err) << ctx << ": " << r->dir;
   }
   const Expect want = Expected(scenario);
-  const bool paths = mode != "edge" && mode != "edge-tls";
+  const bool paths = mode.rfind("edge", 0) != 0;
   std::set<std::string> skip = want.nondeterministic;
 
   // The final profile(s).  fork_from_thread: two files, the parent's (main
@@ -524,6 +545,16 @@ std::vector<Param> AllParams() {
         if (cxx)
           for (const std::string& s : cxx_only) out.emplace_back(s, cxx, opt, mode);
       }
+  // tune-thread-gs: many threads, exits and reused copies, fork, dumps
+  // while threads count, a dlopen'ed -fPIC library (pointer) beside it.
+  const std::vector<std::string> gs_scenarios = {
+      "short_lived",         "exit_during_dump", "fork_from_thread",
+      "dump_while_counting", "paths",            "exit_around_main",
+      "detached",            "dlopen"};
+  for (const auto& [cxx, opt] : std::vector<std::pair<bool, const char*>>{
+           {false, "-O0"}, {false, "-O2"}, {true, "-O2"}})
+    for (const char* mode : {"edge-gs", "path-gs"})
+      for (const std::string& s : gs_scenarios) out.emplace_back(s, cxx, opt, mode);
   for (bool cxx : {false, true})
     for (const char* opt : {"-O0", "-O2"})
       for (const char* mode : {"path-number", "path-hashed", "path-loops"})
@@ -591,6 +622,111 @@ TEST(ThreadsLto, DefaultAtomicLinksAndCounts) {
                    dir);
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("update=tls"), std::string::npos) << r.err;
+}
+
+// tune-thread-gs=on in a program that set the %gs base itself before main
+// (an uninstrumented constructor): the runtime warns once, leaves the base
+// alone (the program prints it at the end, as the plain build does) and
+// the counts are still exact -- hand-derived, and every edge and path
+// equal to update=atomic's.  One thread at a time counts here (main, then
+// a joined thread), so the area all threads share is exact too.
+TEST(ThreadsGs, BaseInUseWarnsAndCounts) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string setter = R"(#include <asm/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+__attribute__((constructor(101))) static void set_gs(void) {
+  syscall(SYS_arch_prctl, ARCH_SET_GS, 1UL << 40);
+}
+unsigned long gs_base(void) {
+  unsigned long b = 0;
+  syscall(SYS_arch_prctl, ARCH_GET_GS, &b);
+  return b;
+}
+)";
+  const std::string main_c = R"(#include <pthread.h>
+#include <stdio.h>
+unsigned long gs_base(void);
+__attribute__((noinline)) static long work(long x) {
+  return x % 3 ? x * 2 : x + 1;
+}
+static void *thread_main(void *arg) {
+  long s = 0;
+  for (long i = 0; i < 1000; i++) s += work(i);
+  return (void *)s;
+}
+int main(void) {
+  long s = 0;
+  for (long i = 0; i < 5000; i++) s += work(i);
+  pthread_t t;
+  void *r;
+  pthread_create(&t, 0, thread_main, 0);
+  pthread_join(t, &r);
+  printf("%ld gs=%#lx\n", s + (long)r, gs_base());
+  return 0;
+}
+)";
+  for (const char* mode : {"edge", "path"}) {
+    const std::string ctx = std::string("mode=") + mode;
+    const bool paths = std::string(mode) == "path";
+    std::map<std::string, CommandResult> runs;
+    std::map<std::string, Profile> profiles;
+    for (const char* kind : {"plain", "gs", "atomic"}) {
+      const std::string dir =
+          harness::TempRoot() + "/gs-in-use-" + mode + "-" + kind;
+      harness::MakeFreshDir(dir);
+      harness::WriteFileOrDie(dir + "/setter.c", setter);
+      harness::WriteFileOrDie(dir + "/main.c", main_c);
+      std::string cc = Quote(InstallPrefix() + "/bin/ballarus-gcc") +
+                       " -fplugin-arg-ballarus-mode=" + mode;
+      if (std::string(kind) == "plain") cc = "gcc";
+      if (std::string(kind) == "gs")
+        cc += " -fplugin-arg-ballarus-tune-thread-gs=on";
+      if (std::string(kind) == "atomic")
+        cc += " -fplugin-arg-ballarus-update=atomic";
+      for (const std::string& cmd :
+           {std::string("gcc -O2 -c setter.c -o setter.o"),
+            cc + " -O2 -pthread -c main.c -o main.o",
+            cc + " -O2 -pthread main.o setter.o -o gsprog"}) {
+        CommandResult r = harness::Run(cmd, dir);
+        ASSERT_EQ(r.status, 0) << ctx << ": " << cmd << "\n" << r.err;
+      }
+      if (std::string(kind) == "gs") {
+        EXPECT_NE(harness::Run("objdump -d main.o", dir).out.find("%gs:"),
+                  std::string::npos)
+            << ctx;
+      }
+      runs[kind] = harness::Run("./gsprog", dir,
+                                {"BALLARUS_PROFILE=" + dir + "/p.prof"});
+      ASSERT_EQ(runs[kind].status, 0) << ctx << " " << kind << ": "
+                                      << runs[kind].err;
+      if (std::string(kind) == "plain") continue;
+      std::string error;
+      ASSERT_TRUE(LoadProfile(dir + "/p.prof", paths, &profiles[kind], &error))
+          << ctx << ": " << error;
+    }
+    EXPECT_EQ(runs["gs"].out, runs["plain"].out) << ctx;
+    EXPECT_NE(runs["plain"].out.find("gs=0x10000000000"), std::string::npos)
+        << runs["plain"].out;
+    EXPECT_EQ(runs["atomic"].err, "") << ctx;
+    const std::string warning = "ballarus: the %gs base is in use";
+    const size_t at = runs["gs"].err.find(warning);
+    EXPECT_NE(at, std::string::npos) << ctx << ": " << runs["gs"].err;
+    EXPECT_EQ(runs["gs"].err.find(warning, at + 1), std::string::npos)
+        << ctx << ": warned more than once";
+    const Profile& gs = profiles["gs"];
+    EXPECT_EQ(Exec(gs, "work"), 6000) << ctx;
+    EXPECT_EQ(Exec(gs, "thread_main"), 1) << ctx;
+    EXPECT_EQ(Exec(gs, "main"), 1) << ctx;
+    EXPECT_EQ(gs.size(), profiles["atomic"].size()) << ctx;
+    for (const auto& [name, fn] : profiles["atomic"]) {
+      auto it = gs.find(name);
+      ASSERT_NE(it, gs.end()) << ctx << ": " << name;
+      EXPECT_EQ(it->second.executions, fn.executions) << ctx << ": " << name;
+      EXPECT_EQ(it->second.edges, fn.edges) << ctx << ": " << name;
+      EXPECT_EQ(it->second.paths, fn.paths) << ctx << ": " << name;
+    }
+  }
 }
 
 }  // namespace
