@@ -44,6 +44,7 @@
 #include "gimplify-me.h"
 #include "tree-cfg.h"
 #include "tree-cfgcleanup.h"
+#include "tree-dfa.h"
 #include "tree-eh.h"
 #include "tree-into-ssa.h"
 #include "langhooks.h"

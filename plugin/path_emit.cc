@@ -42,7 +42,8 @@
 // __ballarus_counters[base + MIN_EXPR <r, n_paths>], slot n_paths catching
 // numbers out of range.  update=thread with the pointer register: r is the
 // counter's index base + p and the count (*__ballarus_tc)[r], the running
-// thread's copy -- see idx_.)  Path ends whose block has no other way out can be
+// thread's copy -- see idx_; with tune-thread-gs the pointer stays, its
+// count `addq $1, %gs:(r)`.)  Path ends whose block has no other way out can be
 // counted on the edges into it (path_hoist.cc); not here,
 // where edge 2->5 would need a split.
 //
@@ -93,7 +94,8 @@ class PathEmitter {
         atomic_(atomic),
         u64_(long_long_unsigned_type_node),
         idx_(info.storage == ballarus::PathInfo::kDense &&
-             g_options.path_pointer && ThreadCountersActive()),
+             g_options.path_pointer && ThreadCountersActive() &&
+             !ThreadCountersThroughGs()),
         ptr_(info.storage == ballarus::PathInfo::kDense &&
              g_options.path_pointer && !idx_),
         rtype_(ptr_               ? build_pointer_type(u64_)

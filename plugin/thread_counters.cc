@@ -344,6 +344,8 @@ void BeginThreadCounters() {
 
 bool ThreadCountersActive() { return g_thread.active; }
 
+bool ThreadCountersThroughGs() { return g_thread.active && g_thread.gs; }
+
 void EndThreadCounters() {
   g_thread.active = false;
   std::string why;
@@ -404,6 +406,21 @@ std::string SegmentAddText(HOST_WIDE_INT index) {
   return index < 0 ? text + "(,%1,8)" : text + "+" + std::to_string(8 * index);
 }
 
+// A %gs add at the address in operand %1 (path mode's pointer register).
+const char kGsPointerText[] = "addq %0, %%gs:(%1)";
+
+// The byte offset in the TU's counters of the invariant address addr
+// (&counters[k], &MEM[&counters + off]), or -1.
+HOST_WIDE_INT CounterOffset(tree addr) {
+  if (TREE_CODE(addr) != ADDR_EXPR) return -1;
+  poly_int64 off;
+  tree base = get_addr_base_and_unit_offset(TREE_OPERAND(addr, 0), &off);
+  if (base == NULL_TREE || base != g_thread.counters || !off.is_constant())
+    return -1;
+  HOST_WIDE_INT o = off.to_constant();
+  return o >= 0 && o % 8 == 0 ? o : -1;
+}
+
 // asm volatile (TEXT [: "=&r" (scratch)] : "er" (delta)[, "r" (index)] :
 // "cc").  Spelled in asm: an ARRAY_REF of the TLS array makes GCC put
 // sym@tpoff in a register, which RTL PRE and loop invariant motion then
@@ -448,9 +465,19 @@ class StaticTlsFoldPass : public gimple_opt_pass {
       for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi);
            gsi_next(&gsi)) {
         gasm* a = dyn_cast<gasm*>(gsi_stmt(gsi));
-        if (a == nullptr || gimple_asm_ninputs(a) != 2 ||
-            indexed != gimple_asm_string(a))
+        if (a == nullptr || gimple_asm_ninputs(a) != 2) continue;
+        if (g_thread.gs && strcmp(gimple_asm_string(a), kGsPointerText) == 0) {
+          const HOST_WIDE_INT off =
+              CounterOffset(TREE_VALUE(gimple_asm_input_op(a, 1)));
+          if (off < 0) continue;
+          gsi_replace(&gsi,
+                      BuildSegmentAdd(SegmentAddText(off / 8),
+                                      TREE_VALUE(gimple_asm_input_op(a, 0)),
+                                      NULL_TREE),
+                      false);
           continue;
+        }
+        if (indexed != gimple_asm_string(a)) continue;
         tree index = TREE_VALUE(gimple_asm_input_op(a, 1));
         if (!tree_fits_shwi_p(index) || tree_to_shwi(index) < 0) continue;
         gasm* folded =
@@ -481,6 +508,16 @@ opt_pass* MakeStaticTlsFoldPass(gcc::context* ctxt) {
 }
 
 bool AppendSegmentAdd(gimple_seq* seq, tree ref, tree delta) {
+  if (g_thread.active && g_thread.gs && TREE_CODE(ref) == MEM_REF &&
+      TREE_CODE(TREE_OPERAND(ref, 0)) == SSA_NAME &&
+      integer_zerop(TREE_OPERAND(ref, 1))) {
+    g_thread.used = true;
+    vec<tree, va_gc>* inputs = NULL;
+    PushOperand(&inputs, "er", fold_convert(TREE_TYPE(ref), delta));
+    PushOperand(&inputs, "r", TREE_OPERAND(ref, 0));
+    gimple_seq_add_stmt(seq, VolatileAsm(kGsPointerText, inputs, {"cc"}));
+    return true;
+  }
   if (!g_thread.active || (g_thread.tls == NULL_TREE && !g_thread.gs) ||
       TREE_CODE(ref) != ARRAY_REF || TREE_OPERAND(ref, 0) != g_thread.counters)
     return false;

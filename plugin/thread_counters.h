@@ -26,6 +26,10 @@ void EndThreadCounters();
 // Between BeginThreadCounters and EndThreadCounters: counter updates go to
 // the thread's copy.
 bool ThreadCountersActive();
+// Between Begin and End, with tune-thread-gs in effect: counts are %gs adds
+// at the shared counters' addresses, so a pointer into the shared array
+// (path mode's pointer register) counts into the thread's copy as it is.
+bool ThreadCountersThroughGs();
 
 // Between Begin and End, when *ref is an element of the TU's counter array:
 // appends to seq the load of the thread pointer, points *ref at the same
@@ -38,7 +42,8 @@ bool RedirectToThreadCopy(gimple_seq* seq, tree* ref);
 // array: appends the add of delta to the same element of the TU's static
 // thread-local array (one `addq $d, %fs:OFFSET`) or, through %gs, of the
 // thread's copy (`addq $d, %gs:counters+OFFSET(%rip)`) and returns true.
-// Otherwise returns false.
+// With %gs, ref may also be *p, p a pointer into the shared counters
+// (`addq $d, %gs:(p)`).  Otherwise returns false.
 bool AppendSegmentAdd(gimple_seq* seq, tree ref, tree delta);
 
 // The GIMPLE pass, run after "optimized", that gives the static TLS and
