@@ -61,6 +61,23 @@
 // N}, lets the runtime fold the array.  Not the default: glibc gives every
 // thread the executable's whole static TLS at creation, cleared, out of the
 // thread's stack size (a thread whose stack is smaller fails to start).
+//
+// tune-thread-gs=on, in x86-64 code for executables (elsewhere update=thread
+// as above): the counters stay in the shared section, and a count is
+// `addq $1, %gs:__ballarus_counters+56(%rip)`, update=single's add with a
+// %gs override.  The runtime sets a registered thread's %gs base to its
+// copy's address minus the section's start, so the same instruction adds
+// into the thread's copy; with base 0 (a thread not yet registered) it
+// adds into the shared array, as the pointer does.  The add is an asm with
+// the symbol in its template, as update=tls's.  Path mode keeps its pointer
+// register (path_emit.cc), a pointer into the shared array, counted `addq
+// $1, %gs:(%reg)` and folded to the constant form where the pointer became
+// a constant; a count at an index in a register forms the array's address
+// with a `lea` into a scratch register (RIP-relative addressing takes no
+// index).  The pointer __ballarus_tc, its check and the table stay
+// (registration points the pointer and sets %gs), and the TU lists its
+// counters in BALLARUS_GS_SECTION, which tells the module's runtime to set
+// %gs (runtime/thread_gs.c).
 
 #include <cstdio>
 #include <cstring>
