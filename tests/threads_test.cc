@@ -729,4 +729,205 @@ int main(void) {
   }
 }
 
+// tune-thread-gs=on: each registered thread's %gs base is its own copy's
+// (read back with ARCH_GET_GS: 4 threads alive at once have 4 distinct,
+// non-zero bases), and 50 threads one after another all count at one base
+// (the kept copy; a fresh mapping would often land there too, so
+// InheritedBaseCountsIntoAKeptCopy is the reuse test), with exact counts:
+// work() by hand
+// and the threads' functions edge for edge equal to update=atomic's (main
+// and gs_base branch on the bases, which only the %gs build sets).
+TEST(ThreadsGs, CopiesReusedAndDistinct) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string prog = R"(#include <asm/prctl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static unsigned long gs_base(void) {
+  unsigned long b = 0;
+  syscall(SYS_arch_prctl, ARCH_GET_GS, &b);
+  return b;
+}
+static pthread_barrier_t live;
+static unsigned long bases[4];
+__attribute__((noinline)) static long work(long x) {
+  return x % 3 ? x * 2 : x + 1;
+}
+static void *one_after_another(void *arg) {
+  long s = 0;
+  for (long i = 0; i < 100; i++) s += work(i);
+  *(unsigned long *)arg = gs_base();
+  return (void *)s;
+}
+static volatile long sink;
+static void *alive_together(void *arg) {
+  bases[(long)arg] = gs_base();
+  pthread_barrier_wait(&live);
+  long s = 0;
+  for (long i = 0; i < 100; i++) s += work(i);
+  sink = s;
+  return 0;
+}
+int main(void) {
+  unsigned long first = 0, b = 0;
+  int same = 0;
+  for (int i = 0; i < 50; i++) {
+    pthread_t t;
+    pthread_create(&t, 0, one_after_another, &b);
+    pthread_join(t, 0);
+    if (i == 0) first = b;
+    same += b == first && b != 0 && b != gs_base();
+  }
+  pthread_barrier_init(&live, 0, 4);
+  pthread_t ts[4];
+  for (long k = 0; k < 4; k++) pthread_create(&ts[k], 0, alive_together, (void *)k);
+  for (int k = 0; k < 4; k++) pthread_join(ts[k], 0);
+  int distinct = 1, nonzero = 1;
+  for (int i = 0; i < 4; i++) {
+    nonzero &= bases[i] != 0 && bases[i] != gs_base();
+    for (int j = 0; j < i; j++) distinct &= bases[i] != bases[j];
+  }
+  printf("one copy for %d of 50; distinct %d, own %d; main %d\n", same,
+         distinct, nonzero, gs_base() != 0);
+  return 0;
+}
+)";
+  for (const char* mode : {"edge", "path"}) {
+    const std::string ctx = std::string("mode=") + mode;
+    std::map<std::string, CommandResult> runs;
+    std::map<std::string, Profile> profiles;
+    for (const char* kind : {"gs", "atomic"}) {
+      const std::string dir =
+          harness::TempRoot() + "/gs-reuse-" + mode + "-" + kind;
+      harness::MakeFreshDir(dir);
+      harness::WriteFileOrDie(dir + "/reuse.c", prog);
+      std::string cc = Quote(InstallPrefix() + "/bin/ballarus-gcc") +
+                       " -O2 -pthread -fplugin-arg-ballarus-mode=" + mode +
+                       (std::string(kind) == "gs"
+                            ? " -fplugin-arg-ballarus-tune-thread-gs=on"
+                            : " -fplugin-arg-ballarus-update=atomic");
+      CommandResult r = harness::Run(cc + " reuse.c -o reuse", dir);
+      ASSERT_EQ(r.status, 0) << ctx << ": " << r.err;
+      runs[kind] =
+          harness::Run("./reuse", dir, {"BALLARUS_PROFILE=" + dir + "/p.prof"});
+      ASSERT_EQ(runs[kind].status, 0) << ctx << " " << kind << ": "
+                                      << runs[kind].err;
+      std::string error;
+      ASSERT_TRUE(LoadProfile(dir + "/p.prof", std::string(mode) == "path",
+                              &profiles[kind], &error))
+          << ctx << ": " << error;
+    }
+    EXPECT_EQ(runs["gs"].out,
+              "one copy for 50 of 50; distinct 1, own 1; main 1\n")
+        << ctx;
+    EXPECT_EQ(runs["gs"].err, "") << ctx;
+    // Without %gs code nothing sets the base.
+    EXPECT_EQ(runs["atomic"].out,
+              "one copy for 0 of 50; distinct 0, own 0; main 0\n")
+        << ctx;
+    const Profile& gs = profiles["gs"];
+    EXPECT_EQ(Exec(gs, "work"), 50 * 100 + 4 * 100) << ctx;
+    EXPECT_EQ(gs.size(), profiles["atomic"].size()) << ctx;
+    for (const char* name : {"work", "one_after_another", "alive_together"}) {
+      auto it = gs.find(name);
+      auto at = profiles["atomic"].find(name);
+      ASSERT_NE(it, gs.end()) << ctx << ": " << name;
+      ASSERT_NE(at, profiles["atomic"].end()) << ctx << ": " << name;
+      EXPECT_EQ(it->second.executions, at->second.executions)
+          << ctx << ": " << name;
+      EXPECT_EQ(it->second.edges, at->second.edges) << ctx << ": " << name;
+      EXPECT_EQ(it->second.paths, at->second.paths) << ctx << ": " << name;
+    }
+    EXPECT_EQ(Exec(gs, "one_after_another"), 50) << ctx;
+    EXPECT_EQ(Exec(gs, "alive_together"), 4) << ctx;
+  }
+}
+
+// tune-thread-gs=on: a thread inherits its creator's %gs base, so until it
+// registers it counts into its creator's copy -- which must stay mapped
+// after the creator exits.  Thread A starts B in uninstrumented code
+// (helper.c: B never passes a registration check) and exits; once A is
+// joined, B calls the instrumented counted() 1000 times, through A's
+// base into A's freed copy (unmapped, that would crash).  Then C registers,
+// takes that copy from the free list and calls counted() 10 times: C's
+// fold at exit counts B's calls too, so counted() is exactly 1010.
+TEST(ThreadsGs, InheritedBaseCountsIntoAKeptCopy) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string helper = R"(#include <pthread.h>
+#include <sched.h>
+void counted(void);
+volatile int creator_joined;
+static void *late(void *arg) {
+  (void)arg;
+  while (!creator_joined) sched_yield();
+  for (int i = 0; i < 1000; i++) counted();
+  return 0;
+}
+pthread_t start_late(void) {
+  pthread_t t;
+  pthread_create(&t, 0, late, 0);
+  return t;
+}
+)";
+  const std::string main_c = R"(#include <pthread.h>
+#include <stdio.h>
+pthread_t start_late(void);
+extern volatile int creator_joined;
+volatile long sink;
+__attribute__((noinline)) void counted(void) { sink++; }
+static pthread_t b;
+static void *creator(void *arg) {
+  (void)arg;
+  b = start_late();
+  return 0;
+}
+static void *reuser(void *arg) {
+  (void)arg;
+  for (int i = 0; i < 10; i++) counted();
+  return 0;
+}
+int main(void) {
+  pthread_t a, c;
+  pthread_create(&a, 0, creator, 0);
+  pthread_join(a, 0);
+  creator_joined = 1;
+  pthread_join(b, 0);
+  pthread_create(&c, 0, reuser, 0);
+  pthread_join(c, 0);
+  printf("%ld\n", sink);
+  return 0;
+}
+)";
+  for (const char* mode : {"edge", "path"}) {
+    const std::string ctx = std::string("mode=") + mode;
+    const std::string dir = harness::TempRoot() + "/gs-inherit-" + mode;
+    harness::MakeFreshDir(dir);
+    harness::WriteFileOrDie(dir + "/helper.c", helper);
+    harness::WriteFileOrDie(dir + "/main.c", main_c);
+    const std::string cc = Quote(InstallPrefix() + "/bin/ballarus-gcc") +
+                           " -O2 -pthread -fplugin-arg-ballarus-mode=" + mode +
+                           " -fplugin-arg-ballarus-tune-thread-gs=on";
+    for (const std::string& cmd :
+         {std::string("gcc -O2 -pthread -c helper.c -o helper.o"),
+          cc + " -c main.c -o main.o", cc + " main.o helper.o -o inherit"}) {
+      CommandResult r = harness::Run(cmd, dir);
+      ASSERT_EQ(r.status, 0) << ctx << ": " << cmd << "\n" << r.err;
+    }
+    CommandResult r =
+        harness::Run("./inherit", dir, {"BALLARUS_PROFILE=" + dir + "/p.prof"});
+    ASSERT_EQ(r.status, 0) << ctx << ": " << r.err;
+    EXPECT_EQ(r.out, "1010\n") << ctx;
+    Profile p;
+    std::string error;
+    ASSERT_TRUE(LoadProfile(dir + "/p.prof", std::string(mode) == "path", &p,
+                            &error))
+        << ctx << ": " << error;
+    EXPECT_EQ(Exec(p, "counted"), 1010) << ctx;
+    EXPECT_EQ(Exec(p, "creator"), 1) << ctx;
+    EXPECT_EQ(Exec(p, "reuser"), 1) << ctx;
+    EXPECT_EQ(Exec(p, "main"), 1) << ctx;
+  }
+}
+
 }  // namespace
