@@ -92,10 +92,7 @@ static inline void chunk_bounds(uint64_t k, uint64_t n, uint64_t *lo,
 
 /* ballarus_hash64_update of `words` zero words, without reading them.  */
 static inline uint64_t hash_zero_words(uint64_t h, uint64_t words) {
-  for (; words > 0; words--) {
-    h *= BALLARUS_HASH_MUL;
-    h ^= h >> 32;
-  }
+  for (; words > 0; words--) h = ballarus_hash_step(h, 0);
   return h;
 }
 
@@ -112,11 +109,6 @@ static inline uint64_t hash_counters_v2(uint64_t h, const uint64_t *counters,
   return h;
 }
 
-static inline uint64_t hash_step(uint64_t h, uint64_t w) {
-  h = (h ^ w) * BALLARUS_HASH_MUL;
-  return h ^ (h >> 32);
-}
-
 /* The hash of one chunk of n counters (ballarus_format.h, version 4): four
    lanes (word i into lane i % 4, from BALLARUS_HASH_INIT ^ lane), then the
    lanes folded in order from BALLARUS_HASH_INIT.  w NULL: n zero words.  */
@@ -125,18 +117,18 @@ static inline uint64_t hash_chunk(const uint64_t *w, uint64_t n) {
            l2 = BALLARUS_HASH_INIT ^ 2, l3 = BALLARUS_HASH_INIT ^ 3;
   uint64_t i = 0;
   for (; i + 4 <= n; i += 4) {
-    l0 = hash_step(l0, w != NULL ? w[i] : 0);
-    l1 = hash_step(l1, w != NULL ? w[i + 1] : 0);
-    l2 = hash_step(l2, w != NULL ? w[i + 2] : 0);
-    l3 = hash_step(l3, w != NULL ? w[i + 3] : 0);
+    l0 = ballarus_hash_step(l0, w != NULL ? w[i] : 0);
+    l1 = ballarus_hash_step(l1, w != NULL ? w[i + 1] : 0);
+    l2 = ballarus_hash_step(l2, w != NULL ? w[i + 2] : 0);
+    l3 = ballarus_hash_step(l3, w != NULL ? w[i + 3] : 0);
   }
-  if (i < n) l0 = hash_step(l0, w != NULL ? w[i] : 0);
-  if (i + 1 < n) l1 = hash_step(l1, w != NULL ? w[i + 1] : 0);
-  if (i + 2 < n) l2 = hash_step(l2, w != NULL ? w[i + 2] : 0);
-  uint64_t h = hash_step(BALLARUS_HASH_INIT, l0);
-  h = hash_step(h, l1);
-  h = hash_step(h, l2);
-  return hash_step(h, l3);
+  if (i < n) l0 = ballarus_hash_step(l0, w != NULL ? w[i] : 0);
+  if (i + 1 < n) l1 = ballarus_hash_step(l1, w != NULL ? w[i + 1] : 0);
+  if (i + 2 < n) l2 = ballarus_hash_step(l2, w != NULL ? w[i + 2] : 0);
+  uint64_t h = ballarus_hash_step(BALLARUS_HASH_INIT, l0);
+  h = ballarus_hash_step(h, l1);
+  h = ballarus_hash_step(h, l2);
+  return ballarus_hash_step(h, l3);
 }
 
 /* hash_chunk of a whole chunk of zeros, computed once.  */
@@ -163,7 +155,7 @@ static inline uint64_t hash_counters(uint64_t h, const uint64_t *counters,
       c = hash_zero_chunk();
     else
       c = hash_chunk(NULL, hi - lo);
-    h = hash_step(h, c);
+    h = ballarus_hash_step(h, c);
   }
   return h;
 }
