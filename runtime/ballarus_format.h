@@ -391,19 +391,21 @@ typedef struct ballarus_sparse_entry {
 #define BALLARUS_HASH_INIT 0xcbf29ce484222325ull
 #define BALLARUS_HASH_MUL 0x9e3779b97f4a7c15ull
 
+/* One step of the hash: word (or tail byte) w folded into h.  */
+static inline uint64_t ballarus_hash_step(uint64_t h, uint64_t w) {
+  h = (h ^ w) * BALLARUS_HASH_MUL;
+  return h ^ (h >> 32);
+}
+
 static inline uint64_t ballarus_hash64_update(uint64_t h, const void *data,
                                               uint64_t len) {
   const unsigned char *p = (const unsigned char *)data;
   for (; len >= 8; p += 8, len -= 8) {
     uint64_t w;
     memcpy(&w, p, 8);
-    h = (h ^ w) * BALLARUS_HASH_MUL;
-    h ^= h >> 32;
+    h = ballarus_hash_step(h, w);
   }
-  for (; len > 0; p++, len--) {
-    h = (h ^ *p) * BALLARUS_HASH_MUL;
-    h ^= h >> 32;
-  }
+  for (; len > 0; p++, len--) h = ballarus_hash_step(h, *p);
   return h;
 }
 

@@ -81,8 +81,8 @@ typedef struct {
                          itself (snap_live) when nothing can change it
                          during the dump */
   int snap_mapped, snap_live;
-  unsigned char *map; /* snap's chunk map: 0 where snap holds only zeros,
-                         untouched; or NULL (every chunk read) */
+  unsigned char *map; /* snap's block map: 0 where snap holds only zeros,
+                         untouched; or NULL (every block read) */
   uint64_t *nz;       /* the indices of snap's non-zero counters, n_nz of
                          them; NULL (out of memory): scan snap */
   uint64_t n_nz, cap_nz;

@@ -94,9 +94,9 @@ int ballarus_profile_record_own_counters(ballarus_profile_record *r) {
   uint64_t *own = ballarus_profile_counters_alloc(n, &mapped);
   if (own == NULL) return -1;
   r->counters_mapped = mapped;
-  for (uint64_t k = 0, lo, hi; k < chunk_count(n); k++) {
-    chunk_bounds(k, n, &lo, &hi);
-    if (chunk_live(r->chunk_map, k))
+  for (uint64_t b = 0, lo, hi; b < block_count(n); b++) {
+    block_bounds(b, n, &lo, &hi);
+    if (block_live(r->block_map, b))
       memcpy(own + lo, r->counters + lo, (hi - lo) * 8);
   }
   r->counters = own;
@@ -108,23 +108,23 @@ int ballarus_profile_record_add_counters(ballarus_profile_record *dst,
                                          const ballarus_profile_record *src) {
   const uint64_t n = src->n_counters;
   if (ballarus_profile_record_own_counters(dst) != 0) return -1;
-  for (uint64_t k = 0, lo, hi; k < chunk_count(n); k++) {
-    if (!chunk_live(src->chunk_map, k)) continue;
-    chunk_bounds(k, n, &lo, &hi);
+  for (uint64_t b = 0, lo, hi; b < block_count(n); b++) {
+    if (!block_live(src->block_map, b)) continue;
+    block_bounds(b, n, &lo, &hi);
     /* A zero adds nothing: dst's pages where src counted nothing (a
        profile's holes in the bytes read) stay untouched.  */
     for (uint64_t j = lo; j < hi; j++)
       if (src->counters[j] != 0)
         dst->counters[j] = ballarus_count_add(dst->counters[j], src->counters[j]);
   }
-  if (dst->chunk_map == NULL) return 0;
-  if (src->chunk_map == NULL) {
-    free(dst->chunk_map);
-    dst->chunk_map = NULL;
+  if (dst->block_map == NULL) return 0;
+  if (src->block_map == NULL) {
+    free(dst->block_map);
+    dst->block_map = NULL;
     return 0;
   }
-  for (uint64_t k = 0; k < chunk_count(n); k++)
-    dst->chunk_map[k] |= src->chunk_map[k];
+  for (uint64_t b = 0; b < block_count(n); b++)
+    dst->block_map[b] |= src->block_map[b];
   return 0;
 }
 
@@ -134,7 +134,7 @@ void ballarus_pio_record_free(ballarus_profile_record *r) {
     ballarus_profile_counters_free(r->counters, r->n_counters,
                                    r->counters_mapped);
   free(r->sparse);
-  free(r->chunk_map);
+  free(r->block_map);
   memset(r, 0, sizeof *r);
 }
 
@@ -313,10 +313,10 @@ static const unsigned char *found_at(const parse_opts *o, uint64_t at,
   return NULL;
 }
 
-/* Whether counter chunk [a, b) of data (byte offsets) holds a non-zero
+/* Whether counter block [a, b) of data (byte offsets) holds a non-zero
    word outside the zero ranges from z on, which it reads; the ranges'
    bytes are zero and never read.  */
-static int chunk_nonzero(const unsigned char *data, uint64_t a, uint64_t b,
+static int block_nonzero(const unsigned char *data, uint64_t a, uint64_t b,
                          const parse_opts *o, size_t z) {
   uint64_t p = a;
   while (p < b) {
@@ -334,23 +334,23 @@ static int chunk_nonzero(const unsigned char *data, uint64_t a, uint64_t b,
   return 0;
 }
 
-/* The chunk map of n counters at data offset `at`, given the zero ranges
-   (holes): a chunk is zero when its bytes outside them are (the part of a
-   chunk a file block shares with a counted one is data, the rest of it a
+/* The block map of n counters at data offset `at`, given the zero ranges
+   (holes): a block is zero when its bytes outside them are (the part of a
+   block a file block shares with a counted one is data, the rest of it a
    hole).  *map is NULL when there are no zero ranges.  Returns -1 when out
    of memory.  */
 static int map_from_zeros(const unsigned char *data, uint64_t at, uint64_t n,
                           const parse_opts *o, unsigned char **map) {
   *map = NULL;
   if (o->n_zeros == 0 || n < BALLARUS_CHUNK_COUNTERS) return 0;
-  *map = xmalloc(chunk_count(n));
+  *map = xmalloc(block_count(n));
   if (*map == NULL) return -1;
   size_t z = 0;
-  for (uint64_t k = 0, lo, hi; k < chunk_count(n); k++) {
-    chunk_bounds(k, n, &lo, &hi);
+  for (uint64_t k = 0, lo, hi; k < block_count(n); k++) {
+    block_bounds(k, n, &lo, &hi);
     const uint64_t a = at + lo * 8, b = at + hi * 8;
     while (z < o->n_zeros && o->zeros[z].off + o->zeros[z].len <= a) z++;
-    (*map)[k] = (unsigned char)chunk_nonzero(data, a, b, o, z);
+    (*map)[k] = (unsigned char)block_nonzero(data, a, b, o, z);
   }
   return 0;
 }
@@ -465,7 +465,7 @@ static int parse_record(const unsigned char *data, uint64_t size,
   *file_check = file_check_add(*file_check, check, stamp);
   ballarus_profile_record *r = &p->records[i];
   p->n_records = i + 1; /* so `bad` frees this record too */
-  r->chunk_map = map;
+  r->block_map = map;
   const unsigned char *same =
       found != NULL ? found
                     : find_known(meta, meta_size, opt->known, opt->n_known);

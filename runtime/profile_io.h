@@ -45,22 +45,30 @@ typedef struct ballarus_profile_record {
                         lie in the buffer ballarus_profile_parse_borrowing
                         parsed, which its caller lends (never freed; a
                         copy of the record owns a copy) */
-  unsigned char *chunk_map; /* NULL, or one byte per chunk of
-                               BALLARUS_CHUNK_COUNTERS counters: 0 where
-                               every counter of the chunk is zero and its
+  unsigned char *block_map; /* NULL, or one byte per block of
+                               BALLARUS_BLOCK_COUNTERS counters: 0 where
+                               every counter of the block is zero and its
                                memory is never read (owned, freed with the
                                record) */
 } ballarus_profile_record;
 
-/* Counters in chunks of 512 (4 KiB), from index 0.  A chunk map lets the
-   runtime leave counter memory that was never touched untouched: a large
-   path-mode array of which a short process counted a few pages, the zero
-   pages of the snapshot it copies them into, the holes of a file it wrote.
-   Every memory page read costs a page fault, and a chunk known to be zero
-   is hashed, merged and written (as a hole) without being read.  The map
-   is a promise about values, never a change of them: code that ignores it
-   reads the same zeros.  */
+/* Counters in chunks of 512 (4 KiB), from index 0: the unit of the record
+   check (ballarus_format.h).  */
 #define BALLARUS_CHUNK_COUNTERS 512u
+
+/* Counters in blocks of 64 (512 bytes), from index 0, eight to a chunk:
+   the unit of a block map, which lets the runtime leave counter memory
+   that was never touched untouched: a large path-mode array of which a
+   short process counted a few pages, the zero pages of the snapshot it
+   copies them into, the holes of a file it wrote.  Every memory page read
+   costs a page fault, and a block known to be zero is hashed, merged and
+   written (within a hole when its whole chunk is zero) without being
+   read.  Blocks, not chunks: a counter array starts anywhere in .bss, so
+   a chunk straddles two pages where a block seldom does, and a live chunk
+   would read the untouched page beside a touched one.  The map is a
+   promise about values, never a change of them: code that ignores it
+   reads the same zeros.  */
+#define BALLARUS_BLOCK_COUNTERS 64u
 
 /* The counts of one TU record under one test name (ballarus_format.h,
    "Named runs").  */
@@ -182,7 +190,7 @@ typedef struct ballarus_parse_hints {
    decoded: a dump writes back the other tests' counts without decoding and
    encoding them again).  The hints' zero ranges (the holes of the file
    `data` was read from, left untouched there) are never read: the
-   records' counter chunks inside them are marked zero in their chunk maps;
+   records' counter blocks inside them are marked zero in their block maps;
    nor are the blobs found in place (the runtime's own metadata, compared
    with the file without reading it into `data`).  hints may be NULL.  */
 int ballarus_profile_parse_borrowing(unsigned char *data, uint64_t size,
@@ -235,7 +243,7 @@ int ballarus_profile_write_new(int dirfd, const char *name,
 /* The pieces of p's file, in file order, as ballarus_profile_write_at
    would write them (flags: BALLARUS_WRITE_TRUSTED): fn is called with each
    piece's kind, its record (NULL for the file header and the named
-   section), its file offset, its bytes (NULL: counter chunks marked zero,
+   section), its file offset, its bytes (NULL: counter blocks marked zero,
    n zero bytes never read) and size; the bytes live until fn returns.  A
    non-zero return of fn stops the walk (-1, "out of memory").  *total:
    the file's size.  The runtime writes the changed bytes of a profile in
@@ -316,15 +324,17 @@ int ballarus_profile_update(ballarus_profile *dst, const ballarus_profile *src,
 int ballarus_profile_record_own_counters(ballarus_profile_record *r);
 
 /* n zeroed counters.  Large arrays are a mapping of their own (*mapped
-   set), page-aligned, so that chunk k is page k and pages never written
-   stay untouched; small ones come from calloc.  NULL when out of memory.  */
+   set), page-aligned, so that no block straddles two pages and pages
+   never written stay untouched; small ones come from calloc.  NULL when
+   out of memory.  */
 uint64_t *ballarus_profile_counters_alloc(uint64_t n, int *mapped);
 
 /* Frees what ballarus_profile_counters_alloc returned.  */
 void ballarus_profile_counters_free(uint64_t *c, uint64_t n, int mapped);
 
 /* Adds src's counters into dst's (which dst owns), modulo 2^64, reading
-   only the chunks src's map marks; dst's map becomes the union.  Both have
+   only the blocks src's map marks (and writing only where src's counters
+   are non-zero); dst's map becomes the union.  Both have
    n_counters counters.  Returns -1 when out of memory (dst unchanged).  */
 int ballarus_profile_record_add_counters(ballarus_profile_record *dst,
                                          const ballarus_profile_record *src);

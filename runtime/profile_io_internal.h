@@ -78,11 +78,6 @@ static inline uint64_t chunk_count(uint64_t n) {
   return (n + BALLARUS_CHUNK_COUNTERS - 1) / BALLARUS_CHUNK_COUNTERS;
 }
 
-/* Whether chunk k of a record with chunk map `map` may hold counts.  */
-static inline int chunk_live(const unsigned char *map, uint64_t k) {
-  return map == NULL || map[k] != 0;
-}
-
 /* Counters [*lo, *hi) of chunk k of n counters.  */
 static inline void chunk_bounds(uint64_t k, uint64_t n, uint64_t *lo,
                                 uint64_t *hi) {
@@ -90,53 +85,92 @@ static inline void chunk_bounds(uint64_t k, uint64_t n, uint64_t *lo,
   *hi = *lo + BALLARUS_CHUNK_COUNTERS < n ? *lo + BALLARUS_CHUNK_COUNTERS : n;
 }
 
+/* Blocks of n counters (profile_io.h, BALLARUS_BLOCK_COUNTERS).  */
+static inline uint64_t block_count(uint64_t n) {
+  return (n + BALLARUS_BLOCK_COUNTERS - 1) / BALLARUS_BLOCK_COUNTERS;
+}
+
+#define BLOCKS_PER_CHUNK (BALLARUS_CHUNK_COUNTERS / BALLARUS_BLOCK_COUNTERS)
+
+/* Whether block b of a record with block map `map` may hold counts.  */
+static inline int block_live(const unsigned char *map, uint64_t b) {
+  return map == NULL || map[b] != 0;
+}
+
+/* Counters [*lo, *hi) of block b of n counters.  */
+static inline void block_bounds(uint64_t b, uint64_t n, uint64_t *lo,
+                                uint64_t *hi) {
+  *lo = b * BALLARUS_BLOCK_COUNTERS;
+  *hi = *lo + BALLARUS_BLOCK_COUNTERS < n ? *lo + BALLARUS_BLOCK_COUNTERS : n;
+}
+
+/* Whether chunk k of n counters has a block `map` marks live.  */
+static inline int chunk_live(const unsigned char *map, uint64_t k,
+                             uint64_t n) {
+  if (map == NULL) return 1;
+  uint64_t b = k * BLOCKS_PER_CHUNK, end = b + BLOCKS_PER_CHUNK;
+  if (end > block_count(n)) end = block_count(n);
+  for (; b < end; b++)
+    if (map[b] != 0) return 1;
+  return 0;
+}
+
 /* ballarus_hash64_update of `words` zero words, without reading them.  */
 static inline uint64_t hash_zero_words(uint64_t h, uint64_t words) {
-  for (; words > 0; words--) {
-    h *= BALLARUS_HASH_MUL;
-    h ^= h >> 32;
-  }
+  for (; words > 0; words--) h = ballarus_hash_step(h, 0);
   return h;
 }
 
-/* The counters of a version 2 or 3 record, word by word, the chunks `map`
+/* The counters of a version 2 or 3 record, word by word, the blocks `map`
    marks zero not read.  */
 static inline uint64_t hash_counters_v2(uint64_t h, const uint64_t *counters,
                                         uint64_t n, const unsigned char *map) {
   if (map == NULL) return ballarus_hash64_update(h, counters, n * 8);
-  for (uint64_t k = 0, lo, hi; k < chunk_count(n); k++) {
-    chunk_bounds(k, n, &lo, &hi);
-    h = map[k] ? ballarus_hash64_update(h, counters + lo, (hi - lo) * 8)
+  for (uint64_t b = 0, lo, hi; b < block_count(n); b++) {
+    block_bounds(b, n, &lo, &hi);
+    h = map[b] ? ballarus_hash64_update(h, counters + lo, (hi - lo) * 8)
                : hash_zero_words(h, hi - lo);
   }
   return h;
 }
 
-static inline uint64_t hash_step(uint64_t h, uint64_t w) {
-  h = (h ^ w) * BALLARUS_HASH_MUL;
-  return h ^ (h >> 32);
+/* Folds n words into the four lanes of a chunk's hash, word 0 into lane
+   0: a chunk fed in pieces of multiples of 4 words (all but the last)
+   gives its lanes.  w NULL: n zero words.  */
+static inline void hash_lanes(uint64_t l[4], const uint64_t *w, uint64_t n) {
+  uint64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    l[0] = ballarus_hash_step(l[0], w != NULL ? w[i] : 0);
+    l[1] = ballarus_hash_step(l[1], w != NULL ? w[i + 1] : 0);
+    l[2] = ballarus_hash_step(l[2], w != NULL ? w[i + 2] : 0);
+    l[3] = ballarus_hash_step(l[3], w != NULL ? w[i + 3] : 0);
+  }
+  for (unsigned j = 0; i + j < n; j++)
+    l[j] = ballarus_hash_step(l[j], w != NULL ? w[i + j] : 0);
 }
 
 /* The hash of one chunk of n counters (ballarus_format.h, version 4): four
    lanes (word i into lane i % 4, from BALLARUS_HASH_INIT ^ lane), then the
-   lanes folded in order from BALLARUS_HASH_INIT.  w NULL: n zero words.  */
-static inline uint64_t hash_chunk(const uint64_t *w, uint64_t n) {
-  uint64_t l0 = BALLARUS_HASH_INIT, l1 = BALLARUS_HASH_INIT ^ 1,
-           l2 = BALLARUS_HASH_INIT ^ 2, l3 = BALLARUS_HASH_INIT ^ 3;
-  uint64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    l0 = hash_step(l0, w != NULL ? w[i] : 0);
-    l1 = hash_step(l1, w != NULL ? w[i + 1] : 0);
-    l2 = hash_step(l2, w != NULL ? w[i + 2] : 0);
-    l3 = hash_step(l3, w != NULL ? w[i + 3] : 0);
+   lanes folded in order from BALLARUS_HASH_INIT.  w NULL: n zero words;
+   the blocks `bmap` (the chunk's part of a block map, or NULL) marks zero
+   are not read.  */
+static inline uint64_t hash_chunk(const uint64_t *w, uint64_t n,
+                                  const unsigned char *bmap) {
+  uint64_t l[4] = {BALLARUS_HASH_INIT, BALLARUS_HASH_INIT ^ 1,
+                   BALLARUS_HASH_INIT ^ 2, BALLARUS_HASH_INIT ^ 3};
+  _Static_assert(BALLARUS_BLOCK_COUNTERS % 4 == 0, "blocks keep the lanes");
+  if (bmap == NULL || w == NULL) {
+    hash_lanes(l, w, n);
+  } else {
+    for (uint64_t b = 0, lo, hi; b * BALLARUS_BLOCK_COUNTERS < n; b++) {
+      block_bounds(b, n, &lo, &hi);
+      hash_lanes(l, bmap[b] ? w + lo : NULL, hi - lo);
+    }
   }
-  if (i < n) l0 = hash_step(l0, w != NULL ? w[i] : 0);
-  if (i + 1 < n) l1 = hash_step(l1, w != NULL ? w[i + 1] : 0);
-  if (i + 2 < n) l2 = hash_step(l2, w != NULL ? w[i + 2] : 0);
-  uint64_t h = hash_step(BALLARUS_HASH_INIT, l0);
-  h = hash_step(h, l1);
-  h = hash_step(h, l2);
-  return hash_step(h, l3);
+  uint64_t h = ballarus_hash_step(BALLARUS_HASH_INIT, l[0]);
+  h = ballarus_hash_step(h, l[1]);
+  h = ballarus_hash_step(h, l[2]);
+  return ballarus_hash_step(h, l[3]);
 }
 
 /* hash_chunk of a whole chunk of zeros, computed once.  */
@@ -144,32 +178,33 @@ static inline uint64_t hash_zero_chunk(void) {
   static uint64_t z; /* 0: not yet (a race computes the same value) */
   uint64_t h = __atomic_load_n(&z, __ATOMIC_RELAXED);
   if (h == 0) {
-    h = hash_chunk(NULL, BALLARUS_CHUNK_COUNTERS);
+    h = hash_chunk(NULL, BALLARUS_CHUNK_COUNTERS, NULL);
     __atomic_store_n(&z, h, __ATOMIC_RELAXED);
   }
   return h;
 }
 
 /* The counters of a version 4 or 5 record: each chunk's hash folded in,
-   a chunk `map` marks zero not read (one step).  */
+   the blocks `map` marks zero not read (a chunk of them: one step).  */
 static inline uint64_t hash_counters(uint64_t h, const uint64_t *counters,
                                      uint64_t n, const unsigned char *map) {
   for (uint64_t k = 0, lo, hi; k < chunk_count(n); k++) {
     chunk_bounds(k, n, &lo, &hi);
     uint64_t c;
-    if (chunk_live(map, k))
-      c = hash_chunk(counters + lo, hi - lo);
+    if (chunk_live(map, k, n))
+      c = hash_chunk(counters + lo, hi - lo,
+                     map != NULL ? map + k * BLOCKS_PER_CHUNK : NULL);
     else if (hi - lo == BALLARUS_CHUNK_COUNTERS)
       c = hash_zero_chunk();
     else
-      c = hash_chunk(NULL, hi - lo);
-    h = hash_step(h, c);
+      c = hash_chunk(NULL, hi - lo, NULL);
+    h = ballarus_hash_step(h, c);
   }
   return h;
 }
 
 /* A record's check (ballarus_format.h): its header's first 48 bytes, the
-   metadata header, the counters (n_counters, chunk map `map`; by chunk in
+   metadata header, the counters (n_counters, block map `map`; by chunk in
    versions 4 and 5, `chunked`), the sparse entries.  */
 static inline uint64_t record_check(const unsigned char *rec_header,
                                     const unsigned char *meta_header,

@@ -345,11 +345,14 @@ ballarus_profile ThreeChunks(int with_map) {
   c[1299] = 42;
   Add(&p, blob, c, 3);
   if (with_map) {
-    unsigned char* map = static_cast<unsigned char*>(malloc(3));
-    map[0] = 1;
-    map[1] = 0;  // known zero: hashed without being read
-    map[2] = 1;
-    p.records[0].chunk_map = map;
+    // One byte per block of 64 counters: chunk 0's eight blocks counted,
+    // chunk 1's known zero (hashed without being read), chunk 2's first
+    // four known zero and its last (counters 1280..1299) counted.
+    unsigned char* map = static_cast<unsigned char*>(malloc(21));
+    memset(map, 0, 21);
+    memset(map, 1, 8);
+    map[20] = 1;
+    p.records[0].block_map = map;
   }
   return p;
 }

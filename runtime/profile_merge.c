@@ -116,9 +116,10 @@ static int copy_record(ballarus_profile_record *d,
   d->counters = s->counters_borrowed ? s->counters : xmalloc(s->n_counters * 8);
   d->counters_mapped = d->counters_lent = 0;
   d->sparse = xmalloc(s->n_sparse * sizeof(ballarus_sparse_entry));
-  d->chunk_map = s->chunk_map == NULL ? NULL : xmalloc(chunk_count(s->n_counters));
+  d->block_map =
+      s->block_map == NULL ? NULL : xmalloc(block_count(s->n_counters));
   if (d->metadata == NULL || d->counters == NULL || d->sparse == NULL ||
-      (s->chunk_map != NULL && d->chunk_map == NULL)) {
+      (s->block_map != NULL && d->block_map == NULL)) {
     ballarus_pio_record_free(d);
     return -1;
   }
@@ -127,8 +128,8 @@ static int copy_record(ballarus_profile_record *d,
     memcpy(d->counters, s->counters, s->n_counters * 8);
   if (s->n_sparse > 0)
     memcpy(d->sparse, s->sparse, s->n_sparse * sizeof(ballarus_sparse_entry));
-  if (s->chunk_map != NULL)
-    memcpy(d->chunk_map, s->chunk_map, chunk_count(s->n_counters));
+  if (s->block_map != NULL)
+    memcpy(d->block_map, s->block_map, block_count(s->n_counters));
   return 0;
 }
 

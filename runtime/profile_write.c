@@ -78,8 +78,9 @@ static int check_record(const ballarus_profile_record *r, int trusted,
 /* A profile laid out for writing: the file header and record headers in
    one small buffer, every other piece pointing into the records (metadata,
    often borrowed from a mapping or the program itself, is never copied).
-   A piece with p NULL is n zero bytes: counter chunks marked zero, left as
-   a hole of the file, never read nor written.  */
+   A piece with p NULL is n zero bytes: counter blocks marked zero, never
+   read; left as a hole of the file when at least a chunk long, else
+   written from zero_run (a hole would split the gather write).  */
 typedef struct {
   const void *p;
   uint64_t n;
@@ -104,21 +105,26 @@ static void layout_free(layout *L) {
 
 static const unsigned char zeros[8];
 
-/* Pieces for n counters with chunk map `map`: runs of live chunks, and
-   runs of zero chunks as holes.  Returns the pieces' count (at most
-   chunk_count(n) + 1), written to out unless NULL.  */
+/* The shortest run of zero counter blocks left as a hole, and the zeros a
+   shorter one is written from.  */
+#define HOLE_MIN (BALLARUS_CHUNK_COUNTERS * 8u)
+static const unsigned char zero_run[HOLE_MIN];
+
+/* Pieces for n counters with block map `map`: runs of live blocks, and
+   runs of zero blocks as p NULL.  Returns the pieces' count (at most
+   block_count(n) + 1), written to out unless NULL.  */
 static uint64_t counter_pieces(const ballarus_profile_record *r,
                                chunk *out) {
   const uint64_t *c = r->counters, n = r->n_counters;
-  const unsigned char *map = r->chunk_map;
+  const unsigned char *map = r->block_map;
   if (n == 0) return 0;
   if (map == NULL) {
     if (out != NULL) out[0] = (chunk){c, n * 8, r, BALLARUS_PIECE_COUNTERS};
     return 1;
   }
   uint64_t m = 0;
-  for (uint64_t k = 0, lo, hi; k < chunk_count(n); k++) {
-    chunk_bounds(k, n, &lo, &hi);
+  for (uint64_t k = 0, lo, hi; k < block_count(n); k++) {
+    block_bounds(k, n, &lo, &hi);
     const void *p = map[k] ? (const void *)(c + lo) : NULL;
     if (m > 0 && k > 0 && (map[k] != 0) == (map[k - 1] != 0)) {
       if (out != NULL) out[m - 1].n += (hi - lo) * 8;
@@ -190,7 +196,7 @@ static int plan(const ballarus_profile *p, int trusted, layout *L, char *err,
     wr64(h + 40, r->runs);
     const uint64_t sb = r->n_sparse * sizeof(ballarus_sparse_entry);
     const uint64_t check = record_check(h, r->metadata, r->counters,
-                                        r->n_counters, r->chunk_map,
+                                        r->n_counters, r->block_map,
                                         r->sparse, sb, 1);
     wr64(h + 48, check);
     file_check = file_check_add(file_check, check, r->stamp);
@@ -260,6 +266,9 @@ int ballarus_profile_serialize(const ballarus_profile *p, unsigned char **buf,
   return serialize(p, 0, buf, size, err, errlen);
 }
 
+/* Whether piece c is left as a hole of the file.  */
+static int is_hole(const chunk *c) { return c->p == NULL && c->n >= HOLE_MIN; }
+
 /* Writes pieces [i, j) of L, none a hole, with writev, as many per call as
    allowed.  */
 static int write_run(int fd, const layout *L, size_t i, size_t j) {
@@ -269,7 +278,8 @@ static int write_run(int fd, const layout *L, size_t i, size_t j) {
     int n = 0;
     for (size_t k = i; k < j && n < 64; k++, n++) {
       uint64_t skip = k == i ? done_in_chunk : 0;
-      iov[n].iov_base = (void *)((const unsigned char *)L->chunks[k].p + skip);
+      const void *p = L->chunks[k].p != NULL ? L->chunks[k].p : zero_run;
+      iov[n].iov_base = (void *)((const unsigned char *)p + skip);
       iov[n].iov_len = (size_t)(L->chunks[k].n - skip);
     }
     ssize_t w = writev(fd, iov, n);
@@ -303,7 +313,7 @@ static int write_chunks(int fd, const layout *L) {
   uint64_t at = 0;
   int hole_at_end = 0;
   for (size_t i = 0; i < L->n_chunks;) {
-    if (L->chunks[i].p == NULL) {
+    if (is_hole(&L->chunks[i])) {
       at += L->chunks[i].n;
       if (lseek(fd, (off_t)at, SEEK_SET) < 0) return -1;
       hole_at_end = 1;
@@ -311,7 +321,7 @@ static int write_chunks(int fd, const layout *L) {
       continue;
     }
     size_t j = i;
-    while (j < L->n_chunks && L->chunks[j].p != NULL) at += L->chunks[j++].n;
+    while (j < L->n_chunks && !is_hole(&L->chunks[j])) at += L->chunks[j++].n;
     if (write_run(fd, L, i, j) != 0) return -1;
     hole_at_end = 0;
     i = j;

@@ -134,7 +134,7 @@ static void free_entry(entry *e) {
     ballarus_profile_counters_free(e->rec.counters, e->rec.n_counters,
                                    e->rec.counters_mapped);
   free(e->rec.sparse);
-  free(e->rec.chunk_map);
+  free(e->rec.block_map);
   if (e->snap.snap != NULL && !e->snap.snap_live)
     ballarus_profile_counters_free(e->snap.snap, e->snap.n,
                                    e->snap.snap_mapped);
@@ -143,7 +143,7 @@ static void free_entry(entry *e) {
   free(e->snap.pt);
   e->rec.counters = NULL;
   e->rec.sparse = NULL;
-  e->rec.chunk_map = NULL;
+  e->rec.block_map = NULL;
   e->snap.snap = NULL;
   e->snap.map = NULL;
   e->snap.nz = NULL;
@@ -169,8 +169,13 @@ static void note_nonzero(entry *e, uint64_t i) {
   s->nz[s->n_nz++] = i;
 }
 
-/* Arrays of fewer counters get no chunk map: a page or two.  */
+/* Arrays of fewer counters get no block map: a page or two.  */
 #define MAP_MIN_COUNTERS (2 * BALLARUS_CHUNK_COUNTERS)
+
+/* The bytes of the block map of n counters (profile_io.h).  */
+static size_t n_blocks(uint64_t n) {
+  return (size_t)((n + BALLARUS_BLOCK_COUNTERS - 1) / BALLARUS_BLOCK_COUNTERS);
+}
 
 /* Whether any of the live counters c[0, n) is non-zero, reading only the
    pages the process touched.  */
@@ -184,7 +189,7 @@ static int any_counted(ballarus_rt_pagemap *pm, const uint64_t *c,
 }
 
 /* Copies the non-zero live counters of the pages the process touched into
-   the zeroed snapshot, and marks their chunks in its map; sets e->changed
+   the zeroed snapshot, and marks their blocks in its map; sets e->changed
    when there is one.  The rest of the snapshot stays untouched.  */
 static void copy_live(entry *e, ballarus_rt_pagemap *pm) {
   const uint64_t *c = e->snap.live;
@@ -196,7 +201,7 @@ static void copy_live(entry *e, ballarus_rt_pagemap *pm) {
       if (!e->snap.snap_live) e->snap.snap[i] = v;
       e->changed = 1;
       note_nonzero(e, i);
-      if (e->snap.map != NULL) e->snap.map[i / BALLARUS_CHUNK_COUNTERS] = 1;
+      if (e->snap.map != NULL) e->snap.map[i / BALLARUS_BLOCK_COUNTERS] = 1;
     }
   }
 }
@@ -251,9 +256,8 @@ static int zero_record(ballarus_profile_record *rec, uint64_t n) {
   rec->counters = ballarus_profile_counters_alloc(n, &rec->counters_mapped);
   if (rec->counters == NULL) return -1;
   if (n >= MAP_MIN_COUNTERS) {
-    rec->chunk_map = calloc((size_t)((n + BALLARUS_CHUNK_COUNTERS - 1) /
-                                     BALLARUS_CHUNK_COUNTERS), 1);
-    if (rec->chunk_map == NULL) return -1;
+    rec->block_map = calloc(n_blocks(n), 1);
+    if (rec->block_map == NULL) return -1;
   }
   return 0;
 }
@@ -265,8 +269,8 @@ static int zero_record(ballarus_profile_record *rec, uint64_t n) {
    whose counts is non-zero gets no snapshot: a record of zero counts
    carrying the run, or nothing once the run is counted.  Only the pages
    of counters the process touched are read (pm, rt_pages.c); the
-   snapshot's chunks that hold only zeros stay untouched, marked so in its
-   chunk map.  When nothing but this dump can change the counters
+   snapshot's blocks that hold only zeros stay untouched, marked so in its
+   block map.  When nothing but this dump can change the counters
    (stable_state), the snapshot of a large array is the array itself, not
    a copy.  Returns -1 when out of memory.  */
 static int snapshot_tu(entry *e, int counted, ballarus_rt_pagemap *pm,
@@ -303,18 +307,17 @@ static int snapshot_tu(entry *e, int counted, ballarus_rt_pagemap *pm,
                         : ballarus_profile_counters_alloc(
                               h.n_counters, &e->snap.snap_mapped);
   if (e->snap.snap == NULL) return -1;
-  const size_t n_chunks = (size_t)((h.n_counters + BALLARUS_CHUNK_COUNTERS -
-                                    1) / BALLARUS_CHUNK_COUNTERS);
+  const size_t nb = n_blocks(h.n_counters);
   if (h.n_counters >= MAP_MIN_COUNTERS) {
-    e->snap.map = calloc(n_chunks, 1);
-    rec->chunk_map = malloc(n_chunks);
-    if (e->snap.map == NULL || rec->chunk_map == NULL) return -1;
+    e->snap.map = calloc(nb, 1);
+    rec->block_map = malloc(nb);
+    if (e->snap.map == NULL || rec->block_map == NULL) return -1;
   }
   copy_live(e, pm);
-  if (e->snap.map != NULL) memcpy(rec->chunk_map, e->snap.map, n_chunks);
+  if (e->snap.map != NULL) memcpy(rec->block_map, e->snap.map, nb);
   /* The record borrows the snapshot instead of copying it (a path-mode TU
      holds megabytes of dense counters, and on this kind of machine every
-     fresh page costs a fault of ~10 us; the chunk map keeps its untouched
+     fresh page costs a fault of ~10 us; the block map keeps its untouched
      pages untouched down to the file's holes): nothing writes into it (the
      update copies before adding into a borrowed record, build_profile
      before summing), and the snapshot outlives the file written.  */

@@ -24,9 +24,9 @@
 #include "runtime/safe_file.h"
 
 /* Subtracts what e read from the live counters: it is in a file now.
-   Only the counters it read as non-zero (its list, or its map's chunks).  */
+   Only the counters it read as non-zero (its list, or its map's blocks).  */
 static void subtract(entry *e) {
-  const uint64_t per = BALLARUS_CHUNK_COUNTERS;
+  const uint64_t per = BALLARUS_BLOCK_COUNTERS;
   if (e->snap.nz != NULL) {
     for (uint64_t k = 0; k < e->snap.n_nz; k++) {
       const uint64_t c = e->snap.nz[k];
@@ -100,12 +100,12 @@ typedef struct {
 } dump_ctx;
 
 /* Calls body for every non-zero counter v = r->counters[c] of r, reading
-   only the chunks its map marks.  */
+   only the blocks its map marks.  */
 #define FOR_EACH_COUNT(r, c, v, ...)                                       \
   for (uint64_t c = 0; c < (r)->n_counters; c++) {                        \
-    if ((r)->chunk_map != NULL &&                                          \
-        !(r)->chunk_map[c / BALLARUS_CHUNK_COUNTERS]) {                    \
-      c += BALLARUS_CHUNK_COUNTERS - 1 - c % BALLARUS_CHUNK_COUNTERS;      \
+    if ((r)->block_map != NULL &&                                          \
+        !(r)->block_map[c / BALLARUS_BLOCK_COUNTERS]) {                    \
+      c += BALLARUS_BLOCK_COUNTERS - 1 - c % BALLARUS_BLOCK_COUNTERS;      \
       continue;                                                            \
     }                                                                      \
     const uint64_t v = (r)->counters[c];                                   \
@@ -181,7 +181,7 @@ static int build_profile(fgroup *g, ballarus_profile *mine) {
     mine->records[mine->n_records++] = e->rec;
     e->rec.counters = NULL;
     e->rec.sparse = NULL;
-    e->rec.chunk_map = NULL;
+    e->rec.block_map = NULL;
   }
   return add_named(mine);
 }

@@ -70,12 +70,13 @@ static int add(diff_ctx *c, uint64_t off, const unsigned char *p, uint64_t n) {
   return ballarus_redo_add(c->redo, off, p, n);
 }
 
+static const unsigned char zeros[BLOCK];
+
 /* Adds the bytes of [off, off + n) that differ from the old ones: per
    block of the file, from its first differing byte to its last.  p NULL:
    zeros.  Bytes past the old file's end are new.  */
 static int add_changed(diff_ctx *c, uint64_t off, const unsigned char *p,
                        uint64_t n) {
-  static const unsigned char zeros[BLOCK];
   const uint64_t end = off + n;
   while (off < end) {
     if (off >= c->old_size) return add(c, off, p, end - off);
@@ -98,16 +99,19 @@ static int add_changed(diff_ctx *c, uint64_t off, const unsigned char *p,
   return 0;
 }
 
+/* Whether mine's record r counted in counter i (its blocks marked zero
+   not read).  */
+static int counted(const ballarus_profile_record *r, uint64_t i) {
+  return (r->block_map == NULL || r->block_map[i / BALLARUS_BLOCK_COUNTERS]) &&
+         r->counters[i] != 0;
+}
+
 /* The counters of [*lo, *hi) of mine's record r from its first non-zero
    one to its last (*lo == *hi when none).  */
 static void counted_span(const ballarus_profile_record *r, uint64_t *lo,
                          uint64_t *hi) {
-  if (r->chunk_map != NULL && !r->chunk_map[*lo / BALLARUS_CHUNK_COUNTERS]) {
-    *hi = *lo;
-    return;
-  }
-  while (*lo < *hi && r->counters[*lo] == 0) (*lo)++;
-  while (*hi > *lo && r->counters[*hi - 1] == 0) (*hi)--;
+  while (*lo < *hi && !counted(r, *lo)) (*lo)++;
+  while (*hi > *lo && !counted(r, *hi - 1)) (*hi)--;
 }
 
 /* Counters merged in place into the bytes read (rec's counters lent from
@@ -140,10 +144,12 @@ static int on_piece(void *ctx, int kind, const ballarus_profile_record *rec,
                     uint64_t off, const void *bytes, uint64_t n) {
   diff_ctx *c = ctx;
   const unsigned char *p = bytes;
-  if (!c->same) return add(c, off, p, n);
+  /* A run of zero counter blocks shorter than a file block is written as
+     zeros, not punched: a hole that small would only zero part of one.  */
+  if (!c->same) return add(c, off, p != NULL || n >= BLOCK ? p : zeros, n);
   if (kind == BALLARUS_PIECE_META) return 0; /* the same records' */
-  /* Chunks zero after the merge were zero before (the merge only adds, and
-     a chunk map marks a chunk zero only where it is): not even compared,
+  /* Blocks zero after the merge were zero before (the merge only adds, and
+     a block map marks a block zero only where it is): not even compared,
      which would touch the pages of the bytes read that hold holes.  */
   if (kind == BALLARUS_PIECE_COUNTERS && p == NULL) return 0;
   if (kind == BALLARUS_PIECE_COUNTERS && p == c->old + off)
