@@ -138,15 +138,31 @@ static inline uint64_t hash_counters_v2(uint64_t h, const uint64_t *counters,
    0: a chunk fed in pieces of multiples of 4 words (all but the last)
    gives its lanes.  w NULL: n zero words.  */
 static inline void hash_lanes(uint64_t l[4], const uint64_t *w, uint64_t n) {
-  uint64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    l[0] = ballarus_hash_step(l[0], w != NULL ? w[i] : 0);
-    l[1] = ballarus_hash_step(l[1], w != NULL ? w[i + 1] : 0);
-    l[2] = ballarus_hash_step(l[2], w != NULL ? w[i + 2] : 0);
-    l[3] = ballarus_hash_step(l[3], w != NULL ? w[i + 3] : 0);
+  /* Lanes in locals and one loop per case (data or zeros): no test per
+     word.  */
+  uint64_t a = l[0], b = l[1], c = l[2], d = l[3], i = 0;
+  if (w != NULL) {
+    for (; i + 4 <= n; i += 4) {
+      a = ballarus_hash_step(a, w[i]);
+      b = ballarus_hash_step(b, w[i + 1]);
+      c = ballarus_hash_step(c, w[i + 2]);
+      d = ballarus_hash_step(d, w[i + 3]);
+    }
+  } else {
+    for (; i + 4 <= n; i += 4) {
+      a = ballarus_hash_step(a, 0);
+      b = ballarus_hash_step(b, 0);
+      c = ballarus_hash_step(c, 0);
+      d = ballarus_hash_step(d, 0);
+    }
   }
-  for (unsigned j = 0; i + j < n; j++)
-    l[j] = ballarus_hash_step(l[j], w != NULL ? w[i + j] : 0);
+  if (i < n) a = ballarus_hash_step(a, w != NULL ? w[i] : 0);
+  if (i + 1 < n) b = ballarus_hash_step(b, w != NULL ? w[i + 1] : 0);
+  if (i + 2 < n) c = ballarus_hash_step(c, w != NULL ? w[i + 2] : 0);
+  l[0] = a;
+  l[1] = b;
+  l[2] = c;
+  l[3] = d;
 }
 
 /* The hash of one chunk of n counters (ballarus_format.h, version 4): four
