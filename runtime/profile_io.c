@@ -114,8 +114,11 @@ int ballarus_profile_record_add_counters(ballarus_profile_record *dst,
     /* A zero adds nothing: dst's pages where src counted nothing (a
        profile's holes in the bytes read) stay untouched.  */
     for (uint64_t j = lo; j < hi; j++)
-      if (src->counters[j] != 0)
+      if (src->counters[j] != 0) {
         dst->counters[j] = ballarus_count_add(dst->counters[j], src->counters[j]);
+        if (dst->chunk_hash != NULL)
+          dst->chunk_hash[j / BALLARUS_CHUNK_COUNTERS] = 0; /* changed */
+      }
   }
   if (dst->block_map == NULL) return 0;
   if (src->block_map == NULL) {
@@ -135,6 +138,7 @@ void ballarus_pio_record_free(ballarus_profile_record *r) {
                                    r->counters_mapped);
   free(r->sparse);
   free(r->block_map);
+  free(r->chunk_hash);
   memset(r, 0, sizeof *r);
 }
 
@@ -450,13 +454,20 @@ static int parse_record(const unsigned char *data, uint64_t size,
   }
   const unsigned char *found = found_at(opt, meta_at, meta_size);
   const unsigned char *meta = found != NULL ? found : data + meta_at;
+  const int chunked = rd32(data + 8) >= BALLARUS_PROFILE_VERSION;
+  /* The runtime's records keep their chunks' hashes, for the writer
+     (optional: none when out of memory).  */
+  uint64_t *cache = opt->lend_counters && chunked && n_counters > 0
+                        ? calloc((size_t)chunk_count(n_counters), 8)
+                        : NULL;
   uint64_t actual =
       record_check(data + rec, meta,
                    (const uint64_t *)(const void *)(data + counters_at),
-                   n_counters, map, data + sparse_at, sparse_bytes,
-                   rd32(data + 8) >= BALLARUS_PROFILE_VERSION);
+                   n_counters, map, data + sparse_at, sparse_bytes, chunked,
+                   cache);
   if (actual != check) {
     free(map);
+    free(cache);
     ballarus_pio_fail(err, errlen,
          "offset %llu: record %u: check mismatch (record corrupted)",
          (ull)(rec + 48), i);
@@ -466,6 +477,7 @@ static int parse_record(const unsigned char *data, uint64_t size,
   ballarus_profile_record *r = &p->records[i];
   p->n_records = i + 1; /* so `bad` frees this record too */
   r->block_map = map;
+  r->chunk_hash = cache;
   const unsigned char *same =
       found != NULL ? found
                     : find_known(meta, meta_size, opt->known, opt->n_known);

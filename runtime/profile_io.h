@@ -50,6 +50,16 @@ typedef struct ballarus_profile_record {
                                every counter of the block is zero and its
                                memory is never read (owned, freed with the
                                record) */
+  uint64_t *chunk_hash; /* NULL, or one per chunk of BALLARUS_CHUNK_COUNTERS:
+                           the chunk's hash (ballarus_format.h, version 4)
+                           as the counters hold now, 0 where not known (owned,
+                           freed with the record).  Kept by the runtime's
+                           parse (ballarus_profile_parse_borrowing) and by
+                           add_counters, which zeroes the chunks it adds
+                           into; a copy drops it.  Code that writes a
+                           record's counters otherwise must free it and
+                           set it NULL.  The writer then hashes only the
+                           chunks not known.  */
 } ballarus_profile_record;
 
 /* Counters in chunks of 512 (4 KiB), from index 0: the unit of the record

@@ -138,15 +138,31 @@ static inline uint64_t hash_counters_v2(uint64_t h, const uint64_t *counters,
    0: a chunk fed in pieces of multiples of 4 words (all but the last)
    gives its lanes.  w NULL: n zero words.  */
 static inline void hash_lanes(uint64_t l[4], const uint64_t *w, uint64_t n) {
-  uint64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    l[0] = ballarus_hash_step(l[0], w != NULL ? w[i] : 0);
-    l[1] = ballarus_hash_step(l[1], w != NULL ? w[i + 1] : 0);
-    l[2] = ballarus_hash_step(l[2], w != NULL ? w[i + 2] : 0);
-    l[3] = ballarus_hash_step(l[3], w != NULL ? w[i + 3] : 0);
+  /* Lanes in locals and one loop per case (data or zeros): no test per
+     word.  */
+  uint64_t a = l[0], b = l[1], c = l[2], d = l[3], i = 0;
+  if (w != NULL) {
+    for (; i + 4 <= n; i += 4) {
+      a = ballarus_hash_step(a, w[i]);
+      b = ballarus_hash_step(b, w[i + 1]);
+      c = ballarus_hash_step(c, w[i + 2]);
+      d = ballarus_hash_step(d, w[i + 3]);
+    }
+  } else {
+    for (; i + 4 <= n; i += 4) {
+      a = ballarus_hash_step(a, 0);
+      b = ballarus_hash_step(b, 0);
+      c = ballarus_hash_step(c, 0);
+      d = ballarus_hash_step(d, 0);
+    }
   }
-  for (unsigned j = 0; i + j < n; j++)
-    l[j] = ballarus_hash_step(l[j], w != NULL ? w[i + j] : 0);
+  if (i < n) a = ballarus_hash_step(a, w != NULL ? w[i] : 0);
+  if (i + 1 < n) b = ballarus_hash_step(b, w != NULL ? w[i + 1] : 0);
+  if (i + 2 < n) c = ballarus_hash_step(c, w != NULL ? w[i + 2] : 0);
+  l[0] = a;
+  l[1] = b;
+  l[2] = c;
+  l[3] = d;
 }
 
 /* The hash of one chunk of n counters (ballarus_format.h, version 4): four
@@ -185,19 +201,25 @@ static inline uint64_t hash_zero_chunk(void) {
 }
 
 /* The counters of a version 4 or 5 record: each chunk's hash folded in,
-   the blocks `map` marks zero not read (a chunk of them: one step).  */
+   the blocks `map` marks zero not read (a chunk of them: one step).
+   cache (NULL, or one per chunk, a record's chunk_hash): a non-zero entry
+   is the chunk's hash, not computed again; a zero one is filled.  */
 static inline uint64_t hash_counters(uint64_t h, const uint64_t *counters,
-                                     uint64_t n, const unsigned char *map) {
+                                     uint64_t n, const unsigned char *map,
+                                     uint64_t *cache) {
   for (uint64_t k = 0, lo, hi; k < chunk_count(n); k++) {
     chunk_bounds(k, n, &lo, &hi);
     uint64_t c;
-    if (chunk_live(map, k, n))
+    if (cache != NULL && cache[k] != 0)
+      c = cache[k];
+    else if (chunk_live(map, k, n))
       c = hash_chunk(counters + lo, hi - lo,
                      map != NULL ? map + k * BLOCKS_PER_CHUNK : NULL);
     else if (hi - lo == BALLARUS_CHUNK_COUNTERS)
       c = hash_zero_chunk();
     else
       c = hash_chunk(NULL, hi - lo, NULL);
+    if (cache != NULL) cache[k] = c;
     h = ballarus_hash_step(h, c);
   }
   return h;
@@ -205,17 +227,19 @@ static inline uint64_t hash_counters(uint64_t h, const uint64_t *counters,
 
 /* A record's check (ballarus_format.h): its header's first 48 bytes, the
    metadata header, the counters (n_counters, block map `map`; by chunk in
-   versions 4 and 5, `chunked`), the sparse entries.  */
+   versions 4 and 5, `chunked`: with the chunk hashes `cache`, as
+   hash_counters), the sparse entries.  */
 static inline uint64_t record_check(const unsigned char *rec_header,
                                     const unsigned char *meta_header,
                                     const uint64_t *counters,
                                     uint64_t n_counters,
                                     const unsigned char *map,
                                     const void *sparse,
-                                    uint64_t sparse_bytes, int chunked) {
+                                    uint64_t sparse_bytes, int chunked,
+                                    uint64_t *cache) {
   uint64_t h = ballarus_hash64(rec_header, 48);
   h = ballarus_hash64_update(h, meta_header, BALLARUS_META_HEADER_SIZE);
-  h = chunked ? hash_counters(h, counters, n_counters, map)
+  h = chunked ? hash_counters(h, counters, n_counters, map, cache)
               : hash_counters_v2(h, counters, n_counters, map);
   return ballarus_hash64_update(h, sparse, sparse_bytes);
 }

@@ -115,6 +115,7 @@ static int copy_record(ballarus_profile_record *d,
      profile it is written into): no copy of a large dense array.  */
   d->counters = s->counters_borrowed ? s->counters : xmalloc(s->n_counters * 8);
   d->counters_mapped = d->counters_lent = 0;
+  d->chunk_hash = NULL; /* not copied: hashed again when written */
   d->sparse = xmalloc(s->n_sparse * sizeof(ballarus_sparse_entry));
   d->block_map =
       s->block_map == NULL ? NULL : xmalloc(block_count(s->n_counters));

@@ -197,7 +197,7 @@ static int plan(const ballarus_profile *p, int trusted, layout *L, char *err,
     const uint64_t sb = r->n_sparse * sizeof(ballarus_sparse_entry);
     const uint64_t check = record_check(h, r->metadata, r->counters,
                                         r->n_counters, r->block_map,
-                                        r->sparse, sb, 1);
+                                        r->sparse, sb, 1, r->chunk_hash);
     wr64(h + 48, check);
     file_check = file_check_add(file_check, check, r->stamp);
     L->chunks[L->n_chunks++] =

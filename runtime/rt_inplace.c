@@ -110,8 +110,20 @@ static int counted(const ballarus_profile_record *r, uint64_t i) {
    one to its last (*lo == *hi when none).  */
 static void counted_span(const ballarus_profile_record *r, uint64_t *lo,
                          uint64_t *hi) {
-  while (*lo < *hi && !counted(r, *lo)) (*lo)++;
-  while (*hi > *lo && !counted(r, *hi - 1)) (*hi)--;
+  const uint64_t B = BALLARUS_BLOCK_COUNTERS;
+  const unsigned char *map = r->block_map;
+  while (*lo < *hi && !counted(r, *lo)) {
+    if (map != NULL && !map[*lo / B]) /* a dead block: past it at once */
+      *lo = (*lo / B + 1) * B < *hi ? (*lo / B + 1) * B : *hi;
+    else
+      (*lo)++;
+  }
+  while (*hi > *lo && !counted(r, *hi - 1)) {
+    if (map != NULL && !map[(*hi - 1) / B])
+      *hi = (*hi - 1) / B * B > *lo ? (*hi - 1) / B * B : *lo;
+    else
+      (*hi)--;
+  }
 }
 
 /* Counters merged in place into the bytes read (rec's counters lent from

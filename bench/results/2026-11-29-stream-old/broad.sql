@@ -1,0 +1,13 @@
+create table t(a integer primary key, b text, c real);
+with recursive n(i) as (select 1 union all select i+1 from n where i<2000) insert into t select i, hex(i*7919), i*1.5 from n;
+create index tb on t(b);
+select count(*), sum(c), max(b) from t where a % 7 = 3;
+select b, count(*) from t group by substr(b,1,2) order by 2 desc limit 5;
+update t set c = c*2 where a < 500;
+delete from t where a > 1800;
+create table u as select * from t where a < 100;
+select * from t join u using(a) limit 3;
+select json_object('a', 1, 'b', 'x'), printf('%5.2f', 3.14159), upper('abc'), length(zeroblob(10));
+pragma integrity_check;
+explain query plan select * from t where b > 'A';
+vacuum;
