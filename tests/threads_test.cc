@@ -53,6 +53,7 @@
 // Plus `ballarus-reconstruct verify` where a profile must be consistent (not
 // after a reset or with a thread still running at exit: those legitimately
 // cut activations in two).
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -727,6 +728,65 @@ int main(void) {
       EXPECT_EQ(it->second.paths, fn.paths) << ctx << ": " << name;
     }
   }
+}
+
+// tune-thread-gs=on, a %gs base set before main such that the counts'
+// area (base + the counters' range) is memory the program mapped itself
+// (a constructor maps 1 MiB and points the base at it): the runtime cannot
+// map the area, so
+// the program stops at its first registration with one message naming the
+// base and the switch, killed by SIGABRT, before main prints anything,
+// instead of letting counts overwrite its memory.
+TEST(ThreadsGs, BaseOverMappedMemoryStopsTheProgram) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string setter = R"(#include <asm/prctl.h>
+#include <sys/syscall.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
+extern char __start_ballarus_thread_ctrs[] __attribute__((weak));
+__attribute__((constructor(101))) static void set_gs(void) {
+  void *mine = mmap(0, 1 << 20, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  syscall(SYS_arch_prctl, ARCH_SET_GS,
+          (uintptr_t)mine - (uintptr_t)__start_ballarus_thread_ctrs);
+}
+)";
+  const std::string main_c = R"(#include <stdio.h>
+__attribute__((noinline)) static long work(long x) { return x % 3 ? x * 2 : x + 1; }
+int main(void) {
+  long s = 0;
+  for (long i = 0; i < 100; i++) s += work(i);
+  printf("%ld\n", s);
+  return 0;
+}
+)";
+  const std::string dir = harness::TempRoot() + "/gs-over-mapped";
+  harness::MakeFreshDir(dir);
+  harness::WriteFileOrDie(dir + "/setter.c", setter);
+  harness::WriteFileOrDie(dir + "/main.c", main_c);
+  const std::string cc = Quote(InstallPrefix() + "/bin/ballarus-gcc") +
+                         " -fplugin-arg-ballarus-mode=edge"
+                         " -fplugin-arg-ballarus-tune-thread-gs=on";
+  for (const std::string& cmd :
+       {std::string("gcc -O2 -c setter.c -o setter.o"),
+        cc + " -O2 -pthread -c main.c -o main.o",
+        cc + " -O2 -pthread main.o setter.o -o gsprog"}) {
+    CommandResult r = harness::Run(cmd, dir);
+    ASSERT_EQ(r.status, 0) << cmd << "\n" << r.err;
+  }
+  const CommandResult run =
+      harness::Run("./gsprog", dir, {"BALLARUS_PROFILE=" + dir + "/p.prof"});
+  EXPECT_EQ(run.status, 128 + SIGABRT) << run.err;
+  EXPECT_EQ(run.out, "");
+  const std::string message =
+      "and the counts of code built with tune-thread-gs=on would "
+      "overwrite memory at 0x";
+  const size_t at = run.err.find(message);
+  EXPECT_NE(at, std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find(message, at + 1), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.rfind("ballarus: the %gs base is in use (0x", 0), 0u)
+      << run.err;
 }
 
 // tune-thread-gs=on: each registered thread's %gs base is its own copy's
