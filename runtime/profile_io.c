@@ -94,9 +94,9 @@ int ballarus_profile_record_own_counters(ballarus_profile_record *r) {
   uint64_t *own = ballarus_profile_counters_alloc(n, &mapped);
   if (own == NULL) return -1;
   r->counters_mapped = mapped;
-  for (uint64_t b = 0, lo, hi; b < block_count(n); b++) {
+  for (uint64_t b = 0, lo, hi; b < ballarus_block_count(n); b++) {
     block_bounds(b, n, &lo, &hi);
-    if (block_live(r->block_map, b))
+    if (ballarus_block_live(r->block_map, lo))
       memcpy(own + lo, r->counters + lo, (hi - lo) * 8);
   }
   r->counters = own;
@@ -108,9 +108,9 @@ int ballarus_profile_record_add_counters(ballarus_profile_record *dst,
                                          const ballarus_profile_record *src) {
   const uint64_t n = src->n_counters;
   if (ballarus_profile_record_own_counters(dst) != 0) return -1;
-  for (uint64_t b = 0, lo, hi; b < block_count(n); b++) {
-    if (!block_live(src->block_map, b)) continue;
+  for (uint64_t b = 0, lo, hi; b < ballarus_block_count(n); b++) {
     block_bounds(b, n, &lo, &hi);
+    if (!ballarus_block_live(src->block_map, lo)) continue;
     /* A zero adds nothing: dst's pages where src counted nothing (a
        profile's holes in the bytes read) stay untouched.  */
     for (uint64_t j = lo; j < hi; j++)
@@ -126,7 +126,7 @@ int ballarus_profile_record_add_counters(ballarus_profile_record *dst,
     dst->block_map = NULL;
     return 0;
   }
-  for (uint64_t b = 0; b < block_count(n); b++)
+  for (uint64_t b = 0; b < ballarus_block_count(n); b++)
     dst->block_map[b] |= src->block_map[b];
   return 0;
 }
@@ -347,10 +347,10 @@ static int map_from_zeros(const unsigned char *data, uint64_t at, uint64_t n,
                           const parse_opts *o, unsigned char **map) {
   *map = NULL;
   if (o->n_zeros == 0 || n < BALLARUS_CHUNK_COUNTERS) return 0;
-  *map = xmalloc(block_count(n));
+  *map = xmalloc(ballarus_block_count(n));
   if (*map == NULL) return -1;
   size_t z = 0;
-  for (uint64_t k = 0, lo, hi; k < block_count(n); k++) {
+  for (uint64_t k = 0, lo, hi; k < ballarus_block_count(n); k++) {
     block_bounds(k, n, &lo, &hi);
     const uint64_t a = at + lo * 8, b = at + hi * 8;
     while (z < o->n_zeros && o->zeros[z].off + o->zeros[z].len <= a) z++;

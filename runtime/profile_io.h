@@ -80,6 +80,17 @@ typedef struct ballarus_profile_record {
    reads the same zeros.  */
 #define BALLARUS_BLOCK_COUNTERS 64u
 
+/* The bytes of a block map of n counters: one per block.  */
+static inline uint64_t ballarus_block_count(uint64_t n) {
+  return (n + BALLARUS_BLOCK_COUNTERS - 1) / BALLARUS_BLOCK_COUNTERS;
+}
+
+/* Whether counter i of a record with block map `map` may hold a count (map
+   NULL: every counter may).  */
+static inline int ballarus_block_live(const unsigned char *map, uint64_t i) {
+  return map == NULL || map[i / BALLARUS_BLOCK_COUNTERS] != 0;
+}
+
 /* The counts of one TU record under one test name (ballarus_format.h,
    "Named runs").  */
 typedef struct ballarus_named_record {

@@ -85,17 +85,7 @@ static inline void chunk_bounds(uint64_t k, uint64_t n, uint64_t *lo,
   *hi = *lo + BALLARUS_CHUNK_COUNTERS < n ? *lo + BALLARUS_CHUNK_COUNTERS : n;
 }
 
-/* Blocks of n counters (profile_io.h, BALLARUS_BLOCK_COUNTERS).  */
-static inline uint64_t block_count(uint64_t n) {
-  return (n + BALLARUS_BLOCK_COUNTERS - 1) / BALLARUS_BLOCK_COUNTERS;
-}
-
 #define BLOCKS_PER_CHUNK (BALLARUS_CHUNK_COUNTERS / BALLARUS_BLOCK_COUNTERS)
-
-/* Whether block b of a record with block map `map` may hold counts.  */
-static inline int block_live(const unsigned char *map, uint64_t b) {
-  return map == NULL || map[b] != 0;
-}
 
 /* Counters [*lo, *hi) of block b of n counters.  */
 static inline void block_bounds(uint64_t b, uint64_t n, uint64_t *lo,
@@ -109,7 +99,7 @@ static inline int chunk_live(const unsigned char *map, uint64_t k,
                              uint64_t n) {
   if (map == NULL) return 1;
   uint64_t b = k * BLOCKS_PER_CHUNK, end = b + BLOCKS_PER_CHUNK;
-  if (end > block_count(n)) end = block_count(n);
+  if (end > ballarus_block_count(n)) end = ballarus_block_count(n);
   for (; b < end; b++)
     if (map[b] != 0) return 1;
   return 0;
@@ -126,7 +116,7 @@ static inline uint64_t hash_zero_words(uint64_t h, uint64_t words) {
 static inline uint64_t hash_counters_v2(uint64_t h, const uint64_t *counters,
                                         uint64_t n, const unsigned char *map) {
   if (map == NULL) return ballarus_hash64_update(h, counters, n * 8);
-  for (uint64_t b = 0, lo, hi; b < block_count(n); b++) {
+  for (uint64_t b = 0, lo, hi; b < ballarus_block_count(n); b++) {
     block_bounds(b, n, &lo, &hi);
     h = map[b] ? ballarus_hash64_update(h, counters + lo, (hi - lo) * 8)
                : hash_zero_words(h, hi - lo);

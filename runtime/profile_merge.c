@@ -118,7 +118,7 @@ static int copy_record(ballarus_profile_record *d,
   d->chunk_hash = NULL; /* not copied: hashed again when written */
   d->sparse = xmalloc(s->n_sparse * sizeof(ballarus_sparse_entry));
   d->block_map =
-      s->block_map == NULL ? NULL : xmalloc(block_count(s->n_counters));
+      s->block_map == NULL ? NULL : xmalloc(ballarus_block_count(s->n_counters));
   if (d->metadata == NULL || d->counters == NULL || d->sparse == NULL ||
       (s->block_map != NULL && d->block_map == NULL)) {
     ballarus_pio_record_free(d);
@@ -130,7 +130,7 @@ static int copy_record(ballarus_profile_record *d,
   if (s->n_sparse > 0)
     memcpy(d->sparse, s->sparse, s->n_sparse * sizeof(ballarus_sparse_entry));
   if (s->block_map != NULL)
-    memcpy(d->block_map, s->block_map, block_count(s->n_counters));
+    memcpy(d->block_map, s->block_map, ballarus_block_count(s->n_counters));
   return 0;
 }
 

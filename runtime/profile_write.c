@@ -112,7 +112,7 @@ static const unsigned char zero_run[HOLE_MIN];
 
 /* Pieces for n counters with block map `map`: runs of live blocks, and
    runs of zero blocks as p NULL.  Returns the pieces' count (at most
-   block_count(n) + 1), written to out unless NULL.  */
+   ballarus_block_count(n) + 1), written to out unless NULL.  */
 static uint64_t counter_pieces(const ballarus_profile_record *r,
                                chunk *out) {
   const uint64_t *c = r->counters, n = r->n_counters;
@@ -123,7 +123,7 @@ static uint64_t counter_pieces(const ballarus_profile_record *r,
     return 1;
   }
   uint64_t m = 0;
-  for (uint64_t k = 0, lo, hi; k < block_count(n); k++) {
+  for (uint64_t k = 0, lo, hi; k < ballarus_block_count(n); k++) {
     block_bounds(k, n, &lo, &hi);
     const void *p = map[k] ? (const void *)(c + lo) : NULL;
     if (m > 0 && k > 0 && (map[k] != 0) == (map[k - 1] != 0)) {

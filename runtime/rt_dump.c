@@ -172,11 +172,6 @@ static void note_nonzero(entry *e, uint64_t i) {
 /* Arrays of fewer counters get no block map: a page or two.  */
 #define MAP_MIN_COUNTERS (2 * BALLARUS_CHUNK_COUNTERS)
 
-/* The bytes of the block map of n counters (profile_io.h).  */
-static size_t n_blocks(uint64_t n) {
-  return (size_t)((n + BALLARUS_BLOCK_COUNTERS - 1) / BALLARUS_BLOCK_COUNTERS);
-}
-
 /* Whether any of the live counters c[0, n) is non-zero, reading only the
    pages the process touched.  */
 static int any_counted(ballarus_rt_pagemap *pm, const uint64_t *c,
@@ -256,7 +251,7 @@ static int zero_record(ballarus_profile_record *rec, uint64_t n) {
   rec->counters = ballarus_profile_counters_alloc(n, &rec->counters_mapped);
   if (rec->counters == NULL) return -1;
   if (n >= MAP_MIN_COUNTERS) {
-    rec->block_map = calloc(n_blocks(n), 1);
+    rec->block_map = calloc((size_t)ballarus_block_count(n), 1);
     if (rec->block_map == NULL) return -1;
   }
   return 0;
@@ -307,7 +302,7 @@ static int snapshot_tu(entry *e, int counted, ballarus_rt_pagemap *pm,
                         : ballarus_profile_counters_alloc(
                               h.n_counters, &e->snap.snap_mapped);
   if (e->snap.snap == NULL) return -1;
-  const size_t nb = n_blocks(h.n_counters);
+  const size_t nb = (size_t)ballarus_block_count(h.n_counters);
   if (h.n_counters >= MAP_MIN_COUNTERS) {
     e->snap.map = calloc(nb, 1);
     rec->block_map = malloc(nb);

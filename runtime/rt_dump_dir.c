@@ -103,8 +103,7 @@ typedef struct {
    only the blocks its map marks.  */
 #define FOR_EACH_COUNT(r, c, v, ...)                                       \
   for (uint64_t c = 0; c < (r)->n_counters; c++) {                        \
-    if ((r)->block_map != NULL &&                                          \
-        !(r)->block_map[c / BALLARUS_BLOCK_COUNTERS]) {                    \
+    if (!ballarus_block_live((r)->block_map, c)) {                         \
       c += BALLARUS_BLOCK_COUNTERS - 1 - c % BALLARUS_BLOCK_COUNTERS;      \
       continue;                                                            \
     }                                                                      \

@@ -102,8 +102,7 @@ static int add_changed(diff_ctx *c, uint64_t off, const unsigned char *p,
 /* Whether mine's record r counted in counter i (its blocks marked zero
    not read).  */
 static int counted(const ballarus_profile_record *r, uint64_t i) {
-  return (r->block_map == NULL || r->block_map[i / BALLARUS_BLOCK_COUNTERS]) &&
-         r->counters[i] != 0;
+  return ballarus_block_live(r->block_map, i) && r->counters[i] != 0;
 }
 
 /* The counters of [*lo, *hi) of mine's record r from its first non-zero
@@ -113,13 +112,13 @@ static void counted_span(const ballarus_profile_record *r, uint64_t *lo,
   const uint64_t B = BALLARUS_BLOCK_COUNTERS;
   const unsigned char *map = r->block_map;
   while (*lo < *hi && !counted(r, *lo)) {
-    if (map != NULL && !map[*lo / B]) /* a dead block: past it at once */
+    if (!ballarus_block_live(map, *lo)) /* a dead block: past it at once */
       *lo = (*lo / B + 1) * B < *hi ? (*lo / B + 1) * B : *hi;
     else
       (*lo)++;
   }
   while (*hi > *lo && !counted(r, *hi - 1)) {
-    if (map != NULL && !map[(*hi - 1) / B])
+    if (!ballarus_block_live(map, *hi - 1))
       *hi = (*hi - 1) / B * B > *lo ? (*hi - 1) / B * B : *lo;
     else
       (*hi)--;
