@@ -27,6 +27,8 @@ BALLARUS_HIDDEN void ballarus_rt_gcov_reset(void);
 /* ---------------------------------------------------------------------- */
 /* Shared structures.  Their layout is a contract between copies of the
    runtime in one process: change it only together with MASTER_VERSION.
+   Version 7: roots whose tc_sync returns the array a dump reads for the
+   thread-mode range (tc_read).
    Version 6: a process adds one run to every TU it linked: roots with
    per-TU `counted` flags instead of `listed` flags and runs_written, the
    master without gcov_api.
@@ -37,7 +39,7 @@ BALLARUS_HIDDEN void ballarus_rt_gcov_reset(void);
    roots with path_lost, and the path table layout of path_table.c, which
    one copy's dump reads in another module's memory.  */
 
-#define MASTER_VERSION 6u
+#define MASTER_VERSION 7u
 
 typedef struct ballarus_root ballarus_root;
 
@@ -68,8 +70,10 @@ struct ballarus_root {
   volatile uint64_t *epoch; /* the module's __ballarus_epoch */
   /* update=thread (thread_counters.h): the module's ballarus_tc_sync, and
      its thread-mode counter range, which only that function resets.  */
-  void (*tc_sync)(int op);
+  uint64_t *(*tc_sync)(int op);
   uint64_t *tc_lo, *tc_hi;
+  uint64_t *tc_read; /* what the dump reads for [tc_lo, tc_hi): the
+                        range, or what the latest fold returned */
 };
 
 

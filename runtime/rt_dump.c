@@ -268,9 +268,18 @@ static int zero_record(ballarus_profile_record *rec, uint64_t n) {
    block map.  When nothing but this dump can change the counters
    (stable_state), the snapshot of a large array is the array itself, not
    a copy.  Returns -1 when out of memory.  */
+/* The live counters the dump reads for d: its own, or those its module's
+   thread-counter fold gave for the thread-mode range (thread_counters.h).  */
+static uint64_t *tu_live(const ballarus_root *r, const ballarus_tu_desc *d) {
+  if (r->tc_read != NULL && d->counters >= r->tc_lo && d->counters < r->tc_hi)
+    return r->tc_read + (d->counters - r->tc_lo);
+  return d->counters;
+}
+
 static int snapshot_tu(entry *e, int counted, ballarus_rt_pagemap *pm,
                        stability *st) {
   const ballarus_tu_desc *d = e->root->tus[e->t];
+  uint64_t *live = tu_live(e->root, d);
   ballarus_meta_header h;
   memcpy(&h, d->metadata, sizeof h);
   ballarus_profile_record *rec = &e->rec;
@@ -281,7 +290,7 @@ static int snapshot_tu(entry *e, int counted, ballarus_rt_pagemap *pm,
   rec->borrowed = 1;
   rec->meta_size = h.size;
   rec->n_counters = h.n_counters;
-  int any = any_counted(pm, d->counters, h.n_counters);
+  int any = any_counted(pm, live, h.n_counters);
   if (!any && ballarus_pt_collect(d, &e->snap.pt, &e->snap.n_pt,
                                   &e->snap.cap_pt) != 0)
     return -1;
@@ -295,10 +304,10 @@ static int snapshot_tu(entry *e, int counted, ballarus_rt_pagemap *pm,
   free(e->snap.pt);
   e->snap.pt = NULL;
   e->snap.n_pt = e->snap.cap_pt = 0;
-  e->snap.live = d->counters;
+  e->snap.live = live;
   e->snap.n = h.n_counters;
   e->snap.snap_live = h.n_counters >= MAP_MIN_COUNTERS && stable_state(st);
-  e->snap.snap = e->snap.snap_live ? d->counters
+  e->snap.snap = e->snap.snap_live ? live
                         : ballarus_profile_counters_alloc(
                               h.n_counters, &e->snap.snap_mapped);
   if (e->snap.snap == NULL) return -1;
@@ -392,7 +401,8 @@ static void dump_roots(ballarus_root **roots, size_t n_roots, int at_exit,
   /* Per-thread copies first: what threads counted goes into the shared
      counters read below.  */
   for (size_t r = 0; r < n_roots; r++)
-    if (roots[r]->tc_sync != NULL) roots[r]->tc_sync(BALLARUS_TC_FOLD);
+    if (roots[r]->tc_sync != NULL)
+      roots[r]->tc_read = roots[r]->tc_sync(BALLARUS_TC_FOLD);
   uint64_t total = 0;
   for (size_t r = 0; r < n_roots; r++) total += roots[r]->n_tus;
   if (total == 0) return;

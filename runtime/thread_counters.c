@@ -92,6 +92,24 @@
    destructor) counts there, or registers again (a new copy, folded by the
    next destructor round) if it passes a registration check.
 
+   The owner.  The first thread to register in a module (usually the main
+   thread, at main's check or a constructor's) makes no copy: it counts
+   into S itself, so a single-threaded process counts, and dumps, as
+   update=single does (no copy's pages, no fold at exit).  Only the owner
+   writes S then, and a fold must not add into S while the owner may be
+   running, since its plain adds would overwrite the fold's.  So a dump
+   made by another thread while the owner lives reads one more module
+   array B instead of S, with T = S + sum_t C_t - G + B:
+     - such a fold: B += S + sum_t v_t - G (read), G = S + sum_t v_t (the
+       dumper's own copy gives its v up instead, C -= v); the dump writes
+       B and subtracts what it wrote from B (rt_dump.c reads the array
+       ballarus_tc_sync returns);
+     - any other fold (the owner dumps, the owner exited, or the module is
+       closing): S += B, B = 0 first, then as above.
+   The owner's thread exit leaves its counts in S; later registrations make
+   copies.  Modules with update=tls TUs or a foreign %gs base have no
+   owner: every thread gets a copy.
+
    Static TLS (update=tls, code for executables only).  Such a TU counts
    into its own static thread-local array (section
    BALLARUS_TLS_TABLE_SECTION lists it), never into its part of `ctr`,
@@ -191,6 +209,13 @@ static int tc_gs;
 static tc_copy tc_foreign;
 static tc_copy *tc_free;           /* zeroed copies for reuse, under tc_lock */
 static int tc_gs_warned;
+/* The owner (see above): 0 none yet, 1 running, 2 exited, under tc_lock.  */
+enum { OWNER_NONE = 0, OWNER_LIVE = 1, OWNER_GONE = 2 };
+static int tc_owner;
+static __thread int tc_owner_me;   /* this thread is the owner */
+static tc_copy tc_owner_rec;       /* the owner's __ballarus_tc_mine */
+static uint64_t *tc_b;             /* B (see above), n words, beside G */
+static int tc_closing;             /* the module is being unloaded */
 
 static void tc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void tc_warn(const char *fmt, ...) {
@@ -353,6 +378,59 @@ static void drain_g(uint64_t n, int fd, int to_shared) {
   });
 }
 
+/* S = 0, written only where non-zero: most of a large range is never
+   touched and should stay uncommitted.  */
+static void zero_shared(uint64_t n) {
+  uint64_t *shared = __start_ballarus_thread_ctrs;
+  for (uint64_t i = 0; i < n; i++)
+    if (__atomic_load_n(&shared[i], __ATOMIC_RELAXED) != 0)
+      __atomic_store_n(&shared[i], 0, __ATOMIC_RELAXED);
+}
+
+/* Under tc_lock (or in a fork child).  B = 0.  */
+static void zero_b(uint64_t n, int fd) {
+  FOR_EACH_WORD(tc_b, n, fd, i, v, { tc_b[i] = 0; });
+}
+
+/* Under tc_lock, with no owner running.  S += B, B = 0.  */
+static void drain_b(uint64_t n, int fd) {
+  uint64_t *shared = __start_ballarus_thread_ctrs;
+  FOR_EACH_WORD(tc_b, n, fd, i, v, {
+    __atomic_fetch_add(&shared[i], v, __ATOMIC_RELAXED);
+    tc_b[i] = 0;
+  });
+}
+
+/* Under tc_lock, while the owner may be counting into S: every count not
+   yet dumped moves into B (see "The owner"), S untouched.  */
+static void fold_into_b(uint64_t n, int fd) {
+  uint64_t *shared = __start_ballarus_thread_ctrs;
+  FOR_EACH_WORD(tc_g, n, fd, i, v, {
+    tc_b[i] -= v;
+    tc_g[i] = 0;
+  });
+  FOR_EACH_WORD(shared, n, fd, i, v, {
+    tc_b[i] += v;
+    tc_g[i] += v;
+  });
+  for (tc_copy *c = tc_head; c != NULL; c = c->next) {
+    /* B += v with G += v, or the dumper's own copy gives v up.  */
+    FOR_EACH_WORD(c->ctr, n, fd, i, v, {
+      tc_b[i] += v;
+      if (c == __ballarus_tc_mine)
+        __atomic_fetch_sub(&c->ctr[i], v, __ATOMIC_RELAXED);
+      else
+        tc_g[i] += v;
+    });
+  }
+}
+
+/* Whether a fold may write S: no owner counting into it but, perhaps, the
+   folding thread itself.  Under tc_lock.  */
+static int s_writable(void) {
+  return tc_owner != OWNER_LIVE || tc_owner_me || tc_closing;
+}
+
 static void unlink_copy(tc_copy *c) {
   if (c->next != NULL) c->next->prev = c->prev;
   if (c->prev != NULL)
@@ -387,6 +465,15 @@ static void link_copy(tc_copy *c) {
 static void tc_thread_exit(void *p) {
   tc_copy *c = p;
   if (c == NULL) return;
+  if (c == &tc_owner_rec) {
+    /* Its counts stay in S, which no fold writes while it runs.  */
+    pthread_mutex_lock(&tc_lock);
+    tc_owner = OWNER_GONE;
+    pthread_mutex_unlock(&tc_lock);
+    tc_owner_me = 0;
+    if (__ballarus_tc_mine == c) __ballarus_tc_mine = NULL;
+    return;
+  }
   if (tc_gs == 1) ballarus_gs_point(NULL);
   uint64_t n = tc_words();
   int fd = pagemap_open();
@@ -420,13 +507,16 @@ static void tc_child(void) {
     c = next;
   }
   tc_head = NULL;
+  if (mine == &tc_owner_rec) mine = NULL; /* S is this thread's */
   if (mine != NULL) link_copy(mine);
   if (tc_gs == 2) link_copy(&tc_foreign);
+  if (tc_owner == OWNER_LIVE && !tc_owner_me) tc_owner = OWNER_GONE;
   /* The forking thread's base was its copy's, or (not registered) maybe
      its creator's, which is gone in the child.  */
   if (tc_gs == 1) ballarus_gs_point(mine != NULL ? mine->ctr : NULL);
   if (tc_g != NULL) {
     int fd = pagemap_open();
+    zero_b(tc_words(), fd);
     drain_g(tc_words(), fd, 0);
     for (c = tc_head; c != NULL; c = c->next)
       fold_copy(c, tc_words(), fd, TC_G_ADD, 0);
@@ -443,7 +533,7 @@ static void tc_init(void) {
   long p = sysconf(_SC_PAGESIZE);
   if (p > 0) tc_page = (size_t)p;
   size_t bytes = (tc_words() * 8 + tc_page - 1) / tc_page * tc_page;
-  void *g = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+  void *g = mmap(NULL, 2 * bytes, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (g == MAP_FAILED) {
     tc_warn("cannot map the thread counters' fold area (%s): threads count "
@@ -451,9 +541,10 @@ static void tc_init(void) {
             strerror(errno));
     return;
   }
-  madvise(g, bytes, MADV_NOHUGEPAGE);
+  madvise(g, 2 * bytes, MADV_NOHUGEPAGE);
   tc_g = g;
-  tc_g_size = bytes;
+  tc_b = (uint64_t *)((char *)g + bytes);
+  tc_g_size = 2 * bytes;
   if (pthread_key_create(&tc_key, tc_thread_exit) == 0)
     tc_key_ok = 1;
   else
@@ -507,6 +598,21 @@ static tc_copy *take_copy(uint64_t n) {
   return c != NULL ? c : map_copy(n);
 }
 
+/* Whether the registering thread becomes the module's owner (see "The
+   owner"): the first to register, in a module whose every count can live
+   in S (no update=tls TU, %gs code counting where registration points it).  */
+static int claim_owner(void) {
+  if (tc_g == NULL || tc_gs == 2 ||
+      __start_ballarus_tls_table != __stop_ballarus_tls_table)
+    return 0;
+  pthread_mutex_lock(&tc_lock);
+  int mine = tc_owner == OWNER_NONE;
+  if (mine) tc_owner = OWNER_LIVE;
+  pthread_mutex_unlock(&tc_lock);
+  if (mine) tc_owner_rec.ctr = __start_ballarus_thread_ctrs;
+  return mine;
+}
+
 /* The table entry of the TU whose counters are `counters`.  */
 static const ballarus_tc_entry *find_tu(const uint64_t *counters) {
   const ballarus_tc_entry *e = __start_ballarus_tc_table;
@@ -536,6 +642,13 @@ HIDDEN void *__ballarus_tc_register(void *counters, void *tc) {
   if (n == 0 || self == NULL) return counters;
   tc_state = TC_BUSY;
   pthread_once(&tc_once, tc_init);
+  if (claim_owner()) {
+    tc_owner_me = 1;
+    __ballarus_tc_mine = &tc_owner_rec;
+    if (tc_key_ok) pthread_setspecific(tc_key, &tc_owner_rec);
+    tc_state = TC_IDLE;
+    return counters;
+  }
   c = tc_g != NULL ? take_copy(n) : NULL;
   if (c == NULL) {
     int e = errno;
@@ -564,35 +677,42 @@ HIDDEN void *__ballarus_tc_register(void *counters, void *tc) {
 /* ---------------------------------------------------------------------- */
 /* The hooks of rt_register.c and rt_dump.c.                               */
 
-void ballarus_tc_sync(int op) {
+uint64_t *ballarus_tc_sync(int op) {
   uint64_t n = tc_words();
-  if (n == 0) return;
+  uint64_t *shared = __start_ballarus_thread_ctrs;
+  if (n == 0) return NULL;
   pthread_mutex_lock(&tc_lock);
   if (tc_g == NULL) {  /* no copy was ever made */
     pthread_mutex_unlock(&tc_lock);
-    if (op == BALLARUS_TC_RESET) {
-      uint64_t *shared = __start_ballarus_thread_ctrs;
-      for (uint64_t i = 0; i < n; i++)
-        if (__atomic_load_n(&shared[i], __ATOMIC_RELAXED) != 0)
-          __atomic_store_n(&shared[i], 0, __ATOMIC_RELAXED);
-    }
-    return;
+    if (op == BALLARUS_TC_RESET) zero_shared(n);
+    return shared;
   }
   int fd = pagemap_open();
-  const int reset = op == BALLARUS_TC_RESET;
-  if (reset) {
-    /* Written only where non-zero: most of a large range is never
-       touched and should stay uncommitted.  */
-    uint64_t *shared = __start_ballarus_thread_ctrs;
-    for (uint64_t i = 0; i < n; i++)
-      if (__atomic_load_n(&shared[i], __ATOMIC_RELAXED) != 0)
-        __atomic_store_n(&shared[i], 0, __ATOMIC_RELAXED);
+  uint64_t *read = shared;
+  if (!s_writable()) {
+    /* The owner may be counting into S: a reset discards what is in S by
+       G = S + sum_t C_t, a dump reads B.  */
+    fold_into_b(n, fd);
+    if (op == BALLARUS_TC_RESET)
+      zero_b(n, fd);
+    else
+      read = tc_b;
+  } else {
+    const int reset = op == BALLARUS_TC_RESET;
+    if (reset) {
+      zero_shared(n);
+      zero_b(n, fd);
+    } else {
+      drain_b(n, fd);
+    }
+    drain_g(n, fd, !reset);
+    for (tc_copy *c = tc_head; c != NULL; c = c->next)
+      fold_copy(c, n, fd, c == __ballarus_tc_mine ? TC_MOVE : TC_G_ADD,
+                !reset);
   }
-  drain_g(n, fd, !reset);
-  for (tc_copy *c = tc_head; c != NULL; c = c->next)
-    fold_copy(c, n, fd, c == __ballarus_tc_mine ? TC_MOVE : TC_G_ADD, !reset);
   if (fd >= 0) close(fd);
   pthread_mutex_unlock(&tc_lock);
+  return read;
 }
 
 void ballarus_tc_range(uint64_t **lo, uint64_t **hi) {
@@ -617,6 +737,7 @@ __attribute__((destructor)) static void tc_module_dtor(void) {
     pthread_key_delete(tc_key);
     tc_key_ok = 0;
   }
+  tc_closing = 1; /* no thread runs the module's code: S may be written */
   ballarus_tc_sync(BALLARUS_TC_FOLD);
   pthread_mutex_lock(&tc_lock);
   tc_copy *c = tc_head;

@@ -25,9 +25,13 @@
    counters.  Exact while their threads keep counting: each copy is only
    written by its thread, and what was already folded is remembered per
    module (its array G) by the folder, never by the counting thread.
-   Takes the module's thread-copy lock; callers may hold the master lock
-   (lock order: master, then thread copies).  */
-void ballarus_tc_sync(int op);
+   Returns the array a dump reads (and subtracts what it wrote from) in
+   place of the thread-mode range [lo, hi), at the same offsets: the range
+   itself, or, while the module's owner thread counts into it, another
+   array (thread_counters.c, "The owner"); NULL when the module has no
+   such range.  Takes the module's thread-copy lock; callers may hold the
+   master lock (lock order: master, then thread copies).  */
+uint64_t *ballarus_tc_sync(int op);
 
 /* This module's thread-mode counter range [*lo, *hi) (both NULL when it has
    none).  rt_register.c's reset leaves those counters to

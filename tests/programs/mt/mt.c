@@ -165,7 +165,9 @@ static int short_lived(void) {
 
 /* ---------------------------------------------------------------------- */
 /* exit_during_dump: a thread dumps 100 times while 400 threads (8 at a
-   time) start, count and exit.  work: 400 x 2000, dump_loop: 1.  */
+   time) start, count and exit, and main counts between the waves (main
+   owns the shared counters: those dumps must not add into them).  work:
+   400 x 2000 + 50 x 100000, dump_loop: 1.  */
 
 static void *dump_loop(void *arg) {
   (void)arg;
@@ -185,6 +187,7 @@ static int exit_during_dump(void) {
   for (unsigned long wave = 0; wave < 50; wave++) {
     pthread_t t[8];
     for (unsigned long i = 0; i < 8; i++) start(&t[i], exiting_thread, (void *)(wave * 8 + i));
+    s += work_n(wave, 100000);
     for (int i = 0; i < 8; i++) s += join(t[i]);
   }
   join(d);
