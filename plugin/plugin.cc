@@ -81,7 +81,7 @@ int plugin_init(plugin_name_args* info, plugin_gcc_version* version) {
   // for the same compile and counts compare edge by edge.
   RegisterPassAfter(info->base_name, bp::make_ballarus_pass(g), "profile");
   // Last in GIMPLE: update=tls's constant-index counts.
-  RegisterPassAfter(info->base_name, bp::MakeStaticTlsFoldPass(g),
+  RegisterPassAfter(info->base_name, bp::MakeSegmentFoldPass(g),
                     "optimized");
   ballarus::GcovRegister(info->base_name);  // early passes as -fprofile-arcs
   // The pass manager already exists when plugins initialise, so the pass is

@@ -468,9 +468,9 @@ gasm* BuildSegmentAdd(const std::string& text, tree delta, tree index) {
 // constant in its address, `%fs:sym@tpoff+8i` or `%gs:sym+8i(%rip)`,
 // instead of a register loaded with it (path counts whose register is
 // known where they count).
-class StaticTlsFoldPass : public gimple_opt_pass {
+class SegmentFoldPass : public gimple_opt_pass {
  public:
-  explicit StaticTlsFoldPass(gcc::context* ctxt)
+  explicit SegmentFoldPass(gcc::context* ctxt)
       : gimple_opt_pass(kData, ctxt) {}
   bool gate(function*) override {
     return g_thread.tls != NULL_TREE || g_thread.gs;
@@ -520,8 +520,8 @@ class StaticTlsFoldPass : public gimple_opt_pass {
 
 }  // namespace
 
-opt_pass* MakeStaticTlsFoldPass(gcc::context* ctxt) {
-  return new StaticTlsFoldPass(ctxt);
+opt_pass* MakeSegmentFoldPass(gcc::context* ctxt) {
+  return new SegmentFoldPass(ctxt);
 }
 
 bool AppendSegmentAdd(gimple_seq* seq, tree ref, tree delta) {

@@ -48,7 +48,7 @@ bool AppendSegmentAdd(gimple_seq* seq, tree ref, tree delta);
 
 // The GIMPLE pass, run after "optimized", that gives the static TLS and
 // %gs adds whose index became a constant that constant in their address.
-opt_pass* MakeStaticTlsFoldPass(gcc::context* ctxt);
+opt_pass* MakeSegmentFoldPass(gcc::context* ctxt);
 
 }  // namespace ballarus::plugin
 
