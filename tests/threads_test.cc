@@ -792,6 +792,89 @@ int main(void) {
       << run.err;
 }
 
+// tune-thread-gs=on under the legacy address layout (`setarch -L`:
+// mappings grow up from below the executable), where every thread's copy
+// lies below the shared counters and the kernel refuses the negative
+// distance as a %gs base: one warning, and the threads, which here never
+// run at once, count into the shared counters exactly (work() by hand, the
+// rest edge for edge equal to update=atomic's under the same layout).
+TEST(ThreadsGs, RefusedBaseWarnsAndCounts) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string main_c = R"(#include <pthread.h>
+#include <stdio.h>
+__attribute__((noinline)) static long work(long x) {
+  return x % 3 ? x * 2 : x + 1;
+}
+static void *worker(void *arg) {
+  long s = 0;
+  for (long i = 0; i < 1000; i++) s += work(i);
+  *(long *)arg = s;
+  return 0;
+}
+int main(void) {
+  long s = 0, t = 0;
+  for (int k = 0; k < 3; k++) {
+    pthread_t th;
+    pthread_create(&th, 0, worker, &t);
+    pthread_join(th, 0);
+    s += t;
+  }
+  for (long i = 0; i < 10; i++) s += work(i);
+  printf("%ld\n", s);
+  return 0;
+}
+)";
+  for (const char* mode : {"edge", "path"}) {
+    const std::string ctx = std::string("mode=") + mode;
+    std::map<std::string, CommandResult> runs;
+    std::map<std::string, Profile> profiles;
+    for (const char* kind : {"plain", "gs", "atomic"}) {
+      const std::string dir =
+          harness::TempRoot() + "/gs-refused-" + mode + "-" + kind;
+      harness::MakeFreshDir(dir);
+      harness::WriteFileOrDie(dir + "/main.c", main_c);
+      std::string cc = Quote(InstallPrefix() + "/bin/ballarus-gcc") +
+                       " -fplugin-arg-ballarus-mode=" + mode;
+      if (std::string(kind) == "plain") cc = "gcc";
+      if (std::string(kind) == "gs")
+        cc += " -fplugin-arg-ballarus-tune-thread-gs=on";
+      if (std::string(kind) == "atomic")
+        cc += " -fplugin-arg-ballarus-update=atomic";
+      const std::string cmd = cc + " -O2 -pthread main.c -o gsprog";
+      CommandResult r = harness::Run(cmd, dir);
+      ASSERT_EQ(r.status, 0) << ctx << ": " << cmd << "\n" << r.err;
+      runs[kind] = harness::Run("setarch x86_64 -L ./gsprog", dir,
+                                {"BALLARUS_PROFILE=" + dir + "/p.prof"});
+      ASSERT_EQ(runs[kind].status, 0) << ctx << " " << kind << ": "
+                                      << runs[kind].err;
+      if (std::string(kind) == "plain") continue;
+      std::string error;
+      ASSERT_TRUE(LoadProfile(dir + "/p.prof", std::string(mode) == "path",
+                              &profiles[kind], &error))
+          << ctx << ": " << error;
+    }
+    EXPECT_EQ(runs["gs"].out, runs["plain"].out) << ctx;
+    EXPECT_EQ(runs["atomic"].err, "") << ctx;
+    const std::string warning =
+        "ballarus: cannot set the %gs base of a thread's counter copy";
+    const size_t at = runs["gs"].err.find(warning);
+    EXPECT_NE(at, std::string::npos) << ctx << ": " << runs["gs"].err;
+    EXPECT_EQ(runs["gs"].err.find(warning, at + 1), std::string::npos)
+        << ctx << ": warned more than once";
+    const Profile& gs = profiles["gs"];
+    EXPECT_EQ(Exec(gs, "work"), 3 * 1000 + 10) << ctx;
+    EXPECT_EQ(Exec(gs, "worker"), 3) << ctx;
+    EXPECT_EQ(gs.size(), profiles["atomic"].size()) << ctx;
+    for (const auto& [name, fn] : profiles["atomic"]) {
+      auto it = gs.find(name);
+      ASSERT_NE(it, gs.end()) << ctx << ": " << name;
+      EXPECT_EQ(it->second.executions, fn.executions) << ctx << ": " << name;
+      EXPECT_EQ(it->second.edges, fn.edges) << ctx << ": " << name;
+      EXPECT_EQ(it->second.paths, fn.paths) << ctx << ": " << name;
+    }
+  }
+}
+
 // tune-thread-gs=on: each registered thread's %gs base is its own copy's
 // (read back with ARCH_GET_GS: 4 threads alive at once have 4 distinct,
 // non-zero bases) but main's, which stays 0: main, the first thread to
