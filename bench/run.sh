@@ -130,6 +130,7 @@ path-no-call-cuts   | plain       | ballarus | mode=path update=single tune-path
 path-no-loop-regs   | plain       | ballarus | mode=path update=single tune-loop-registers=off | ballarus path, counted loops count in memory, not in locals flushed on exit (breakdown)
 path-no-keep-tails  | plain       | ballarus | mode=path update=single tune-path-keep-tails=off | ballarus path, GCC cross-jumps the handler tails that hoisted path ends leave alike (breakdown)
 edge-no-barrier     | plain       | ballarus | mode=edge weights=heuristic update=single tune-loop-barrier=off | ballarus edge, no compiler barrier after the counts in loops that may touch counter memory (breakdown)
+edge-no-loop-regs   | plain       | ballarus | mode=edge weights=heuristic update=single tune-loop-registers=off | ballarus edge, every count of a loop in memory, tight loops too (breakdown)
 edge-no-entry-calls | plain       | ballarus | mode=edge weights=heuristic update=single tune-entry-calls=off | ballarus edge, every function counts its own entry, none taken from the call blocks of its callers (breakdown)
 path-no-fe          | plain       | ballarus | mode=path update=single tune-path-from-edges=off | ballarus path, the register in every function, none counted by its edge counters (breakdown)
 path-whole          | plain       | ballarus | mode=path update=single path-storage=hash tune-path-loop-cuts=off tune-path-call-cuts=off | ballarus path, no loop entry or call cuts, large functions hashed instead of cut: the longest paths (for correlation; breakdown)
@@ -147,7 +148,7 @@ edge-path-no-derive | plain       | ballarus | mode=edge,path update=single tune
 QUICK_VARIANTS=plain,gcov,naive,edge,edge-atomic,path
 # Breakdown variants: selected by name, a pattern naming them (path*), or
 # --path-breakdown; not by "all" (they are for one question only).
-EXTRA_VARIANTS='edge-tls path-tls edge-thread-gs path-thread-gs path-et-off path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed edge-path-number path-max64k path-no-fe edge-path-no-derive edge-path-cuts path-no-balance path-no-cut-hoist path-no-pc-hoist path-no-entry-bal path-no-barrier path-no-keep-tails edge-no-barrier edge-no-entry-calls path-no-call-cuts path-no-loop-regs path-whole'
+EXTRA_VARIANTS='edge-tls path-tls edge-thread-gs path-thread-gs path-et-off path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed edge-path-number path-max64k path-no-fe edge-path-no-derive edge-path-cuts path-no-balance path-no-cut-hoist path-no-pc-hoist path-no-entry-bal path-no-barrier path-no-keep-tails edge-no-barrier edge-no-loop-regs edge-no-entry-calls path-no-call-cuts path-no-loop-regs path-whole'
 BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-hash,path-no-hoist,path-no-returns,path-number,path-loops,path-dense,path-hashed,path-max64k,path-no-fe,edge-path,edge-path-number,edge-path-no-derive,edge-path-cuts,path-no-balance,path-no-cut-hoist,path-no-pc-hoist,path-no-entry-bal,path-no-barrier,path-no-keep-tails,edge-no-barrier,edge-no-entry-calls,path-no-call-cuts,path-no-loop-regs
 BREAKDOWN_PROGRAMS=lua,sqlite3,bzip2
 THREADS_ACCEPTANCE_VARIANTS=plain,gcov,gcov-atomic,clang-plain,clang,clang-atomic,edge,edge-atomic,edge-thread,edge-tls,path,path-atomic,path-thread,path-tls

@@ -21,6 +21,10 @@ constexpr int64_t kRegisterMinIterationsOnePath = 32;
 // ... unless its body is long enough (an unrolled loop, several elements
 // per iteration) that one flush weighs little against even one iteration.
 constexpr size_t kRegisterLongBodyStatements = 16;
+// A tight loop: an iteration of at most this many statements takes a few
+// cycles, about what a count's read-modify-write in memory waits for the
+// previous iteration's store (docs/performance.md, *Counter chains*).
+constexpr size_t kTightLoopStatements = 12;
 
 }  // namespace
 
@@ -36,6 +40,8 @@ LoopRegisterVerdict JudgeRegisterLoop(const LoopFacts& loop) {
   if (!loop.counted_exit) return LoopRegisterVerdict::kNotCounted;
   if (loop.iterations < MinRegisterIterations(loop.blocks, loop.statements))
     return LoopRegisterVerdict::kFewIterations;
+  if (loop.tight_only && loop.body_statements > kTightLoopStatements)
+    return LoopRegisterVerdict::kNotTight;
   return LoopRegisterVerdict::kTakes;
 }
 
@@ -52,6 +58,8 @@ const char* LoopRegisterVerdictText(LoopRegisterVerdict verdict) {
              "variable)";
     case LoopRegisterVerdict::kFewIterations:
       return "counters in memory (few iterations)";
+    case LoopRegisterVerdict::kNotTight:
+      return "counters in memory (not a tight loop)";
   }
   return "?";
 }

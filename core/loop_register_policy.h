@@ -22,9 +22,15 @@ struct LoopFacts {
   size_t blocks = 0;          // blocks of the loop, header included
   // Non-debug statements of a loop of at most two blocks (0 otherwise).
   size_t statements = 0;
+  // Non-debug statements of the loop's blocks, whatever their number.
+  size_t body_statements = 0;
   // GCC's estimate of the iterations per entry (guessed or read); -1 when
   // GCC has none.
   int64_t iterations = -1;
+  // Only a tight loop takes registers (edge mode's default, where they
+  // save no instruction, only the wait of each iteration's count for the
+  // previous one's store).
+  bool tight_only = false;
 };
 
 enum class LoopRegisterVerdict {
@@ -35,6 +41,8 @@ enum class LoopRegisterVerdict {
                    // variable, so GCC's estimate is not to be trusted
   kFewIterations,  // counters in memory: the flush would cost more than
                    // the locals save
+  kNotTight,       // counters in memory: tight loops only, and this one's
+                   // iterations are long enough to hide the counts' stores
 };
 
 // GCC's estimate of a loop's iterations per entry from which the locals'

@@ -99,5 +99,25 @@ TEST(LoopRegisterPolicy, DumpWords) {
             "counters in memory (few iterations)");
 }
 
+// Edge mode's default takes only tight loops: at most 12 statements in
+// the whole body, however many blocks; a longer body, or any body without
+// the restriction, is judged as before.
+TEST(LoopRegisterPolicy, TightOnlyRefusesLongerBodies) {
+  LoopFacts loop = CountedLoop();
+  loop.tight_only = true;
+  loop.body_statements = 12;
+  EXPECT_EQ(JudgeRegisterLoop(loop), LoopRegisterVerdict::kTakes);
+  loop.body_statements = 13;
+  EXPECT_EQ(JudgeRegisterLoop(loop), LoopRegisterVerdict::kNotTight);
+  EXPECT_EQ(std::string(LoopRegisterVerdictText(JudgeRegisterLoop(loop))),
+            "counters in memory (not a tight loop)");
+  loop.tight_only = false;
+  EXPECT_EQ(JudgeRegisterLoop(loop), LoopRegisterVerdict::kTakes);
+  // The other conditions come first.
+  loop.tight_only = true;
+  loop.iterations = 2;
+  EXPECT_EQ(JudgeRegisterLoop(loop), LoopRegisterVerdict::kFewIterations);
+}
+
 }  // namespace
 }  // namespace ballarus

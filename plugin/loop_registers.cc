@@ -262,12 +262,12 @@ ballarus::LoopFacts LookAtLoop(int h, const std::set<int>& blocks,
     facts.iterations = header->count.to_gcov_type() / entries.to_gcov_type();
   facts.counted_exit = !facts.may_leave && HasCountedExit(header, blocks);
   facts.blocks = blocks.size();
-  if (blocks.size() <= 2)
-    for (int b : blocks)
-      for (gimple_stmt_iterator gsi =
-               gsi_start_nondebug_bb(BASIC_BLOCK_FOR_FN(cfun, b));
-           !gsi_end_p(gsi); gsi_next_nondebug(&gsi))
-        ++facts.statements;
+  for (int b : blocks)
+    for (gimple_stmt_iterator gsi =
+             gsi_start_nondebug_bb(BASIC_BLOCK_FOR_FN(cfun, b));
+         !gsi_end_p(gsi); gsi_next_nondebug(&gsi))
+      ++facts.body_statements;
+  if (blocks.size() <= 2) facts.statements = facts.body_statements;
   return facts;
 }
 
@@ -355,7 +355,7 @@ void DumpFlushes() {
 
 bool LoopRegistersWanted(bool atomic, bool per_thread) {
   return optimize > 0 && !atomic && !per_thread &&
-         Options::IsOn(g_options.loop_registers, g_options.paths);
+         Options::IsOn(g_options.loop_registers, true);
 }
 
 RegisterLoops FindRegisterLoops(bool dump) {
@@ -364,7 +364,9 @@ RegisterLoops FindRegisterLoops(bool dump) {
   for (int h : OuterLoopsFirst(body)) {
     const std::set<int>& blocks = body.at(h);
     std::vector<edge> exits;
-    const ballarus::LoopFacts facts = LookAtLoop(h, blocks, &exits);
+    ballarus::LoopFacts facts = LookAtLoop(h, blocks, &exits);
+    facts.tight_only = g_options.loop_registers == Options::AutoOnOff::kAuto &&
+                       !g_options.paths;
     const ballarus::LoopRegisterVerdict verdict =
         ballarus::JudgeRegisterLoop(facts);
     if (dump && dump_file)

@@ -399,7 +399,9 @@ const OptionSpec kTuneOptions[] = {
      ParseOnOff, &Options::loop_barrier},
     {"tune-loop-registers", "auto|on|off",
      "counted call-free loops count in locals, added to the counters on\n"
-     "their exits (default auto: with path profiling, update=single, -O1+)\n",
+     "their exits (default auto: with update=single and -O1+, every such\n"
+     "loop with path profiling, tight loops of 12 statements or fewer in\n"
+     "edge mode)\n",
      ParseAutoOnOff, nullptr, &Options::loop_registers},
     {"tune-estimator", "ball-larus|wu-larus",
      "the static estimate behind weights=heuristic (default ball-larus):\n"

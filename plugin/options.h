@@ -137,9 +137,10 @@ struct Options {
   // or statement that may throw, entered and left by ordinary edges,
   // counters with a fixed address are counted in locals -- registers --
   // and added to the counters on the loop's exits, as GCC's LIM does for
-  // gcov's counters (loop_registers.h, FindRegisterLoops).  auto: on with
-  // path profiling (mode=path, edge,path, naive,path), update=single, -O1
-  // and up.
+  // gcov's counters (loop_registers.h, FindRegisterLoops).  auto: with
+  // update=single and -O1 and up, every such loop with path profiling
+  // (mode=path, edge,path, naive,path), only tight loops (12 statements or
+  // fewer: core/loop_register_policy.cc) in edge mode.
   AutoOnOff loop_registers = AutoOnOff::kAuto;
   // tune-path-keep-tails=off: GCC cross-jumps as usual; by default not in a
   // function whose computed goto (or cut block) had its path end counted
