@@ -628,6 +628,71 @@ TEST(ThreadsLto, DefaultAtomicLinksAndCounts) {
   EXPECT_NE(r.err.find("update=tls"), std::string::npos) << r.err;
 }
 
+// The %gs tests' builds: `main_c` (with `setter_c`, if any, compiled by
+// plain gcc and linked in) built in mode as kind -- "plain" (gcc), "gs"
+// (tune-thread-gs=on) or "atomic" (update=atomic) -- in a fresh directory
+// named after the test, run there as `run` with its profile at p.prof, and
+// the profile loaded unless kind is plain.
+void BuildRunGs(const std::string& test, const char* mode,
+                const std::string& kind, const std::string& main_c,
+                const std::string& setter_c, const std::string& run,
+                CommandResult* result, Profile* profile) {
+  const std::string ctx = std::string("mode=") + mode + " " + kind;
+  const std::string dir =
+      harness::TempRoot() + "/" + test + "-" + mode + "-" + kind;
+  harness::MakeFreshDir(dir);
+  harness::WriteFileOrDie(dir + "/main.c", main_c);
+  std::string cc = Quote(InstallPrefix() + "/bin/ballarus-gcc") +
+                   " -fplugin-arg-ballarus-mode=" + mode;
+  if (kind == "plain") cc = "gcc";
+  if (kind == "gs") cc += " -fplugin-arg-ballarus-tune-thread-gs=on";
+  if (kind == "atomic") cc += " -fplugin-arg-ballarus-update=atomic";
+  std::vector<std::string> cmds = {cc + " -O2 -pthread -c main.c -o main.o"};
+  std::string objects = "main.o";
+  if (!setter_c.empty()) {
+    harness::WriteFileOrDie(dir + "/setter.c", setter_c);
+    cmds.push_back("gcc -O2 -c setter.c -o setter.o");
+    objects += " setter.o";
+  }
+  cmds.push_back(cc + " -O2 -pthread " + objects + " -o gsprog");
+  for (const std::string& cmd : cmds) {
+    CommandResult r = harness::Run(cmd, dir);
+    ASSERT_EQ(r.status, 0) << ctx << ": " << cmd << "\n" << r.err;
+  }
+  if (kind == "gs") {
+    EXPECT_NE(harness::Run("objdump -d main.o", dir).out.find("%gs:"),
+              std::string::npos)
+        << ctx;
+  }
+  *result = harness::Run(run, dir, {"BALLARUS_PROFILE=" + dir + "/p.prof"});
+  ASSERT_EQ(result->status, 0) << ctx << ": " << result->err;
+  if (kind == "plain") return;
+  std::string error;
+  ASSERT_TRUE(LoadProfile(dir + "/p.prof", std::string(mode) == "path",
+                          profile, &error))
+      << ctx << ": " << error;
+}
+
+// Every function of `atomic` (or only `names`) has in `ours` the same
+// executions, edges and paths.
+void ExpectSameCounts(const std::string& ctx, const Profile& ours,
+                      const Profile& atomic,
+                      const std::vector<std::string>& names = {}) {
+  EXPECT_EQ(ours.size(), atomic.size()) << ctx;
+  for (const std::string& name : names)
+    EXPECT_EQ(atomic.count(name), 1u) << ctx << ": " << name;
+  for (const auto& [name, fn] : atomic) {
+    if (!names.empty() &&
+        std::find(names.begin(), names.end(), name) == names.end())
+      continue;
+    auto it = ours.find(name);
+    ASSERT_NE(it, ours.end()) << ctx << ": " << name;
+    EXPECT_EQ(it->second.executions, fn.executions) << ctx << ": " << name;
+    EXPECT_EQ(it->second.edges, fn.edges) << ctx << ": " << name;
+    EXPECT_EQ(it->second.paths, fn.paths) << ctx << ": " << name;
+  }
+}
+
 // tune-thread-gs=on in a program that set the %gs base itself before main
 // (an uninstrumented constructor): the runtime warns once, leaves the base
 // alone (the program prints it at the end, as the plain build does) and
@@ -672,42 +737,12 @@ int main(void) {
 )";
   for (const char* mode : {"edge", "path"}) {
     const std::string ctx = std::string("mode=") + mode;
-    const bool paths = std::string(mode) == "path";
     std::map<std::string, CommandResult> runs;
     std::map<std::string, Profile> profiles;
     for (const char* kind : {"plain", "gs", "atomic"}) {
-      const std::string dir =
-          harness::TempRoot() + "/gs-in-use-" + mode + "-" + kind;
-      harness::MakeFreshDir(dir);
-      harness::WriteFileOrDie(dir + "/setter.c", setter);
-      harness::WriteFileOrDie(dir + "/main.c", main_c);
-      std::string cc = Quote(InstallPrefix() + "/bin/ballarus-gcc") +
-                       " -fplugin-arg-ballarus-mode=" + mode;
-      if (std::string(kind) == "plain") cc = "gcc";
-      if (std::string(kind) == "gs")
-        cc += " -fplugin-arg-ballarus-tune-thread-gs=on";
-      if (std::string(kind) == "atomic")
-        cc += " -fplugin-arg-ballarus-update=atomic";
-      for (const std::string& cmd :
-           {std::string("gcc -O2 -c setter.c -o setter.o"),
-            cc + " -O2 -pthread -c main.c -o main.o",
-            cc + " -O2 -pthread main.o setter.o -o gsprog"}) {
-        CommandResult r = harness::Run(cmd, dir);
-        ASSERT_EQ(r.status, 0) << ctx << ": " << cmd << "\n" << r.err;
-      }
-      if (std::string(kind) == "gs") {
-        EXPECT_NE(harness::Run("objdump -d main.o", dir).out.find("%gs:"),
-                  std::string::npos)
-            << ctx;
-      }
-      runs[kind] = harness::Run("./gsprog", dir,
-                                {"BALLARUS_PROFILE=" + dir + "/p.prof"});
-      ASSERT_EQ(runs[kind].status, 0) << ctx << " " << kind << ": "
-                                      << runs[kind].err;
-      if (std::string(kind) == "plain") continue;
-      std::string error;
-      ASSERT_TRUE(LoadProfile(dir + "/p.prof", paths, &profiles[kind], &error))
-          << ctx << ": " << error;
+      BuildRunGs("gs-in-use", mode, kind, main_c, setter, "./gsprog",
+                 &runs[kind], &profiles[kind]);
+      if (HasFatalFailure()) return;
     }
     EXPECT_EQ(runs["gs"].out, runs["plain"].out) << ctx;
     EXPECT_NE(runs["plain"].out.find("gs=0x10000000000"), std::string::npos)
@@ -722,14 +757,7 @@ int main(void) {
     EXPECT_EQ(Exec(gs, "work"), 6000) << ctx;
     EXPECT_EQ(Exec(gs, "thread_main"), 1) << ctx;
     EXPECT_EQ(Exec(gs, "main"), 1) << ctx;
-    EXPECT_EQ(gs.size(), profiles["atomic"].size()) << ctx;
-    for (const auto& [name, fn] : profiles["atomic"]) {
-      auto it = gs.find(name);
-      ASSERT_NE(it, gs.end()) << ctx << ": " << name;
-      EXPECT_EQ(it->second.executions, fn.executions) << ctx << ": " << name;
-      EXPECT_EQ(it->second.edges, fn.edges) << ctx << ": " << name;
-      EXPECT_EQ(it->second.paths, fn.paths) << ctx << ": " << name;
-    }
+    ExpectSameCounts(ctx, gs, profiles["atomic"]);
   }
 }
 
@@ -829,29 +857,9 @@ int main(void) {
     std::map<std::string, CommandResult> runs;
     std::map<std::string, Profile> profiles;
     for (const char* kind : {"plain", "gs", "atomic"}) {
-      const std::string dir =
-          harness::TempRoot() + "/gs-refused-" + mode + "-" + kind;
-      harness::MakeFreshDir(dir);
-      harness::WriteFileOrDie(dir + "/main.c", main_c);
-      std::string cc = Quote(InstallPrefix() + "/bin/ballarus-gcc") +
-                       " -fplugin-arg-ballarus-mode=" + mode;
-      if (std::string(kind) == "plain") cc = "gcc";
-      if (std::string(kind) == "gs")
-        cc += " -fplugin-arg-ballarus-tune-thread-gs=on";
-      if (std::string(kind) == "atomic")
-        cc += " -fplugin-arg-ballarus-update=atomic";
-      const std::string cmd = cc + " -O2 -pthread main.c -o gsprog";
-      CommandResult r = harness::Run(cmd, dir);
-      ASSERT_EQ(r.status, 0) << ctx << ": " << cmd << "\n" << r.err;
-      runs[kind] = harness::Run("setarch x86_64 -L ./gsprog", dir,
-                                {"BALLARUS_PROFILE=" + dir + "/p.prof"});
-      ASSERT_EQ(runs[kind].status, 0) << ctx << " " << kind << ": "
-                                      << runs[kind].err;
-      if (std::string(kind) == "plain") continue;
-      std::string error;
-      ASSERT_TRUE(LoadProfile(dir + "/p.prof", std::string(mode) == "path",
-                              &profiles[kind], &error))
-          << ctx << ": " << error;
+      BuildRunGs("gs-refused", mode, kind, main_c, "",
+                 "setarch x86_64 -L ./gsprog", &runs[kind], &profiles[kind]);
+      if (HasFatalFailure()) return;
     }
     EXPECT_EQ(runs["gs"].out, runs["plain"].out) << ctx;
     EXPECT_EQ(runs["atomic"].err, "") << ctx;
@@ -864,14 +872,7 @@ int main(void) {
     const Profile& gs = profiles["gs"];
     EXPECT_EQ(Exec(gs, "work"), 3 * 1000 + 10) << ctx;
     EXPECT_EQ(Exec(gs, "worker"), 3) << ctx;
-    EXPECT_EQ(gs.size(), profiles["atomic"].size()) << ctx;
-    for (const auto& [name, fn] : profiles["atomic"]) {
-      auto it = gs.find(name);
-      ASSERT_NE(it, gs.end()) << ctx << ": " << name;
-      EXPECT_EQ(it->second.executions, fn.executions) << ctx << ": " << name;
-      EXPECT_EQ(it->second.edges, fn.edges) << ctx << ": " << name;
-      EXPECT_EQ(it->second.paths, fn.paths) << ctx << ": " << name;
-    }
+    ExpectSameCounts(ctx, gs, profiles["atomic"]);
   }
 }
 
@@ -946,25 +947,9 @@ int main(void) {
     std::map<std::string, CommandResult> runs;
     std::map<std::string, Profile> profiles;
     for (const char* kind : {"gs", "atomic"}) {
-      const std::string dir =
-          harness::TempRoot() + "/gs-reuse-" + mode + "-" + kind;
-      harness::MakeFreshDir(dir);
-      harness::WriteFileOrDie(dir + "/reuse.c", prog);
-      std::string cc = Quote(InstallPrefix() + "/bin/ballarus-gcc") +
-                       " -O2 -pthread -fplugin-arg-ballarus-mode=" + mode +
-                       (std::string(kind) == "gs"
-                            ? " -fplugin-arg-ballarus-tune-thread-gs=on"
-                            : " -fplugin-arg-ballarus-update=atomic");
-      CommandResult r = harness::Run(cc + " reuse.c -o reuse", dir);
-      ASSERT_EQ(r.status, 0) << ctx << ": " << r.err;
-      runs[kind] =
-          harness::Run("./reuse", dir, {"BALLARUS_PROFILE=" + dir + "/p.prof"});
-      ASSERT_EQ(runs[kind].status, 0) << ctx << " " << kind << ": "
-                                      << runs[kind].err;
-      std::string error;
-      ASSERT_TRUE(LoadProfile(dir + "/p.prof", std::string(mode) == "path",
-                              &profiles[kind], &error))
-          << ctx << ": " << error;
+      BuildRunGs("gs-reuse", mode, kind, prog, "", "./gsprog", &runs[kind],
+                 &profiles[kind]);
+      if (HasFatalFailure()) return;
     }
     EXPECT_EQ(runs["gs"].out,
               "one copy for 50 of 50; distinct 1, own 1; main's base 0\n")
@@ -976,17 +961,8 @@ int main(void) {
         << ctx;
     const Profile& gs = profiles["gs"];
     EXPECT_EQ(Exec(gs, "work"), 50 * 100 + 4 * 100) << ctx;
-    EXPECT_EQ(gs.size(), profiles["atomic"].size()) << ctx;
-    for (const char* name : {"work", "one_after_another", "alive_together"}) {
-      auto it = gs.find(name);
-      auto at = profiles["atomic"].find(name);
-      ASSERT_NE(it, gs.end()) << ctx << ": " << name;
-      ASSERT_NE(at, profiles["atomic"].end()) << ctx << ": " << name;
-      EXPECT_EQ(it->second.executions, at->second.executions)
-          << ctx << ": " << name;
-      EXPECT_EQ(it->second.edges, at->second.edges) << ctx << ": " << name;
-      EXPECT_EQ(it->second.paths, at->second.paths) << ctx << ": " << name;
-    }
+    ExpectSameCounts(ctx, gs, profiles["atomic"],
+                     {"work", "one_after_another", "alive_together"});
     EXPECT_EQ(Exec(gs, "one_after_another"), 50) << ctx;
     EXPECT_EQ(Exec(gs, "alive_together"), 4) << ctx;
   }
