@@ -40,7 +40,7 @@ LoopRegisterVerdict JudgeRegisterLoop(const LoopFacts& loop) {
   if (!loop.counted_exit) return LoopRegisterVerdict::kNotCounted;
   if (loop.iterations < MinRegisterIterations(loop.blocks, loop.statements))
     return LoopRegisterVerdict::kFewIterations;
-  if (loop.tight_only && loop.body_statements > kTightLoopStatements)
+  if (loop.tight_only && loop.statements > kTightLoopStatements)
     return LoopRegisterVerdict::kNotTight;
   return LoopRegisterVerdict::kTakes;
 }

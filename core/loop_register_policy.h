@@ -20,10 +20,8 @@ struct LoopFacts {
   size_t exits = 0;           // edges out of the loop
   bool counted_exit = false;  // an exit decided by an induction variable
   size_t blocks = 0;          // blocks of the loop, header included
-  // Non-debug statements of a loop of at most two blocks (0 otherwise).
+  // Non-debug statements of the loop's blocks.
   size_t statements = 0;
-  // Non-debug statements of the loop's blocks, whatever their number.
-  size_t body_statements = 0;
   // GCC's estimate of the iterations per entry (guessed or read); -1 when
   // GCC has none.
   int64_t iterations = -1;

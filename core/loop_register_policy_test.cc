@@ -105,9 +105,9 @@ TEST(LoopRegisterPolicy, DumpWords) {
 TEST(LoopRegisterPolicy, TightOnlyRefusesLongerBodies) {
   LoopFacts loop = CountedLoop();
   loop.tight_only = true;
-  loop.body_statements = 12;
+  loop.statements = 12;
   EXPECT_EQ(JudgeRegisterLoop(loop), LoopRegisterVerdict::kTakes);
-  loop.body_statements = 13;
+  loop.statements = 13;
   EXPECT_EQ(JudgeRegisterLoop(loop), LoopRegisterVerdict::kNotTight);
   EXPECT_EQ(std::string(LoopRegisterVerdictText(JudgeRegisterLoop(loop))),
             "counters in memory (not a tight loop)");

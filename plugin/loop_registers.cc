@@ -266,8 +266,7 @@ ballarus::LoopFacts LookAtLoop(int h, const std::set<int>& blocks,
     for (gimple_stmt_iterator gsi =
              gsi_start_nondebug_bb(BASIC_BLOCK_FOR_FN(cfun, b));
          !gsi_end_p(gsi); gsi_next_nondebug(&gsi))
-      ++facts.body_statements;
-  if (blocks.size() <= 2) facts.statements = facts.body_statements;
+      ++facts.statements;
   return facts;
 }
 

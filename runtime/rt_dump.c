@@ -257,6 +257,14 @@ static int zero_record(ballarus_profile_record *rec, uint64_t n) {
   return 0;
 }
 
+/* The live counters the dump reads for d: its own, or those its module's
+   thread-counter fold gave for the thread-mode range (thread_counters.h).  */
+static uint64_t *tu_live(const ballarus_root *r, const ballarus_tu_desc *d) {
+  if (r->tc_read != NULL && d->counters >= r->tc_lo && d->counters < r->tc_hi)
+    return r->tc_read + (d->counters - r->tc_lo);
+  return d->counters;
+}
+
 /* Reads the TU's counters and path tables into e->rec and e->snap, and
    sets e->rec.runs: 1 at the first dump of this process that writes the
    TU (`counted`: an earlier one did), whether its code ran or not (gcov's
@@ -268,14 +276,6 @@ static int zero_record(ballarus_profile_record *rec, uint64_t n) {
    block map.  When nothing but this dump can change the counters
    (stable_state), the snapshot of a large array is the array itself, not
    a copy.  Returns -1 when out of memory.  */
-/* The live counters the dump reads for d: its own, or those its module's
-   thread-counter fold gave for the thread-mode range (thread_counters.h).  */
-static uint64_t *tu_live(const ballarus_root *r, const ballarus_tu_desc *d) {
-  if (r->tc_read != NULL && d->counters >= r->tc_lo && d->counters < r->tc_hi)
-    return r->tc_read + (d->counters - r->tc_lo);
-  return d->counters;
-}
-
 static int snapshot_tu(entry *e, int counted, ballarus_rt_pagemap *pm,
                        stability *st) {
   const ballarus_tu_desc *d = e->root->tus[e->t];
