@@ -97,7 +97,7 @@ naive               | plain       | ballarus | mode=naive update=single | ballar
 naive-atomic        | plain       | ballarus | mode=naive update=atomic | ballarus naive, atomic
 edge                | plain       | ballarus | mode=edge weights=heuristic update=single | ballarus edge, weights=heuristic (default)
 edge-atomic         | plain       | ballarus | mode=edge weights=heuristic update=atomic | ballarus edge heuristic, atomic
-edge-thread         | plain       | ballarus | mode=edge weights=heuristic update=thread | ballarus edge heuristic, per-thread counters (update=thread, the default under -pthread)
+edge-thread         | plain       | ballarus | mode=edge weights=heuristic update=thread | ballarus edge heuristic, per-thread counters (update=thread, the default under -pthread: through %gs in executables)
 edge-tls            | plain       | ballarus | mode=edge weights=heuristic update=tls | ballarus edge heuristic, per-thread counters in static TLS (update=tls)
 edge-gcc            | plain       | ballarus | mode=edge weights=gcc update=single | ballarus edge, weights=gcc
 edge-wu-larus       | plain       | ballarus | mode=edge weights=heuristic tune-estimator=wu-larus update=single | ballarus edge, Wu-Larus static estimate (tune-estimator=wu-larus)
@@ -108,10 +108,10 @@ edge-profile        | plain       | ballarus | mode=edge weights=profile=@NAIVE_
 edge-profile-atomic | plain       | ballarus | mode=edge weights=profile=@NAIVE_PROFILE@ update=atomic | ballarus edge profile, atomic
 path                | plain       | ballarus | mode=path update=single | ballarus Ball-Larus path profiling
 path-atomic         | plain       | ballarus | mode=path update=atomic | ballarus path, atomic
-path-thread         | plain       | ballarus | mode=path update=thread | ballarus path, per-thread counters (update=thread, the default under -pthread)
+path-thread         | plain       | ballarus | mode=path update=thread | ballarus path, per-thread counters (update=thread, the default under -pthread: through %gs in executables)
 path-tls            | plain       | ballarus | mode=path update=tls | ballarus path, per-thread counters in static TLS (update=tls)
-edge-thread-gs      | plain       | ballarus | mode=edge weights=heuristic update=thread tune-thread-gs=on | ballarus edge heuristic, per-thread counters added through %gs (tune-thread-gs=on)
-path-thread-gs      | plain       | ballarus | mode=path update=thread tune-thread-gs=on | ballarus path, per-thread counters added through %gs (tune-thread-gs=on)
+edge-thread-ptr     | plain       | ballarus | mode=edge weights=heuristic update=thread tune-thread-gs=off | ballarus edge heuristic, per-thread counters through the thread-local pointer (tune-thread-gs=off)
+path-thread-ptr     | plain       | ballarus | mode=path update=thread tune-thread-gs=off | ballarus path, per-thread counters through the thread-local pointer (tune-thread-gs=off)
 path-et-off         | plain       | ballarus | mode=path update=single early-termination=off | ballarus path, no early-termination pre-count (breakdown)
 path-hash           | plain       | ballarus | mode=path update=single path-storage=hash | ballarus path, functions above path-table-max hashed instead of cut (the former storage) (breakdown)
 path-no-hoist       | plain       | ballarus | mode=path update=single tune-path-hoist=off | ballarus path, path ends not hoisted onto the edges into their block (breakdown)
@@ -148,7 +148,7 @@ edge-path-no-derive | plain       | ballarus | mode=edge,path update=single tune
 QUICK_VARIANTS=plain,gcov,naive,edge,edge-atomic,path
 # Breakdown variants: selected by name, a pattern naming them (path*), or
 # --path-breakdown; not by "all" (they are for one question only).
-EXTRA_VARIANTS='edge-tls path-tls edge-thread-gs path-thread-gs path-et-off path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed edge-path-number path-max64k path-no-fe edge-path-no-derive edge-path-cuts path-no-balance path-no-cut-hoist path-no-pc-hoist path-no-entry-bal path-no-barrier path-no-keep-tails edge-no-barrier edge-no-loop-regs edge-no-entry-calls path-no-call-cuts path-no-loop-regs path-whole'
+EXTRA_VARIANTS='edge-tls path-tls edge-thread-ptr path-thread-ptr path-et-off path-hash path-no-hoist path-no-returns path-number path-loops path-dense path-hashed edge-path-number path-max64k path-no-fe edge-path-no-derive edge-path-cuts path-no-balance path-no-cut-hoist path-no-pc-hoist path-no-entry-bal path-no-barrier path-no-keep-tails edge-no-barrier edge-no-loop-regs edge-no-entry-calls path-no-call-cuts path-no-loop-regs path-whole'
 BREAKDOWN_VARIANTS=plain,edge,path,path-et-off,path-hash,path-no-hoist,path-no-returns,path-number,path-loops,path-dense,path-hashed,path-max64k,path-no-fe,edge-path,edge-path-number,edge-path-no-derive,edge-path-cuts,path-no-balance,path-no-cut-hoist,path-no-pc-hoist,path-no-entry-bal,path-no-barrier,path-no-keep-tails,edge-no-barrier,edge-no-entry-calls,path-no-call-cuts,path-no-loop-regs
 BREAKDOWN_PROGRAMS=lua,sqlite3,bzip2
 THREADS_ACCEPTANCE_VARIANTS=plain,gcov,gcov-atomic,clang-plain,clang,clang-atomic,edge,edge-atomic,edge-thread,edge-tls,path,path-atomic,path-thread,path-tls

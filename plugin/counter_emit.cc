@@ -201,13 +201,14 @@ void AppendBarrier(gimple_seq* seq, tree ref) {
 
 // A load, an add and a store, or with update=atomic one relaxed
 // __atomic_fetch_add_8.  In a thread-mode function the TU's array is
-// redirected to the thread's copy and added to plainly: only its thread
-// writes it.
+// redirected to the thread's copy, through the thread pointer or %gs, and
+// added to plainly: only its thread writes it.  update=tls adds in one asm.
 void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic,
                       bool in_loop) {
   tree u64 = TREE_TYPE(ref);
   if (AppendSegmentAdd(seq, ref, delta)) return;
-  if (RedirectToThreadCopy(seq, &ref)) atomic = false;
+  if (RedirectThroughGs(seq, &ref) || RedirectToThreadCopy(seq, &ref))
+    atomic = false;
   if (atomic) {
     AppendAtomicAdd(seq, ref, delta);
     return;

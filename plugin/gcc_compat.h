@@ -61,6 +61,7 @@
 #include "cfg.h"
 #include "intl.h"
 #include "version.h"
+#include "tm_p.h" /* the target's address spaces: ADDR_SPACE_SEG_GS */
 
 /* GCC 12 spells the pass-execution hook with a `function *` argument and
    passes are created with a gcc::context.  Nothing else differs between the

@@ -42,6 +42,7 @@
 #include "plugin/counter_emit.h"
 #include "plugin/loop_registers.h"
 #include "plugin/path_returns.h"
+#include "plugin/thread_counters.h"
 
 namespace ballarus::plugin {
 
@@ -353,7 +354,7 @@ void DumpFlushes() {
 }  // namespace
 
 bool LoopRegistersWanted(bool atomic, bool per_thread) {
-  return optimize > 0 && !atomic && !per_thread &&
+  return optimize > 0 && !atomic && (!per_thread || ThreadCountsThroughGs()) &&
          Options::IsOn(g_options.loop_registers, true);
 }
 

@@ -390,7 +390,8 @@ const OptionSpec kTuneOptions[] = {
     {"tune-thread-gs", "on|off",
      "update=thread in x86-64 code for executables: a count is one add\n"
      "through %gs, whose base each thread sets to its copy's distance from\n"
-     "the shared counters (default off: the thread-local pointer)\n",
+     "the shared counters (default on: off counts through the thread-local\n"
+     "pointer, as -fPIC code does)\n",
      ParseOnOff, &Options::thread_gs},
     {"tune-loop-barrier", "on|off",
      "an empty asm after a counter update in a loop that may touch counter\n"
@@ -399,9 +400,9 @@ const OptionSpec kTuneOptions[] = {
      ParseOnOff, &Options::loop_barrier},
     {"tune-loop-registers", "auto|on|off",
      "counted call-free loops count in locals, added to the counters on\n"
-     "their exits (default auto: with update=single and -O1+, every such\n"
-     "loop with path profiling, tight loops of 12 statements or fewer in\n"
-     "edge mode)\n",
+     "their exits (default auto: at -O1+ with update=single, or with\n"
+     "update=thread counting through %gs, every such loop with path\n"
+     "profiling, tight loops of 12 statements or fewer in edge mode)\n",
      ParseAutoOnOff, nullptr, &Options::loop_registers},
     {"tune-estimator", "ball-larus|wu-larus",
      "the static estimate behind weights=heuristic (default ball-larus):\n"

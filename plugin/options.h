@@ -146,11 +146,12 @@ struct Options {
   // function whose computed goto (or cut block) had its path end counted
   // on the edges into it (pass.cc KeepTailsApart).
   bool path_keep_tails = true;
-  // tune-thread-gs=on: update=thread in x86-64 code for executables counts
-  // with one `addq $1, %gs:counter(%rip)`, the thread's %gs base set to its
-  // copy's distance from the shared counters (thread_counters.cc); off
-  // (default): the thread-local pointer.
-  bool thread_gs = false;
+  // tune-thread-gs=on (default): update=thread in x86-64 code for
+  // executables counts with update=single's add through %gs, `addq $1,
+  // %gs:counter(%rip)`, the thread's %gs base set to its copy's distance
+  // from the shared counters (thread_counters.cc); off: the thread-local
+  // pointer, as in -fPIC code.
+  bool thread_gs = true;
   // tune-estimator: the static estimate behind weights=heuristic --
   // kBallLarus (default): Ball & Larus' loop-based weighting
   // (estimator/estimator.h); kWuLarus: Wu & Larus' branch heuristics

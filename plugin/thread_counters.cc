@@ -64,17 +64,18 @@
 //
 // tune-thread-gs=on, in x86-64 code for executables (elsewhere update=thread
 // as above): the counters stay in the shared section, and a count is
-// `addq $1, %gs:__ballarus_counters+56(%rip)`, update=single's add with a
-// %gs override.  The runtime sets a registered thread's %gs base to its
-// copy's address minus the section's start, so the same instruction adds
-// into the thread's copy; with base 0 (a thread not yet registered) it
-// adds into the shared array, as the pointer does.  The add is an asm with
-// the symbol in its template, as update=tls's.  Path mode keeps its pointer
-// register (path_emit.cc), a pointer into the shared array, counted `addq
-// $1, %gs:(%reg)` and folded to the constant form where the pointer became
-// a constant; a count at an index in a register forms the array's address
-// with a `lea` into a scratch register (RIP-relative addressing takes no
-// index).  The pointer __ballarus_tc, its check and the table stay
+// update=single's load, add and store through GCC's %gs address space
+// (__seg_gs), `addq $1, %gs:__ballarus_counters+56(%rip)`.  The runtime
+// sets a registered thread's %gs base to its copy's address minus the
+// section's start, so the same instruction adds into the thread's copy;
+// with base 0 (a thread not yet registered, or the thread that owns the
+// shared counters) it adds into the shared array, as the pointer does.
+// Being ordinary memory accesses, GCC optimises these adds as it does
+// update=single's (inlining, scheduling, addresses kept in registers
+// through loops), and loops take loop registers as under update=single,
+// each flush one add.  Path mode keeps its pointer register (path_emit.cc),
+// a pointer into the shared array converted to the %gs address space where
+// it counts.  The pointer __ballarus_tc, its check and the table stay
 // (registration points the pointer and sets %gs), and the TU lists its
 // counters in BALLARUS_GS_SECTION, which tells the module's runtime to set
 // %gs (runtime/thread_gs.c).
@@ -83,6 +84,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "runtime/ballarus_format.h"
 // GCC's headers come last: see gcc_compat.h.
@@ -329,9 +331,7 @@ void PrepareThreadCounters(tree counters) {
   g_thread.tls = g_options.update == Update::kTls && exe64
                      ? DefineThreadArray(counters)
                      : NULL_TREE;
-  // The %gs add's scratch register is 64-bit: not in x32 code.
-  g_thread.gs = g_options.thread_gs && g_thread.tls == NULL_TREE && exe64 &&
-                TARGET_LP64;
+  g_thread.gs = ThreadCountsThroughGs();
   AddThreadTableEntries(counters, g_thread.tc, g_thread.tls, g_thread.gs);
 
   tree fntype = build_function_type_list(ptr_type_node, ptr_type_node,
@@ -362,6 +362,13 @@ void BeginThreadCounters() {
 bool ThreadCountersActive() { return g_thread.active; }
 
 bool ThreadCountersThroughGs() { return g_thread.active && g_thread.gs; }
+
+bool ThreadCountsThroughGs() {
+  // x86-64 LP64 code for executables (the runtime maps the copies within
+  // reach of a 32-bit displacement from the shared array: not in x32).
+  return g_options.thread_gs && g_options.update != Update::kTls &&
+         !flag_shlib && TARGET_64BIT && TARGET_LP64;
+}
 
 void EndThreadCounters() {
   g_thread.active = false;
@@ -405,26 +412,45 @@ void PushOperand(vec<tree, va_gc>** ops, const char* constraint, tree value) {
                           value));
 }
 
-// The template of a static TLS or %gs add at a constant index, or (index <
-// 0) at the index in an input operand.  Operands: static TLS %0 delta, %1
-// index; %gs at a constant %0 delta; %gs indexed %0 a scratch output, %1
-// delta, %2 index (RIP-relative addressing takes no index register, so
-// the array's address goes into the scratch register first).
+// The template of a static TLS add at a constant index, or (index < 0) at
+// the index in operand %1; the delta is %0.
 std::string SegmentAddText(HOST_WIDE_INT index) {
-  if (g_thread.gs) {
-    const std::string sym = AsmName(g_thread.counters);
-    if (index < 0)
-      return "leaq " + sym + "(%%rip), %0\n\taddq %1, %%gs:(%0,%2,8)";
-    return "addq %0, %%gs:" + sym + "+" + std::to_string(8 * index) +
-           "(%%rip)";
-  }
   std::string text = std::string("addq %0, %%fs:") + AsmName(g_thread.tls) +
                      "@tpoff";
   return index < 0 ? text + "(,%1,8)" : text + "+" + std::to_string(8 * index);
 }
 
-// A %gs add at the address in operand %1 (path mode's pointer register).
-const char kGsPointerText[] = "addq %0, %%gs:(%1)";
+// asm volatile (TEXT : "er" (delta)[, "r" (index)] : "cc").  Spelled in
+// asm: an ARRAY_REF of the TLS array makes GCC put sym@tpoff in a
+// register, which RTL PRE and loop invariant motion then keep live through
+// loops (a callee-saved register, pushed and popped per call).  Volatile:
+// nothing uses its result, and only the runtime reads the counters it adds
+// to.
+gasm* BuildSegmentAdd(const std::string& text, tree delta, tree index) {
+  vec<tree, va_gc>* inputs = NULL;
+  PushOperand(&inputs, "er", delta);
+  if (index != NULL_TREE) PushOperand(&inputs, "r", index);
+  return VolatileAsm(text, inputs, {"cc"});
+}
+
+// type qualified with GCC's %gs address space.
+tree InGs(tree type) {
+  return build_qualified_type(
+      type, TYPE_QUALS(type) | ENCODE_QUAL_ADDR_SPACE(ADDR_SPACE_SEG_GS));
+}
+
+// The counter at byte offset off of the TU's array, seen through %gs, as a
+// reference of type ref_type (a %gs-qualified u64) whose address is the
+// array's, typed as a pointer into %gs: a constant address, which GCC puts
+// in the instruction (`%gs:counters+off(%rip)`).  Through an SSA pointer
+// GCC would keep such addresses in registers (RTL invariant motion, CSE).
+tree GsCounterRef(tree ref_type, HOST_WIDE_INT off) {
+  tree base = build1(ADDR_EXPR,
+                     build_pointer_type(InGs(TREE_TYPE(g_thread.counters))),
+                     g_thread.counters);
+  return build2(MEM_REF, ref_type, base,
+                build_int_cst(build_pointer_type(ref_type), off));
+}
 
 // The byte offset in the TU's counters of the invariant address addr
 // (&counters[k], &MEM[&counters + off]), or -1.
@@ -438,36 +464,72 @@ HOST_WIDE_INT CounterOffset(tree addr) {
   return o >= 0 && o % 8 == 0 ? o : -1;
 }
 
-// asm volatile (TEXT [: "=&r" (scratch)] : "er" (delta)[, "r" (index)] :
-// "cc").  Spelled in asm: an ARRAY_REF of the TLS array makes GCC put
-// sym@tpoff in a register, which RTL PRE and loop invariant motion then
-// keep live through loops (a callee-saved register, pushed and popped per
-// call); the %gs add likewise keeps the array's address out of registers.
-// Volatile: nothing uses its result, and only the runtime reads the
-// counters it adds to.
-gasm* BuildSegmentAdd(const std::string& text, tree delta, tree index) {
-  vec<tree, va_gc>* inputs = NULL;
-  PushOperand(&inputs, "er", delta);
-  if (index != NULL_TREE) PushOperand(&inputs, "r", index);
-  if (!g_thread.gs || index == NULL_TREE)
-    return VolatileAsm(text, inputs, {"cc"});
-  vec<tree, va_gc>* outputs = NULL;
-  tree scratch = make_temp_ssa_name(long_integer_type_node, NULL, "BLRS_gs");
-  PushOperand(&outputs, "=&r", scratch);
-  vec<tree, va_gc>* clobbers = NULL;
-  vec_safe_push(clobbers, build_tree_list(NULL_TREE, build_string(3, "cc")));
-  gasm* a = gimple_build_asm_vec(ggc_strdup(text.c_str()), inputs, outputs,
-                                 clobbers, NULL);
-  gimple_asm_set_volatile(a, true);
-  SSA_NAME_DEF_STMT(scratch) = a;
-  return a;
+// *p, p a %gs pointer converted from a counter's constant address (a path
+// pointer register GCC's constant propagation made a constant), becomes
+// that counter's reference with the address in it.  Returns the
+// conversion's result, or NULL_TREE.
+tree FoldGsPointer(tree* ref) {
+  if (TREE_CODE(*ref) != MEM_REF ||
+      TREE_CODE(TREE_OPERAND(*ref, 0)) != SSA_NAME)
+    return NULL_TREE;
+  tree p = TREE_OPERAND(*ref, 0);
+  gassign* conv = dyn_cast<gassign*>(SSA_NAME_DEF_STMT(p));
+  if (conv == nullptr ||
+      gimple_assign_rhs_code(conv) != ADDR_SPACE_CONVERT_EXPR)
+    return NULL_TREE;
+  const HOST_WIDE_INT off = CounterOffset(gimple_assign_rhs1(conv));
+  if (off < 0 || !tree_fits_shwi_p(TREE_OPERAND(*ref, 1))) return NULL_TREE;
+  *ref = GsCounterRef(TREE_TYPE(*ref),
+                      off + tree_to_shwi(TREE_OPERAND(*ref, 1)));
+  return p;
 }
 
-// Late in the GIMPLE pipeline (after "optimized"): a static TLS or %gs add
-// whose index GCC's constant propagation made a constant is given the
-// constant in its address, `%fs:sym@tpoff+8i` or `%gs:sym+8i(%rip)`,
-// instead of a register loaded with it (path counts whose register is
-// known where they count).
+// Gives a static TLS add at a constant register index that constant in
+// its address.
+void FoldTlsAdd(gimple_stmt_iterator* gsi, const std::string& indexed) {
+  gasm* a = dyn_cast<gasm*>(gsi_stmt(*gsi));
+  if (a == nullptr || gimple_asm_ninputs(a) != 2 ||
+      indexed != gimple_asm_string(a))
+    return;
+  tree index = TREE_VALUE(gimple_asm_input_op(a, 1));
+  if (!tree_fits_shwi_p(index) || tree_to_shwi(index) < 0) return;
+  gsi_replace(gsi,
+              BuildSegmentAdd(SegmentAddText(tree_to_shwi(index)),
+                              TREE_VALUE(gimple_asm_input_op(a, 0)),
+                              NULL_TREE),
+              false);
+}
+
+// Folds the %gs pointers of the load or store at *gsi; each conversion
+// left without uses goes to *dead.
+void FoldGsAccess(gimple_stmt_iterator* gsi, std::vector<tree>* dead) {
+  gassign* s = dyn_cast<gassign*>(gsi_stmt(*gsi));
+  if (s == nullptr || !gimple_assign_single_p(s)) return;
+  bool changed = false;
+  for (tree* ref : {gimple_assign_lhs_ptr(s), gimple_assign_rhs1_ptr(s)})
+    if (tree p = FoldGsPointer(ref)) {
+      dead->push_back(p);
+      changed = true;
+    }
+  if (changed) update_stmt(s);
+}
+
+// Removes the conversions in dead that no statement uses any more.
+void RemoveUnusedConversions(const std::vector<tree>& dead) {
+  for (tree p : dead) {
+    if (SSA_NAME_IN_FREE_LIST(p) || !has_zero_uses(p)) continue;
+    gimple_stmt_iterator gsi = gsi_for_stmt(SSA_NAME_DEF_STMT(p));
+    gsi_remove(&gsi, true);
+    release_ssa_name(p);
+  }
+}
+
+// Late in the GIMPLE pipeline (after "optimized"), where GCC's constant
+// propagation has made some path counts' registers constants: a static
+// TLS add at a constant index gets the constant in its address,
+// `%fs:sym@tpoff+8i`, and a %gs count through a constant pointer gets the
+// constant address, `%gs:sym+8i(%rip)`, instead of a register loaded
+// with it.
 class SegmentFoldPass : public gimple_opt_pass {
  public:
   explicit SegmentFoldPass(gcc::context* ctxt)
@@ -476,39 +538,18 @@ class SegmentFoldPass : public gimple_opt_pass {
     return g_thread.tls != NULL_TREE || g_thread.gs;
   }
   unsigned int execute(function* fn) override {
-    const std::string indexed = SegmentAddText(-1);
+    const std::string indexed =
+        g_thread.tls != NULL_TREE ? SegmentAddText(-1) : std::string();
+    std::vector<tree> dead;
     basic_block bb;
     FOR_EACH_BB_FN(bb, fn) {
       for (gimple_stmt_iterator gsi = gsi_start_bb(bb); !gsi_end_p(gsi);
            gsi_next(&gsi)) {
-        gasm* a = dyn_cast<gasm*>(gsi_stmt(gsi));
-        if (a == nullptr || gimple_asm_ninputs(a) != 2) continue;
-        if (g_thread.gs && strcmp(gimple_asm_string(a), kGsPointerText) == 0) {
-          const HOST_WIDE_INT off =
-              CounterOffset(TREE_VALUE(gimple_asm_input_op(a, 1)));
-          if (off < 0) continue;
-          gsi_replace(&gsi,
-                      BuildSegmentAdd(SegmentAddText(off / 8),
-                                      TREE_VALUE(gimple_asm_input_op(a, 0)),
-                                      NULL_TREE),
-                      false);
-          continue;
-        }
-        if (indexed != gimple_asm_string(a)) continue;
-        tree index = TREE_VALUE(gimple_asm_input_op(a, 1));
-        if (!tree_fits_shwi_p(index) || tree_to_shwi(index) < 0) continue;
-        gasm* folded =
-            BuildSegmentAdd(SegmentAddText(tree_to_shwi(index)),
-                            TREE_VALUE(gimple_asm_input_op(a, 0)), NULL_TREE);
-        tree scratch = gimple_asm_noutputs(a) != 0
-                           ? TREE_VALUE(gimple_asm_output_op(a, 0))
-                           : NULL_TREE;
-        gsi_replace(&gsi, folded, false);
-        // The %gs add's scratch register, unused, goes with its asm.
-        if (scratch != NULL_TREE && TREE_CODE(scratch) == SSA_NAME)
-          release_ssa_name(scratch);
+        if (g_thread.tls != NULL_TREE) FoldTlsAdd(&gsi, indexed);
+        if (g_thread.gs) FoldGsAccess(&gsi, &dead);
       }
     }
+    RemoveUnusedConversions(dead);
     return 0;
   }
 
@@ -525,17 +566,7 @@ opt_pass* MakeSegmentFoldPass(gcc::context* ctxt) {
 }
 
 bool AppendSegmentAdd(gimple_seq* seq, tree ref, tree delta) {
-  if (g_thread.active && g_thread.gs && TREE_CODE(ref) == MEM_REF &&
-      TREE_CODE(TREE_OPERAND(ref, 0)) == SSA_NAME &&
-      integer_zerop(TREE_OPERAND(ref, 1))) {
-    g_thread.used = true;
-    vec<tree, va_gc>* inputs = NULL;
-    PushOperand(&inputs, "er", fold_convert(TREE_TYPE(ref), delta));
-    PushOperand(&inputs, "r", TREE_OPERAND(ref, 0));
-    gimple_seq_add_stmt(seq, VolatileAsm(kGsPointerText, inputs, {"cc"}));
-    return true;
-  }
-  if (!g_thread.active || (g_thread.tls == NULL_TREE && !g_thread.gs) ||
+  if (!g_thread.active || g_thread.tls == NULL_TREE ||
       TREE_CODE(ref) != ARRAY_REF || TREE_OPERAND(ref, 0) != g_thread.counters)
     return false;
   g_thread.used = true;
@@ -550,6 +581,32 @@ bool AppendSegmentAdd(gimple_seq* seq, tree ref, tree delta) {
   tree i64 = make_temp_ssa_name(long_integer_type_node, NULL, "BLRS_i");
   gimple_seq_add_stmt(seq, gimple_build_assign(i64, NOP_EXPR, index));
   gimple_seq_add_stmt(seq, BuildSegmentAdd(SegmentAddText(-1), delta, i64));
+  return true;
+}
+
+bool RedirectThroughGs(gimple_seq* seq, tree* ref) {
+  const bool element = TREE_CODE(*ref) == ARRAY_REF &&
+                       TREE_OPERAND(*ref, 0) == g_thread.counters;
+  const bool pointed = TREE_CODE(*ref) == MEM_REF &&
+                       TREE_CODE(TREE_OPERAND(*ref, 0)) == SSA_NAME &&
+                       integer_zerop(TREE_OPERAND(*ref, 1));
+  if (!g_thread.active || !g_thread.gs || !(element || pointed)) return false;
+  g_thread.used = true;
+  tree u64 = TREE_TYPE(*ref);
+  tree gs_ptr = build_pointer_type(InGs(u64));
+  tree index = element ? TREE_OPERAND(*ref, 1) : NULL_TREE;
+  if (index != NULL_TREE && tree_fits_uhwi_p(index)) {
+    *ref = GsCounterRef(InGs(u64), 8 * tree_to_uhwi(index));
+    return true;
+  }
+  tree addr = pointed ? TREE_OPERAND(*ref, 0) : NULL_TREE;
+  if (addr == NULL_TREE) {
+    addr = make_temp_ssa_name(build_pointer_type(u64), NULL, "BLRS_a");
+    gimple_seq_add_stmt(seq, gimple_build_assign(addr, build_fold_addr_expr(*ref)));
+  }
+  tree p = make_temp_ssa_name(gs_ptr, NULL, "BLRS_gs");
+  gimple_seq_add_stmt(seq, gimple_build_assign(p, ADDR_SPACE_CONVERT_EXPR, addr));
+  *ref = build_simple_mem_ref(p);
   return true;
 }
 

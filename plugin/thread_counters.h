@@ -31,23 +31,35 @@ bool ThreadCountersActive();
 // (path mode's pointer register) counts into the thread's copy as it is.
 bool ThreadCountersThroughGs();
 
+// Whether this TU's per-thread counts go through %gs (tune-thread-gs in
+// x86-64 code for an executable), known before any function is
+// instrumented.
+bool ThreadCountsThroughGs();
+
 // Between Begin and End, when *ref is an element of the TU's counter array:
 // appends to seq the load of the thread pointer, points *ref at the same
 // element of the thread's copy and returns true (AppendCounterAdd then adds
 // plainly: only its thread writes it).  Otherwise returns false.
 bool RedirectToThreadCopy(gimple_seq* seq, tree* ref);
 
-// Between Begin and End, with update=tls or tune-thread-gs=on in x86-64
-// code for an executable, when ref is an element of the TU's counter
-// array: appends the add of delta to the same element of the TU's static
-// thread-local array (one `addq $d, %fs:OFFSET`) or, through %gs, of the
-// thread's copy (`addq $d, %gs:counters+OFFSET(%rip)`) and returns true.
-// With %gs, ref may also be *p, p a pointer into the shared counters
-// (`addq $d, %gs:(p)`).  Otherwise returns false.
+// Between Begin and End, with update=tls in x86-64 code for an
+// executable, when ref is an element of the TU's counter array: appends
+// the add of delta to the same element of the TU's static thread-local
+// array (one `addq $d, %fs:OFFSET`) and returns true.  Otherwise returns
+// false.
 bool AppendSegmentAdd(gimple_seq* seq, tree ref, tree delta);
 
-// The GIMPLE pass, run after "optimized", that gives the static TLS and
-// %gs adds whose index became a constant that constant in their address.
+// Between Begin and End, with tune-thread-gs=on in x86-64 code for an
+// executable, when *ref is an element of the TU's counter array or *p, p
+// a pointer into it: appends the conversion of its address to GCC's %gs
+// address space (__seg_gs) and makes *ref the same element seen through
+// %gs, which GCC then adds to as it adds to update=single's counters
+// (`addq $d, %gs:counters+OFFSET(%rip)`); returns true.  Otherwise
+// returns false.
+bool RedirectThroughGs(gimple_seq* seq, tree* ref);
+
+// The GIMPLE pass, run after "optimized", that gives the static TLS adds
+// whose index became a constant that constant in their address.
 opt_pass* MakeSegmentFoldPass(gcc::context* ctxt);
 
 }  // namespace ballarus::plugin

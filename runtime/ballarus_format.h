@@ -110,7 +110,8 @@ typedef struct ballarus_tc_entry {
    array instead.  */
 #define BALLARUS_TLS_TABLE_SECTION "ballarus_tls_table"
 
-/* tune-thread-gs=on, in x86-64 code for executables: the TU counts with
+/* update=thread through %gs (tune-thread-gs, on by default), in x86-64
+   code for executables: the TU counts with
    `addq $1, %gs:counter(%rip)` into the shared array's range, and each
    registered thread's %gs base is its copy's address minus the range's
    start (runtime/thread_counters.c).  Each such TU adds the address of its

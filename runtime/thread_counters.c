@@ -121,7 +121,8 @@
    0.  Counts a thread makes there before it registers are folded once it
    does, and lost if it never does.
 
-   %gs (tune-thread-gs=on, x86-64 code for executables: thread_gs.c).
+   %gs (update=thread's default in x86-64 code for executables,
+   tune-thread-gs; thread_gs.c).
    Such TUs count `addq $1, %gs:counter(%rip)`; registration also sets
    the thread's %gs base to (ctr - __start), and a thread exit resets it
    to 0 before the fold, so the fold sees the same copy either way.  Since
@@ -565,15 +566,37 @@ static void tc_init(void) {
 }
 
 /* The calling thread's %gs code counts into c: its base is set.  A base
-   the kernel refuses (a copy below the counters) leaves that code on the
-   shared counters, unsynchronised, with one warning.  */
+   the kernel refuses (a copy below the counters, where map_copy found no
+   room above them) leaves that code on the shared counters,
+   unsynchronised, with one warning.  */
 static void point_gs(tc_copy *c) {
   if (tc_gs != 1 || ballarus_gs_point(c->ctr) == 0) return;
   ballarus_gs_point(NULL);
   if (!__atomic_exchange_n(&tc_gs_warned, 1, __ATOMIC_RELAXED))
     tc_warn("cannot set the %%gs base of a thread's counter copy: that "
-            "thread's tune-thread-gs code counts into the shared counters, "
+            "thread's %%gs code counts into the shared counters, "
             "without synchronisation");
+}
+
+/* m, a new mapping of total bytes, or one in its place above the shared
+   counters if m lies below them and the module's code counts through
+   %gs: the kernel takes only user addresses as a base (copy − counters).
+   Mappings grow up from below an executable under the legacy layout
+   (`setarch -L`, an unlimited stack size limit), so the copy asks for a
+   place 1 TiB above the counters, out of the heap's way.  */
+static void *above_counters(void *m, size_t total) {
+  if (tc_gs != 1 || (uint64_t *)m > __start_ballarus_thread_ctrs) return m;
+  uintptr_t hint = ((uintptr_t)__stop_ballarus_thread_ctrs + tc_page - 1) /
+                       tc_page * tc_page + ((uintptr_t)1 << 40);
+  void *h = mmap((void *)hint, total, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (h == MAP_FAILED) return m;
+  if ((uint64_t *)h < __start_ballarus_thread_ctrs) {
+    munmap(h, total);
+    return m;
+  }
+  munmap(m, total);
+  return h;
 }
 
 static tc_copy *map_copy(uint64_t n) {
@@ -581,6 +604,7 @@ static tc_copy *map_copy(uint64_t n) {
   void *m = mmap(NULL, total, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (m == MAP_FAILED) return NULL;
+  m = above_counters(m, total);
   /* A huge page would commit 2 MiB for one counter.  */
   madvise(m, total, MADV_NOHUGEPAGE);
   tc_copy *c = m;

@@ -1,4 +1,5 @@
-/* thread_gs.c — tune-thread-gs=on: code for executables (x86-64) counts
+/* thread_gs.c — update=thread's counts through %gs (tune-thread-gs, on by
+   default): code for executables (x86-64) counts
    with `addq $1, %gs:__ballarus_counters+OFF(%rip)` (plugin/
    thread_counters.cc), an address inside the module's thread-mode range
    [__start, __stop) plus the thread's %gs base.  A registered thread's
@@ -6,9 +7,9 @@
    base 0, a thread that has not registered, adds to the shared counters,
    as update=thread's pointer does before registration.  The base is set
    with arch_prctl(ARCH_SET_GS) (a system call, once per registration),
-   which accepts user addresses only: a copy mapped below the range gets
-   no base (the caller warns, and that thread counts into the shared
-   counters).
+   which accepts user addresses only: the caller maps copies above the
+   range, and a copy it could only map below gets no base (the caller
+   warns, and that thread counts into the shared counters).
 
    The limits of the mechanism (docs/DESIGN.md, "Counting under threads"):
      - a thread inherits its creator's base when it is created (clone
@@ -102,18 +103,18 @@ int ballarus_gs_init(uint64_t **foreign) {
   *foreign = map_foreign(base);
   if (*foreign == NULL) {
     snprintf(msg, sizeof msg,
-             "ballarus: the %%gs base is in use (%#lx) and the counts of "
-             "code built with tune-thread-gs=on would overwrite memory at "
-             "%#lx: rebuild without tune-thread-gs\n",
+             "ballarus: the %%gs base is in use (%#lx) and per-thread counts "
+             "through %%gs would overwrite memory at %#lx: rebuild with "
+             "-fplugin-arg-ballarus-tune-thread-gs=off\n",
              (unsigned long)base,
              (unsigned long)(base + (uintptr_t)__start_ballarus_thread_ctrs));
     gs_say(msg);
     abort();
   }
   snprintf(msg, sizeof msg,
-           "ballarus: the %%gs base is in use (%#lx): code built with "
-           "tune-thread-gs=on counts into one area for all threads, "
-           "unsynchronised\n",
+           "ballarus: the %%gs base is in use (%#lx): per-thread counts "
+           "through %%gs go to one area for all threads, unsynchronised "
+           "(exact with -fplugin-arg-ballarus-tune-thread-gs=off)\n",
            (unsigned long)base);
   gs_say(msg);
   return 2;

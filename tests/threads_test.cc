@@ -26,9 +26,16 @@
 //                         classify() (4 paths) and loop_sum() (a loop of
 //                         one path)
 //
+// The executable counts through %gs (tune-thread-gs, the default in x86-64
+// code for executables) and the -fPIC library of dlopen through the
+// thread-local pointer; modes edge-ptr and path-ptr (tune-thread-gs=off)
+// run the scenarios of many threads, exits, forks and dumps with the
+// pointer in the executable too, and edge-tls and path-tls with
+// update=tls.
+//
 // Path mode runs in every variant of its counting, because each reaches
-// the thread's copy differently: path (the default pointer register,
-// started from the thread's copy: CounterAddress), path-number
+// the thread's copy differently: path (the default pointer register, a
+// pointer into the shared counters seen through %gs), path-number
 // (tune-path-register=number: counts indexed into the copy by
 // AppendCounterAdd), path-hashed (path-table-max=0: every function's paths
 // in the runtime's lock-free hash tables) and path-loops (tune-path-loops=on:
@@ -106,17 +113,24 @@ bool StaticTls(const std::string& mode) {
   return mode.size() > 4 && mode.compare(mode.size() - 4, 4, "-tls") == 0;
 }
 
-// Whether a Config's mode counts through %gs (edge-gs, path-gs:
-// tune-thread-gs=on; the -fPIC library keeps update=thread's pointer).
+// Whether a Config's mode counts through the thread-local pointer in the
+// executable too (edge-ptr, path-ptr: tune-thread-gs=off).
+bool Pointer(const std::string& mode) {
+  return mode.size() > 4 && mode.compare(mode.size() - 4, 4, "-ptr") == 0;
+}
+
+// Whether a Config's executable counts through %gs: update=thread's
+// default in x86-64 code for executables (the -fPIC library keeps the
+// pointer).
 bool Gs(const std::string& mode) {
-  return mode.size() > 3 && mode.compare(mode.size() - 3, 3, "-gs") == 0;
+  return !Pointer(mode) && !StaticTls(mode);
 }
 
 // The plugin options of a Config's mode.
 std::string ModeOptions(const std::string& mode) {
-  if (Gs(mode))
-    return ModeOptions(mode.substr(0, mode.size() - 3)) +
-           " -fplugin-arg-ballarus-tune-thread-gs=on";
+  if (Pointer(mode))
+    return ModeOptions(mode.substr(0, mode.size() - 4)) +
+           " -fplugin-arg-ballarus-tune-thread-gs=off";
   if (StaticTls(mode))
     return ModeOptions(mode.substr(0, mode.size() - 4)) +
            " -fplugin-arg-ballarus-update=tls";
@@ -339,13 +353,14 @@ TEST_P(Threads, ExactAndUnchanged) {
                 .out.find("ballarus_tls_table"),
             std::string::npos)
       << ctx;
-  // %gs where asked for: the executable's counts are %gs adds, the
-  // library's not.
+  // %gs unless asked otherwise: the executable's counts are %gs adds (but
+  // where every path is hashed: the runtime counts those), the library's
+  // not.
   EXPECT_EQ(sec.out.find("ballarus_gs_tus") != std::string::npos, Gs(mode))
       << ctx;
   EXPECT_EQ(harness::Run("objdump -d mt.o", thread.dir).out.find("%gs:") !=
                 std::string::npos,
-            Gs(mode))
+            Gs(mode) && mode != "path-hashed")
       << ctx;
   EXPECT_EQ(harness::Run("readelf -SW " + Quote(thread.lib), thread.dir)
                 .out.find("ballarus_gs_tus"),
@@ -491,16 +506,17 @@ std::vector<Param> AllParams() {
         if (cxx)
           for (const std::string& s : cxx_only) out.emplace_back(s, cxx, opt, mode);
       }
-  // tune-thread-gs: many threads, exits and reused copies, fork, dumps
-  // while threads count, a dlopen'ed -fPIC library (pointer) beside it.
-  const std::vector<std::string> gs_scenarios = {
+  // tune-thread-gs=off, the thread-local pointer in the executable too:
+  // many threads, exits and reused copies, fork, dumps while threads
+  // count, a dlopen'ed -fPIC library beside it.
+  const std::vector<std::string> pointer_scenarios = {
       "short_lived",         "exit_during_dump", "fork_from_thread",
       "dump_while_counting", "paths",            "exit_around_main",
       "detached",            "dlopen"};
   for (const auto& [cxx, opt] : std::vector<std::pair<bool, const char*>>{
            {false, "-O0"}, {false, "-O2"}, {true, "-O2"}})
-    for (const char* mode : {"edge-gs", "path-gs"})
-      for (const std::string& s : gs_scenarios) out.emplace_back(s, cxx, opt, mode);
+    for (const char* mode : {"edge-ptr", "path-ptr"})
+      for (const std::string& s : pointer_scenarios) out.emplace_back(s, cxx, opt, mode);
   for (bool cxx : {false, true})
     for (const char* opt : {"-O0", "-O2"})
       for (const char* mode : {"path-number", "path-hashed", "path-loops"})
