@@ -28,10 +28,10 @@
 //
 // The executable counts through %gs (tune-thread-gs, the default in x86-64
 // code for executables) and the -fPIC library of dlopen through the
-// thread-local pointer; modes edge-ptr and path-ptr (tune-thread-gs=off)
-// run the scenarios of many threads, exits, forks and dumps with the
-// pointer in the executable too, and edge-tls and path-tls with
-// update=tls.
+// thread-local pointer; modes edge-tls and path-tls run every scenario
+// with update=tls, and edge-ptr and path-ptr (tune-thread-gs=off) those of
+// many threads, exits, forks, dumps and dlopen with the pointer in the
+// executable too.
 //
 // Path mode runs in every variant of its counting, because each reaches
 // the thread's copy differently: path (the default pointer register, a
