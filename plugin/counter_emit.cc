@@ -54,19 +54,23 @@ UpdateMode ChosenUpdate() {
       return UpdateMode::kAtomic;
     case Update::kThread:
     case Update::kTls:
-      if (flag_generate_lto) {
+      if (flag_generate_lto && !ThreadCountsThroughGs()) {
         error_at(UNKNOWN_LOCATION,
-                 "ballarus: %<-fplugin-arg-ballarus-update=%s%> does not "
-                 "work with %<-flto%>; use %<update=atomic%>",
+                 "ballarus: %<-fplugin-arg-ballarus-update=%s%> works with "
+                 "%<-flto%> only in x86-64 code for executables, counting "
+                 "through %%gs; use %<update=atomic%>",
                  g_options.update == Update::kTls ? "tls" : "thread");
         return UpdateMode::kAtomic;
       }
       return UpdateMode::kThread;
     case Update::kDefault:
-      // Under -flto, atomic: the table of thread pointers is top-level
-      // asm naming the TU's static symbols, which LTO renames.
+      // Under -flto, per-thread counts only through %gs: the thread
+      // pointers' table is top-level asm naming the TU's static symbols,
+      // which LTO renames.
       if (!CompileWantsAtomic()) return UpdateMode::kSingle;
-      return flag_generate_lto ? UpdateMode::kAtomic : UpdateMode::kThread;
+      return flag_generate_lto && !ThreadCountsThroughGs()
+                 ? UpdateMode::kAtomic
+                 : UpdateMode::kThread;
   }
   return UpdateMode::kSingle;
 }

@@ -277,13 +277,12 @@ const OptionSpec kUserOptions[] = {
      "    at about the cost of single (default when compiling with\n"
      "    -pthread or -fprofile-update=atomic, else single)\n"
      "  tls: thread, with each thread's counters in static TLS in code for\n"
-     "    executables (-fPIC code keeps thread's): about single's cost\n"
-     "    where thread costs a few percent more, but every thread carries\n"
-     "    all the executable's counters out of its stack size and clears\n"
-     "    them when it is created\n"
+     "    executables (-fPIC code keeps thread's): thread's cost without\n"
+     "    touching %gs, but every thread carries all the executable's\n"
+     "    counters out of its stack size and clears them when it is created\n"
      "  atomic: relaxed atomic increments, exact, several times slower\n"
-     "    (the default of -pthread and -fprofile-update=atomic under -flto,\n"
-     "    where thread does not work)\n",
+     "    (the default of -pthread and -fprofile-update=atomic in -fPIC code\n"
+     "    under -flto, where thread does not work)\n",
      ParseUpdate},
     {"path-table-max", "N",
      "path profiling: a function counts its paths in a dense table of at\n"

@@ -84,6 +84,13 @@ int plugin_init(plugin_name_args* info, plugin_gcc_version* version) {
   RegisterPassAfter(info->base_name, bp::MakeSegmentFoldPass(g),
                     "optimized");
   ballarus::GcovRegister(info->base_name);  // early passes as -fprofile-arcs
+  // Under -flto the link-time compilations emit the counter arrays.
+  register_callback(
+      info->base_name, PLUGIN_START_UNIT,
+      [](void*, void*) {
+        if (in_lto_p) ballarus::plugin::DeclareThreadSection();
+      },
+      NULL);
   // The pass manager already exists when plugins initialise, so the pass is
   // registered by now and its dump can be switched on by name.
   if (bp::g_options.dump) g->get_dumps()->dump_switch_p("ipa-ballarus");

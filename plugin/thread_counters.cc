@@ -172,8 +172,7 @@ void MakeRuntimeDecl(tree decl) {
 void MoveToThreadSection(tree counters) {
   // The pointer's initial value takes the array's address.
   DECL_NONALIASED(counters) = 0;
-  get_section(BALLARUS_THREAD_SECTION,
-              SECTION_WRITE | SECTION_BSS | SECTION_OVERRIDE, NULL);
+  DeclareThreadSection();
   set_decl_section_name(counters, BALLARUS_THREAD_SECTION);
 }
 
@@ -229,15 +228,37 @@ const char* AsmName(tree decl) {
   return IDENTIFIER_POINTER(DECL_ASSEMBLER_NAME(decl));
 }
 
-// The TU's entry in the module's table of thread pointers, and with static
-// TLS its entry in the table of thread-local arrays.
+// static void *__ballarus_gs_tu = &counters, in section
+// BALLARUS_GS_SECTION: the TU's entry in the module's list of arrays
+// counted through %gs, a variable (not asm), so that LTO renames the
+// array's symbol in it too.
+void DefineGsEntry(tree counters) {
+  tree entry = build_decl(BUILTINS_LOCATION, VAR_DECL,
+                          get_identifier("__ballarus_gs_tu"), ptr_type_node);
+  TREE_STATIC(entry) = 1;
+  TREE_PUBLIC(entry) = 0;
+  DECL_ARTIFICIAL(entry) = 1;
+  DECL_IGNORED_P(entry) = 1;
+  TREE_USED(entry) = 1;
+  DECL_PRESERVE_P(entry) = 1;
+  SET_DECL_ALIGN(entry, 64);
+  DECL_USER_ALIGN(entry) = 1;
+  DECL_INITIAL(entry) = build_fold_addr_expr_with_type(counters, ptr_type_node);
+  set_decl_section_name(entry, BALLARUS_GS_SECTION);
+  varpool_node::finalize_decl(entry);
+}
+
+// The TU's entry in the module's table of thread pointers (not under
+// -flto: its DTPOFF can only be spelled in asm, which names symbols LTO
+// renames; there the TU counts through %gs and registers through the %gs
+// list), its entry in the list of arrays counted through %gs, and with
+// static TLS its entry in the table of thread-local arrays.
 void AddThreadTableEntries(tree counters, tree tc, tree tls, bool gs) {
-  AddTableEntry(BALLARUS_TC_TABLE_SECTION,
-                std::string("\t.quad\t") + AsmName(counters) +
-                    "\n\t.quad\t" + AsmName(tc) + "@dtpoff\n");
-  if (gs)
-    AddTableEntry(BALLARUS_GS_SECTION,
-                  std::string("\t.quad\t") + AsmName(counters) + "\n");
+  if (!flag_generate_lto)
+    AddTableEntry(BALLARUS_TC_TABLE_SECTION,
+                  std::string("\t.quad\t") + AsmName(counters) +
+                      "\n\t.quad\t" + AsmName(tc) + "@dtpoff\n");
+  if (gs) DefineGsEntry(counters);
   if (tls == NULL_TREE) return;
   unsigned HOST_WIDE_INT words =
       tree_to_uhwi(TYPE_SIZE_UNIT(TREE_TYPE(counters))) / 8;
@@ -260,8 +281,15 @@ std::pair<basic_block, basic_block> SplitEntryForCheck() {
 
 // Whether the registration is the asm call of the runtime's trampoline
 // (runtime/keep_regs.h) that keeps every register but rax: x86-64 code for
-// executables, where the thread pointer is local-exec.
-bool RegisterKeepsRegisters() { return TARGET_LP64 && !flag_shlib; }
+// executables, where the thread pointer is local-exec; not under -flto
+// (the asm names the TU's symbols, which LTO renames).
+bool RegisterKeepsRegisters() {
+  return TARGET_LP64 && !flag_shlib && !flag_generate_lto;
+}
+
+// Whether the registration check reads the runtime's thread-local pointer
+// to the thread's copy: x86-64 code for executables.
+bool CheckReadsRuntimeCopy() { return TARGET_LP64 && !flag_shlib; }
 
 // extern __thread void *__ballarus_tc_mine (hidden, local-exec): the
 // runtime's pointer to the thread's copy, NULL until it registers.
@@ -361,6 +389,11 @@ void BeginThreadCounters() {
 
 bool ThreadCountersActive() { return g_thread.active; }
 
+void DeclareThreadSection() {
+  get_section(BALLARUS_THREAD_SECTION,
+              SECTION_WRITE | SECTION_BSS | SECTION_OVERRIDE, NULL);
+}
+
 bool ThreadCountersThroughGs() { return g_thread.active && g_thread.gs; }
 
 bool ThreadCountsThroughGs() {
@@ -384,10 +417,13 @@ void EndThreadCounters() {
   const auto [cond_bb, slow_bb] = SplitEntryForCheck();
 
   gimple_stmt_iterator gsi = gsi_start_bb(cond_bb);
-  if (RegisterKeepsRegisters()) {
+  if (CheckReadsRuntimeCopy()) {
     InsertUnregisteredTest(&gsi, RuntimeCopyDecl(), null_pointer_node);
     gsi = gsi_start_bb(slow_bb);
-    InsertRegisterKeepingRegisters(&gsi);
+    if (RegisterKeepsRegisters())
+      InsertRegisterKeepingRegisters(&gsi);
+    else
+      InsertRegisterCall(&gsi);
   } else {
     InsertUnregisteredTest(&gsi, g_thread.tc,
                            build_fold_addr_expr(g_thread.counters));

@@ -26,6 +26,12 @@ void EndThreadCounters();
 // Between BeginThreadCounters and EndThreadCounters: counter updates go to
 // the thread's copy.
 bool ThreadCountersActive();
+
+// Declares the section of thread-mode counter arrays as BSS (@nobits),
+// which GCC would otherwise emit as PROGBITS: once in each compilation
+// that instruments, and in LTO's link-time compilations, which emit the
+// arrays again.
+void DeclareThreadSection();
 // Between Begin and End, with tune-thread-gs in effect: counts are %gs adds
 // at the shared counters' addresses, so a pointer into the shared array
 // (path mode's pointer register) counts into the thread's copy as it is.

@@ -242,11 +242,12 @@ static uint64_t tc_words(void) {
 }
 
 /* Points the calling thread's TU pointers at `c` (or, NULL, back at the
-   shared arrays).  */
+   shared arrays): none while its TLS block is not known (a thread that
+   registered from a TU built with -flto, which has no table entry).  */
 static void point_tus(char *tls_block, tc_copy *c) {
   const ballarus_tc_entry *e = __start_ballarus_tc_table;
   const ballarus_tc_entry *end = __stop_ballarus_tc_table;
-  if (e == NULL || end == NULL) return;
+  if (e == NULL || end == NULL || tls_block == NULL) return;
   for (; e < end; e++) {
     uint64_t *to = e->counters;
     if (c != NULL)
@@ -656,6 +657,12 @@ HIDDEN void *__ballarus_tc_register(void *counters, void *tc) {
        handler).  */
     uint64_t *p = c->ctr + (shared - __start_ballarus_thread_ctrs);
     *(uint64_t **)tc = p;
+    if (c->tls_block == NULL && c != &tc_owner_rec) {
+      /* Registered first from a TU built with -flto: the TLS block is
+         known now, for the exit's reset of the pointers.  */
+      const ballarus_tc_entry *self = find_tu(shared);
+      if (self != NULL) c->tls_block = (char *)tc - self->tc_dtpoff;
+    }
     return p;
   }
   /* Re-entered from a signal handler while this thread is registering, or
@@ -663,7 +670,8 @@ HIDDEN void *__ballarus_tc_register(void *counters, void *tc) {
   if (tc_state != TC_IDLE) return counters;
   uint64_t n = tc_words();
   const ballarus_tc_entry *self = find_tu(shared);
-  if (n == 0 || self == NULL) return counters;
+  if (n == 0 || (self == NULL && !ballarus_gs_listed(shared)))
+    return counters;
   tc_state = TC_BUSY;
   pthread_once(&tc_once, tc_init);
   if (claim_owner()) {
@@ -684,7 +692,9 @@ HIDDEN void *__ballarus_tc_register(void *counters, void *tc) {
               strerror(e));
     return counters;
   }
-  c->tls_block = (char *)tc - self->tc_dtpoff;
+  /* A TU built with -flto has no table entry, so its module's TLS block
+     stays unknown until a TU with one registers (above).  */
+  c->tls_block = self != NULL ? (char *)tc - self->tc_dtpoff : NULL;
   pthread_mutex_lock(&tc_lock);
   link_copy(c);
   pthread_mutex_unlock(&tc_lock);

@@ -126,6 +126,15 @@ int ballarus_gs_point(const uint64_t *copy) {
   return syscall(SYS_arch_prctl, ARCH_SET_GS, base) == 0 ? 0 : -1;
 }
 
+int ballarus_gs_listed(const uint64_t *counters) {
+  const uint64_t *e = __start_ballarus_gs_tus;
+  const uint64_t *end = __stop_ballarus_gs_tus;
+  if (e == NULL || end == NULL) return 0;
+  for (; e < end; e++)
+    if (*e == (uint64_t)(uintptr_t)counters) return 1;
+  return 0;
+}
+
 #else /* no %gs code outside x86-64 Linux */
 
 int ballarus_gs_init(uint64_t **foreign) {
@@ -136,6 +145,11 @@ int ballarus_gs_init(uint64_t **foreign) {
 int ballarus_gs_point(const uint64_t *copy) {
   (void)copy;
   return -1;
+}
+
+int ballarus_gs_listed(const uint64_t *counters) {
+  (void)counters;
+  return 0;
 }
 
 #endif

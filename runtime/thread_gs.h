@@ -22,4 +22,8 @@ int ballarus_gs_init(uint64_t **foreign);
    when the kernel refuses the base (a copy below the range).  */
 int ballarus_gs_point(const uint64_t *copy);
 
+/* Whether `counters` is a TU's array the module's %gs code counts
+   (section BALLARUS_GS_SECTION).  */
+int ballarus_gs_listed(const uint64_t *counters);
+
 #endif /* BALLARUS_RUNTIME_THREAD_GS_H */

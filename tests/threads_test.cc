@@ -31,7 +31,7 @@
 // thread-local pointer; modes edge-tls and path-tls run every scenario
 // with update=tls, and edge-ptr and path-ptr (tune-thread-gs=off) those of
 // many threads, exits, forks, dumps and dlopen with the pointer in the
-// executable too.
+// executable too, edge-lto and path-lto the same built with -flto.
 //
 // Path mode runs in every variant of its counting, because each reaches
 // the thread's copy differently: path (the default pointer register, a
@@ -119,6 +119,12 @@ bool Pointer(const std::string& mode) {
   return mode.size() > 4 && mode.compare(mode.size() - 4, 4, "-ptr") == 0;
 }
 
+// Whether a Config's mode builds with -flto (edge-lto, path-lto; the -fPIC
+// library then counts with update=atomic, -flto's default there).
+bool Lto(const std::string& mode) {
+  return mode.size() > 4 && mode.compare(mode.size() - 4, 4, "-lto") == 0;
+}
+
 // Whether a Config's executable counts through %gs: update=thread's
 // default in x86-64 code for executables (the -fPIC library keeps the
 // pointer).
@@ -128,6 +134,8 @@ bool Gs(const std::string& mode) {
 
 // The plugin options of a Config's mode.
 std::string ModeOptions(const std::string& mode) {
+  if (Lto(mode))
+    return ModeOptions(mode.substr(0, mode.size() - 4)) + " -flto";
   if (Pointer(mode))
     return ModeOptions(mode.substr(0, mode.size() - 4)) +
            " -fplugin-arg-ballarus-tune-thread-gs=off";
@@ -358,8 +366,10 @@ TEST_P(Threads, ExactAndUnchanged) {
   // not.
   EXPECT_EQ(sec.out.find("ballarus_gs_tus") != std::string::npos, Gs(mode))
       << ctx;
-  EXPECT_EQ(harness::Run("objdump -d mt.o", thread.dir).out.find("%gs:") !=
-                std::string::npos,
+  // (mt.o of -flto holds no code: the link compiles it.)
+  EXPECT_EQ(harness::Run(Lto(mode) ? "objdump -d mt" : "objdump -d mt.o",
+                         thread.dir)
+                    .out.find("%gs:") != std::string::npos,
             Gs(mode) && mode != "path-hashed")
       << ctx;
   EXPECT_EQ(harness::Run("readelf -SW " + Quote(thread.lib), thread.dir)
@@ -506,16 +516,17 @@ std::vector<Param> AllParams() {
         if (cxx)
           for (const std::string& s : cxx_only) out.emplace_back(s, cxx, opt, mode);
       }
-  // tune-thread-gs=off, the thread-local pointer in the executable too:
-  // many threads, exits and reused copies, fork, dumps while threads
-  // count, a dlopen'ed -fPIC library beside it.
+  // tune-thread-gs=off, the thread-local pointer in the executable too, and
+  // -flto (update=thread through %gs, -flto's default under -pthread in an
+  // executable): many threads, exits and reused copies, fork, dumps while
+  // threads count, a dlopen'ed -fPIC library beside it.
   const std::vector<std::string> pointer_scenarios = {
       "short_lived",         "exit_during_dump", "fork_from_thread",
       "dump_while_counting", "paths",            "exit_around_main",
       "detached",            "dlopen"};
   for (const auto& [cxx, opt] : std::vector<std::pair<bool, const char*>>{
            {false, "-O0"}, {false, "-O2"}, {true, "-O2"}})
-    for (const char* mode : {"edge-ptr", "path-ptr"})
+    for (const char* mode : {"edge-ptr", "path-ptr", "edge-lto", "path-lto"})
       for (const std::string& s : pointer_scenarios) out.emplace_back(s, cxx, opt, mode);
   for (bool cxx : {false, true})
     for (const char* opt : {"-O0", "-O2"})
@@ -547,11 +558,13 @@ INSTANTIATE_TEST_SUITE_P(
 
 namespace {
 
-// -flto: the default under -pthread stays update=atomic (update=thread's
-// table of thread pointers is top-level asm, which LTO's renaming of static
-// symbols would break: the link failed), and asking for update=thread or
-// update=tls is an error naming the option.
-TEST(ThreadsLto, DefaultAtomicLinksAndCounts) {
+// -flto in -fPIC code: the default under -pthread stays update=atomic
+// (update=thread's table of thread pointers there is top-level asm, which
+// LTO's renaming of static symbols would break: the link failed), and
+// asking for update=thread or update=tls is an error naming the option.
+// (In code for executables -flto counts through %gs: the scenarios' modes
+// edge-lto and path-lto.)
+TEST(ThreadsLto, PicDefaultAtomicLinksAndCounts) {
   ASSERT_FALSE(InstallPrefix().empty());
   const std::string dir = harness::TempRoot() + "/mt-lto";
   harness::MakeFreshDir(dir);
@@ -560,7 +573,7 @@ TEST(ThreadsLto, DefaultAtomicLinksAndCounts) {
     harness::WriteFileOrDie(dir + "/" + f,
                             harness::ReadFileOrDie(src + "/" + f));
   const std::string cc = Quote(InstallPrefix() + "/bin/ballarus-gcc") +
-                         " -O2 -flto -pthread -fplugin-arg-ballarus-mode=edge";
+                         " -O2 -flto -fPIC -pthread -fplugin-arg-ballarus-mode=edge";
   CommandResult r = harness::Run(cc + " -c mt.c -o mt.o", dir);
   ASSERT_EQ(r.status, 0) << r.err;
   r = harness::Run(cc + " mt.o -ldl -o mt", dir);
