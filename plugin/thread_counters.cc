@@ -62,8 +62,9 @@
 // thread the executable's whole static TLS at creation, cleared, out of the
 // thread's stack size (a thread whose stack is smaller fails to start).
 //
-// tune-thread-gs=on, in x86-64 code for executables (elsewhere update=thread
-// as above): the counters stay in the shared section, and a count is
+// Through %gs (tune-thread-gs, on by default), in x86-64 code for
+// executables (elsewhere update=thread as above): the counters stay in the
+// shared section, and a count is
 // update=single's load, add and store through GCC's %gs address space
 // (__seg_gs), `addq $1, %gs:__ballarus_counters+56(%rip)`.  The runtime
 // sets a registered thread's %gs base to its copy's address minus the
@@ -397,8 +398,8 @@ void DeclareThreadSection() {
 bool ThreadCountersThroughGs() { return g_thread.active && g_thread.gs; }
 
 bool ThreadCountsThroughGs() {
-  // x86-64 LP64 code for executables (the runtime maps the copies within
-  // reach of a 32-bit displacement from the shared array: not in x32).
+  // x86-64 LP64 code for executables (x32 keeps the pointer: its 32-bit
+  // addresses are untested with a %gs base).
   return g_options.thread_gs && g_options.update != Update::kTls &&
          !flag_shlib && TARGET_64BIT && TARGET_LP64;
 }
