@@ -2,7 +2,8 @@
 // default in x86-64 code for executables, tune-thread-gs; docs/DESIGN.md
 // "Counts through %gs") end to end: programs that set the %gs base
 // themselves, copies mapped above the counters under the legacy layout
-// (where the kernel would refuse a base below), copies kept for reuse and
+// (where the kernel would refuse a base below; and the warning where it
+// does), copies kept for reuse and
 // inherited bases, each run's counts against hand-derived ones and
 // update=atomic's.  threads_test.cc runs its scenarios this way too, and
 // with the switch off (modes edge-ptr and path-ptr).
@@ -256,7 +257,7 @@ int main(void) {
     std::map<std::string, CommandResult> runs;
     std::map<std::string, Profile> profiles;
     for (const char* kind : {"plain", "gs", "atomic"}) {
-      BuildRunGs("gs-refused", mode, kind, main_c, "",
+      BuildRunGs("gs-legacy", mode, kind, main_c, "",
                  "setarch x86_64 -L ./gsprog", &runs[kind], &profiles[kind]);
       if (HasFatalFailure()) return;
     }
@@ -264,6 +265,76 @@ int main(void) {
     EXPECT_EQ(runs["gs"].err, runs["plain"].err) << ctx;
     EXPECT_EQ(runs["gs"].status, runs["plain"].status) << ctx;
     EXPECT_EQ(runs["atomic"].err, "") << ctx;
+    const Profile& gs = profiles["gs"];
+    EXPECT_EQ(Exec(gs, "work"), 3 * 1000 + 10) << ctx;
+    EXPECT_EQ(Exec(gs, "worker"), 3) << ctx;
+    ExpectSameCounts(ctx, gs, profiles["atomic"]);
+  }
+}
+
+// The same under the legacy layout, with the place above the counters
+// taken: an uninstrumented constructor maps the range the runtime asks for
+// (1 TiB above the counters), so each copy lies below them and the kernel
+// refuses the distance as a %gs base: one warning, and the threads, which
+// here never run at once, count into the shared counters exactly.
+TEST(ThreadsGs, RefusedBaseWarnsAndCounts) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string main_c = R"(#include <pthread.h>
+#include <stdio.h>
+__attribute__((noinline)) static long work(long x) {
+  return x % 3 ? x * 2 : x + 1;
+}
+static void *worker(void *arg) {
+  long s = 0;
+  for (long i = 0; i < 1000; i++) s += work(i);
+  *(long *)arg = s;
+  return 0;
+}
+int main(void) {
+  long s = 0, t = 0;
+  for (int k = 0; k < 3; k++) {
+    pthread_t th;
+    pthread_create(&th, 0, worker, &t);
+    pthread_join(th, 0);
+    s += t;
+  }
+  for (long i = 0; i < 10; i++) s += work(i);
+  printf("%ld\n", s);
+  return 0;
+}
+)";
+  const std::string setter_c = R"(#define _GNU_SOURCE
+#include <stdint.h>
+#include <sys/mman.h>
+extern char __stop_ballarus_thread_ctrs[]
+    __attribute__((weak, visibility("hidden")));
+__attribute__((constructor(101))) static void take_the_place_above(void) {
+  if (__stop_ballarus_thread_ctrs == 0) return;
+  uintptr_t hint = (((uintptr_t)__stop_ballarus_thread_ctrs + 4095) &
+                    ~(uintptr_t)4095) + ((uintptr_t)1 << 40);
+  mmap((void *)hint, (size_t)1 << 30, PROT_NONE,
+       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+       -1, 0);
+}
+)";
+  for (const char* mode : {"edge", "path"}) {
+    const std::string ctx = std::string("mode=") + mode;
+    std::map<std::string, CommandResult> runs;
+    std::map<std::string, Profile> profiles;
+    for (const char* kind : {"plain", "gs", "atomic"}) {
+      BuildRunGs("gs-refused", mode, kind, main_c, setter_c,
+                 "setarch x86_64 -L ./gsprog", &runs[kind], &profiles[kind]);
+      if (HasFatalFailure()) return;
+    }
+    EXPECT_EQ(runs["gs"].out, runs["plain"].out) << ctx;
+    EXPECT_EQ(runs["gs"].status, runs["plain"].status) << ctx;
+    EXPECT_EQ(runs["atomic"].err, "") << ctx;
+    const std::string warning =
+        "ballarus: cannot set the %gs base of a thread's counter copy";
+    const size_t at = runs["gs"].err.find(warning);
+    EXPECT_NE(at, std::string::npos) << ctx << ": " << runs["gs"].err;
+    EXPECT_EQ(runs["gs"].err.find(warning, at + 1), std::string::npos)
+        << ctx << ": warned more than once";
     const Profile& gs = profiles["gs"];
     EXPECT_EQ(Exec(gs, "work"), 3 * 1000 + 10) << ctx;
     EXPECT_EQ(Exec(gs, "worker"), 3) << ctx;
