@@ -211,8 +211,8 @@ void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic,
                       bool in_loop) {
   tree u64 = TREE_TYPE(ref);
   if (AppendSegmentAdd(seq, ref, delta)) return;
-  if (RedirectThroughGs(seq, &ref) || RedirectToThreadCopy(seq, &ref))
-    atomic = false;
+  const bool gs = RedirectThroughGs(seq, &ref);
+  if (gs || RedirectToThreadCopy(seq, &ref)) atomic = false;
   if (atomic) {
     AppendAtomicAdd(seq, ref, delta);
     return;
@@ -222,7 +222,10 @@ void AppendCounterAdd(gimple_seq* seq, tree ref, tree delta, bool atomic,
   tree t2 = make_temp_ssa_name(u64, NULL, "BLRS_ctr");
   gimple_seq_add_stmt(seq, gimple_build_assign(t2, PLUS_EXPR, t1, delta));
   gimple_seq_add_stmt(seq, gimple_build_assign(unshare_expr(ref), t2));
-  if (in_loop && g_options.loop_barrier) AppendBarrier(seq, ref);
+  // Through %gs, every update: GCC 12's SLP vectoriser would join adjacent
+  // counters' updates into one vector add whose load loses the %gs (seen in
+  // lua, sqlite3 and bzip2), and the barrier keeps each update apart.
+  if (gs || (in_loop && g_options.loop_barrier)) AppendBarrier(seq, ref);
 }
 
 }  // namespace ballarus::plugin
