@@ -93,6 +93,16 @@ void ExpectSameCounts(const std::string& ctx, const Profile& ours,
   }
 }
 
+// err holds `warning` exactly once.
+void ExpectOneWarning(const std::string& ctx, const std::string& err,
+                      const std::string& warning) {
+  const size_t at = err.find(warning);
+  EXPECT_NE(at, std::string::npos) << ctx << ": " << err;
+  if (at != std::string::npos)
+    EXPECT_EQ(err.find(warning, at + 1), std::string::npos)
+        << ctx << ": warned more than once";
+}
+
 // Counts through %gs in a program that set the %gs base itself before main
 // (an uninstrumented constructor): the runtime warns once, leaves the base
 // alone (the program prints it at the end, as the plain build does) and
@@ -148,11 +158,7 @@ int main(void) {
     EXPECT_NE(runs["plain"].out.find("gs=0x10000000000"), std::string::npos)
         << runs["plain"].out;
     EXPECT_EQ(runs["atomic"].err, "") << ctx;
-    const std::string warning = "ballarus: the %gs base is in use";
-    const size_t at = runs["gs"].err.find(warning);
-    EXPECT_NE(at, std::string::npos) << ctx << ": " << runs["gs"].err;
-    EXPECT_EQ(runs["gs"].err.find(warning, at + 1), std::string::npos)
-        << ctx << ": warned more than once";
+    ExpectOneWarning(ctx, runs["gs"].err, "ballarus: the %gs base is in use");
     const Profile& gs = profiles["gs"];
     EXPECT_EQ(Exec(gs, "work"), 6000) << ctx;
     EXPECT_EQ(Exec(gs, "thread_main"), 1) << ctx;
@@ -219,16 +225,9 @@ int main(void) {
       << run.err;
 }
 
-// Counts through %gs under the legacy address layout (`setarch -L`:
-// mappings grow up from below the executable), where a copy mapped where
-// the kernel first puts it would lie below the shared counters, a negative
-// distance the kernel refuses as a %gs base: the runtime maps each copy
-// above the counters instead, so no warning, and the threads count exactly
-// (work() by hand, the rest edge for edge equal to update=atomic's under
-// the same layout), the program's output unchanged.
-TEST(ThreadsGs, LegacyLayoutCopiesAboveCounters) {
-  ASSERT_FALSE(InstallPrefix().empty());
-  const std::string main_c = R"(#include <pthread.h>
+// Three threads one after another, each running work() 1000 times, then
+// main 10 times: the legacy-layout tests' program.
+const char kSequentialThreads[] = R"(#include <pthread.h>
 #include <stdio.h>
 __attribute__((noinline)) static long work(long x) {
   return x % 3 ? x * 2 : x + 1;
@@ -252,57 +251,54 @@ int main(void) {
   return 0;
 }
 )";
+
+// kSequentialThreads with setter_c, built plain, through %gs and with
+// update=atomic in mode and run under the legacy address layout (`setarch
+// -L`: mappings grow up from below the executable): the %gs build's output
+// and status equal the plain build's, its counts are exact (work() by hand,
+// the rest edge for edge equal to update=atomic's under the same layout).
+// Returns the %gs run's stderr through *gs_err.
+void RunLegacyLayout(const std::string& test, const char* mode,
+                     const std::string& setter_c, std::string* gs_err) {
+  const std::string ctx = std::string("mode=") + mode;
+  std::map<std::string, CommandResult> runs;
+  std::map<std::string, Profile> profiles;
+  for (const char* kind : {"plain", "gs", "atomic"}) {
+    BuildRunGs(test, mode, kind, kSequentialThreads, setter_c,
+               "setarch x86_64 -L ./gsprog", &runs[kind], &profiles[kind]);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  EXPECT_EQ(runs["gs"].out, runs["plain"].out) << ctx;
+  EXPECT_EQ(runs["gs"].status, runs["plain"].status) << ctx;
+  EXPECT_EQ(runs["atomic"].err, "") << ctx;
+  const Profile& gs = profiles["gs"];
+  EXPECT_EQ(Exec(gs, "work"), 3 * 1000 + 10) << ctx;
+  EXPECT_EQ(Exec(gs, "worker"), 3) << ctx;
+  ExpectSameCounts(ctx, gs, profiles["atomic"]);
+  *gs_err = runs["gs"].err;
+}
+
+// Under the legacy layout a copy mapped where the kernel first puts it
+// would lie below the shared counters, a negative distance the kernel
+// refuses as a %gs base: the runtime maps each copy above the counters
+// instead, so no warning (stderr equal to the plain build's: empty).
+TEST(ThreadsGs, LegacyLayoutCopiesAboveCounters) {
+  ASSERT_FALSE(InstallPrefix().empty());
   for (const char* mode : {"edge", "path"}) {
-    const std::string ctx = std::string("mode=") + mode;
-    std::map<std::string, CommandResult> runs;
-    std::map<std::string, Profile> profiles;
-    for (const char* kind : {"plain", "gs", "atomic"}) {
-      BuildRunGs("gs-legacy", mode, kind, main_c, "",
-                 "setarch x86_64 -L ./gsprog", &runs[kind], &profiles[kind]);
-      if (HasFatalFailure()) return;
-    }
-    EXPECT_EQ(runs["gs"].out, runs["plain"].out) << ctx;
-    EXPECT_EQ(runs["gs"].err, runs["plain"].err) << ctx;
-    EXPECT_EQ(runs["gs"].status, runs["plain"].status) << ctx;
-    EXPECT_EQ(runs["atomic"].err, "") << ctx;
-    const Profile& gs = profiles["gs"];
-    EXPECT_EQ(Exec(gs, "work"), 3 * 1000 + 10) << ctx;
-    EXPECT_EQ(Exec(gs, "worker"), 3) << ctx;
-    ExpectSameCounts(ctx, gs, profiles["atomic"]);
+    std::string err = "not run";
+    RunLegacyLayout("gs-legacy", mode, "", &err);
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(err, "") << "mode=" << mode;
   }
 }
 
-// The same under the legacy layout, with the place above the counters
-// taken: an uninstrumented constructor maps the range the runtime asks for
-// (1 TiB above the counters), so each copy lies below them and the kernel
-// refuses the distance as a %gs base: one warning, and the threads, which
-// here never run at once, count into the shared counters exactly.
+// The same with the place above the counters taken: an uninstrumented
+// constructor maps the range the runtime asks for (1 TiB above the
+// counters), so each copy lies below them and the kernel refuses the
+// distance as a %gs base: one warning, and the threads, which here never
+// run at once, count into the shared counters exactly.
 TEST(ThreadsGs, RefusedBaseWarnsAndCounts) {
   ASSERT_FALSE(InstallPrefix().empty());
-  const std::string main_c = R"(#include <pthread.h>
-#include <stdio.h>
-__attribute__((noinline)) static long work(long x) {
-  return x % 3 ? x * 2 : x + 1;
-}
-static void *worker(void *arg) {
-  long s = 0;
-  for (long i = 0; i < 1000; i++) s += work(i);
-  *(long *)arg = s;
-  return 0;
-}
-int main(void) {
-  long s = 0, t = 0;
-  for (int k = 0; k < 3; k++) {
-    pthread_t th;
-    pthread_create(&th, 0, worker, &t);
-    pthread_join(th, 0);
-    s += t;
-  }
-  for (long i = 0; i < 10; i++) s += work(i);
-  printf("%ld\n", s);
-  return 0;
-}
-)";
   const std::string setter_c = R"(#define _GNU_SOURCE
 #include <stdint.h>
 #include <sys/mman.h>
@@ -318,27 +314,12 @@ __attribute__((constructor(101))) static void take_the_place_above(void) {
 }
 )";
   for (const char* mode : {"edge", "path"}) {
-    const std::string ctx = std::string("mode=") + mode;
-    std::map<std::string, CommandResult> runs;
-    std::map<std::string, Profile> profiles;
-    for (const char* kind : {"plain", "gs", "atomic"}) {
-      BuildRunGs("gs-refused", mode, kind, main_c, setter_c,
-                 "setarch x86_64 -L ./gsprog", &runs[kind], &profiles[kind]);
-      if (HasFatalFailure()) return;
-    }
-    EXPECT_EQ(runs["gs"].out, runs["plain"].out) << ctx;
-    EXPECT_EQ(runs["gs"].status, runs["plain"].status) << ctx;
-    EXPECT_EQ(runs["atomic"].err, "") << ctx;
-    const std::string warning =
-        "ballarus: cannot set the %gs base of a thread's counter copy";
-    const size_t at = runs["gs"].err.find(warning);
-    EXPECT_NE(at, std::string::npos) << ctx << ": " << runs["gs"].err;
-    EXPECT_EQ(runs["gs"].err.find(warning, at + 1), std::string::npos)
-        << ctx << ": warned more than once";
-    const Profile& gs = profiles["gs"];
-    EXPECT_EQ(Exec(gs, "work"), 3 * 1000 + 10) << ctx;
-    EXPECT_EQ(Exec(gs, "worker"), 3) << ctx;
-    ExpectSameCounts(ctx, gs, profiles["atomic"]);
+    std::string err;
+    RunLegacyLayout("gs-refused", mode, setter_c, &err);
+    if (HasFatalFailure()) return;
+    ExpectOneWarning(
+        std::string("mode=") + mode, err,
+        "ballarus: cannot set the %gs base of a thread's counter copy");
   }
 }
 
