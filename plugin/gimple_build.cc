@@ -34,6 +34,18 @@ gasm* VolatileAsm(const std::string& text, vec<tree, va_gc>* inputs,
   return a;
 }
 
+tree StaticArtificialVar(const char* name, tree type) {
+  tree var = build_decl(BUILTINS_LOCATION, VAR_DECL, get_identifier(name), type);
+  TREE_STATIC(var) = 1;
+  TREE_PUBLIC(var) = 0;
+  DECL_ARTIFICIAL(var) = 1;
+  DECL_IGNORED_P(var) = 1;
+  TREE_USED(var) = 1;
+  TREE_ADDRESSABLE(var) = 1;
+  DECL_CONTEXT(var) = NULL_TREE;
+  return var;
+}
+
 tree ExternThreadLocal(const char* name, tree type,
                        symbol_visibility visibility, tls_model model) {
   tree decl =

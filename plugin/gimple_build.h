@@ -1,6 +1,7 @@
 // gimple_build.h — GIMPLE pieces that several emitters build alike: a
-// branch split off an edge, a volatile asm, a declaration of the runtime's
-// thread-local variables.  See gimple_build.cc.
+// branch split off an edge, a volatile asm, the TU's own artificial
+// variables, a declaration of the runtime's thread-local variables.  See
+// gimple_build.cc.
 #ifndef BALLARUS_PLUGIN_GIMPLE_BUILD_H_
 #define BALLARUS_PLUGIN_GIMPLE_BUILD_H_
 
@@ -22,6 +23,11 @@ basic_block Diamond(edge e, profile_probability true_prob);
 // clobbers.
 gasm* VolatileAsm(const std::string& text, vec<tree, va_gc>* inputs,
                   std::initializer_list<const char*> clobbers);
+
+// static TYPE NAME; a variable of the TU's own the plugin adds (artificial,
+// no debug information, used and addressable: the runtime reads it), not
+// yet finalized (the caller sets its initial value, section, alignment).
+tree StaticArtificialVar(const char* name, tree type);
 
 // extern __thread TYPE NAME; a variable the runtime defines, with the
 // given visibility and TLS model.

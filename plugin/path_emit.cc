@@ -65,6 +65,7 @@
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
 #include "plugin/counter_emit.h"
+#include "plugin/gimple_build.h"
 #include "plugin/path_emit.h"
 #include "plugin/path_plan.h"
 #include "plugin/reentry.h"
@@ -629,15 +630,8 @@ void InsertInBlock(basic_block bb, const PathAction& act, gimple_seq seq) {
 tree MakeArrivedFlag() {
   tree type = build_qualified_type(unsigned_char_type_node,
                                    TYPE_QUAL_VOLATILE);
-  tree flag = build_decl(BUILTINS_LOCATION, VAR_DECL,
-                         get_identifier("__ballarus_arrived"), type);
-  TREE_STATIC(flag) = 1;
-  TREE_PUBLIC(flag) = 0;
+  tree flag = StaticArtificialVar("__ballarus_arrived", type);
   TREE_THIS_VOLATILE(flag) = 1;
-  TREE_USED(flag) = 1;
-  TREE_ADDRESSABLE(flag) = 1;
-  DECL_ARTIFICIAL(flag) = 1;
-  DECL_IGNORED_P(flag) = 1;
   set_decl_tls_model(flag, decl_default_tls_model(flag));
   varpool_node::finalize_decl(flag);
   return flag;

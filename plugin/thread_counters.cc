@@ -179,17 +179,10 @@ void MoveToThreadSection(tree counters) {
 
 // static __thread uint64_t (*__ballarus_tc)[N] = &__ballarus_counters;
 tree DefineThreadPointer(tree counters) {
-  tree ptr_type = build_pointer_type(TREE_TYPE(counters));
-  tree tc = build_decl(BUILTINS_LOCATION, VAR_DECL,
-                       get_identifier("__ballarus_tc"), ptr_type);
-  TREE_STATIC(tc) = 1;
-  TREE_PUBLIC(tc) = 0;
-  DECL_ARTIFICIAL(tc) = 1;
-  DECL_IGNORED_P(tc) = 1;
-  TREE_USED(tc) = 1;
+  tree tc = StaticArtificialVar("__ballarus_tc",
+                                build_pointer_type(TREE_TYPE(counters)));
   // The runtime writes it: it must be neither found read-only (and folded
-  // to its initial value) nor dropped.
-  TREE_ADDRESSABLE(tc) = 1;
+  // to its initial value: it is addressable) nor dropped.
   DECL_PRESERVE_P(tc) = 1;
   DECL_INITIAL(tc) = build_fold_addr_expr(counters);
   set_decl_tls_model(tc, decl_default_tls_model(tc));
@@ -201,16 +194,9 @@ tree DefineThreadPointer(tree counters) {
 // static __thread uint64_t __ballarus_tls_ctrs[N]; (zero: .tbss), in
 // static TLS: local-exec in code for executables.
 tree DefineThreadArray(tree counters) {
-  tree tls = build_decl(BUILTINS_LOCATION, VAR_DECL,
-                        get_identifier("__ballarus_tls_ctrs"),
-                        TREE_TYPE(counters));
-  TREE_STATIC(tls) = 1;
-  TREE_PUBLIC(tls) = 0;
-  DECL_ARTIFICIAL(tls) = 1;
-  DECL_IGNORED_P(tls) = 1;
-  TREE_USED(tls) = 1;
-  // Only the runtime reads it: its stores must not be found dead.
-  TREE_ADDRESSABLE(tls) = 1;
+  tree tls = StaticArtificialVar("__ballarus_tls_ctrs", TREE_TYPE(counters));
+  // Only the runtime reads it: its stores must not be found dead (it is
+  // addressable) nor the array dropped.
   DECL_PRESERVE_P(tls) = 1;
   set_decl_tls_model(tls, decl_default_tls_model(tls));
   varpool_node::finalize_decl(tls);
@@ -234,17 +220,12 @@ const char* AsmName(tree decl) {
 // counted through %gs, a variable (not asm), so that LTO renames the
 // array's symbol in it too.
 void DefineGsEntry(tree counters) {
-  tree entry = build_decl(BUILTINS_LOCATION, VAR_DECL,
-                          get_identifier("__ballarus_gs_tu"), ptr_type_node);
-  TREE_STATIC(entry) = 1;
-  TREE_PUBLIC(entry) = 0;
-  DECL_ARTIFICIAL(entry) = 1;
-  DECL_IGNORED_P(entry) = 1;
-  TREE_USED(entry) = 1;
+  tree entry = StaticArtificialVar("__ballarus_gs_tu", ptr_type_node);
   DECL_PRESERVE_P(entry) = 1;
   SET_DECL_ALIGN(entry, 64);
   DECL_USER_ALIGN(entry) = 1;
-  DECL_INITIAL(entry) = build_fold_addr_expr_with_type(counters, ptr_type_node);
+  DECL_INITIAL(entry) =
+      build_fold_addr_expr_with_type(counters, ptr_type_node);
   set_decl_section_name(entry, BALLARUS_GS_SECTION);
   varpool_node::finalize_decl(entry);
 }

@@ -31,30 +31,15 @@
 #include "runtime/ballarus_format.h"
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
+#include "plugin/gimple_build.h"
 #include "plugin/tu_emit.h"
 
 namespace ballarus::plugin {
 
-namespace {
-
-tree MakeStaticVar(const char* name, tree type) {
-  tree var = build_decl(BUILTINS_LOCATION, VAR_DECL, get_identifier(name), type);
-  TREE_STATIC(var) = 1;
-  TREE_PUBLIC(var) = 0;
-  DECL_ARTIFICIAL(var) = 1;
-  DECL_IGNORED_P(var) = 1;
-  TREE_USED(var) = 1;
-  TREE_ADDRESSABLE(var) = 1;
-  DECL_CONTEXT(var) = NULL_TREE;
-  return var;
-}
-
-}  // namespace
-
 tree EmitCounterArray(uint64_t n_counters, bool nonaliased) {
   tree u64 = long_long_unsigned_type_node;
   tree ctr_type = build_array_type_nelts(u64, n_counters);
-  tree counters = MakeStaticVar("__ballarus_counters", ctr_type);
+  tree counters = StaticArtificialVar("__ballarus_counters", ctr_type);
   DECL_NONALIASED(counters) = nonaliased;
   SET_DECL_ALIGN(counters, MAX(TYPE_ALIGN(u64), 64u * BITS_PER_UNIT / 8));
   varpool_node::finalize_decl(counters);
@@ -68,7 +53,7 @@ PathHashDecls EmitPathHashTables(const std::vector<HashedPathTable>& tables) {
   // runtime table pointer} (ballarus_path_hash).
   tree u64 = long_long_unsigned_type_node;
   tree htype = build_array_type_nelts(u64, 2 * tables.size());
-  tree hashes = MakeStaticVar("__ballarus_path_hashes", htype);
+  tree hashes = StaticArtificialVar("__ballarus_path_hashes", htype);
   vec<constructor_elt, va_gc>* helts = NULL;
   for (const HashedPathTable& t : tables)
     CONSTRUCTOR_APPEND_ELT(helts, size_int(2 * t.index),
@@ -99,7 +84,7 @@ size_t EmitMetadataAndDescriptor(const ballarus::TranslationUnit& tu,
   tree byte_type = build_qualified_type(unsigned_char_type_node,
                                         TYPE_QUAL_CONST);
   tree blob_type = build_array_type_nelts(byte_type, blob.size());
-  tree meta = MakeStaticVar("__ballarus_metadata", blob_type);
+  tree meta = StaticArtificialVar("__ballarus_metadata", blob_type);
   TREE_READONLY(meta) = 1;
   tree str = build_string(blob.size(),
                           reinterpret_cast<const char*>(blob.data()));
@@ -139,7 +124,7 @@ size_t EmitMetadataAndDescriptor(const ballarus::TranslationUnit& tu,
   CONSTRUCTOR_APPEND_ELT(elts, size_int(4),
                          fold_convert(ptr_type_node,
                                       build_int_cst(size_type_node, n_hashes)));
-  tree desc = MakeStaticVar("__ballarus_tu_desc", desc_type);
+  tree desc = StaticArtificialVar("__ballarus_tu_desc", desc_type);
   DECL_INITIAL(desc) = build_constructor(desc_type, elts);
   TREE_CONSTANT(DECL_INITIAL(desc)) = 1;
   TREE_STATIC(DECL_INITIAL(desc)) = 1;
