@@ -233,6 +233,11 @@ static void tc_warn(const char *fmt, ...) {
   (void)w;
 }
 
+/* n rounded up to a whole number of pages.  */
+static uintptr_t page_up(uintptr_t n) {
+  return (n + tc_page - 1) / tc_page * tc_page;
+}
+
 /* Words in the module's thread-mode range.  */
 static uint64_t tc_words(void) {
   uintptr_t lo = (uintptr_t)__start_ballarus_thread_ctrs;
@@ -534,7 +539,7 @@ static void tc_mark_exiting(void) { tc_exiting = 1; }
 static void tc_init(void) {
   long p = sysconf(_SC_PAGESIZE);
   if (p > 0) tc_page = (size_t)p;
-  size_t bytes = (tc_words() * 8 + tc_page - 1) / tc_page * tc_page;
+  size_t bytes = page_up(tc_words() * 8);
   void *g = mmap(NULL, 2 * bytes, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (g == MAP_FAILED) {
@@ -587,8 +592,8 @@ static void point_gs(tc_copy *c) {
    place 1 TiB above the counters, out of the heap's way.  */
 static void *above_counters(void *m, size_t total) {
   if (tc_gs != 1 || (uint64_t *)m > __start_ballarus_thread_ctrs) return m;
-  uintptr_t hint = ((uintptr_t)__stop_ballarus_thread_ctrs + tc_page - 1) /
-                       tc_page * tc_page + ((uintptr_t)1 << 40);
+  uintptr_t hint =
+      page_up((uintptr_t)__stop_ballarus_thread_ctrs) + ((uintptr_t)1 << 40);
   void *h = mmap((void *)hint, total, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (h == MAP_FAILED) return m;
@@ -601,7 +606,7 @@ static void *above_counters(void *m, size_t total) {
 }
 
 static tc_copy *map_copy(uint64_t n) {
-  size_t total = (TC_HEADER + n * 8 + tc_page - 1) / tc_page * tc_page;
+  size_t total = page_up(TC_HEADER + n * 8);
   void *m = mmap(NULL, total, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (m == MAP_FAILED) return NULL;
