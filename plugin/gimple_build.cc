@@ -35,7 +35,8 @@ gasm* VolatileAsm(const std::string& text, vec<tree, va_gc>* inputs,
 }
 
 tree StaticArtificialVar(const char* name, tree type) {
-  tree var = build_decl(BUILTINS_LOCATION, VAR_DECL, get_identifier(name), type);
+  tree var =
+      build_decl(BUILTINS_LOCATION, VAR_DECL, get_identifier(name), type);
   TREE_STATIC(var) = 1;
   TREE_PUBLIC(var) = 0;
   DECL_ARTIFICIAL(var) = 1;

@@ -64,17 +64,18 @@
 //
 // Through %gs (tune-thread-gs, on by default), in x86-64 code for
 // executables (elsewhere update=thread as above): the counters stay in the
-// shared section, and a count is
-// update=single's load, add and store through GCC's %gs address space
-// (__seg_gs), `addq $1, %gs:__ballarus_counters+56(%rip)`.  The runtime
+// shared section, and a count is update=single's load, add and store
+// through GCC's %gs address space (__seg_gs), `addq $1,
+// %gs:__ballarus_counters+56(%rip)`.  The runtime
 // sets a registered thread's %gs base to its copy's address minus the
 // section's start, so the same instruction adds into the thread's copy;
 // with base 0 (a thread not yet registered, or the thread that owns the
 // shared counters) it adds into the shared array, as the pointer does.
 // Being ordinary memory accesses, GCC optimises these adds as it does
-// update=single's (inlining, scheduling, addresses kept in registers
-// through loops), and loops take loop registers as under update=single,
-// each flush one add.  Path mode keeps its pointer register (path_emit.cc),
+// update=single's (inlining, scheduling), but for an empty asm after each
+// (counter_emit.cc: GCC 12's SLP vectoriser loses the %gs of a vector add's
+// load), and loops take loop registers as under update=single, each flush
+// one add.  Path mode keeps its pointer register (path_emit.cc),
 // a pointer into the shared array converted to the %gs address space where
 // it counts.  The pointer __ballarus_tc, its check and the table stay
 // (registration points the pointer and sets %gs), and the TU lists its
@@ -620,10 +621,12 @@ bool RedirectThroughGs(gimple_seq* seq, tree* ref) {
   tree addr = pointed ? TREE_OPERAND(*ref, 0) : NULL_TREE;
   if (addr == NULL_TREE) {
     addr = make_temp_ssa_name(build_pointer_type(u64), NULL, "BLRS_a");
-    gimple_seq_add_stmt(seq, gimple_build_assign(addr, build_fold_addr_expr(*ref)));
+    gimple_seq_add_stmt(
+        seq, gimple_build_assign(addr, build_fold_addr_expr(*ref)));
   }
   tree p = make_temp_ssa_name(gs_ptr, NULL, "BLRS_gs");
-  gimple_seq_add_stmt(seq, gimple_build_assign(p, ADDR_SPACE_CONVERT_EXPR, addr));
+  gimple_seq_add_stmt(
+      seq, gimple_build_assign(p, ADDR_SPACE_CONVERT_EXPR, addr));
   *ref = build_simple_mem_ref(p);
   return true;
 }

@@ -57,15 +57,17 @@ bool AppendSegmentAdd(gimple_seq* seq, tree ref, tree delta);
 
 // Between Begin and End, with tune-thread-gs=on in x86-64 code for an
 // executable, when *ref is an element of the TU's counter array or *p, p
-// a pointer into it: appends the conversion of its address to GCC's %gs
-// address space (__seg_gs) and makes *ref the same element seen through
-// %gs, which GCC then adds to as it adds to update=single's counters
-// (`addq $d, %gs:counters+OFFSET(%rip)`); returns true.  Otherwise
-// returns false.
+// a pointer into it: makes *ref the same element seen through GCC's %gs
+// address space (__seg_gs) -- at a constant index the array's address
+// typed as a pointer into %gs in the reference itself, else an address
+// converted in seq -- which GCC then adds to as it adds to update=single's
+// counters (`addq $d, %gs:counters+OFFSET(%rip)`); returns true.
+// Otherwise returns false.
 bool RedirectThroughGs(gimple_seq* seq, tree* ref);
 
 // The GIMPLE pass, run after "optimized", that gives the static TLS adds
-// whose index became a constant that constant in their address.
+// whose index, and the %gs counts whose pointer, became a constant that
+// constant in their address.
 opt_pass* MakeSegmentFoldPass(gcc::context* ctxt);
 
 }  // namespace ballarus::plugin
