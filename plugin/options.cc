@@ -392,6 +392,10 @@ const OptionSpec kTuneOptions[] = {
      "the shared counters (default on: off counts through the thread-local\n"
      "pointer, as -fPIC code does)\n",
      ParseOnOff, &Options::thread_gs},
+    {"tune-inline-sizes", "on|off",
+     "GCC's inliner sizes a function without its counter updates, so it\n"
+     "inlines what the plain build inlines (default on)\n",
+     ParseOnOff, &Options::inline_sizes},
     {"tune-loop-barrier", "on|off",
      "an empty asm after a counter update in a loop that may touch counter\n"
      "memory, so GCC's PRE cannot keep the counter in a register (default\n"

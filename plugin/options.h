@@ -152,6 +152,10 @@ struct Options {
   // from the shared counters (thread_counters.cc); off: the thread-local
   // pointer, as in -fPIC code.
   bool thread_gs = true;
+  // tune-inline-sizes=off: GCC's inliner sizes each function with its
+  // instrumentation; by default without it, as in the plain build
+  // (inline_sizes.h).
+  bool inline_sizes = true;
   // tune-estimator: the static estimate behind weights=heuristic --
   // kBallLarus (default): Ball & Larus' loop-based weighting
   // (estimator/estimator.h); kWuLarus: Wu & Larus' branch heuristics

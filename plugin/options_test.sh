@@ -36,7 +36,7 @@ tune_defaults='path-hoist=on path-returns=on path-signed=on path-register=pointe
 path-loops=profile path-loop-cuts=auto path-call-cuts=auto
 path-goto-targets=auto path-from-edges=auto path-derive=auto path-balance=on
 path-cut-hoist=on path-precount-hoist=on path-entry-balance=on
-entry-calls=on path-keep-tails=on thread-gs=on loop-barrier=on loop-registers=auto estimator=ball-larus
+entry-calls=on path-keep-tails=on thread-gs=on inline-sizes=on loop-barrier=on loop-registers=auto estimator=ball-larus
 path-use=none'
 
 # A program with what the switches act on: loops (one path and several per

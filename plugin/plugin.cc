@@ -17,6 +17,7 @@
 // GCC's headers come last: see gcc_compat.h.
 #include "plugin/gcc_compat.h"
 #include "plugin/pass.h"
+#include "plugin/inline_sizes.h"
 #include "plugin/path_dup.h"
 #include "plugin/thread_counters.h"
 
@@ -80,6 +81,8 @@ int plugin_init(plugin_name_args* info, plugin_gcc_version* version) {
   // cleanups, before the IPA optimisations — so a ballarus CFG is gcov's CFG
   // for the same compile and counts compare edge by edge.
   RegisterPassAfter(info->base_name, bp::make_ballarus_pass(g), "profile");
+  // The inliner's summaries without the instrumentation (inline_sizes.h).
+  RegisterPassAfter(info->base_name, bp::MakeInlineSizesPass(g), "fnsummary");
   // Last in GIMPLE: update=tls's constant-index counts.
   RegisterPassAfter(info->base_name, bp::MakeSegmentFoldPass(g),
                     "optimized");

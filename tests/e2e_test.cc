@@ -2084,6 +2084,37 @@ TEST(LoopBarrierKeepTails, SameCountsAndTheCodeGccWouldHaveSpoilt) {
 }
 
 // ---------------------------------------------------------------------------
+// Inlining as in the plain build (tune-inline-sizes, inline_sizes.cc): GCC's
+// inliner reads summaries computed without the instrumentation.  The oracle
+// is the plain build's assembly: programs/inline_sizes.c's `slot` is
+// inlined into every caller by gcc -O2, so every mode's build has as many
+// calls of it as the plain one (none), and with tune-inline-sizes=off (the
+// instrumentation counted, as in gcov's build) some stay.  Its counts are
+// checked against the naive profile and gcov's by Corpus.
+TEST(InlineSizes, InlinesWhatThePlainBuildInlines) {
+  ASSERT_FALSE(InstallPrefix().empty());
+  const std::string dir = harness::TempRoot() + "/inline_sizes";
+  harness::MakeFreshDir(dir);
+  const std::string src = harness::ProgramsDir() + "/inline_sizes.c";
+  const std::regex call_slot(R"(\tcall\tslot\b)");
+  auto calls = [&](const std::string& cc, const std::string& options) {
+    const CommandResult c = harness::Run(
+        cc + " -O2 " + options + " -S " + Quote(src) + " -o out.s", dir);
+    EXPECT_EQ(c.status, 0) << options << ": " << c.err;
+    return CountMatches(harness::Run("cat out.s", dir).out, call_slot);
+  };
+  const size_t plain = calls("gcc", "");
+  const std::string cc = Quote(InstallPrefix() + "/bin/ballarus-gcc");
+  for (const char* mode : {"edge", "path", "edge,path"}) {
+    const std::string m = std::string("-fplugin-arg-ballarus-mode=") + mode;
+    EXPECT_EQ(calls(cc, m), plain) << mode;
+    EXPECT_GT(calls(cc, m + " -fplugin-arg-ballarus-tune-inline-sizes=off"),
+              plain)
+        << mode;
+  }
+}
+
+// ---------------------------------------------------------------------------
 // Loop registers (tune-loop-registers, loop_registers.cc): in call-free counted
 // loops, fixed-address counts are made in locals added to the counters on
 // each exit.  The oracle is the same program with every count made in
