@@ -175,7 +175,8 @@ class Instrumentation {
         use_operand_p use;
         FOR_EACH_IMM_USE_FAST(use, ui, lhs) {
           gimple* u = USE_STMT(use);
-          if (!is_gimple_debug(u) && !marked_.contains(u) && !cand.contains(u)) {
+          if (!is_gimple_debug(u) && !marked_.contains(u) &&
+              !cand.contains(u)) {
             out.push_back(s);
             break;
           }

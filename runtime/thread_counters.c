@@ -633,7 +633,8 @@ static tc_copy *take_copy(uint64_t n) {
    in S (no update=tls TU, %gs code counting where registration points it).  */
 static int claim_owner(void) {
   if (tc_g == NULL || tc_gs == 2 ||
-      __start_ballarus_tls_table != __stop_ballarus_tls_table)
+      (uintptr_t)__start_ballarus_tls_table !=
+          (uintptr_t)__stop_ballarus_tls_table)
     return 0;
   pthread_mutex_lock(&tc_lock);
   int mine = tc_owner == OWNER_NONE;

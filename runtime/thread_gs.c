@@ -121,8 +121,9 @@ int ballarus_gs_init(uint64_t **foreign) {
 }
 
 int ballarus_gs_point(const uint64_t *copy) {
-  uintptr_t base =
-      copy == NULL ? 0 : (uintptr_t)copy - (uintptr_t)__start_ballarus_thread_ctrs;
+  uintptr_t base = copy == NULL ? 0
+                                 : (uintptr_t)copy -
+                                       (uintptr_t)__start_ballarus_thread_ctrs;
   return syscall(SYS_arch_prctl, ARCH_SET_GS, base) == 0 ? 0 : -1;
 }
 
