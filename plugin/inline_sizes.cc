@@ -29,10 +29,16 @@
 namespace ballarus::plugin {
 namespace {
 
-bool IsBallarusVar(const_tree t) {
-  return VAR_P(t) && DECL_NAME(t) != NULL_TREE &&
-         strncmp(IDENTIFIER_POINTER(DECL_NAME(t)), "__ballarus_", 11) == 0;
+// Whether decl is one of ballarus' own: its variables and runtime
+// functions are all named `__ballarus_*`.
+bool HasBallarusName(const_tree decl) {
+  static const char kPrefix[] = "__ballarus_";
+  return DECL_NAME(decl) != NULL_TREE &&
+         strncmp(IDENTIFIER_POINTER(DECL_NAME(decl)), kPrefix,
+                 sizeof kPrefix - 1) == 0;
 }
+
+bool IsBallarusVar(const_tree t) { return VAR_P(t) && HasBallarusName(t); }
 
 tree FindBallarusVar(tree* tp, int* walk_subtrees, void*) {
   if (IsBallarusVar(*tp)) return *tp;
@@ -112,11 +118,11 @@ class Instrumentation {
   // instrumentation's.
   static bool RuntimeCall(gimple* s) {
     tree fndecl = is_gimple_call(s) ? gimple_call_fndecl(s) : NULL_TREE;
-    return fndecl != NULL_TREE && DECL_NAME(fndecl) != NULL_TREE &&
-           strncmp(IDENTIFIER_POINTER(DECL_NAME(fndecl)), "__ballarus_", 11) ==
-               0;
+    return fndecl != NULL_TREE && HasBallarusName(fndecl);
   }
 
+  // Sweeps until no new value appears (a statement marked without
+  // defining one changes nothing the next sweep reads).
   void SeedAndForward() {
     for (bool changed = true; changed;) {
       changed = false;
@@ -138,7 +144,6 @@ class Instrumentation {
           if (RefersToBallarus(s) || UsesValue(s)) {
             marked_.add(s);
             MarkDefs(s, &changed);
-            changed = true;
           }
         }
       }
@@ -166,9 +171,9 @@ class Instrumentation {
           cand.add(s);
       }
     }
-    for (bool changed = true; changed;) {
-      changed = false;
-      std::vector<gimple*> out;
+    std::vector<gimple*> out;
+    do {
+      out.clear();
       for (gimple* s : cand) {
         tree lhs = gimple_get_lhs(s);
         imm_use_iterator ui;
@@ -183,8 +188,7 @@ class Instrumentation {
         }
       }
       for (gimple* s : out) cand.remove(s);
-      changed = !out.empty();
-    }
+    } while (!out.empty());
     for (gimple* s : cand)
       if (gimple_code(s) != GIMPLE_PHI) marked_.add(s);
   }
